@@ -1,0 +1,297 @@
+// fabric_bench: latency and throughput of each one-sided operation and batch
+// on the configured fabric, per thread count. With --rtt_ns it also checks
+// that the loopback cost model charges what it promises.
+//
+//   fabric_bench                       # free loopback: CPU cost of each op
+//   fabric_bench --rtt_ns=2000         # modelled 2 us round trips
+//   fabric_bench --json | jq .         # one JSON object per run
+
+#include <gflags/gflags.h>
+
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "base/command_line.h"
+#include "base/json_line.h"
+#include "rdma/block_allocator.h"
+#include "rdma/fabric.h"
+#include "rdma/fabric_flags.h"
+
+DEFINE_string(threads, "1,2",
+              "Comma-separated thread counts to run each operation with "
+              "(threads of compute node 0, one endpoint each)");
+DEFINE_string(ops,
+              "read,write,cas,faa,cas+read,write+faa,read_batch,peer_write",
+              "Comma-separated operations: read, write, cas, faa, cas+read "
+              "(SELCC miss), write+faa (SEL release), read_batch (see "
+              "--batch_sizes), peer_write (into compute node 1's memory, or "
+              "node 0's if there is one compute node)");
+DEFINE_string(batch_sizes, "4,16",
+              "Comma-separated batch lengths for read_batch");
+DEFINE_uint32(payload_bytes, 64, "Bytes moved by each READ and WRITE");
+DEFINE_double(duration_s, 0.5, "Seconds each run lasts");
+DEFINE_bool(json, false,
+            "Print one JSON object per run on stdout (the table goes to "
+            "stderr)");
+
+namespace strand {
+namespace {
+
+using rdma::Batch;
+using rdma::Endpoint;
+using rdma::GlobalAddress;
+
+struct RunResult {
+  std::string op;
+  int threads = 0;
+  int batch = 1;
+  uint64_t calls = 0;
+  double seconds = 0;
+  rdma::FabricCounters counters;
+
+  double ops_per_sec() const { return calls / seconds; }
+  // Latency of one call as a thread sees it.
+  double ns_per_op() const { return seconds * 1e9 * threads / calls; }
+};
+
+std::vector<int> ParseIntList(const std::string& flag, const std::string& s) {
+  std::vector<int> out;
+  for (absl::string_view part : absl::StrSplit(s, ',', absl::SkipEmpty())) {
+    int v = 0;
+    if (!absl::SimpleAtoi(part, &v) || v < 1 || v > 1024) {
+      ExitWithUsageError(absl::StrFormat(
+          "--%s=%s: expected comma-separated counts from 1 to 1024", flag, s));
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) ExitWithUsageError("--" + flag + " is empty");
+  return out;
+}
+
+// Everything one worker needs: its endpoint, its own remote block (so
+// threads measure the fabric, not contention) and local buffers.
+struct Worker {
+  std::unique_ptr<Endpoint> endpoint;
+  GlobalAddress block;
+  rdma::PeerAddress peer_slot;
+  std::vector<uint8_t> buffer;
+};
+
+absl::Status RunOnce(const std::string& op, int batch_length, Worker& w) {
+  const uint32_t n = FLAGS_payload_bytes;
+  uint64_t old = 0;
+  Batch b;
+  if (op == "read") {
+    b.Read(w.block + 8, w.buffer.data(), n);
+  } else if (op == "write") {
+    b.Write(w.block + 8, w.buffer.data(), n);
+  } else if (op == "cas") {
+    b.CompareAndSwap(w.block, 0, 0, &old);
+  } else if (op == "faa") {
+    b.FetchAndAdd(w.block, 1, &old);
+  } else if (op == "cas+read") {
+    b.CompareAndSwap(w.block, 0, 0, &old).Read(w.block + 8, w.buffer.data(), n);
+  } else if (op == "write+faa") {
+    b.Write(w.block + 8, w.buffer.data(), n).FetchAndAdd(w.block, 1, &old);
+  } else if (op == "read_batch") {
+    for (int i = 0; i < batch_length; ++i) {
+      b.Read(w.block + 8 + i * n, w.buffer.data() + i * n, n);
+    }
+  } else if (op == "peer_write") {
+    return w.endpoint->WriteToPeer(w.peer_slot, w.buffer.data(), n);
+  }
+  return w.endpoint->Execute(b);
+}
+
+int BatchLength(const std::string& op, int batch_size) {
+  if (op == "read_batch") return batch_size;
+  if (op == "cas+read" || op == "write+faa") return 2;
+  return 1;
+}
+
+absl::StatusOr<RunResult> Run(rdma::Fabric& fabric, const std::string& op,
+                              int threads, int batch_size) {
+  rdma::ComputeNode* node = *fabric.compute_node(0);
+  rdma::ComputeNode* peer =
+      *fabric.compute_node(fabric.compute_node_count() > 1 ? 1 : 0);
+  const uint64_t block_bytes =
+      8 + uint64_t{FLAGS_payload_bytes} * std::max(batch_size, 1);
+  auto allocator =
+      rdma::BlockAllocator::Create(fabric, 0, (block_bytes + 7) / 8 * 8);
+  if (!allocator.ok()) return allocator.status();
+
+  std::vector<Worker> workers(threads);
+  static std::vector<std::vector<uint8_t>> peer_buffers;  // outlive fabric use
+  for (Worker& w : workers) {
+    auto ep = node->NewEndpoint();
+    if (!ep.ok()) return ep.status();
+    w.endpoint = *std::move(ep);
+    auto block = (*allocator)->Allocate(*w.endpoint);
+    if (!block.ok()) return block.status();
+    w.block = *block;
+    w.buffer.assign(block_bytes, 0xab);
+    if (op == "peer_write") {
+      peer_buffers.emplace_back(FLAGS_payload_bytes, 0);
+      auto region = peer->RegisterLocalMemory(peer_buffers.back().data(),
+                                              peer_buffers.back().size());
+      if (!region.ok()) return region.status();
+      w.peer_slot = region->At(0);
+    }
+  }
+
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> total_calls{0};
+  std::atomic<bool> failed{false};
+  const rdma::FabricCounters before = fabric.Counters();
+  const absl::Time start = absl::Now();
+  std::vector<std::thread> pool;
+  for (Worker& w : workers) {
+    pool.emplace_back([&, &w = w] {
+      uint64_t calls = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        for (int i = 0; i < 16; ++i) {
+          if (!RunOnce(op, batch_size, w).ok()) {
+            failed = true;
+            stop = true;
+            break;
+          }
+          ++calls;
+        }
+      }
+      total_calls += calls;
+    });
+  }
+  absl::SleepFor(absl::Seconds(FLAGS_duration_s));
+  stop = true;
+  for (auto& t : pool) t.join();
+  RunResult r;
+  r.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (failed) {
+    return absl::InternalError(absl::StrFormat("%s failed during the run", op));
+  }
+  r.op = op;
+  r.threads = threads;
+  r.batch = BatchLength(op, batch_size);
+  r.calls = total_calls;
+  r.counters = fabric.Counters() - before;
+  return r;
+}
+
+void Report(const RunResult& r, const rdma::FabricOptions& options) {
+  const double calls = static_cast<double>(r.calls);
+  const std::string line = absl::StrFormat(
+      "%-11s threads=%-3d batch=%-3d %12.0f ops/s %10.1f ns/op  "
+      "round_trips/op=%.2f remote_ops/op=%.2f bytes/op=%.0f",
+      r.op, r.threads, r.batch, r.ops_per_sec(), r.ns_per_op(),
+      r.counters.round_trips / calls, r.counters.ops() / calls,
+      (r.counters.bytes_read + r.counters.bytes_written) / calls);
+  (FLAGS_json ? std::cerr : std::cout) << line << std::endl;
+  if (!FLAGS_json) return;
+  JsonLine j;
+  j.Add("bench", "fabric")
+      .Add("fabric", rdma::FabricKindName(options.kind))
+      .Add("op", r.op)
+      .Add("threads", r.threads)
+      .Add("batch", r.batch)
+      .Add("payload_bytes", static_cast<uint64_t>(FLAGS_payload_bytes))
+      .Add("rtt_ns", options.rtt_ns)
+      .Add("bandwidth_gbps", options.bandwidth_gbps)
+      .Add("duration_s", r.seconds)
+      .Add("ops", r.calls)
+      .Add("ops_per_sec", r.ops_per_sec())
+      .Add("ns_per_op", r.ns_per_op())
+      .Add("round_trips_per_op", r.counters.round_trips / calls)
+      .Add("remote_ops_per_op", r.counters.ops() / calls)
+      .Add("bytes_per_op",
+           (r.counters.bytes_read + r.counters.bytes_written) / calls);
+  std::cout << j.str() << std::endl;
+}
+
+int Main() {
+  auto options = rdma::FabricOptionsFromFlags();
+  if (!options.ok())
+    ExitWithUsageError(std::string(options.status().message()));
+  if (FLAGS_payload_bytes < 8 || FLAGS_payload_bytes > (1 << 20)) {
+    ExitWithUsageError("--payload_bytes must be from 8 to 1048576");
+  }
+  if (!(FLAGS_duration_s > 0) || FLAGS_duration_s > 3600) {
+    ExitWithUsageError("--duration_s must be > 0 and <= 3600");
+  }
+  const std::vector<int> thread_counts = ParseIntList("threads", FLAGS_threads);
+  const std::vector<int> batch_sizes =
+      ParseIntList("batch_sizes", FLAGS_batch_sizes);
+  std::vector<std::string> ops =
+      absl::StrSplit(FLAGS_ops, ',', absl::SkipEmpty());
+  for (const std::string& op : ops) {
+    if (op != "read" && op != "write" && op != "cas" && op != "faa" &&
+        op != "cas+read" && op != "write+faa" && op != "read_batch" &&
+        op != "peer_write") {
+      ExitWithUsageError("--ops: unknown operation '" + op + "'");
+    }
+  }
+  auto fabric = rdma::CreateFabric(*options);
+  if (!fabric.ok()) {
+    std::cerr << "fabric_bench: " << fabric.status().message() << "\n";
+    return 1;
+  }
+
+  (FLAGS_json ? std::cerr : std::cout) << absl::StrFormat(
+      "fabric_bench: fabric=%s rtt_ns=%d bandwidth_gbps=%g "
+      "payload_bytes=%d duration_s=%g per run\n",
+      rdma::FabricKindName(options->kind), options->rtt_ns,
+      options->bandwidth_gbps, FLAGS_payload_bytes, FLAGS_duration_s);
+  double single_read_ns = -1;
+  for (int threads : thread_counts) {
+    for (const std::string& op : ops) {
+      const std::vector<int> sizes =
+          op == "read_batch" ? batch_sizes : std::vector<int>{1};
+      for (int size : sizes) {
+        auto result = Run(**fabric, op, threads, size);
+        if (!result.ok()) {
+          std::cerr << "fabric_bench: " << result.status().message() << "\n";
+          return 1;
+        }
+        Report(*result, *options);
+        if (op == "read" && threads == 1) single_read_ns = result->ns_per_op();
+      }
+    }
+  }
+
+  // The cost model must charge what it promises: a round trip never costs
+  // less than modelled (that would be a bug), and not much more (noise).
+  if (options->kind == rdma::FabricKind::kLoopback && options->rtt_ns > 0 &&
+      single_read_ns > 0) {
+    const double modelled = options->rtt_ns + (options->bandwidth_gbps > 0
+                                                   ? FLAGS_payload_bytes * 8.0 /
+                                                         options->bandwidth_gbps
+                                                   : 0);
+    const bool ok = single_read_ns >= modelled * 0.99 &&
+                    single_read_ns <= modelled * 1.25 + 500;
+    (FLAGS_json ? std::cerr : std::cout) << absl::StrFormat(
+        "round-trip check: modelled %.0f ns, measured %.0f ns per single-"
+        "thread read (%.2fx): %s\n",
+        modelled, single_read_ns, single_read_ns / modelled,
+        ok ? "ok" : "FAILED");
+    if (!ok) return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace strand
+
+int main(int argc, char** argv) {
+  strand::ParseCommandLineOrExit(
+      &argc, &argv,
+      "Measures each one-sided fabric operation and batch.\n"
+      "Usage: fabric_bench [--threads=1,2] [--ops=...] [--rtt_ns=N] [--json]");
+  return strand::Main();
+}

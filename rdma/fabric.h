@@ -1,0 +1,167 @@
+#ifndef STRAND_RDMA_FABRIC_H_
+#define STRAND_RDMA_FABRIC_H_
+
+// The fabric: how compute nodes reach memory nodes and each other.
+//
+//   Fabric       one per process. Owns the memory nodes that live in this
+//                process (loopback) or the connections to them (verbs), and
+//                the compute nodes hosted here: all of them in the embedded
+//                loopback deployment, usually one per process with verbs.
+//   ComputeNode  a compute node hosted in this process. Hands out endpoints,
+//                registers local memory that peers may write into, and runs
+//                the message handler threads.
+//   Endpoint     one per worker thread, never shared between threads
+//                (verbs: one RC queue pair per memory node and per peer
+//                compute node), so the data path takes no lock.
+//
+// Cost of each call, in round trips (what the counters count):
+//   Read / Write / CompareAndSwap / FetchAndAdd    1
+//   Execute(batch)                                 1, whatever its length
+//   WriteToPeer                                    1
+//   Send                                           0 (one-way message)
+//
+// Mapping to verbs (rdma/verbs/): Read -> IBV_WR_RDMA_READ, Write ->
+// IBV_WR_RDMA_WRITE, CompareAndSwap -> IBV_WR_ATOMIC_CMP_AND_SWP,
+// FetchAndAdd -> IBV_WR_ATOMIC_FETCH_AND_ADD, a batch -> one linked chain of
+// work requests and one doorbell, WriteToPeer -> RDMA WRITE on the queue pair
+// to that compute node, Send -> IBV_WR_SEND into the peer's pre-posted
+// receive ring. Local buffers passed to any call need not be registered: the
+// verbs backend stages them through a registered per-endpoint buffer unless
+// they lie in a region registered with ComputeNode::RegisterLocalMemory.
+//
+// Errors: a bad address (out of the region, misaligned atomic, unknown node)
+// or a transport failure returns a Status saying what and where; an op that
+// returned an error may or may not have taken effect. Waits are bounded.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "rdma/batch.h"
+#include "rdma/counters.h"
+#include "rdma/global_address.h"
+#include "rdma/message.h"
+
+namespace strand::rdma {
+
+// A place in a compute node's registered local memory that another compute
+// node may write into with WriteToPeer (SELCC's GCL forwarding). 16 bytes, so
+// it fits in a Message payload.
+struct PeerAddress {
+  uint64_t address = 0;  // virtual address in the owner's process
+  uint32_t key = 0;      // verbs: the region's rkey; loopback: region id
+  ComputeNodeId node = 0;
+  uint16_t reserved = 0;
+
+  PeerAddress operator+(uint64_t bytes) const {
+    PeerAddress p = *this;
+    p.address += bytes;
+    return p;
+  }
+};
+static_assert(sizeof(PeerAddress) == 16);
+
+// Local memory registered with RegisterLocalMemory; peers write into it.
+struct LocalRegion {
+  void* base = nullptr;
+  uint64_t bytes = 0;
+  PeerAddress peer_address;  // of `base`
+
+  // The peer-visible address of `base + offset`.
+  PeerAddress At(uint64_t offset) const { return peer_address + offset; }
+};
+
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;
+
+  // The compute node this endpoint belongs to.
+  virtual ComputeNodeId node_id() const = 0;
+
+  // Runs every op of `batch` (all on one memory node), in order, as one round
+  // trip. An empty batch is a no-op and costs nothing.
+  virtual absl::Status Execute(const Batch& batch) = 0;
+
+  // Single-op shortcuts; each is a one-op batch.
+  absl::Status Read(GlobalAddress src, void* dst, uint32_t length);
+  absl::Status Write(GlobalAddress dst, const void* src, uint32_t length);
+  absl::StatusOr<uint64_t> CompareAndSwap(GlobalAddress addr, uint64_t expected,
+                                          uint64_t desired);
+  absl::StatusOr<uint64_t> FetchAndAdd(GlobalAddress addr, uint64_t delta);
+
+  // Writes `length` bytes into another compute node's registered memory and
+  // waits until they are there. A message this endpoint sends to the same
+  // node afterwards is delivered after the data is visible (same queue pair).
+  virtual absl::Status WriteToPeer(const PeerAddress& dst, const void* src,
+                                   uint32_t length) = 0;
+
+  // Sends a message to compute node `dst` (may be this endpoint's own node).
+  // It is delivered exactly once to one of dst's handler threads, or an error
+  // is returned; the fabric never drops a message silently.
+  virtual absl::Status Send(ComputeNodeId dst, const Message& message) = 0;
+
+  // This endpoint's counters since it was created.
+  virtual FabricCounters Counters() const = 0;
+};
+
+// Runs on a handler thread of the receiving compute node. `endpoint` belongs
+// to that handler thread, for the one-sided work a handler does (flush,
+// ownership handover, forwarding). Handlers of one node run concurrently
+// when the node has several handler threads.
+using MessageHandler =
+    std::function<void(const Message& message, Endpoint& endpoint)>;
+
+class ComputeNode {
+ public:
+  virtual ~ComputeNode() = default;
+
+  virtual ComputeNodeId id() const = 0;
+
+  // A new endpoint for the calling thread. Thread-safe.
+  virtual absl::StatusOr<std::unique_ptr<Endpoint>> NewEndpoint() = 0;
+
+  // Makes [base, base + bytes) writable by peers (verbs: ibv_reg_mr with
+  // remote write access). The memory must outlive this compute node.
+  virtual absl::StatusOr<LocalRegion> RegisterLocalMemory(void* base,
+                                                          uint64_t bytes) = 0;
+
+  // Starts `threads` handler threads that deliver every message sent to this
+  // node to `handler`. Idle handler threads block; they do not spin. May be
+  // called once; handlers stop when the node is destroyed or StopHandlers().
+  virtual absl::Status StartHandlers(MessageHandler handler, int threads) = 0;
+  // Stops and joins the handler threads; messages not yet handled are
+  // discarded. Idempotent.
+  virtual void StopHandlers() = 0;
+
+  // Sum of the counters of every endpoint this node has created (live or
+  // destroyed), handler endpoints included.
+  virtual FabricCounters Counters() const = 0;
+};
+
+class Fabric {
+ public:
+  virtual ~Fabric() = default;
+
+  virtual int memory_node_count() const = 0;
+  virtual int compute_node_count() const = 0;  // in the whole deployment
+
+  // Compute nodes hosted by this process, by id.
+  virtual std::vector<ComputeNodeId> local_compute_nodes() const = 0;
+  // The hosted compute node `id`, or NotFound if it is not hosted here.
+  virtual absl::StatusOr<ComputeNode*> compute_node(ComputeNodeId id) = 0;
+
+  // Usable bytes of each memory node's region and its chunk size, as read
+  // from the memory node's header.
+  virtual uint64_t memory_node_bytes() const = 0;
+  virtual uint64_t chunk_bytes() const = 0;
+
+  // Sum over the hosted compute nodes.
+  FabricCounters Counters();
+};
+
+}  // namespace strand::rdma
+
+#endif  // STRAND_RDMA_FABRIC_H_

@@ -1,0 +1,50 @@
+#include "rdma/fabric_flags.h"
+
+#include <gflags/gflags.h>
+
+DEFINE_string(fabric, "loopback",
+              "Fabric backend: loopback (memory and compute nodes in this "
+              "process) or verbs (rdma-core; needs --cluster and --node_id)");
+DEFINE_int32(memory_nodes, 1, "Number of memory nodes (loopback)");
+DEFINE_int32(compute_nodes, 1,
+             "Number of compute nodes in the deployment (loopback: all in "
+             "this process)");
+DEFINE_uint64(pool_mb, 256, "Size of each memory node's region, in MiB");
+DEFINE_uint64(chunk_kb, 1024,
+              "Allocation chunk a compute node takes from a memory node at a "
+              "time, in KiB (power of two)");
+DEFINE_int64(rtt_ns, 0,
+             "Loopback cost model: nanoseconds a round trip costs the "
+             "calling thread (0 = free)");
+DEFINE_double(bandwidth_gbps, 0,
+              "Loopback cost model: link bandwidth in Gbit/s used to charge "
+              "payload bytes (0 = unlimited)");
+DEFINE_string(cluster, "",
+              "Verbs: cluster file listing memory and compute nodes "
+              "(see README)");
+DEFINE_int32(node_id, -1, "Verbs: this process's node id in --cluster");
+
+namespace strand::rdma {
+
+absl::StatusOr<FabricOptions> FabricOptionsFromFlags() {
+  FabricOptions options;
+  auto kind = ParseFabricKind(FLAGS_fabric);
+  if (!kind.ok()) return kind.status();
+  options.kind = *kind;
+  options.memory_nodes = FLAGS_memory_nodes;
+  options.compute_nodes = FLAGS_compute_nodes;
+  options.pool_bytes = FLAGS_pool_mb * FabricOptions::kMiB;
+  options.chunk_bytes = FLAGS_chunk_kb * 1024;
+  options.rtt_ns = FLAGS_rtt_ns;
+  options.bandwidth_gbps = FLAGS_bandwidth_gbps;
+  options.cluster_file = FLAGS_cluster;
+  options.node_id = FLAGS_node_id;
+  if (FLAGS_pool_mb > GlobalAddress::kMaxOffset / FabricOptions::kMiB) {
+    return absl::InvalidArgumentError(
+        "--pool_mb is larger than a global address can reach");
+  }
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  return options;
+}
+
+}  // namespace strand::rdma

@@ -1,0 +1,19 @@
+#ifndef STRAND_RDMA_FABRIC_FLAGS_H_
+#define STRAND_RDMA_FABRIC_FLAGS_H_
+
+// The fabric flags every strand binary shares (DESIGN.md, "one flag
+// vocabulary"): --fabric --memory_nodes --compute_nodes --pool_mb
+// --chunk_kb --rtt_ns --bandwidth_gbps --cluster --node_id.
+// Link strand_rdma_flags into a binary to get them.
+
+#include "absl/status/statusor.h"
+#include "rdma/fabric_options.h"
+
+namespace strand::rdma {
+
+// FabricOptions from the flags, validated.
+absl::StatusOr<FabricOptions> FabricOptionsFromFlags();
+
+}  // namespace strand::rdma
+
+#endif  // STRAND_RDMA_FABRIC_FLAGS_H_

@@ -1,0 +1,102 @@
+#include "rdma/fabric_options.h"
+
+#include <unistd.h>
+
+#include "absl/strings/str_format.h"
+#include "rdma/loopback/loopback_fabric.h"
+#include "rdma/memory_node_layout.h"
+
+namespace strand::rdma {
+namespace {
+
+uint64_t PhysicalMemoryBytes() {
+  return static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+         static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+}  // namespace
+
+absl::StatusOr<FabricKind> ParseFabricKind(const std::string& name) {
+  if (name == "loopback") return FabricKind::kLoopback;
+  if (name == "verbs") return FabricKind::kVerbs;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--fabric=%s is not a fabric: use loopback or verbs", name));
+}
+
+const char* FabricKindName(FabricKind kind) {
+  return kind == FabricKind::kLoopback ? "loopback" : "verbs";
+}
+
+absl::Status FabricOptions::Validate() const {
+  if (memory_nodes < 1 || memory_nodes > kMaxMemoryNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--memory_nodes=%d is out of range: use 1 to %d",
+                        memory_nodes, kMaxMemoryNodes));
+  }
+  if (compute_nodes < 1 || compute_nodes > kMaxComputeNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--compute_nodes=%d is out of range: use 1 to %d",
+                        compute_nodes, kMaxComputeNodes));
+  }
+  if (!IsPowerOfTwo(chunk_bytes) || chunk_bytes < 64 * 1024 ||
+      chunk_bytes > (uint64_t{1} << 30)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--chunk_kb=%d is not valid: use a power of two from 64 to 1048576",
+        chunk_bytes / 1024));
+  }
+  if (pool_bytes < kFirstChunkOffset + chunk_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--pool_mb=%d is too small: a memory node needs at least %d KiB "
+        "(its header plus one chunk of --chunk_kb=%d)",
+        pool_bytes / kMiB, (kFirstChunkOffset + chunk_bytes) / 1024,
+        chunk_bytes / 1024));
+  }
+  if (pool_bytes > GlobalAddress::kMaxOffset) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--pool_mb=%d exceeds the %d MiB a global address can reach",
+        pool_bytes / kMiB, GlobalAddress::kMaxOffset / kMiB));
+  }
+  if (kind == FabricKind::kLoopback) {
+    const uint64_t total = pool_bytes * static_cast<uint64_t>(memory_nodes);
+    if (total / static_cast<uint64_t>(memory_nodes) != pool_bytes ||
+        total > PhysicalMemoryBytes()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--pool_mb=%d x --memory_nodes=%d does not fit in this machine's "
+          "%d MiB of memory: lower --pool_mb",
+          pool_bytes / kMiB, memory_nodes, PhysicalMemoryBytes() / kMiB));
+    }
+  }
+  if (rtt_ns < 0 || rtt_ns > 1'000'000'000) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--rtt_ns=%d is out of range: use 0 (free) to 1000000000", rtt_ns));
+  }
+  if (!(bandwidth_gbps >= 0) || bandwidth_gbps > 1e6) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--bandwidth_gbps=%g is out of range: use 0 (unlimited) or a positive "
+        "rate in Gbit/s",
+        bandwidth_gbps));
+  }
+  if (kind == FabricKind::kVerbs && cluster_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--fabric=verbs needs --cluster=FILE (see README, \"Running on an "
+        "RDMA cluster\")");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Fabric>> CreateFabric(
+    const FabricOptions& options) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  switch (options.kind) {
+    case FabricKind::kLoopback:
+      return LoopbackFabric::Create(options);
+    case FabricKind::kVerbs:
+      return absl::UnimplementedError(
+          "--fabric=verbs: the verbs backend is not built yet");
+  }
+  return absl::InternalError("unknown fabric kind");
+}
+
+}  // namespace strand::rdma

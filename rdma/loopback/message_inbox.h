@@ -1,0 +1,49 @@
+#ifndef STRAND_RDMA_LOOPBACK_MESSAGE_INBOX_H_
+#define STRAND_RDMA_LOOPBACK_MESSAGE_INBOX_H_
+
+// The receive ring of a loopback compute node: a bounded FIFO of messages
+// that handler threads block on when it is empty. A sender blocks while it is
+// full, for at most a bounded time, so a node that stopped handling messages
+// is reported instead of hanging its peers.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "rdma/message.h"
+
+namespace strand::rdma {
+
+class MessageInbox {
+ public:
+  struct Entry {
+    Message message;
+    int64_t deliver_at_ns;  // cost model: not to be handled before this
+  };
+
+  MessageInbox(size_t capacity, absl::Duration full_timeout)
+      : capacity_(capacity), full_timeout_(full_timeout) {}
+
+  // Appends; waits while full. Unavailable once closed, DeadlineExceeded if
+  // it stayed full for the whole timeout.
+  absl::Status Push(const Entry& entry);
+  // Waits for an entry; false once closed.
+  bool Pop(Entry* entry);
+  // Wakes every waiter; later Push and Pop fail.
+  void Close();
+
+ private:
+  const size_t capacity_;
+  const absl::Duration full_timeout_;
+  absl::Mutex mu_;
+  std::deque<Entry> entries_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace strand::rdma
+
+#endif  // STRAND_RDMA_LOOPBACK_MESSAGE_INBOX_H_
