@@ -1,0 +1,96 @@
+#include "cc/gcl_manager.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "cc/sel/sel_manager.h"
+#include "glog/logging.h"
+
+namespace strand::cc {
+
+SharedGuard& SharedGuard::operator=(SharedGuard&& other) noexcept {
+  if (this != &other) {
+    if (owns_lock()) (void)Unlock();
+    manager_ = std::exchange(other.manager_, nullptr);
+    ctx_ = std::exchange(other.ctx_, nullptr);
+    handle_ = std::exchange(other.handle_, LatchHandle());
+  }
+  return *this;
+}
+
+SharedGuard::~SharedGuard() {
+  if (!owns_lock()) return;
+  absl::Status s = Unlock();
+  LOG_IF(ERROR, !s.ok()) << "releasing shared latch of " << handle_.gcl
+                         << " failed: " << s;
+}
+
+absl::Status SharedGuard::Unlock() {
+  if (!owns_lock()) return absl::OkStatus();
+  GclManager* manager = std::exchange(manager_, nullptr);
+  return manager->UnlockShared(*ctx_, handle_);
+}
+
+LatchHandle SharedGuard::Release() {
+  manager_ = nullptr;
+  return handle_;
+}
+
+ExclusiveGuard& ExclusiveGuard::operator=(ExclusiveGuard&& other) noexcept {
+  if (this != &other) {
+    if (owns_lock()) (void)Unlock();
+    manager_ = std::exchange(other.manager_, nullptr);
+    ctx_ = std::exchange(other.ctx_, nullptr);
+    handle_ = std::exchange(other.handle_, LatchHandle());
+    payload_bytes_ = other.payload_bytes_;
+    dirty_begin_ = std::exchange(other.dirty_begin_, 0);
+    dirty_end_ = std::exchange(other.dirty_end_, 0);
+  }
+  return *this;
+}
+
+ExclusiveGuard::~ExclusiveGuard() {
+  if (!owns_lock()) return;
+  absl::Status s = Unlock();
+  LOG_IF(ERROR, !s.ok()) << "releasing exclusive latch of " << handle_.gcl
+                         << " failed: " << s;
+}
+
+uint8_t* ExclusiveGuard::MutableRange(uint32_t offset, uint32_t length) {
+  CHECK(owns_lock()) << "write through a guard that holds no latch";
+  CHECK_LE(uint64_t{offset} + length, payload_bytes_)
+      << "write past the end of GCL " << handle_.gcl;
+  if (length > 0) {
+    if (dirty_begin_ == dirty_end_) {
+      dirty_begin_ = offset;
+      dirty_end_ = offset + length;
+    } else {
+      dirty_begin_ = std::min(dirty_begin_, offset);
+      dirty_end_ = std::max(dirty_end_, offset + length);
+    }
+  }
+  return handle_.payload + offset;
+}
+
+absl::Status ExclusiveGuard::Unlock() {
+  if (!owns_lock()) return absl::OkStatus();
+  GclManager* manager = std::exchange(manager_, nullptr);
+  return manager->UnlockExclusive(*ctx_, handle_, dirty_begin_, dirty_end_);
+}
+
+absl::StatusOr<std::unique_ptr<GclManager>> GclManager::Create(
+    rdma::Fabric& fabric, rdma::ComputeNodeId node, const CcOptions& options) {
+  if (absl::Status s = options.Validate(fabric.chunk_bytes()); !s.ok()) {
+    return s;
+  }
+  switch (options.protocol) {
+    case Protocol::kSel:
+      return SelManager::Create(fabric, node, options);
+    case Protocol::kSelcc:
+      return absl::UnimplementedError(
+          "--protocol=selcc is not built yet; use --protocol=sel");
+  }
+  return absl::InternalError("unknown protocol");
+}
+
+}  // namespace strand::cc

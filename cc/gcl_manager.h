@@ -1,0 +1,205 @@
+#ifndef STRAND_CC_GCL_MANAGER_H_
+#define STRAND_CC_GCL_MANAGER_H_
+
+// The coherence layer's API (paper Table 2), one GclManager per compute node.
+//
+// A Global Cache Line (GCL) is a fixed-size block of the memory pool:
+//
+//   [8-byte global latch word][payload: gcl_size - 8 bytes]
+//
+// Upper layers own the payload (they put their own header at its start) and
+// reach it only through latches:
+//
+//   auto ctx = manager.NewThreadContext();         // once per thread
+//   ASSIGN_OR_RETURN(ExclusiveGuard g, manager.XLock(*ctx, gcl));
+//   std::memcpy(g.MutableRange(16, 8), &value, 8); // marks bytes 16..24 dirty
+//   g.Unlock();                                    // or let it go out of scope
+//
+// Guarantees: a SharedGuard sees the payload as the last exclusive holder
+// (on any compute node) left it; an ExclusiveGuard is the only holder on any
+// node, and its writes are what the next holder sees. Latch acquisitions are
+// sequentially consistent (paper 6.2).
+//
+// Costs (round trips) depend on the protocol:
+//   SEL   (no cache):  every lock = 1 (latch + READ batched), every
+//                      unlock = 1 (WRITE of the dirty range + release).
+//   SELCC (cached):    hit = 0; miss = 1 (latch + READ batched); unlock = 0
+//                      (lazy release); conflicts add invalidation messages.
+//
+// Waiting: a lock waits at most CcOptions::lock_timeout and then returns
+// DeadlineExceeded. With LockOptions::no_wait it returns Aborted as soon as
+// the latch is held in a conflicting mode by a running holder (2PL no-wait).
+//
+// Threading: a ThreadContext belongs to one thread. Guards are movable, not
+// copyable, and release at most once.
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cc/cache_stats.h"
+#include "cc/options.h"
+#include "rdma/fabric.h"
+#include "rdma/global_address.h"
+
+namespace strand::cc {
+
+class GclManager;
+
+// Per-thread state of a GclManager: the thread's fabric endpoint, plus
+// whatever the protocol keeps per thread. Create with NewThreadContext().
+class ThreadContext {
+ public:
+  virtual ~ThreadContext() = default;
+  virtual rdma::Endpoint& endpoint() = 0;
+};
+
+struct LockOptions {
+  // Give up with Aborted instead of waiting for a running holder.
+  bool no_wait = false;
+};
+
+// What a guard knows of the latch it holds; the manager's business.
+struct LatchHandle {
+  rdma::GlobalAddress gcl;
+  uint8_t* payload = nullptr;
+  void* frame = nullptr;  // protocol-specific (a cache frame, a buffer)
+};
+
+class SharedGuard {
+ public:
+  SharedGuard() = default;
+  SharedGuard(GclManager* manager, ThreadContext* ctx, LatchHandle handle)
+      : manager_(manager), ctx_(ctx), handle_(handle) {}
+  SharedGuard(SharedGuard&& other) noexcept { *this = std::move(other); }
+  SharedGuard& operator=(SharedGuard&& other) noexcept;
+  ~SharedGuard();
+
+  bool owns_lock() const { return manager_ != nullptr; }
+  rdma::GlobalAddress gcl() const { return handle_.gcl; }
+  const uint8_t* data() const { return handle_.payload; }
+
+  // Releases the latch (paper: SELCC_SUnLock). A no-op on a guard that does
+  // not own a latch.
+  absl::Status Unlock();
+
+ private:
+  friend class GclManager;
+  LatchHandle Release();  // gives up ownership without unlocking
+  GclManager* manager_ = nullptr;
+  ThreadContext* ctx_ = nullptr;
+  LatchHandle handle_;
+};
+
+class ExclusiveGuard {
+ public:
+  ExclusiveGuard() = default;
+  ExclusiveGuard(GclManager* manager, ThreadContext* ctx, LatchHandle handle,
+                 uint32_t payload_bytes)
+      : manager_(manager),
+        ctx_(ctx),
+        handle_(handle),
+        payload_bytes_(payload_bytes) {}
+  ExclusiveGuard(ExclusiveGuard&& other) noexcept { *this = std::move(other); }
+  ExclusiveGuard& operator=(ExclusiveGuard&& other) noexcept;
+  ~ExclusiveGuard();
+
+  bool owns_lock() const { return manager_ != nullptr; }
+  rdma::GlobalAddress gcl() const { return handle_.gcl; }
+  const uint8_t* data() const { return handle_.payload; }
+  uint32_t size() const { return payload_bytes_; }
+
+  // The whole payload, all of it marked dirty.
+  uint8_t* mutable_data() { return MutableRange(0, payload_bytes_); }
+  // payload + offset, with [offset, offset + length) marked dirty: only
+  // dirty bytes are written back (dirty bounds, paper 5.2.2).
+  uint8_t* MutableRange(uint32_t offset, uint32_t length);
+
+  // The dirty range so far as [begin, end); begin == end when clean.
+  uint32_t dirty_begin() const { return dirty_begin_; }
+  uint32_t dirty_end() const { return dirty_end_; }
+
+  // Releases the latch (paper: SELCC_XUnLock). A no-op on a guard that does
+  // not own a latch.
+  absl::Status Unlock();
+
+ private:
+  friend class GclManager;
+  GclManager* manager_ = nullptr;
+  ThreadContext* ctx_ = nullptr;
+  LatchHandle handle_;
+  uint32_t payload_bytes_ = 0;
+  uint32_t dirty_begin_ = 0;
+  uint32_t dirty_end_ = 0;
+};
+
+class GclManager {
+ public:
+  // Builds the protocol `options` name for compute node `node` of `fabric`.
+  // The fabric must outlive the manager. Fails on bad options or a node id
+  // the protocol's latch word cannot hold.
+  static absl::StatusOr<std::unique_ptr<GclManager>> Create(
+      rdma::Fabric& fabric, rdma::ComputeNodeId node, const CcOptions& options);
+
+  virtual ~GclManager() = default;
+
+  virtual const CcOptions& options() const = 0;
+  virtual rdma::ComputeNodeId node_id() const = 0;
+  uint32_t payload_bytes() const { return options().payload_bytes(); }
+
+  virtual absl::StatusOr<std::unique_ptr<ThreadContext>> NewThreadContext() = 0;
+
+  // A GCL no one else holds, with an all-zero payload. ResourceExhausted
+  // when the pool is full (the message names --pool_mb).
+  virtual absl::StatusOr<rdma::GlobalAddress> Allocate(ThreadContext& ctx) = 0;
+  // Returns a GCL to the pool. The caller must not hold its latch and no
+  // thread on any node may use it afterwards (upper layers guarantee that
+  // nothing points to it any more).
+  virtual absl::Status Free(ThreadContext& ctx, rdma::GlobalAddress gcl) = 0;
+
+  virtual absl::StatusOr<SharedGuard> SLock(ThreadContext& ctx,
+                                            rdma::GlobalAddress gcl,
+                                            LockOptions lock = {}) = 0;
+  virtual absl::StatusOr<ExclusiveGuard> XLock(ThreadContext& ctx,
+                                               rdma::GlobalAddress gcl,
+                                               LockOptions lock = {}) = 0;
+  // Shared -> exclusive. On success `guard` is consumed. On failure the
+  // shared latch may have been released (`guard` no longer owns it); the
+  // payload may have changed in between, so callers re-read.
+  virtual absl::StatusOr<ExclusiveGuard> Upgrade(ThreadContext& ctx,
+                                                 SharedGuard& guard,
+                                                 LockOptions lock = {}) = 0;
+
+  // Global atomics on any 8-byte aligned word outside GCL payloads, e.g. a
+  // root word (root_words.h): timestamps and counters. One round trip each.
+  virtual absl::StatusOr<uint64_t> FetchAndAdd(ThreadContext& ctx,
+                                               rdma::GlobalAddress word,
+                                               uint64_t delta) = 0;
+  virtual absl::StatusOr<uint64_t> CompareAndSwap(ThreadContext& ctx,
+                                                  rdma::GlobalAddress word,
+                                                  uint64_t expected,
+                                                  uint64_t desired) = 0;
+
+  // Counters since creation, summed over all threads of this node.
+  virtual CacheStats Stats() const = 0;
+
+ protected:
+  friend class SharedGuard;
+  friend class ExclusiveGuard;
+  // Called by guards; `handle` is what the lock call put in the guard.
+  virtual absl::Status UnlockShared(ThreadContext& ctx,
+                                    const LatchHandle& handle) = 0;
+  virtual absl::Status UnlockExclusive(ThreadContext& ctx,
+                                       const LatchHandle& handle,
+                                       uint32_t dirty_begin,
+                                       uint32_t dirty_end) = 0;
+
+  // For Upgrade implementations: takes the handle out of a shared guard
+  // without unlocking it.
+  static LatchHandle TakeHandle(SharedGuard& guard) { return guard.Release(); }
+};
+
+}  // namespace strand::cc
+
+#endif  // STRAND_CC_GCL_MANAGER_H_

@@ -1,0 +1,64 @@
+#ifndef STRAND_CC_OPTIONS_H_
+#define STRAND_CC_OPTIONS_H_
+
+// Settings of the coherence layer, fixed for the life of an engine. Every
+// optimization of the paper has its own switch so its ablation (Figure 15)
+// can be re-run without a rebuild.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace strand::cc {
+
+enum class Protocol {
+  kSelcc,  // cached, lazy release, invalidation messages (the paper)
+  kSel,    // no cache, eager release: the baseline
+};
+
+absl::StatusOr<Protocol> ParseProtocol(const std::string& name);
+const char* ProtocolName(Protocol protocol);
+
+struct CcOptions {
+  Protocol protocol = Protocol::kSelcc;
+
+  // Bytes of one GCL including its 8-byte latch word (--gcl_size). A
+  // multiple of 64 from 128 to the fabric's chunk size.
+  uint32_t gcl_size = 1024;
+  // Bytes of GCL copies a compute node may cache (--cache_mb). SELCC only.
+  uint64_t cache_bytes = uint64_t{64} << 20;
+  // Message handler threads per compute node. SELCC only.
+  int handler_threads = 1;
+
+  // How long a lock request may wait before it reports DeadlineExceeded
+  // (there is no unbounded wait anywhere in cc/).
+  absl::Duration lock_timeout = absl::Seconds(10);
+
+  // SELCC optimizations (paper section in brackets).
+  bool gcl_forwarding = true;    // ownership handover + forwarding (4.4.1)
+  bool batched_eviction = true;  // background batched flushes (5.2.1)
+  bool dirty_bounds = true;      // flush only the dirty range (5.2.2)
+  // Lease threshold gamma (5.3.1): 0 disables leases; kInfiniteLease means
+  // a node never gives up a line that local threads keep using.
+  int64_t lease_gamma = 64;
+  static constexpr int64_t kInfiniteLease = INT64_MAX;
+  bool spin_wait = true;          // readers wait for starved writers (5.3.2)
+  bool priority_matching = true;  // only as-urgent readers may invalidate
+
+  // Fault injection for protocol tests: delay before a handler processes
+  // an invalidation, and the probability it drops one as if busy.
+  absl::Duration inject_message_delay = absl::ZeroDuration();
+  double inject_drop_probability = 0;
+
+  uint32_t payload_bytes() const { return gcl_size - 8; }
+
+  // Range and combination checks; the message names the flag to change.
+  absl::Status Validate(uint64_t chunk_bytes) const;
+};
+
+}  // namespace strand::cc
+
+#endif  // STRAND_CC_OPTIONS_H_

@@ -1,0 +1,31 @@
+#ifndef STRAND_CC_ROOT_WORDS_H_
+#define STRAND_CC_ROOT_WORDS_H_
+
+// Well-known 8-byte words in memory node 0's root area (see
+// rdma/memory_node_layout.h): how a compute node finds what another node
+// created without asking anyone. Every layer's word is listed here, so no
+// two layers ever pick the same one. Words start at zero; a layer installs
+// its value with GclManager::CompareAndSwap(word, 0, value) and whoever loses
+// the race uses the winner's.
+
+#include <cstdint>
+
+#include "rdma/global_address.h"
+#include "rdma/memory_node_layout.h"
+
+namespace strand::cc {
+
+enum class RootWord : uint32_t {
+  kCatalog = 0,          // storage/: address of the catalog's first GCL
+  kTimestampOracle = 1,  // txn/: the global timestamp counter (FAA)
+  kDatabaseId = 2,       // wal/: id of the database the pool holds
+};
+
+inline rdma::GlobalAddress RootWordAddress(RootWord word) {
+  return rdma::GlobalAddress(
+      0, rdma::kRootAreaOffset + 8 * static_cast<uint64_t>(word));
+}
+
+}  // namespace strand::cc
+
+#endif  // STRAND_CC_ROOT_WORDS_H_
