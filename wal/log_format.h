@@ -1,0 +1,136 @@
+#ifndef STRAND_WAL_LOG_FORMAT_H_
+#define STRAND_WAL_LOG_FORMAT_H_
+
+// The on-disk format of strand's write-ahead log (format version 1).
+//
+// Layout. Each compute node writes its own log: a directory
+// <wal_dir>/node-<id>/ of segment files 00000001.wal, 00000002.wal, ...
+// Every segment is preallocated to a fixed size and starts with a 4 KiB
+// header block; records follow back to back (8-byte aligned) and the unused
+// rest of the segment is zeros. Records never straddle segments.
+//
+//   segment header (4096 bytes, little endian; CRC over bytes 0..55 with the
+//   crc field zero, the rest of the block zero):
+//     0  magic u64 "STRANDWL"   8 format_version u32   12 header_crc u32
+//    16  database_id u64       24 compute_node_id u32  28 reserved u32
+//    32  segment_index u64     40 first_lsn u64        48 segment_bytes u64
+//
+//   record (40-byte header + payload, padded with zeros to 8 bytes):
+//     0  crc u32 (CRC32C of bytes 4..40+payload)   4 payload_bytes u32
+//     8  type u8, 7 reserved zero bytes           16 lsn u64
+//    24  txn_id u64                                32 commit_ts u64
+//    40  payload (for kCommit: the redo ops, see redo_record.h)
+//
+// LSNs number one node's records 1, 2, 3, ... without gaps, across
+// segments; each segment header names the LSN of its first record. The
+// reader uses the gap-free numbering to tell a torn tail or stale bytes from
+// the log: a record is accepted only if its CRC matches and its LSN is the
+// next one.
+//
+// Why this suffices for recovery (redo-only logging of committed work):
+//  - A transaction writes nothing to the log until it commits; then its whole
+//    write set goes into one kCommit record. A record is atomic (one CRC), so
+//    replay never sees half a transaction and needs no undo: uncommitted
+//    transactions leave no trace in the log.
+//  - Each redo op names the object (table or index id), the tuple's 8-byte
+//    global address and key, and the after-image of the changed bytes with
+//    their offset (inserts carry the whole tuple, deletes only the address
+//    and key). Reapplying after-images is idempotent, so replaying a record
+//    whose effects already reached memory is harmless.
+//  - The commit timestamp is the transaction's position in the global
+//    serialization order (taken from the memory-node timestamp counter by
+//    every concurrency-control protocol strand runs). Conflicting
+//    transactions, even from different compute nodes, therefore have ordered
+//    commit timestamps, and replaying all nodes' logs merged by commit
+//    timestamp (log_merger.h) reproduces the committed state.
+//  - database_id and format_version in every segment header make recovery
+//    refuse a log of another database or of a newer format, with an error
+//    naming the file, instead of replaying it.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace strand::wal {
+
+// Log sequence number: 1, 2, 3, ... per compute node; 0 means "none".
+using Lsn = uint64_t;
+
+inline constexpr uint64_t kSegmentMagic = 0x4c57444e41525453;  // "STRANDWL"
+inline constexpr uint32_t kFormatVersion = 1;
+// Unit of O_DIRECT I/O and of the segment header.
+inline constexpr size_t kBlockBytes = 4096;
+inline constexpr size_t kSegmentHeaderBytes = kBlockBytes;
+inline constexpr size_t kRecordHeaderBytes = 40;
+inline constexpr size_t kRecordAlignment = 8;
+// The smallest segment that holds a header and some records.
+inline constexpr uint64_t kMinSegmentBytes = 4 * kBlockBytes;
+
+struct SegmentHeader {
+  uint32_t format_version = kFormatVersion;
+  uint64_t database_id = 0;
+  uint32_t compute_node_id = 0;
+  uint64_t segment_index = 0;  // 1, 2, 3, ... (the file name)
+  Lsn first_lsn = 0;           // LSN of the segment's first record
+  uint64_t segment_bytes = 0;  // preallocated size, header included
+};
+
+// Writes the header block (kSegmentHeaderBytes bytes) to `block`.
+void EncodeSegmentHeader(const SegmentHeader& header, char* block);
+
+// Decodes a header block, `path` only for messages. Errors:
+//   InvalidArgument     not a strand log (bad magic);
+//   FailedPrecondition  written by a newer format version, or belongs to a
+//                       database other than `expected_database_id`;
+//   DataLoss            the header's CRC does not match.
+absl::StatusOr<SegmentHeader> DecodeSegmentHeader(std::string_view block,
+                                                  uint64_t expected_database_id,
+                                                  std::string_view path);
+
+enum class RecordType : uint8_t {
+  // A committed transaction: its redo ops (redo_record.h) as payload.
+  kCommit = 1,
+};
+
+struct RecordHeader {
+  RecordType type = RecordType::kCommit;
+  uint32_t payload_bytes = 0;
+  Lsn lsn = 0;
+  uint64_t txn_id = 0;
+  uint64_t commit_ts = 0;
+};
+
+// Bytes a record with `payload_bytes` of payload takes in the log.
+constexpr size_t EncodedRecordBytes(size_t payload_bytes) {
+  return (kRecordHeaderBytes + payload_bytes + kRecordAlignment - 1) /
+         kRecordAlignment * kRecordAlignment;
+}
+
+// Writes header, payload and zero padding (EncodedRecordBytes(payload.size())
+// bytes) to `dst`; header.payload_bytes is taken from `payload`.
+void EncodeRecord(const RecordHeader& header, std::string_view payload,
+                  char* dst);
+
+// What DecodeRecord found at a position in a segment.
+enum class DecodeResult {
+  kOk,       // a record with a matching CRC
+  kEnd,      // zeros: the clean end of the segment's records
+  kCorrupt,  // CRC mismatch, impossible length, or too few bytes: torn tail
+  kBadType,  // CRC matches but the type is unknown: not a torn write
+};
+
+// Decodes the record at the start of `bytes` (the rest of the segment).
+// On kOk fills `header` and `payload` (a view into `bytes`).
+DecodeResult DecodeRecord(std::string_view bytes, RecordHeader* header,
+                          std::string_view* payload);
+
+// "<wal_dir>/node-<id>" and "<node_dir>/<index, 8 digits>.wal".
+std::string NodeDirectory(std::string_view wal_dir, uint32_t compute_node_id);
+std::string SegmentPath(std::string_view node_dir, uint64_t segment_index);
+
+}  // namespace strand::wal
+
+#endif  // STRAND_WAL_LOG_FORMAT_H_

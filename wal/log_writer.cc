@@ -1,0 +1,338 @@
+#include "wal/log_writer.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/str_format.h"
+#include "wal/log_reader.h"
+
+namespace strand::wal {
+namespace {
+
+// Capacity of an append buffer (larger for a larger record).
+constexpr size_t kBufferBytes = 1 << 20;
+// Buffers kept for reuse after a flush.
+constexpr size_t kFreeBuffers = 8;
+static_assert(kBufferBytes % kBlockBytes == 0);
+
+constexpr uint64_t RoundUp(uint64_t n, uint64_t unit) {
+  return (n + unit - 1) / unit * unit;
+}
+
+}  // namespace
+
+// Records for one segment from file_offset on; the first `lead` bytes are
+// a partial block already written by an earlier buffer, copied so the block
+// can be written whole again.
+struct LogWriter::Buffer {
+  explicit Buffer(size_t bytes)
+      : data(static_cast<char*>(std::aligned_alloc(kBlockBytes, bytes))),
+        capacity(bytes) {
+    CHECK(data != nullptr) << "out of memory for a " << bytes
+                           << "-byte log buffer";
+  }
+  ~Buffer() { std::free(data); }
+
+  char* const data;
+  const size_t capacity;
+  uint64_t segment_index = 0;
+  Lsn segment_first_lsn = 0;
+  uint64_t file_offset = 0;  // block aligned
+  size_t used = 0;           // lead included
+  Lsn last_lsn = 0;          // of its last record; 0 if it has none
+};
+
+struct LogWriter::SegmentFile {
+  uint64_t index = 0;
+  std::unique_ptr<LogFile> file;
+};
+
+LogWriter::LogWriter(const LogWriterOptions& options, LogFileFactory* factory,
+                     std::string node_dir)
+    : options_(options), factory_(factory), node_dir_(std::move(node_dir)) {}
+
+absl::StatusOr<std::unique_ptr<LogWriter>> LogWriter::Open(
+    const LogWriterOptions& options, LogFileFactory* factory) {
+  if (options.wal_dir.empty()) {
+    return absl::InvalidArgumentError("LogWriterOptions.wal_dir is empty");
+  }
+  if (options.database_id == 0) {
+    return absl::InvalidArgumentError("LogWriterOptions.database_id is 0");
+  }
+  if (options.segment_bytes % kBlockBytes != 0 ||
+      options.segment_bytes < kMinSegmentBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "segment size %d bytes: must be a multiple of 4 KiB and >= %d",
+        options.segment_bytes, kMinSegmentBytes));
+  }
+  if (options.max_write_bytes == 0 ||
+      options.max_write_bytes % kBlockBytes != 0) {
+    return absl::InvalidArgumentError(
+        "LogWriterOptions.max_write_bytes must be a positive multiple of 4 "
+        "KiB");
+  }
+  std::string node_dir =
+      NodeDirectory(options.wal_dir, options.compute_node_id);
+  std::error_code ec;
+  if (std::filesystem::create_directories(node_dir, ec)) {
+    if (absl::Status s = SyncDirectory(options.wal_dir); !s.ok()) return s;
+  }
+  if (ec) {
+    return absl::InternalError(
+        absl::StrFormat("create log directory %s: %s", node_dir, ec.message()));
+  }
+
+  // Continue after the last valid record of an existing log.
+  absl::StatusOr<std::unique_ptr<LogReader>> reader =
+      LogReader::Open(node_dir, options.database_id);
+  if (!reader.ok()) return reader.status();
+  LogRecord record;
+  for (;;) {
+    absl::StatusOr<bool> more = (*reader)->Next(&record);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+  }
+  const LogReaderStats& found = (*reader)->stats();
+  if (found.dropped_bytes > 0) {
+    LOG(WARNING) << node_dir << ": cut " << found.dropped_bytes
+                 << " bytes of torn or stale log tail (" << found.end
+                 << "); continuing after LSN " << found.last_lsn;
+  }
+
+  std::unique_ptr<LogWriter> writer(
+      new LogWriter(options, factory, std::move(node_dir)));
+  {
+    absl::MutexLock lock(&writer->mu_);
+    writer->segment_index_ = (*reader)->last_segment_index() + 1;
+    writer->segment_first_lsn_ = found.last_lsn + 1;
+    writer->append_offset_ = kSegmentHeaderBytes;
+    writer->last_lsn_ = writer->taken_lsn_ = writer->durable_lsn_ =
+        found.last_lsn;
+  }
+  writer->flusher_ = std::thread([w = writer.get()] { w->FlusherLoop(); });
+  return writer;
+}
+
+LogWriter::~LogWriter() {
+  absl::Status status = Close();
+  LOG_IF(WARNING, !status.ok()) << node_dir_ << ": " << status;
+}
+
+std::unique_ptr<LogWriter::Buffer> LogWriter::NewBuffer(
+    size_t min_bytes, const Buffer* previous) {
+  const uint64_t file_offset = append_offset_ / kBlockBytes * kBlockBytes;
+  const size_t lead = append_offset_ - file_offset;
+  const size_t needed = RoundUp(lead + min_bytes, kBlockBytes);
+  std::unique_ptr<Buffer> b;
+  if (needed <= kBufferBytes && !free_.empty()) {
+    b = std::move(free_.back());
+    free_.pop_back();
+  } else {
+    b = std::make_unique<Buffer>(std::max(needed, kBufferBytes));
+  }
+  b->segment_index = segment_index_;
+  b->segment_first_lsn = segment_first_lsn_;
+  b->file_offset = file_offset;
+  b->used = lead;
+  b->last_lsn = 0;
+  if (lead > 0) {
+    CHECK(previous != nullptr && previous->segment_index == segment_index_ &&
+          previous->file_offset + previous->used == append_offset_)
+        << "partial block at " << append_offset_ << " has no source buffer";
+    std::memcpy(b->data, previous->data + (file_offset - previous->file_offset),
+                lead);
+  }
+  return b;
+}
+
+absl::StatusOr<Lsn> LogWriter::Append(uint64_t txn_id, uint64_t commit_ts,
+                                      std::string_view redo_payload) {
+  const size_t size = EncodedRecordBytes(redo_payload.size());
+  if (size > options_.segment_bytes - kSegmentHeaderBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "log record of %d bytes does not fit in a %d-byte segment", size,
+        options_.segment_bytes));
+  }
+  absl::MutexLock lock(&mu_);
+  while (failure_.ok() && !closing_ && unflushed_bytes_ > 0 &&
+         unflushed_bytes_ + size > options_.max_unflushed_bytes) {
+    space_cv_.Wait(&mu_);
+  }
+  if (!failure_.ok()) return failure_;
+  if (closing_) return absl::FailedPreconditionError("log writer is closed");
+  if (append_offset_ + size > options_.segment_bytes) {
+    ++segment_index_;
+    segment_first_lsn_ = last_lsn_ + 1;
+    append_offset_ = kSegmentHeaderBytes;
+  }
+  Buffer* b = pending_.empty() ? nullptr : pending_.back().get();
+  if (b == nullptr || b->segment_index != segment_index_ ||
+      b->used + size > b->capacity) {
+    const Buffer* previous =
+        b != nullptr && b->segment_index == segment_index_ ? b : nullptr;
+    pending_.push_back(NewBuffer(size, previous));
+    b = pending_.back().get();
+  }
+  const Lsn lsn = ++last_lsn_;
+  EncodeRecord({.type = RecordType::kCommit,
+                .lsn = lsn,
+                .txn_id = txn_id,
+                .commit_ts = commit_ts},
+               redo_payload, b->data + b->used);
+  b->used += size;
+  b->last_lsn = lsn;
+  append_offset_ += size;
+  untaken_bytes_ += size;
+  unflushed_bytes_ += size;
+  ++stats_.records;
+  work_cv_.Signal();
+  return lsn;
+}
+
+absl::Status LogWriter::WaitDurable(Lsn lsn) {
+  absl::MutexLock lock(&mu_);
+  if (lsn > last_lsn_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "WaitDurable(%d): only LSNs up to %d were appended", lsn, last_lsn_));
+  }
+  while (durable_lsn_ < lsn && failure_.ok()) durable_cv_.Wait(&mu_);
+  return durable_lsn_ >= lsn ? absl::OkStatus() : failure_;
+}
+
+absl::StatusOr<Lsn> LogWriter::Commit(uint64_t txn_id, uint64_t commit_ts,
+                                      std::string_view redo_payload) {
+  absl::StatusOr<Lsn> lsn = Append(txn_id, commit_ts, redo_payload);
+  if (!lsn.ok()) return lsn;
+  if (absl::Status s = WaitDurable(*lsn); !s.ok()) return s;
+  return lsn;
+}
+
+absl::Status LogWriter::Close() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return failure_;
+    closed_ = closing_ = true;
+    work_cv_.Signal();
+    space_cv_.SignalAll();
+  }
+  if (flusher_.joinable()) flusher_.join();
+  file_.reset();
+  absl::MutexLock lock(&mu_);
+  return failure_;
+}
+
+Lsn LogWriter::durable_lsn() const {
+  absl::MutexLock lock(&mu_);
+  return durable_lsn_;
+}
+
+LogWriterStats LogWriter::stats() const {
+  absl::MutexLock lock(&mu_);
+  LogWriterStats s = stats_;
+  s.durable_lsn = durable_lsn_;
+  return s;
+}
+
+void LogWriter::FlusherLoop() {
+  for (;;) {
+    std::vector<std::unique_ptr<Buffer>> batch;
+    Lsn batch_lsn = 0;
+    uint64_t batch_bytes = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      while (last_lsn_ == taken_lsn_ && !closing_) work_cv_.Wait(&mu_);
+      if (last_lsn_ == taken_lsn_) return;  // closing, everything flushed
+      for (auto& b : pending_) batch.push_back(std::move(b));
+      pending_.clear();
+      // Appends continue in a buffer that starts with the partial block.
+      if (append_offset_ % kBlockBytes != 0) {
+        pending_.push_back(NewBuffer(0, batch.back().get()));
+      }
+      batch_lsn = taken_lsn_ = last_lsn_;
+      batch_bytes = untaken_bytes_;
+      untaken_bytes_ = 0;
+    }
+    const absl::Status status = WriteBatch(batch);
+    absl::MutexLock lock(&mu_);
+    if (status.ok()) {
+      durable_lsn_ = batch_lsn;
+      ++stats_.flushes;
+    } else if (failure_.ok()) {
+      failure_ = absl::Status(
+          status.code(),
+          absl::StrFormat("log of %s failed, LSNs after %d are not durable: %s",
+                          node_dir_, durable_lsn_, status.message()));
+    }
+    unflushed_bytes_ -= batch_bytes;
+    for (auto& b : batch) {
+      if (free_.size() < kFreeBuffers && b->capacity == kBufferBytes) {
+        free_.push_back(std::move(b));
+      }
+    }
+    durable_cv_.SignalAll();
+    space_cv_.SignalAll();
+    if (!failure_.ok()) return;
+  }
+}
+
+absl::Status LogWriter::WriteBatch(
+    std::vector<std::unique_ptr<Buffer>>& batch) {
+  std::vector<LogWrite> writes;
+  uint64_t bytes = 0;
+  uint64_t segments_created = 0;
+  size_t i = 0;
+  absl::Status status;
+  while (i < batch.size() && status.ok()) {
+    const Buffer& first = *batch[i];
+    if (file_ == nullptr || file_->index != first.segment_index) {
+      CHECK(file_ == nullptr || file_->index < first.segment_index);
+      // The segment's header: the first write of a new file.
+      auto file = factory_->Create(SegmentPath(node_dir_, first.segment_index),
+                                   {.io_mode = options_.io_mode,
+                                    .size_bytes = options_.segment_bytes,
+                                    .zero_fill = options_.zero_fill_segments,
+                                    .queue_depth = options_.queue_depth});
+      if (!file.ok()) {
+        status = file.status();
+        break;
+      }
+      Buffer header(kSegmentHeaderBytes);
+      EncodeSegmentHeader({.database_id = options_.database_id,
+                           .compute_node_id = options_.compute_node_id,
+                           .segment_index = first.segment_index,
+                           .first_lsn = first.segment_first_lsn,
+                           .segment_bytes = options_.segment_bytes},
+                          header.data);
+      const LogWrite header_write{0, header.data, kSegmentHeaderBytes};
+      status = (*file)->WriteAndSync({&header_write, 1});
+      if (!status.ok()) break;
+      file_ = std::make_unique<SegmentFile>(
+          SegmentFile{first.segment_index, *std::move(file)});
+      ++segments_created;
+      bytes += kSegmentHeaderBytes;
+    }
+    writes.clear();
+    for (; i < batch.size() && batch[i]->segment_index == file_->index; ++i) {
+      Buffer& b = *batch[i];
+      if (b.last_lsn == 0) continue;  // only a copied partial block
+      const size_t end = RoundUp(b.used, kBlockBytes);
+      std::memset(b.data + b.used, 0, end - b.used);
+      for (size_t off = 0; off < end; off += options_.max_write_bytes) {
+        const size_t n = std::min(options_.max_write_bytes, end - off);
+        writes.push_back({b.file_offset + off, b.data + off, n});
+        bytes += n;
+      }
+    }
+    if (!writes.empty()) status = file_->file->WriteAndSync(writes);
+  }
+  absl::MutexLock lock(&mu_);
+  stats_.bytes_written += bytes;
+  stats_.segments_created += segments_created;
+  return status;
+}
+
+}  // namespace strand::wal

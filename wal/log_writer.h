@@ -1,0 +1,168 @@
+#ifndef STRAND_WAL_LOG_WRITER_H_
+#define STRAND_WAL_LOG_WRITER_H_
+
+// LogWriter: one compute node's log with group commit.
+//
+//   auto writer = LogWriter::Open({.wal_dir = "/ssd/wal", .database_id = id,
+//                                  .compute_node_id = 0});
+//   RedoBuilder redo;  ...                       // the transaction's writes
+//   absl::StatusOr<Lsn> lsn = (*writer)->Commit(txn_id, commit_ts,
+//                                               redo.payload());
+//   if (!lsn.ok()) abort the commit: it is not durable.
+//
+// Guarantee: Commit (and WaitDurable) returns OK only after the record and
+// every record before it are durable (written and fdatasync'ed; see
+// log_file.h). durable_lsn() never exceeds what the file layer reported
+// durable. After any write or sync error the writer is failed for good:
+// every commit not yet durable and every later one returns that error, and
+// nothing is retried (a retried fsync can falsely succeed, log_file.h).
+//
+// Group commit: committing threads encode their record into the active
+// in-memory buffer under a mutex (a memcpy and a CRC, no I/O) and get the
+// next LSN; a single flusher thread repeatedly takes everything appended so
+// far, writes it (up to max_write_bytes per io_uring write, all in flight
+// together) plus one fdatasync, publishes the new durable LSN and wakes the
+// waiters. Commits arriving during a flush are all served by the next one,
+// so under load one flush serves many commits; an idle writer costs
+// nothing, and a lone commit waits for one write+sync (two thread wake-ups
+// more than a synchronous write). Appenders block when more than
+// max_unflushed_bytes are waiting for a flush.
+//
+// Blocks and segments: writes are whole 4 KiB blocks at block offsets (so
+// kDirect works); the last partial block of a flush is written again, with
+// more records, by the next flush. Its earlier bytes are unchanged, so a
+// torn rewrite cannot damage records already acknowledged. A record that
+// does not fit in the current segment starts the next one; the flusher
+// creates it (fallocate, header, directory fsync) the first time it writes
+// there, which makes that one flush slower.
+//
+// Open on an existing log continues it: the reader finds the last valid
+// record (cutting a torn tail, LOG(WARNING) says how many bytes) and the
+// writer starts a new segment with the next LSN; old segments are never
+// written again.
+//
+// The commit path (txn/) calls Commit after taking its commit timestamp and
+// before releasing its locks, or Append then WaitDurable to release locks
+// early (the acknowledgement to the client still waits). Checkpointing
+// (checkpoint.h) will drop old segments.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "wal/log_file.h"
+#include "wal/log_format.h"
+
+namespace strand::wal {
+
+struct LogWriterOptions {
+  std::string wal_dir;       // the log lives in NodeDirectory(wal_dir, id)
+  uint64_t database_id = 0;  // written into every segment header, nonzero
+  uint32_t compute_node_id = 0;
+  uint64_t segment_bytes = uint64_t{64} << 20;  // multiple of 4 KiB
+  LogIoMode io_mode = LogIoMode::kBuffered;     // why: log_file.h
+  bool zero_fill_segments = false;              // LogFileOptions::zero_fill
+  size_t max_write_bytes = 256 << 10;  // one io_uring write, multiple of 4 KiB
+  size_t max_unflushed_bytes = 16 << 20;  // appenders wait beyond this
+  unsigned queue_depth = 64;              // io_uring ring entries per segment
+};
+
+struct LogWriterStats {
+  uint64_t records = 0;           // appended
+  uint64_t flushes = 0;           // completed write+sync rounds
+  uint64_t bytes_written = 0;     // including rewritten partial blocks
+  uint64_t segments_created = 0;  // by this writer
+  Lsn durable_lsn = 0;
+};
+
+class LogWriter {
+ public:
+  // Opens or continues the log of options.compute_node_id. `factory`
+  // (default: io_uring) must outlive the writer.
+  static absl::StatusOr<std::unique_ptr<LogWriter>> Open(
+      const LogWriterOptions& options,
+      LogFileFactory* factory = &UringLogFileFactory());
+
+  // Flushes what was appended, then stops the flusher (see Close).
+  ~LogWriter();
+
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
+
+  // Appends a kCommit record and returns its LSN, not yet durable.
+  // InvalidArgument if the record cannot fit in a segment; the writer's
+  // failure status if it has failed.
+  absl::StatusOr<Lsn> Append(uint64_t txn_id, uint64_t commit_ts,
+                             std::string_view redo_payload);
+
+  // Returns OK once `lsn` is durable, or the error that stopped the writer
+  // before it was.
+  absl::Status WaitDurable(Lsn lsn);
+
+  // Append + WaitDurable: the group-commit entry point.
+  absl::StatusOr<Lsn> Commit(uint64_t txn_id, uint64_t commit_ts,
+                             std::string_view redo_payload);
+
+  // Makes everything appended durable and stops the flusher; later calls
+  // fail. Returns the writer's failure status, if any. Idempotent.
+  absl::Status Close();
+
+  Lsn durable_lsn() const;
+  LogWriterStats stats() const;
+  const std::string& node_dir() const { return node_dir_; }
+
+ private:
+  struct Buffer;
+  struct SegmentFile;
+
+  LogWriter(const LogWriterOptions& options, LogFileFactory* factory,
+            std::string node_dir);
+
+  // New buffer for the current segment starting at the block containing
+  // append_offset_, seeded with that block's bytes from `previous` (if
+  // append_offset_ is not block aligned).
+  std::unique_ptr<Buffer> NewBuffer(size_t min_bytes, const Buffer* previous)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FlusherLoop();
+  // Writes and syncs `batch` (the flusher, without mu_).
+  absl::Status WriteBatch(std::vector<std::unique_ptr<Buffer>>& batch);
+
+  const LogWriterOptions options_;
+  LogFileFactory* const factory_;
+  const std::string node_dir_;
+
+  mutable absl::Mutex mu_;
+  absl::CondVar work_cv_;     // flusher: something to flush, or closing
+  absl::CondVar durable_cv_;  // waiters: durable_lsn_ moved, or failure
+  absl::CondVar space_cv_;    // appenders: unflushed bytes went down
+  std::deque<std::unique_ptr<Buffer>> pending_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Buffer>> free_ ABSL_GUARDED_BY(mu_);
+  uint64_t segment_index_ ABSL_GUARDED_BY(mu_) = 0;  // of the next append
+  Lsn segment_first_lsn_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t append_offset_ ABSL_GUARDED_BY(mu_) = 0;  // in that segment
+  Lsn last_lsn_ ABSL_GUARDED_BY(mu_) = 0;            // last appended
+  Lsn taken_lsn_ ABSL_GUARDED_BY(mu_) = 0;           // last taken to flush
+  Lsn durable_lsn_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t untaken_bytes_ ABSL_GUARDED_BY(mu_) = 0;    // not yet taken
+  uint64_t unflushed_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // not yet durable
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  LogWriterStats stats_ ABSL_GUARDED_BY(mu_);
+
+  std::unique_ptr<SegmentFile> file_;  // flusher only
+  std::thread flusher_;
+};
+
+}  // namespace strand::wal
+
+#endif  // STRAND_WAL_LOG_WRITER_H_
