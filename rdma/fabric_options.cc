@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "rdma/loopback/loopback_fabric.h"
 #include "rdma/memory_node_layout.h"
+#include "rdma/verbs/verbs_fabric.h"
 
 namespace strand::rdma {
 namespace {
@@ -93,8 +94,7 @@ absl::StatusOr<std::unique_ptr<Fabric>> CreateFabric(
     case FabricKind::kLoopback:
       return LoopbackFabric::Create(options);
     case FabricKind::kVerbs:
-      return absl::UnimplementedError(
-          "--fabric=verbs: the verbs backend is not built yet");
+      return verbs::VerbsFabric::Create(options);
   }
   return absl::InternalError("unknown fabric kind");
 }

@@ -1,11 +1,36 @@
 #include "tests/testing/test_fabric.h"
 
+#include <cstdlib>
+#include <string>
+
 #include "gtest/gtest.h"
+#include "rdma/verbs/verbs_fabric.h"
 
 namespace strand::testing {
+namespace {
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+}  // namespace
+
+rdma::FabricKind TestFabricKind() {
+  const std::string name = Env("STRAND_TEST_FABRIC");
+  if (name.empty()) return rdma::FabricKind::kLoopback;
+  auto kind = rdma::ParseFabricKind(name);
+  // A typo must not silently test loopback instead.
+  if (!kind.ok()) {
+    ADD_FAILURE() << "STRAND_TEST_FABRIC: " << kind.status().message();
+    return rdma::FabricKind::kLoopback;
+  }
+  return *kind;
+}
 
 rdma::FabricOptions TestFabricOptions(int memory_nodes, int compute_nodes) {
   rdma::FabricOptions options;
+  options.kind = TestFabricKind();
   options.memory_nodes = memory_nodes;
   options.compute_nodes = compute_nodes;
   options.pool_bytes = 64 * rdma::FabricOptions::kMiB;
@@ -15,7 +40,21 @@ rdma::FabricOptions TestFabricOptions(int memory_nodes, int compute_nodes) {
 
 std::unique_ptr<rdma::Fabric> MakeTestFabric(
     const rdma::FabricOptions& options) {
-  auto fabric = rdma::CreateFabric(options);
+  absl::StatusOr<std::unique_ptr<rdma::Fabric>> fabric;
+  if (options.kind == rdma::FabricKind::kVerbs &&
+      options.cluster_file.empty()) {
+    std::string address = Env("STRAND_TEST_RDMA_ADDRESS");
+    if (address.empty()) address = Env("RDMA_VM_IP");
+    if (address.empty()) {
+      ADD_FAILURE() << "STRAND_TEST_FABRIC=verbs needs "
+                       "STRAND_TEST_RDMA_ADDRESS, an address of this machine "
+                       "on an RDMA device";
+      return nullptr;
+    }
+    fabric = rdma::verbs::VerbsFabric::CreateInProcess(options, address);
+  } else {
+    fabric = rdma::CreateFabric(options);
+  }
   EXPECT_TRUE(fabric.ok()) << fabric.status();
   if (!fabric.ok()) return nullptr;
   return *std::move(fabric);

@@ -4,6 +4,14 @@
 // How tests get a fabric. Tests describe the deployment they need
 // (memory nodes, compute nodes, pool size) and MakeTestFabric builds it on
 // the backend the test run is for, so the same suites run on every backend.
+//
+// The backend comes from the environment:
+//   STRAND_TEST_FABRIC=loopback (default) | verbs
+//   STRAND_TEST_RDMA_ADDRESS   verbs: an address of this machine on an RDMA
+//                              device (default: $RDMA_VM_IP, set inside the
+//                              Soft-RoCE VM of shared/rdma-vm)
+// On verbs the whole deployment lives in the test process: the memory nodes
+// are served here and the compute nodes connect to them over the device.
 
 #include <memory>
 
@@ -12,7 +20,10 @@
 
 namespace strand::testing {
 
-// Small, free-of-cost defaults for tests.
+// The backend of this test run (STRAND_TEST_FABRIC).
+rdma::FabricKind TestFabricKind();
+
+// Small, free-of-cost defaults for tests, on TestFabricKind().
 rdma::FabricOptions TestFabricOptions(int memory_nodes = 1,
                                       int compute_nodes = 1);
 

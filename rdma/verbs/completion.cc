@@ -1,0 +1,45 @@
+#include "rdma/verbs/completion.h"
+
+#include <sched.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "rdma/verbs/device.h"
+
+namespace strand::rdma::verbs {
+
+absl::Status AwaitCompletion(ibv_cq* cq, uint64_t wr_id, absl::Time deadline) {
+  // Spinning briefly catches a fast NIC's completion with no syscall; after
+  // that, yielding lets a software device (rxe runs in the kernel) and the
+  // other threads on a small machine make progress.
+  constexpr int kSpinsBeforeYield = 256;
+  absl::Status first_error;
+  for (int empty = 0;;) {
+    ibv_wc wc[8];
+    const int n = ibv_poll_cq(cq, 8, wc);
+    if (n < 0) {
+      return absl::UnavailableError(
+          absl::StrFormat("ibv_poll_cq failed: %s", ErrnoText(-n)));
+    }
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS && first_error.ok()) {
+        first_error = absl::UnavailableError(absl::StrFormat(
+            "work request failed: %s (vendor error 0x%x); the queue pair is "
+            "in the error state",
+            ibv_wc_status_str(wc[i].status), wc[i].vendor_err));
+      }
+      if (wc[i].wr_id == wr_id) return first_error;
+    }
+    if (n > 0) continue;
+    if (++empty < kSpinsBeforeYield) continue;
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "no completion within the deadline%s",
+          first_error.ok() ? ""
+                           : absl::StrCat(" (", first_error.message(), ")")));
+    }
+    sched_yield();
+  }
+}
+
+}  // namespace strand::rdma::verbs

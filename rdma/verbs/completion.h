@@ -1,0 +1,25 @@
+#ifndef STRAND_RDMA_VERBS_COMPLETION_H_
+#define STRAND_RDMA_VERBS_COMPLETION_H_
+
+// Waiting for the one signalled completion of a chain of work requests.
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace strand::rdma::verbs {
+
+// Polls `cq` until the completion of work request `wr_id` arrives or
+// `deadline` passes (DeadlineExceeded). Unsignalled requests that failed
+// complete too, before the flushed rest of their chain: the Status reports
+// the first failure's status ("remote access error", "transport retry
+// counter exceeded"), which leaves the queue pair in the error state.
+// The caller adds what was posted and to whom.
+absl::Status AwaitCompletion(ibv_cq* cq, uint64_t wr_id, absl::Time deadline);
+
+}  // namespace strand::rdma::verbs
+
+#endif  // STRAND_RDMA_VERBS_COMPLETION_H_

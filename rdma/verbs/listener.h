@@ -1,0 +1,67 @@
+#ifndef STRAND_RDMA_VERBS_LISTENER_H_
+#define STRAND_RDMA_VERBS_LISTENER_H_
+
+// The accepting side of rdma_cm connections: listens on an address and port,
+// and for every connect request asks its owner how to accept it (which CQ,
+// whether to attach the new queue pair to a shared receive queue, what to
+// reply). Accepted queue pairs are passive: their owner never posts sends on
+// them, so after the accept nothing here runs per operation. A thread waits
+// on the CM event channel (blocking, not spinning) to accept and to free
+// queue pairs whose peer disconnected.
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "rdma/verbs/device.h"
+
+namespace strand::rdma::verbs {
+
+class Listener {
+ public:
+  struct Accept {
+    ibv_cq* cq = nullptr;    // for the queue pair's (absent) completions
+    ibv_srq* srq = nullptr;  // receives go here if set
+    std::string reply;       // private data of the accept
+  };
+  // Called on the listener thread with the request's private data; an error
+  // rejects the connection.
+  using OnRequest = std::function<absl::StatusOr<Accept>(absl::string_view)>;
+
+  // Binds `address`:`port` (0 = any free port, see port()).
+  static absl::StatusOr<std::unique_ptr<Listener>> Start(
+      std::shared_ptr<Device> device, const std::string& address, uint16_t port,
+      OnRequest on_request);
+  // Stops accepting and destroys every accepted queue pair.
+  ~Listener();
+
+  uint16_t port() const { return port_; }
+
+ private:
+  Listener(std::shared_ptr<Device> device, OnRequest on_request)
+      : device_(std::move(device)), on_request_(std::move(on_request)) {}
+  void Loop();
+  // False: the id is to be destroyed once its event is acked.
+  bool HandleRequest(rdma_cm_id* id, const rdma_conn_param& request);
+
+  const std::shared_ptr<Device> device_;
+  const OnRequest on_request_;
+  rdma_event_channel* channel_ = nullptr;
+  rdma_cm_id* listen_id_ = nullptr;
+  uint16_t port_ = 0;
+  int stop_fd_ = -1;  // eventfd that wakes the thread to exit
+  absl::flat_hash_set<rdma_cm_id*> accepted_;  // owned by the thread
+  std::thread thread_;
+};
+
+}  // namespace strand::rdma::verbs
+
+#endif  // STRAND_RDMA_VERBS_LISTENER_H_

@@ -1,0 +1,156 @@
+#include "rdma/verbs/verbs_fabric.h"
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "glog/logging.h"
+#include "rdma/verbs/verbs_compute_node.h"
+
+namespace strand::rdma::verbs {
+
+VerbsFabric::VerbsFabric(ClusterConfig config, std::shared_ptr<Device> device)
+    : device_(std::move(device)), config_(std::move(config)) {}
+
+absl::StatusOr<std::unique_ptr<Fabric>> VerbsFabric::Create(
+    const FabricOptions& options) {
+  auto config = ClusterConfig::Load(options.cluster_file);
+  if (!config.ok()) return config.status();
+  const int count = static_cast<int>(config->compute_nodes.size());
+  if (options.node_id < 0 || options.node_id >= count) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--node_id=%d is not a compute node of --cluster=%s, which lists "
+        "compute nodes 0 to %d (memory nodes are served by strand_memnode)",
+        options.node_id, options.cluster_file, count - 1));
+  }
+  auto device =
+      Device::ForLocalAddress(config->compute_nodes[options.node_id].address);
+  if (!device.ok()) return device.status();
+  std::unique_ptr<VerbsFabric> fabric(
+      new VerbsFabric(*std::move(config), *std::move(device)));
+  if (absl::Status s = fabric->Start({options.node_id}); !s.ok()) return s;
+  return std::unique_ptr<Fabric>(std::move(fabric));
+}
+
+absl::StatusOr<std::unique_ptr<Fabric>> VerbsFabric::CreateInProcess(
+    const FabricOptions& options, const std::string& address) {
+  // Checked as the embedded deployment it is: no cluster file, and every
+  // memory node's region in this process's memory.
+  FabricOptions embedded = options;
+  embedded.kind = FabricKind::kLoopback;
+  if (absl::Status s = embedded.Validate(); !s.ok()) return s;
+  auto device = Device::ForLocalAddress(address);
+  if (!device.ok()) return device.status();
+  ClusterConfig config;
+  std::vector<std::unique_ptr<MemoryNodeServer>> servers;
+  for (int i = 0; i < options.memory_nodes; ++i) {
+    auto server = MemoryNodeServer::Start(
+        *device, address, 0, options.pool_bytes, options.chunk_bytes);
+    if (!server.ok()) return server.status();
+    config.memory_nodes.push_back(
+        ClusterNode{ClusterNode::Role::kMemory, i, address, (*server)->port()});
+    servers.push_back(*std::move(server));
+  }
+  std::vector<int> hosted;
+  for (int i = 0; i < options.compute_nodes; ++i) {
+    config.compute_nodes.push_back(
+        ClusterNode{ClusterNode::Role::kCompute, i, address, 0});
+    hosted.push_back(i);
+  }
+  std::unique_ptr<VerbsFabric> fabric(
+      new VerbsFabric(std::move(config), *std::move(device)));
+  fabric->local_memory_nodes_ = std::move(servers);
+  if (absl::Status s = fabric->Start(hosted); !s.ok()) return s;
+  return std::unique_ptr<Fabric>(std::move(fabric));
+}
+
+absl::Status VerbsFabric::Start(const std::vector<int>& hosted) {
+  const absl::Time deadline = absl::Now() + kStartupTimeout;
+  hosted_.resize(config_.compute_nodes.size());
+  for (int id : hosted) {
+    auto node = VerbsComputeNode::Create(this, config_.compute_nodes[id]);
+    if (!node.ok()) return node.status();
+    config_.compute_nodes[id].port = (*node)->port();
+    hosted_[id] = *std::move(node);
+  }
+  for (const ClusterNode& node : config_.memory_nodes) {
+    auto remote = ProbeMemoryNode(*device_, node, deadline);
+    if (!remote.ok()) return remote.status();
+    memory_nodes_.push_back(*remote);
+  }
+  region_bytes_ = memory_nodes_[0].bytes;
+  chunk_bytes_ = memory_nodes_[0].chunk_bytes;
+  for (const RemoteMemoryNode& mn : memory_nodes_) {
+    // BlockAllocator and the upper layers assume one size for all nodes.
+    if (mn.bytes != region_bytes_ || mn.chunk_bytes != chunk_bytes_) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s has %d MiB in chunks of %d KiB but %s has %d MiB in chunks of "
+          "%d KiB: start every strand_memnode with the same --pool_mb and "
+          "--chunk_kb",
+          mn.node.ToString(), mn.bytes >> 20, mn.chunk_bytes >> 10,
+          memory_nodes_[0].node.ToString(), region_bytes_ >> 20,
+          chunk_bytes_ >> 10));
+    }
+  }
+  std::vector<ClusterNode> remote_peers;
+  for (const ClusterNode& node : config_.compute_nodes) {
+    if (hosted_[node.id] == nullptr) remote_peers.push_back(node);
+  }
+  if (remote_peers.empty()) return absl::OkStatus();
+  barrier_cq_ = ibv_create_cq(device_->context(), 4, nullptr, nullptr, 0);
+  if (barrier_cq_ == nullptr) {
+    return absl::UnavailableError(
+        absl::StrFormat("ibv_create_cq: %s", ErrnoText(errno)));
+  }
+  for (int id : hosted) {
+    for (const ClusterNode& peer : remote_peers) {
+      auto qp = ArriveAtPeer(*device_, barrier_cq_,
+                             static_cast<ComputeNodeId>(id), peer, deadline);
+      if (!qp.ok()) return qp.status();
+      barrier_qps_.push_back(*std::move(qp));
+    }
+  }
+  for (int id : hosted) {
+    if (absl::Status s = hosted_[id]->AwaitBarrier(remote_peers, deadline);
+        !s.ok()) {
+      return s;
+    }
+  }
+  LOG(INFO) << "verbs fabric: " << memory_nodes_.size() << " memory node(s), "
+            << config_.compute_nodes.size()
+            << " compute node(s), all at the barrier";
+  return absl::OkStatus();
+}
+
+VerbsFabric::~VerbsFabric() {
+  // Handler threads may still use endpoints: stop them before anything else.
+  for (auto& node : hosted_) {
+    if (node != nullptr) node->StopHandlers();
+  }
+  hosted_.clear();
+  barrier_qps_.clear();
+  if (barrier_cq_ != nullptr) ibv_destroy_cq(barrier_cq_);
+  local_memory_nodes_.clear();
+}
+
+std::vector<ComputeNodeId> VerbsFabric::local_compute_nodes() const {
+  std::vector<ComputeNodeId> ids;
+  for (const auto& node : hosted_) {
+    if (node != nullptr) ids.push_back(node->id());
+  }
+  return ids;
+}
+
+absl::StatusOr<ComputeNode*> VerbsFabric::compute_node(ComputeNodeId id) {
+  if (id >= hosted_.size()) {
+    return absl::NotFoundError(
+        absl::StrFormat("compute node %d does not exist: the cluster has %d",
+                        id, hosted_.size()));
+  }
+  if (hosted_[id] == nullptr) {
+    return absl::NotFoundError(
+        absl::StrFormat("compute node %d is not hosted by this process (%s)",
+                        id, config_.compute_nodes[id].ToString()));
+  }
+  return hosted_[id].get();
+}
+
+}  // namespace strand::rdma::verbs
