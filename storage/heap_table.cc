@@ -1,0 +1,270 @@
+#include "storage/heap_table.h"
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "storage/heap_page.h"
+#include "storage/tuple_header.h"
+
+namespace strand::storage {
+
+using heap_page::Get;
+using heap_page::Put;
+using rdma::GlobalAddress;
+
+absl::StatusOr<GlobalAddress> HeapTable::Create(cc::GclManager& manager,
+                                                cc::ThreadContext& ctx,
+                                                uint32_t table_id,
+                                                const Schema& schema) {
+  if (heap_page::SlotsPerPage(manager.payload_bytes(), schema.tuple_bytes(),
+                              TupleAddress::kMaxSlots) == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a tuple of %d bytes does not fit a GCL of --gcl_size=%d (payload "
+        "%d bytes, %d of them page header)",
+        schema.tuple_bytes(), manager.options().gcl_size,
+        manager.payload_bytes(), heap_page::kPageHeaderBytes));
+  }
+  auto root = manager.Allocate(ctx);
+  if (!root.ok()) return root.status();
+  auto guard = manager.XLock(ctx, *root);
+  if (!guard.ok()) return guard.status();
+  uint8_t* p = guard->MutableRange(0, heap_page::kRootBytes);
+  Put<uint32_t>(p + heap_page::kMagicOffset, heap_page::kRootMagic);
+  Put<uint32_t>(p + heap_page::kTableIdOffset, table_id);
+  Put<uint32_t>(p + heap_page::kTupleBytesOffset, schema.tuple_bytes());
+  if (absl::Status s = guard->Unlock(); !s.ok()) return s;
+  return *root;
+}
+
+absl::StatusOr<std::unique_ptr<HeapTable>> HeapTable::Open(
+    cc::GclManager& manager, cc::ThreadContext& ctx, GlobalAddress root,
+    Schema schema) {
+  auto guard = manager.SLock(ctx, root);
+  if (!guard.ok()) return guard.status();
+  const uint8_t* p = guard->data();
+  if (Get<uint32_t>(p, heap_page::kMagicOffset) != heap_page::kRootMagic) {
+    return absl::DataLossError(
+        absl::StrFormat("%s is not the root of a heap table", root.ToString()));
+  }
+  if (Get<uint32_t>(p, heap_page::kTupleBytesOffset) != schema.tuple_bytes()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "heap table at %s stores %d-byte tuples, the schema has %d",
+        root.ToString(), Get<uint32_t>(p, heap_page::kTupleBytesOffset),
+        schema.tuple_bytes()));
+  }
+  const uint32_t table_id = Get<uint32_t>(p, heap_page::kTableIdOffset);
+  return std::unique_ptr<HeapTable>(
+      new HeapTable(manager, root, table_id, std::move(schema)));
+}
+
+HeapTable::HeapTable(cc::GclManager& manager, GlobalAddress root,
+                     uint32_t table_id, Schema schema)
+    : manager_(manager),
+      root_(root),
+      table_id_(table_id),
+      schema_(std::move(schema)),
+      tuple_bytes_(schema_.tuple_bytes()),
+      slots_per_page_(heap_page::SlotsPerPage(
+          manager.payload_bytes(), tuple_bytes_, TupleAddress::kMaxSlots)) {}
+
+uint32_t HeapTable::SlotOffset(uint32_t slot) const {
+  return heap_page::SlotOffset(slot, tuple_bytes_);
+}
+
+absl::StatusOr<GlobalAddress> HeapTable::AddPage(cc::ThreadContext& ctx) {
+  auto page = manager_.Allocate(ctx);
+  if (!page.ok()) return page.status();
+  // Root first, then the page: the only place two of a table's latches are
+  // held at once, always in this order.
+  auto root = manager_.XLock(ctx, root_);
+  if (!root.ok()) return root.status();
+  const uint64_t head =
+      Get<uint64_t>(root->data(), heap_page::kFirstPageOffset);
+  const uint64_t count =
+      Get<uint64_t>(root->data(), heap_page::kPageCountOffset);
+  {
+    auto guard = manager_.XLock(ctx, *page);
+    if (!guard.ok()) return guard.status();
+    uint8_t* p = guard->MutableRange(0, heap_page::kPageHeaderBytes);
+    Put<uint32_t>(p + heap_page::kMagicOffset, heap_page::kPageMagic);
+    Put<uint32_t>(p + heap_page::kTableIdOffset, table_id_);
+    Put<uint32_t>(p + heap_page::kTupleBytesOffset, tuple_bytes_);
+    Put<uint32_t>(p + heap_page::kSlotsOffset, slots_per_page_);
+    Put<uint64_t>(p + heap_page::kNextPageOffset, head);
+    // The page is complete in memory before the root points to it.
+    if (absl::Status s = guard->Unlock(); !s.ok()) return s;
+  }
+  uint8_t* r = root->MutableRange(heap_page::kFirstPageOffset, 16);
+  Put<uint64_t>(r, page->raw());
+  Put<uint64_t>(r + 8, count + 1);
+  if (absl::Status s = root->Unlock(); !s.ok()) return s;
+  return *page;
+}
+
+absl::StatusOr<TupleAddress> HeapTable::Insert(
+    cc::ThreadContext& ctx, absl::Span<const uint8_t> tuple) {
+  if (tuple.size() != tuple_bytes_) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("insert of %d bytes into a table of %d-byte tuples",
+                        tuple.size(), tuple_bytes_));
+  }
+  GlobalAddress page;
+  uint32_t slot = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (current_page_.is_null() || next_slot_ == slots_per_page_) {
+      auto added = AddPage(ctx);
+      if (!added.ok()) return added.status();
+      current_page_ = *added;
+      next_slot_ = 0;
+    }
+    page = current_page_;
+    slot = next_slot_++;
+  }
+  auto address = TupleAddress::Encode(page, slot);
+  if (!address.ok()) return address.status();
+  auto guard = manager_.XLock(ctx, page);
+  if (!guard.ok()) return guard.status();
+  uint8_t* dst = guard->MutableRange(SlotOffset(slot), tuple_bytes_);
+  TupleHeader header;
+  header.flags = TupleHeader::kLive;
+  std::memcpy(dst, &header, kTupleHeaderBytes);
+  std::memcpy(dst + kTupleHeaderBytes, tuple.data() + kTupleHeaderBytes,
+              tuple_bytes_ - kTupleHeaderBytes);
+  if (absl::Status s = guard->Unlock(); !s.ok()) return s;
+  return *address;
+}
+
+absl::Status HeapTable::CheckAddress(TupleAddress address) const {
+  if (address.is_null() || address.slot() >= slots_per_page_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is not a tuple address of this table", address.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HeapTable::CheckLive(const uint8_t* payload,
+                                  TupleAddress address) const {
+  if (Get<uint32_t>(payload, heap_page::kMagicOffset) !=
+          heap_page::kPageMagic ||
+      Get<uint32_t>(payload, heap_page::kTableIdOffset) != table_id_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is not in a page of table %d", address.ToString(), table_id_));
+  }
+  TupleHeader header;
+  std::memcpy(&header, payload + SlotOffset(address.slot()), kTupleHeaderBytes);
+  if (!header.live()) {
+    return absl::NotFoundError(
+        absl::StrFormat("no live tuple at %s", address.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HeapTable::Read(cc::ThreadContext& ctx, TupleAddress address,
+                             absl::Span<uint8_t> out) {
+  if (absl::Status s = CheckAddress(address); !s.ok()) return s;
+  if (out.size() < tuple_bytes_) {
+    return absl::InvalidArgumentError("read buffer smaller than a tuple");
+  }
+  auto guard = manager_.SLock(ctx, address.gcl());
+  if (!guard.ok()) return guard.status();
+  if (absl::Status s = CheckLive(guard->data(), address); !s.ok()) return s;
+  std::memcpy(out.data(), guard->data() + SlotOffset(address.slot()),
+              tuple_bytes_);
+  return guard->Unlock();
+}
+
+absl::Status HeapTable::Update(cc::ThreadContext& ctx, TupleAddress address,
+                               absl::Span<const uint8_t> tuple) {
+  if (absl::Status s = CheckAddress(address); !s.ok()) return s;
+  if (tuple.size() != tuple_bytes_) {
+    return absl::InvalidArgumentError("update with a tuple of the wrong size");
+  }
+  auto guard = manager_.XLock(ctx, address.gcl());
+  if (!guard.ok()) return guard.status();
+  if (absl::Status s = CheckLive(guard->data(), address); !s.ok()) return s;
+  // Dirty bounds are one range per latch: the span of the changed bytes.
+  const uint32_t base = SlotOffset(address.slot());
+  const uint8_t* old = guard->data() + base;
+  uint32_t first = tuple_bytes_, last = 0;
+  for (uint32_t i = kTupleHeaderBytes; i < tuple_bytes_; ++i) {
+    if (old[i] != tuple[i]) {
+      if (first == tuple_bytes_) first = i;
+      last = i;
+    }
+  }
+  if (first < tuple_bytes_) {
+    std::memcpy(guard->MutableRange(base + first, last - first + 1),
+                tuple.data() + first, last - first + 1);
+  }
+  return guard->Unlock();
+}
+
+absl::Status HeapTable::UpdateColumn(cc::ThreadContext& ctx,
+                                     TupleAddress address, size_t column,
+                                     absl::Span<const uint8_t> value) {
+  if (absl::Status s = CheckAddress(address); !s.ok()) return s;
+  if (column >= schema_.column_count() ||
+      value.size() != schema_.column(column).length) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "column %d: bad index or value size %d", column, value.size()));
+  }
+  auto guard = manager_.XLock(ctx, address.gcl());
+  if (!guard.ok()) return guard.status();
+  if (absl::Status s = CheckLive(guard->data(), address); !s.ok()) return s;
+  const Column& c = schema_.column(column);
+  std::memcpy(
+      guard->MutableRange(SlotOffset(address.slot()) + c.offset, c.length),
+      value.data(), c.length);
+  return guard->Unlock();
+}
+
+absl::Status HeapTable::Delete(cc::ThreadContext& ctx, TupleAddress address) {
+  if (absl::Status s = CheckAddress(address); !s.ok()) return s;
+  auto guard = manager_.XLock(ctx, address.gcl());
+  if (!guard.ok()) return guard.status();
+  if (absl::Status s = CheckLive(guard->data(), address); !s.ok()) return s;
+  const uint32_t at = SlotOffset(address.slot()) + kTupleFlagsOffset;
+  const uint32_t flags = Get<uint32_t>(guard->data(), at);
+  Put<uint32_t>(guard->MutableRange(at, 4), flags | TupleHeader::kDeleted);
+  return guard->Unlock();
+}
+
+absl::StatusOr<uint64_t> HeapTable::PageCount(cc::ThreadContext& ctx) {
+  auto guard = manager_.SLock(ctx, root_);
+  if (!guard.ok()) return guard.status();
+  return Get<uint64_t>(guard->data(), heap_page::kPageCountOffset);
+}
+
+absl::Status HeapTable::Scan(cc::ThreadContext& ctx, const Visitor& visit) {
+  uint64_t next = 0;
+  {
+    auto root = manager_.SLock(ctx, root_);
+    if (!root.ok()) return root.status();
+    next = Get<uint64_t>(root->data(), heap_page::kFirstPageOffset);
+  }
+  std::vector<uint8_t> copy(manager_.payload_bytes());
+  while (next != 0) {
+    const GlobalAddress page = GlobalAddress::FromRaw(next);
+    {
+      auto guard = manager_.SLock(ctx, page);
+      if (!guard.ok()) return guard.status();
+      std::memcpy(copy.data(), guard->data(), copy.size());
+    }
+    next = Get<uint64_t>(copy.data(), heap_page::kNextPageOffset);
+    const uint32_t slots = Get<uint32_t>(copy.data(), heap_page::kSlotsOffset);
+    for (uint32_t slot = 0; slot < slots; ++slot) {
+      const uint8_t* tuple = copy.data() + SlotOffset(slot);
+      TupleHeader header;
+      std::memcpy(&header, tuple, kTupleHeaderBytes);
+      if (!header.live()) continue;
+      auto address = TupleAddress::Encode(page, slot);
+      if (!address.ok()) return address.status();
+      if (!visit(*address, tuple)) return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace strand::storage

@@ -1,0 +1,128 @@
+#ifndef STRAND_STORAGE_HEAP_TABLE_H_
+#define STRAND_STORAGE_HEAP_TABLE_H_
+
+// A heap table: fixed-size tuples (schema.h) appended in insertion order into
+// GCLs ("pages", layout in heap_page.h). Every access goes through cc/
+// latches, so the table is safe across threads and compute nodes.
+//
+// Inserts: each compute node fills its own current page, so inserts from
+// several nodes never fight over one GCL. Threads of one node share that
+// page: a local mutex hands out slots, the GCL latch orders the writes.
+// When the page is full the node allocates a new one and links it at the
+// head of the table's page list (under the table root GCL's latch).
+//
+// Deletes set the tuple's kDeleted flag and leave the bytes in place: the
+// slot is NOT reused (a documented leak). Reuse needs to know that no
+// transaction can still read the old version through an index or a
+// timestamp check, which is txn/'s business (garbage collection, not built).
+//
+// Scans walk the page list from the root, newest page first, and within a
+// page in slot (insertion) order. A scan sees every tuple inserted before
+// it started and not deleted; tuples inserted during it may or may not
+// appear. Each page is read under one shared latch, so a tuple is never
+// seen half-written.
+//
+// Cost in round trips (SEL: one per latch acquisition and one per release;
+// SELCC: 0 on a cache hit, unlocks are free):
+//   Insert  2 (X latch + write-back of the slot's bytes); a new page adds
+//           Allocate + 4 (page and root latches).
+//   Read    2 (S latch + release).
+//   Update, Delete  2; the write-back carries only the bytes that changed.
+//   Scan    2 for the root + 2 per page.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "cc/gcl_manager.h"
+#include "storage/schema.h"
+#include "storage/tuple_address.h"
+
+namespace strand::storage {
+
+class HeapTable {
+ public:
+  // Allocates and initializes the root GCL of a new, empty table; returns
+  // its address. InvalidArgument if a tuple does not fit one GCL.
+  static absl::StatusOr<rdma::GlobalAddress> Create(cc::GclManager& manager,
+                                                    cc::ThreadContext& ctx,
+                                                    uint32_t table_id,
+                                                    const Schema& schema);
+
+  // The table whose root GCL is `root`, for this compute node. Checks that
+  // the root is a heap table root of this schema's tuple size.
+  static absl::StatusOr<std::unique_ptr<HeapTable>> Open(
+      cc::GclManager& manager, cc::ThreadContext& ctx, rdma::GlobalAddress root,
+      Schema schema);
+
+  const Schema& schema() const { return schema_; }
+  rdma::GlobalAddress root() const { return root_; }
+  uint32_t table_id() const { return table_id_; }
+  uint32_t slots_per_page() const { return slots_per_page_; }
+  // Where slot `slot` starts in its page's payload: for txn/, which latches
+  // the page itself and edits the tuple header in place.
+  uint32_t SlotOffset(uint32_t slot) const;
+
+  // Appends `tuple` (schema().tuple_bytes() bytes; its TupleHeader part is
+  // ignored and written as a fresh live header). Returns its address.
+  absl::StatusOr<TupleAddress> Insert(cc::ThreadContext& ctx,
+                                      absl::Span<const uint8_t> tuple);
+
+  // Copies the whole tuple (header included) into `out`, which must hold
+  // tuple_bytes(). NotFound if the slot is empty or deleted.
+  absl::Status Read(cc::ThreadContext& ctx, TupleAddress address,
+                    absl::Span<uint8_t> out);
+
+  // Replaces the columns (not the header) with those of `tuple`. Only the
+  // span from the first to the last changed byte is marked dirty, so the
+  // write-back carries exactly that. NotFound if empty or deleted.
+  absl::Status Update(cc::ThreadContext& ctx, TupleAddress address,
+                      absl::Span<const uint8_t> tuple);
+  // Overwrites one column; marks dirty only that column's bytes.
+  absl::Status UpdateColumn(cc::ThreadContext& ctx, TupleAddress address,
+                            size_t column, absl::Span<const uint8_t> value);
+
+  // Marks the tuple deleted (only its flags word is written back). NotFound
+  // if it already is, or the slot is empty.
+  absl::Status Delete(cc::ThreadContext& ctx, TupleAddress address);
+
+  // Calls `visit` for every live tuple (header included) until it returns
+  // false. `visit` runs with no latch held, so it may use the table.
+  using Visitor =
+      std::function<bool(TupleAddress address, const uint8_t* tuple)>;
+  absl::Status Scan(cc::ThreadContext& ctx, const Visitor& visit);
+
+  // Pages this table holds (one S latch on the root).
+  absl::StatusOr<uint64_t> PageCount(cc::ThreadContext& ctx);
+
+ private:
+  HeapTable(cc::GclManager& manager, rdma::GlobalAddress root,
+            uint32_t table_id, Schema schema);
+
+  // Address validity and the bytes of its slot in a latched payload.
+  absl::Status CheckAddress(TupleAddress address) const;
+  absl::Status CheckLive(const uint8_t* payload, TupleAddress address) const;
+  // Allocates a page, links it at the head of the list.
+  absl::StatusOr<rdma::GlobalAddress> AddPage(cc::ThreadContext& ctx);
+
+  cc::GclManager& manager_;
+  const rdma::GlobalAddress root_;
+  const uint32_t table_id_;
+  const Schema schema_;
+  const uint32_t tuple_bytes_;
+  const uint32_t slots_per_page_;
+
+  // This node's current page and the next slot to hand out in it.
+  absl::Mutex mu_;
+  rdma::GlobalAddress current_page_ ABSL_GUARDED_BY(mu_);
+  uint32_t next_slot_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace strand::storage
+
+#endif  // STRAND_STORAGE_HEAP_TABLE_H_

@@ -1,0 +1,226 @@
+// HeapTable: insert, read, update in place, delete and scan under cc/
+// latches, from several compute nodes and threads.
+
+#include "storage/heap_table.h"
+
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "gtest/gtest.h"
+#include "storage/tuple_header.h"
+#include "tests/testing/cc_cluster.h"
+#include "tests/testing/protocols.h"
+
+namespace strand::storage {
+namespace {
+
+class HeapTableTest : public ::testing::TestWithParam<cc::Protocol> {
+ protected:
+  void Start(int nodes, uint32_t gcl_size) {
+    cc::CcOptions o;
+    o.protocol = GetParam();
+    o.gcl_size = gcl_size;
+    auto cluster = testing::CcCluster::Create(nodes, o);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+    schema_ = *Schema::Create({{"id", ColumnType::kInt64},
+                               {"node", ColumnType::kInt32},
+                               {"name", ColumnType::kChar, 12},
+                               {"amount", ColumnType::kDecimal, 0, 2}});
+    ctx_ = *m(0).NewThreadContext();
+    auto root = HeapTable::Create(m(0), *ctx_, /*table_id=*/7, schema_);
+    ASSERT_TRUE(root.ok()) << root.status();
+    root_ = *root;
+  }
+  cc::GclManager& m(int i) { return cluster_->manager(i); }
+  std::unique_ptr<HeapTable> OpenOn(int node, cc::ThreadContext& ctx) {
+    auto t = HeapTable::Open(m(node), ctx, root_, schema_);
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? *std::move(t) : nullptr;
+  }
+  TupleBuffer Row(int64_t id, int node) {
+    TupleBuffer t(schema_);
+    t.SetInt(0, id);
+    t.SetInt(1, node);
+    t.SetChars(2, "row" + std::to_string(id));
+    t.SetDecimal(3, id * 100);
+    return t;
+  }
+
+  std::unique_ptr<testing::CcCluster> cluster_;
+  Schema schema_;
+  std::unique_ptr<cc::ThreadContext> ctx_;
+  rdma::GlobalAddress root_;
+};
+
+TEST_P(HeapTableTest, InsertReadUpdateDeleteScan) {
+  Start(1, 256);
+  auto table = OpenOn(0, *ctx_);
+  ASSERT_NE(table, nullptr);
+  ASSERT_GE(table->slots_per_page(), 2u);
+  std::vector<TupleAddress> addresses;
+  for (int i = 0; i < 50; ++i) {
+    TupleBuffer row = Row(i, 0);
+    auto a = table->Insert(*ctx_, absl::MakeConstSpan(row.data(), row.size()));
+    ASSERT_TRUE(a.ok()) << a.status();
+    addresses.push_back(*a);
+  }
+  EXPECT_GE(*table->PageCount(*ctx_),
+            50 / table->slots_per_page());  // several pages
+  TupleBuffer out(schema_);
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(
+        table->Read(*ctx_, addresses[i], absl::MakeSpan(out.data(), out.size()))
+            .ok());
+    EXPECT_EQ(out.view().GetInt(0), i);
+    EXPECT_EQ(out.view().GetChars(2), "row" + std::to_string(i));
+  }
+
+  TupleBuffer changed = Row(3, 0);
+  changed.SetDecimal(3, 999);
+  ASSERT_TRUE(table
+                  ->Update(*ctx_, addresses[3],
+                           absl::MakeConstSpan(changed.data(), changed.size()))
+                  .ok());
+  const int64_t name_col = 2;
+  const char new_name[12] = "renamed";
+  ASSERT_TRUE(
+      table
+          ->UpdateColumn(*ctx_, addresses[4], name_col,
+                         absl::MakeConstSpan(
+                             reinterpret_cast<const uint8_t*>(new_name), 12))
+          .ok());
+  ASSERT_TRUE(table->Delete(*ctx_, addresses[5]).ok());
+  EXPECT_EQ(table->Delete(*ctx_, addresses[5]).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      table->Read(*ctx_, addresses[5], absl::MakeSpan(out.data(), out.size()))
+          .code(),
+      absl::StatusCode::kNotFound);
+  EXPECT_EQ(table
+                ->Update(*ctx_, addresses[5],
+                         absl::MakeConstSpan(changed.data(), changed.size()))
+                .code(),
+            absl::StatusCode::kNotFound);
+
+  absl::flat_hash_map<int64_t, int64_t> seen;  // id -> amount
+  ASSERT_TRUE(
+      table
+          ->Scan(*ctx_,
+                 [&](TupleAddress, const uint8_t* t) {
+                   TupleView v(schema_, t);
+                   EXPECT_TRUE(
+                       seen.emplace(v.GetInt(0), v.GetDecimal(3)).second);
+                   if (v.GetInt(0) == 4) {
+                     EXPECT_EQ(v.GetChars(2), "renamed");
+                   }
+                   return true;
+                 })
+          .ok());
+  EXPECT_EQ(seen.size(), 49u);
+  EXPECT_FALSE(seen.contains(5));
+  EXPECT_EQ(seen[3], 999);
+  EXPECT_EQ(seen[7], 700);
+
+  int visited = 0;
+  ASSERT_TRUE(table
+                  ->Scan(*ctx_, [&](TupleAddress,
+                                    const uint8_t*) { return ++visited < 10; })
+                  .ok());
+  EXPECT_EQ(visited, 10);  // the visitor stopped the scan
+}
+
+TEST_P(HeapTableTest, UpdateWritesBackOnlyTheChangedBytes) {
+  Start(1, 512);
+  auto table = OpenOn(0, *ctx_);
+  TupleBuffer row = Row(1, 0);
+  auto a = *table->Insert(*ctx_, absl::MakeConstSpan(row.data(), row.size()));
+  row.SetDecimal(3, 4242);  // one 8-byte column
+  const uint64_t before = m(0).Stats().flushed_bytes;
+  ASSERT_TRUE(
+      table->Update(*ctx_, a, absl::MakeConstSpan(row.data(), row.size()))
+          .ok());
+  if (GetParam() == cc::Protocol::kSel) {  // SEL writes back at unlock
+    // 4242 and 100 differ in their two low bytes only.
+    EXPECT_LE(m(0).Stats().flushed_bytes - before, 8u);
+    EXPECT_GE(m(0).Stats().flushed_bytes - before, 1u);
+  }
+  const uint64_t before_delete = m(0).Stats().flushed_bytes;
+  ASSERT_TRUE(table->Delete(*ctx_, a).ok());
+  if (GetParam() == cc::Protocol::kSel) {
+    EXPECT_EQ(m(0).Stats().flushed_bytes - before_delete, 4u);  // flags word
+  }
+}
+
+TEST_P(HeapTableTest, TupleLargerThanAGclIsRejected) {
+  Start(1, 128);
+  auto wide = *Schema::Create({{"blob", ColumnType::kChar, 200}});
+  auto root = HeapTable::Create(m(0), *ctx_, 1, wide);
+  EXPECT_EQ(root.status().code(), absl::StatusCode::kInvalidArgument);
+  auto opened = HeapTable::Open(m(0), *ctx_, root_, wide);
+  EXPECT_EQ(opened.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_P(HeapTableTest, ConcurrentInsertsFromSeveralNodesAreAllReadable) {
+  constexpr int kNodes = 4, kThreads = 2, kRows = 150;
+  Start(kNodes, 256);
+  std::vector<std::unique_ptr<HeapTable>> tables(kNodes);
+  for (int n = 0; n < kNodes; ++n) tables[n] = OpenOn(n, *ctx_);
+  std::vector<std::vector<TupleAddress>> inserted(kNodes * kThreads);
+  std::vector<std::thread> threads;
+  for (int n = 0; n < kNodes; ++n) {
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, n, t] {
+        auto ctx = *m(n).NewThreadContext();
+        for (int i = 0; i < kRows; ++i) {
+          const int64_t id = (n * kThreads + t) * kRows + i;
+          TupleBuffer row = Row(id, n);
+          auto a = tables[n]->Insert(
+              *ctx, absl::MakeConstSpan(row.data(), row.size()));
+          ASSERT_TRUE(a.ok()) << a.status();
+          inserted[n * kThreads + t].push_back(*a);
+        }
+      });
+    }
+  }
+  for (auto& t : threads) t.join();
+
+  // Every tuple is readable at its address from any node; addresses are
+  // distinct; pages are never shared between nodes.
+  absl::flat_hash_set<TupleAddress> all;
+  absl::flat_hash_map<rdma::GlobalAddress, int> page_owner;
+  auto reader = *m(1).NewThreadContext();
+  TupleBuffer out(schema_);
+  for (int w = 0; w < kNodes * kThreads; ++w) {
+    for (int i = 0; i < kRows; ++i) {
+      const TupleAddress a = inserted[w][i];
+      EXPECT_TRUE(all.insert(a).second) << a.ToString();
+      const int node = w / kThreads;
+      auto [it, fresh] = page_owner.emplace(a.gcl(), node);
+      EXPECT_EQ(it->second, node) << "page shared by two nodes";
+      ASSERT_TRUE(tables[1]
+                      ->Read(*reader, a, absl::MakeSpan(out.data(), out.size()))
+                      .ok());
+      EXPECT_EQ(out.view().GetInt(0), w * kRows + i);
+    }
+  }
+  uint64_t scanned = 0;
+  ASSERT_TRUE(tables[2]
+                  ->Scan(*reader,
+                         [&](TupleAddress a, const uint8_t*) {
+                           EXPECT_TRUE(all.contains(a));
+                           ++scanned;
+                           return true;
+                         })
+                  .ok());
+  EXPECT_EQ(scanned, all.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Protocols, HeapTableTest,
+                         ::testing::ValuesIn(testing::TestProtocols()),
+                         testing::ProtocolTestName);
+
+}  // namespace
+}  // namespace strand::storage
