@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Everything that runs on the verbs backend, for a machine with an RDMA
+# device (CI runs it in shared/rdma-vm's Soft-RoCE VM, see .ci/run):
+#  1. the fabric suites of tests/rdma on an in-process verbs deployment
+#     (STRAND_TEST_FABRIC=verbs), unchanged;
+#  2. the multi-process run (verbs_multiprocess.sh);
+#  3. fabric_bench --fabric=verbs against a strand_memnode process.
+# Usage: tests/rdma/verbs_in_vm.sh BUILD_DIR [ADDRESS]
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+build="$(cd "${1:?usage: verbs_in_vm.sh BUILD_DIR [ADDRESS]}" && pwd)"
+addr="${2:-${RDMA_VM_IP:-}}"
+[ -n "$addr" ] || { echo "verbs_in_vm.sh: no RDMA address" >&2; exit 2; }
+failed=0
+
+echo "=== [verbs] fabric suites on an in-process verbs deployment ($addr)"
+export STRAND_TEST_FABRIC=verbs STRAND_TEST_RDMA_ADDRESS="$addr"
+for suite in fabric_ops_test messages_test block_allocator_test \
+             fabric_options_test cluster_config_test; do
+  start=$(date +%s.%N)
+  if out="$(timeout 300 "$build/tests/rdma/$suite" 2>&1)"; then
+    printf '%-22s %s (%.1f s)\n' "$suite" \
+      "$(grep -E '^\[  PASSED  \]' <<<"$out")" \
+      "$(echo "$(date +%s.%N) - $start" | bc)"
+  else
+    echo "$out" | tail -40
+    echo "$suite FAILED"
+    failed=1
+  fi
+done
+unset STRAND_TEST_FABRIC STRAND_TEST_RDMA_ADDRESS
+
+echo "=== [verbs] multi-process: strand_memnode + 2 compute processes"
+"$here/verbs_multiprocess.sh" "$build" "$addr" || failed=1
+
+echo "=== [verbs] fabric_bench --fabric=verbs (1 thread, round-trip cost)"
+work="$(mktemp -d)"
+printf 'memory 0 %s 7200\ncompute 0 %s 7300\n' "$addr" "$addr" \
+  >"$work/cluster.txt"
+"$build/rdma/strand_memnode" --cluster="$work/cluster.txt" --node_id=0 \
+  --pool_mb=64 >"$work/memnode.log" 2>&1 &
+memnode=$!
+timeout 120 "$build/bench/fabric_bench" --fabric=verbs \
+  --cluster="$work/cluster.txt" --node_id=0 --threads=1 --duration_s=0.5 ||
+  failed=1
+kill -TERM "$memnode"
+wait "$memnode" || { cat "$work/memnode.log"; failed=1; }
+rm -rf "$work"
+
+if [ $failed -eq 0 ]; then echo "=== [verbs] all passed"; else echo "=== [verbs] FAILED"; fi
+exit $failed
