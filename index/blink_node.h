@@ -1,0 +1,182 @@
+#ifndef STRAND_INDEX_BLINK_NODE_H_
+#define STRAND_INDEX_BLINK_NODE_H_
+
+// The layout of one B-link tree node in a GCL payload, and the edits a tree
+// makes to it. W is the tree's internal key width.
+//
+//   0  u32 magic 'BLNK'     4 u16 level (0 = leaf)     6 u16 entry count
+//   8  u16 key width W     10 u16 flags (kLowIsMin, kHighIsMax)
+//   12 u32 0               16 u64 right link (raw GlobalAddress, 0 = none)
+//   24 low fence key [W]   24+W high fence key [W]
+//   24+2W entries: key [W] then u64 value, sorted by key (memcmp)
+//
+// A node holds the keys in [low, high) (low = -inf and high = +inf when the
+// flags say so; the fence bytes are then meaningless). Leaf values are the
+// caller's 8-byte values; inner values are child GCL addresses and entry
+// i's key is child i's low fence (entry 0's key is the node's own low).
+// The right link points to the node holding [high, ...) at the same level.
+//
+// Invariants: a node's low fence never changes (no merges); its high fence
+// only shrinks, by a split, at the same time as its right link changes.
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "cc/gcl_manager.h"
+
+namespace strand::index {
+
+class BLinkNode {
+ public:
+  static constexpr uint32_t kMagic = 0x4b4e4c42;  // "BLNK"
+  static constexpr uint16_t kLowIsMin = 1;
+  static constexpr uint16_t kHighIsMax = 2;
+  static constexpr uint32_t kHeaderBytes = 24;
+  static constexpr uint32_t kCountOffset = 6;
+
+  // Entries a node of `payload_bytes` holds for keys of `width`.
+  static uint32_t Capacity(uint32_t payload_bytes, uint32_t width) {
+    const uint32_t fixed = kHeaderBytes + 2 * width;
+    return payload_bytes <= fixed ? 0 : (payload_bytes - fixed) / (width + 8);
+  }
+
+  BLinkNode(const uint8_t* payload, uint32_t width)
+      : p_(payload), width_(width) {}
+
+  bool valid() const { return Get<uint32_t>(0) == kMagic; }
+  uint16_t level() const { return Get<uint16_t>(4); }
+  bool is_leaf() const { return level() == 0; }
+  uint32_t count() const { return Get<uint16_t>(kCountOffset); }
+  uint16_t flags() const { return Get<uint16_t>(10); }
+  bool low_is_min() const { return (flags() & kLowIsMin) != 0; }
+  bool high_is_max() const { return (flags() & kHighIsMax) != 0; }
+  uint64_t right() const { return Get<uint64_t>(16); }
+  std::string_view low() const { return Bytes(kHeaderBytes); }
+  std::string_view high() const { return Bytes(kHeaderBytes + width_); }
+  std::string_view key(uint32_t i) const { return Bytes(EntryOffset(i)); }
+  uint64_t value(uint32_t i) const {
+    return Get<uint64_t>(EntryOffset(i) + width_);
+  }
+
+  uint32_t EntryOffset(uint32_t i) const {
+    return kHeaderBytes + 2 * width_ + i * (width_ + 8);
+  }
+  uint32_t entry_bytes() const { return width_ + 8; }
+  // Bytes in use: header, fences and entries.
+  uint32_t used_bytes() const { return EntryOffset(count()); }
+
+  // key < high (the key belongs here or to the left).
+  bool BelowHigh(std::string_view key) const {
+    return high_is_max() || key < high();
+  }
+  // First entry whose key is >= `key` (count() if none).
+  uint32_t LowerBound(std::string_view key) const {
+    uint32_t lo = 0, hi = count();
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi) / 2;
+      if (this->key(mid) < key) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+  // Inner nodes: the child whose range holds `key` (last entry <= key;
+  // entry 0 stands for the low fence, which is <= key once moved right).
+  uint32_t ChildFor(std::string_view key) const {
+    uint32_t i = LowerBound(key);
+    if (i < count() && this->key(i) == key) return i;
+    return i == 0 ? 0 : i - 1;
+  }
+  // Inner nodes: the child whose range holds the keys just below `bound`
+  // (last entry < bound).
+  uint32_t ChildBefore(std::string_view bound) const {
+    const uint32_t i = LowerBound(bound);
+    return i == 0 ? 0 : i - 1;
+  }
+
+  // --- Edits through an exclusive guard; each marks only what it writes.
+  // Writes a whole empty node (header and fences) into `dst`.
+  static void Init(uint8_t* dst, uint32_t width, uint16_t level,
+                   std::string_view low, bool low_is_min, std::string_view high,
+                   bool high_is_max, uint64_t right);
+  // Opens a gap at `pos` and writes the entry (count() < capacity).
+  static void InsertAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
+                       std::string_view key, uint64_t value);
+  static void RemoveAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos);
+  static void SetValue(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
+                       uint64_t value);
+
+ private:
+  template <typename T>
+  T Get(uint32_t offset) const {
+    T v;
+    std::memcpy(&v, p_ + offset, sizeof(T));
+    return v;
+  }
+  std::string_view Bytes(uint32_t offset) const {
+    return std::string_view(reinterpret_cast<const char*>(p_ + offset), width_);
+  }
+
+  const uint8_t* p_;
+  uint32_t width_;
+};
+
+inline void BLinkNode::Init(uint8_t* dst, uint32_t width, uint16_t level,
+                            std::string_view low, bool low_is_min,
+                            std::string_view high, bool high_is_max,
+                            uint64_t right) {
+  std::memset(dst, 0, kHeaderBytes + 2 * width);
+  const uint32_t magic = kMagic;
+  const uint16_t w = width;
+  const uint16_t flags =
+      (low_is_min ? kLowIsMin : 0) | (high_is_max ? kHighIsMax : 0);
+  std::memcpy(dst, &magic, 4);
+  std::memcpy(dst + 4, &level, 2);
+  std::memcpy(dst + 8, &w, 2);
+  std::memcpy(dst + 10, &flags, 2);
+  std::memcpy(dst + 16, &right, 8);
+  if (!low_is_min) std::memcpy(dst + kHeaderBytes, low.data(), width);
+  if (!high_is_max) std::memcpy(dst + kHeaderBytes + width, high.data(), width);
+}
+
+inline void BLinkNode::InsertAt(cc::ExclusiveGuard& guard, uint32_t width,
+                                uint32_t pos, std::string_view key,
+                                uint64_t value) {
+  const BLinkNode node(guard.data(), width);
+  const uint16_t count = node.count();
+  const uint32_t at = node.EntryOffset(pos);
+  const uint32_t tail = node.EntryOffset(count) - at;
+  uint8_t* p = guard.MutableRange(at, tail + node.entry_bytes());
+  std::memmove(p + node.entry_bytes(), p, tail);
+  std::memcpy(p, key.data(), width);
+  std::memcpy(p + width, &value, 8);
+  const uint16_t grown = count + 1;
+  std::memcpy(guard.MutableRange(kCountOffset, 2), &grown, 2);
+}
+
+inline void BLinkNode::RemoveAt(cc::ExclusiveGuard& guard, uint32_t width,
+                                uint32_t pos) {
+  const BLinkNode node(guard.data(), width);
+  const uint16_t count = node.count();
+  const uint32_t at = node.EntryOffset(pos);
+  const uint32_t tail = node.EntryOffset(count) - at - node.entry_bytes();
+  if (tail > 0) {
+    uint8_t* p = guard.MutableRange(at, tail);
+    std::memmove(p, p + node.entry_bytes(), tail);
+  }
+  const uint16_t shrunk = count - 1;
+  std::memcpy(guard.MutableRange(kCountOffset, 2), &shrunk, 2);
+}
+
+inline void BLinkNode::SetValue(cc::ExclusiveGuard& guard, uint32_t width,
+                                uint32_t pos, uint64_t value) {
+  const BLinkNode node(guard.data(), width);
+  std::memcpy(guard.MutableRange(node.EntryOffset(pos) + width, 8), &value, 8);
+}
+
+}  // namespace strand::index
+
+#endif  // STRAND_INDEX_BLINK_NODE_H_

@@ -1,0 +1,667 @@
+#include "index/blink_tree.h"
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "index/blink_node.h"
+
+namespace strand::index {
+namespace {
+
+using rdma::GlobalAddress;
+
+constexpr uint32_t kAnchorMagic = 0x41544c42;  // "BLTA"
+constexpr uint16_t kAnchorUnique = 1;
+constexpr uint32_t kAnchorRootOffset = 8;
+constexpr uint32_t kAnchorLevelOffset = 16;
+constexpr uint32_t kAnchorBytes = 20;
+
+template <typename T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+absl::Status Corrupt(GlobalAddress gcl, const char* what) {
+  return absl::DataLossError(
+      absl::StrFormat("B-link node %s: %s", gcl.ToString(), what));
+}
+
+}  // namespace
+
+// The inner node seen at each level on the way down: where a split posts
+// its separator (a hint; the insert moves right from it).
+struct BLinkTree::Path {
+  std::vector<GlobalAddress> at_level;
+  void Record(int level, GlobalAddress gcl) {
+    if (at_level.size() <= static_cast<size_t>(level)) {
+      at_level.resize(level + 1);
+    }
+    at_level[level] = gcl;
+  }
+  GlobalAddress Get(int level) const {
+    return static_cast<size_t>(level) < at_level.size() ? at_level[level]
+                                                        : GlobalAddress();
+  }
+};
+
+absl::StatusOr<GlobalAddress> BLinkTree::Create(
+    cc::GclManager& manager, cc::ThreadContext& ctx,
+    const BLinkTreeOptions& options) {
+  const uint32_t width = options.key_width + (options.unique ? 0 : 8);
+  if (options.key_width == 0 || options.key_width > kMaxKeyWidth) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "key width %d: use 1 to %d bytes", options.key_width, kMaxKeyWidth));
+  }
+  if (BLinkNode::Capacity(manager.payload_bytes(), width) <
+      kMinEntriesPerNode) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a B-link node of --gcl_size=%d holds fewer than %d keys of %d bytes "
+        "(with fences); use a larger --gcl_size or a narrower key",
+        manager.options().gcl_size, kMinEntriesPerNode, width));
+  }
+  auto root = manager.Allocate(ctx);
+  if (!root.ok()) return root.status();
+  {
+    auto g = manager.XLock(ctx, *root);
+    if (!g.ok()) return g.status();
+    BLinkNode::Init(g->MutableRange(0, BLinkNode::kHeaderBytes + 2 * width),
+                    width, /*level=*/0, {}, true, {}, true, 0);
+    if (absl::Status s = g->Unlock(); !s.ok()) return s;
+  }
+  auto anchor = manager.Allocate(ctx);
+  if (!anchor.ok()) return anchor.status();
+  auto g = manager.XLock(ctx, *anchor);
+  if (!g.ok()) return g.status();
+  uint8_t* p = g->MutableRange(0, kAnchorBytes);
+  const uint16_t key_width = options.key_width;
+  const uint16_t flags = options.unique ? kAnchorUnique : 0;
+  const uint64_t root_raw = root->raw();
+  std::memcpy(p, &kAnchorMagic, 4);
+  std::memcpy(p + 4, &key_width, 2);
+  std::memcpy(p + 6, &flags, 2);
+  std::memcpy(p + kAnchorRootOffset, &root_raw, 8);
+  if (absl::Status s = g->Unlock(); !s.ok()) return s;
+  return *anchor;
+}
+
+absl::StatusOr<std::unique_ptr<BLinkTree>> BLinkTree::Open(
+    cc::GclManager& manager, cc::ThreadContext& ctx, GlobalAddress anchor) {
+  auto g = manager.SLock(ctx, anchor);
+  if (!g.ok()) return g.status();
+  const uint8_t* p = g->data();
+  if (Load<uint32_t>(p) != kAnchorMagic) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s is not the anchor of a B-link tree", anchor.ToString()));
+  }
+  return std::unique_ptr<BLinkTree>(new BLinkTree(
+      manager, anchor, Load<uint16_t>(p + 4),
+      (Load<uint16_t>(p + 6) & kAnchorUnique) != 0,
+      GlobalAddress::FromRaw(Load<uint64_t>(p + kAnchorRootOffset))));
+}
+
+BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
+                     uint16_t key_width, bool unique, GlobalAddress root)
+    : manager_(manager),
+      anchor_(anchor),
+      key_width_(key_width),
+      unique_(unique),
+      width_(key_width + (unique ? 0 : 8)),
+      capacity_(BLinkNode::Capacity(manager.payload_bytes(), width_)),
+      root_hint_(root.raw()) {}
+
+absl::Status BLinkTree::CheckKey(std::string_view key) const {
+  if (key.size() != key_width_) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("key of %d bytes for an index of %d-byte keys",
+                        key.size(), key_width_));
+  }
+  return absl::OkStatus();
+}
+
+std::string BLinkTree::InternalKey(std::string_view key, uint64_t value) const {
+  std::string k(key);
+  if (!unique_) {
+    for (int i = 7; i >= 0; --i)
+      k.push_back(static_cast<char>(value >> (8 * i)));
+  }
+  return k;
+}
+
+absl::StatusOr<GlobalAddress> BLinkTree::ReadAnchorRoot(cc::ThreadContext& ctx,
+                                                        int* level) {
+  auto g = manager_.SLock(ctx, anchor_);
+  if (!g.ok()) return g.status();
+  const GlobalAddress root =
+      GlobalAddress::FromRaw(Load<uint64_t>(g->data() + kAnchorRootOffset));
+  if (level != nullptr) {
+    *level = static_cast<int>(Load<uint32_t>(g->data() + kAnchorLevelOffset));
+  }
+  root_hint_.store(root.raw(), std::memory_order_relaxed);
+  return root;
+}
+
+absl::StatusOr<cc::SharedGuard> BLinkTree::DescendShared(cc::ThreadContext& ctx,
+                                                         std::string_view key,
+                                                         Descent rule,
+                                                         int stop_level,
+                                                         Path* path) {
+  GlobalAddress at = GlobalAddress::FromRaw(root_hint_.load());
+  auto g = manager_.SLock(ctx, at);
+  if (!g.ok()) return g.status();
+  bool top = true;
+  for (;;) {
+    const BLinkNode n(g->data(), width_);
+    if (!n.valid()) return Corrupt(at, "bad magic");
+    if (top && !n.high_is_max()) {
+      // The cached root has split, so the tree has grown (or is growing):
+      // take the anchor's root, which is at least as high.
+      top = false;
+      if (absl::Status s = g->Unlock(); !s.ok()) return s;
+      auto root = ReadAnchorRoot(ctx, nullptr);
+      if (!root.ok()) return root.status();
+      at = *root;
+      g = manager_.SLock(ctx, at);
+      if (!g.ok()) return g.status();
+      continue;
+    }
+    top = false;
+    const bool move_right =
+        !n.high_is_max() &&
+        (rule == Descent::kHolds ? key >= n.high() : n.high() < key);
+    if (move_right) {
+      at = GlobalAddress::FromRaw(n.right());
+      if (at.is_null()) return Corrupt(g->gcl(), "bounded node without right");
+    } else if (n.level() <= stop_level) {
+      return *std::move(g);
+    } else {
+      if (path != nullptr) path->Record(n.level(), at);
+      at = GlobalAddress::FromRaw(n.value(
+          rule == Descent::kHolds ? n.ChildFor(key) : n.ChildBefore(key)));
+    }
+    // Take the next latch before giving up this one (coupling).
+    auto next = manager_.SLock(ctx, at);
+    if (!next.ok()) return next.status();
+    *g = *std::move(next);
+  }
+}
+
+absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
+    cc::ThreadContext& ctx, std::string_view key, Path* path) {
+  auto s = DescendShared(ctx, key, Descent::kHolds, 1, path);
+  if (!s.ok()) return s.status();
+  GlobalAddress leaf;
+  absl::StatusOr<cc::ExclusiveGuard> x;
+  {
+    const BLinkNode n(s->data(), width_);
+    if (n.is_leaf()) {  // the whole tree is one leaf: relatch it
+      leaf = s->gcl();
+      if (absl::Status st = s->Unlock(); !st.ok()) return st;
+      x = manager_.XLock(ctx, leaf);
+    } else {
+      leaf = GlobalAddress::FromRaw(n.value(n.ChildFor(key)));
+      x = manager_.XLock(ctx, leaf);
+      if (absl::Status st = s->Unlock(); !st.ok()) return st;
+    }
+  }
+  if (!x.ok()) return x.status();
+  for (;;) {
+    const BLinkNode n(x->data(), width_);
+    if (!n.valid() || !n.is_leaf()) return Corrupt(x->gcl(), "not a leaf");
+    if (n.BelowHigh(key)) return *std::move(x);
+    auto next = manager_.XLock(ctx, GlobalAddress::FromRaw(n.right()));
+    if (!next.ok()) return next.status();
+    *x = *std::move(next);
+  }
+}
+
+absl::StatusOr<uint64_t> BLinkTree::Lookup(cc::ThreadContext& ctx,
+                                           std::string_view key) {
+  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  if (!unique_) {
+    return absl::FailedPreconditionError(
+        "Lookup on a non-unique index: use Scan over the key");
+  }
+  auto g = DescendShared(ctx, key, Descent::kHolds, 0, nullptr);
+  if (!g.ok()) return g.status();
+  const BLinkNode n(g->data(), width_);
+  const uint32_t pos = n.LowerBound(key);
+  if (pos == n.count() || n.key(pos) != key) {
+    return absl::NotFoundError("key not in the index");
+  }
+  const uint64_t value = n.value(pos);
+  if (absl::Status s = g->Unlock(); !s.ok()) return s;
+  return value;
+}
+
+absl::Status BLinkTree::Insert(cc::ThreadContext& ctx, std::string_view key,
+                               uint64_t value) {
+  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  return InsertInternal(ctx, InternalKey(key, value), value);
+}
+
+absl::Status BLinkTree::InsertInternal(cc::ThreadContext& ctx,
+                                       std::string_view key, uint64_t value) {
+  Path path;
+  auto leaf = LockLeafExclusive(ctx, key, &path);
+  if (!leaf.ok()) return leaf.status();
+  const BLinkNode n(leaf->data(), width_);
+  const uint32_t pos = n.LowerBound(key);
+  if (pos < n.count() && n.key(pos) == key) {
+    return absl::AlreadyExistsError(
+        unique_ ? "key already in the unique index"
+                : "(key, value) pair already in the index");
+  }
+  if (n.count() < capacity_) {
+    BLinkNode::InsertAt(*leaf, width_, pos, key, value);
+    return leaf->Unlock();
+  }
+  return SplitAndInsert(ctx, *std::move(leaf), pos, key, value, &path);
+}
+
+absl::Status BLinkTree::SplitAndInsert(cc::ThreadContext& ctx,
+                                       cc::ExclusiveGuard guard, uint32_t pos,
+                                       std::string_view key, uint64_t value,
+                                       Path* path) {
+  const BLinkNode n(guard.data(), width_);
+  const uint32_t eb = n.entry_bytes();
+  const uint32_t total = n.count() + 1;
+  // All entries with the new one in place, then halves.
+  std::vector<uint8_t> entries(size_t{total} * eb);
+  std::memcpy(entries.data(), guard.data() + n.EntryOffset(0), pos * eb);
+  std::memcpy(entries.data() + pos * eb, key.data(), width_);
+  std::memcpy(entries.data() + pos * eb + width_, &value, 8);
+  std::memcpy(entries.data() + (pos + 1) * eb,
+              guard.data() + n.EntryOffset(pos), (n.count() - pos) * eb);
+  const uint32_t mid = total / 2;
+  const std::string sep(reinterpret_cast<const char*>(&entries[mid * eb]),
+                        width_);
+  const int level = n.level();
+
+  auto right = manager_.Allocate(ctx);
+  if (!right.ok()) return right.status();
+  std::vector<uint8_t> image(manager_.payload_bytes());
+  auto build = [&](std::string_view low, bool low_min, std::string_view high,
+                   bool high_max, uint64_t link, uint32_t from, uint32_t to) {
+    BLinkNode::Init(image.data(), width_, level, low, low_min, high, high_max,
+                    link);
+    const uint16_t count = to - from;
+    std::memcpy(image.data() + BLinkNode::kCountOffset, &count, 2);
+    const BLinkNode view(image.data(), width_);
+    std::memcpy(image.data() + view.EntryOffset(0), &entries[from * eb],
+                size_t{count} * eb);
+    return view.used_bytes();
+  };
+  {
+    // The new right node is complete before anything points to it.
+    const uint32_t used =
+        build(sep, false, n.high(), n.high_is_max(), n.right(), mid, total);
+    auto r = manager_.XLock(ctx, *right);
+    if (!r.ok()) return r.status();
+    std::memcpy(r->MutableRange(0, used), image.data(), used);
+    if (absl::Status s = r->Unlock(); !s.ok()) return s;
+  }
+  const uint32_t used =
+      build(n.low(), n.low_is_min(), sep, false, right->raw(), 0, mid);
+  std::memcpy(guard.MutableRange(0, used), image.data(), used);
+  // Readers can now reach the right half through the right link; the
+  // separator in the parent is only a shortcut, posted after the release.
+  if (absl::Status s = guard.Unlock(); !s.ok()) return s;
+  return InsertSeparator(ctx, level + 1, sep, *right, path);
+}
+
+absl::Status BLinkTree::InsertSeparator(cc::ThreadContext& ctx, int level,
+                                        std::string_view key,
+                                        GlobalAddress child, Path* path) {
+  GlobalAddress at = path->Get(level);
+  if (at.is_null()) {
+    auto found = FindNodeAtLevel(ctx, level, key);
+    if (!found.ok()) return found.status();
+    at = *found;
+  }
+  auto g = manager_.XLock(ctx, at);
+  if (!g.ok()) return g.status();
+  for (;;) {
+    const BLinkNode n(g->data(), width_);
+    if (!n.valid() || n.level() != level) {
+      return Corrupt(g->gcl(), "wrong level on a separator insert");
+    }
+    if (n.BelowHigh(key)) break;
+    auto next = manager_.XLock(ctx, GlobalAddress::FromRaw(n.right()));
+    if (!next.ok()) return next.status();
+    *g = *std::move(next);
+  }
+  const BLinkNode n(g->data(), width_);
+  const uint32_t pos = n.LowerBound(key);
+  if (pos < n.count() && n.key(pos) == key) {
+    return g->Unlock();  // posted already (a racing root growth)
+  }
+  if (n.count() < capacity_) {
+    BLinkNode::InsertAt(*g, width_, pos, key, child.raw());
+    return g->Unlock();
+  }
+  return SplitAndInsert(ctx, *std::move(g), pos, key, child.raw(), path);
+}
+
+absl::StatusOr<GlobalAddress> BLinkTree::FindNodeAtLevel(cc::ThreadContext& ctx,
+                                                         int level,
+                                                         std::string_view key) {
+  for (;;) {
+    auto g = DescendShared(ctx, key, Descent::kHolds, level, nullptr);
+    if (!g.ok()) return g.status();
+    const int found_level = BLinkNode(g->data(), width_).level();
+    const GlobalAddress at = g->gcl();
+    if (absl::Status s = g->Unlock(); !s.ok()) return s;
+    if (found_level == level) return at;
+    // The level does not exist in the tree we see: the anchor may know a
+    // higher root, or the root itself split and the tree must grow.
+    int root_level = 0;
+    auto root = ReadAnchorRoot(ctx, &root_level);
+    if (!root.ok()) return root.status();
+    if (root_level < level) {
+      if (absl::Status s = GrowRoot(ctx, level - 1); !s.ok()) return s;
+    }
+  }
+}
+
+absl::Status BLinkTree::GrowRoot(cc::ThreadContext& ctx, int old_root_level) {
+  auto anchor = manager_.XLock(ctx, anchor_);
+  if (!anchor.ok()) return anchor.status();
+  const uint8_t* p = anchor->data();
+  const uint64_t old_root = Load<uint64_t>(p + kAnchorRootOffset);
+  const int root_level =
+      static_cast<int>(Load<uint32_t>(p + kAnchorLevelOffset));
+  if (root_level > old_root_level) {  // someone grew it first
+    root_hint_.store(old_root);
+    return anchor->Unlock();
+  }
+  // The new root starts with the old root as its only child; the splitters
+  // of the old root's level then post their separators into it as usual.
+  auto root = manager_.Allocate(ctx);
+  if (!root.ok()) return root.status();
+  {
+    auto g = manager_.XLock(ctx, *root);
+    if (!g.ok()) return g.status();
+    const BLinkNode view(g->data(), width_);
+    uint8_t* q = g->MutableRange(0, view.EntryOffset(1));
+    BLinkNode::Init(q, width_, static_cast<uint16_t>(old_root_level + 1), {},
+                    true, {}, true, 0);
+    const uint16_t one = 1;
+    std::memcpy(q + BLinkNode::kCountOffset, &one, 2);
+    std::memset(q + view.EntryOffset(0), 0, width_);
+    std::memcpy(q + view.EntryOffset(0) + width_, &old_root, 8);
+    if (absl::Status s = g->Unlock(); !s.ok()) return s;
+  }
+  const uint64_t raw = root->raw();
+  const uint32_t new_level = old_root_level + 1;
+  uint8_t* w = anchor->MutableRange(kAnchorRootOffset, 12);
+  std::memcpy(w, &raw, 8);
+  std::memcpy(w + 8, &new_level, 4);
+  if (absl::Status s = anchor->Unlock(); !s.ok()) return s;
+  root_hint_.store(raw);
+  return absl::OkStatus();
+}
+
+absl::Status BLinkTree::Update(cc::ThreadContext& ctx, std::string_view key,
+                               uint64_t value) {
+  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  if (!unique_) {
+    return absl::FailedPreconditionError(
+        "Update on a non-unique index: delete and insert the pair");
+  }
+  auto leaf = LockLeafExclusive(ctx, key, nullptr);
+  if (!leaf.ok()) return leaf.status();
+  const BLinkNode n(leaf->data(), width_);
+  const uint32_t pos = n.LowerBound(key);
+  if (pos == n.count() || n.key(pos) != key) {
+    return absl::NotFoundError("key not in the index");
+  }
+  BLinkNode::SetValue(*leaf, width_, pos, value);
+  return leaf->Unlock();
+}
+
+absl::Status BLinkTree::Delete(cc::ThreadContext& ctx, std::string_view key) {
+  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  if (!unique_) {
+    return absl::FailedPreconditionError(
+        "Delete(key) on a non-unique index: use DeleteEntry(key, value)");
+  }
+  return RemoveInternal(ctx, key);
+}
+
+absl::Status BLinkTree::DeleteEntry(cc::ThreadContext& ctx,
+                                    std::string_view key, uint64_t value) {
+  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  if (unique_) {
+    return absl::FailedPreconditionError(
+        "DeleteEntry on a unique index: use Delete(key)");
+  }
+  return RemoveInternal(ctx, InternalKey(key, value));
+}
+
+absl::Status BLinkTree::RemoveInternal(cc::ThreadContext& ctx,
+                                       std::string_view key) {
+  auto leaf = LockLeafExclusive(ctx, key, nullptr);
+  if (!leaf.ok()) return leaf.status();
+  const BLinkNode n(leaf->data(), width_);
+  const uint32_t pos = n.LowerBound(key);
+  if (pos == n.count() || n.key(pos) != key) {
+    return absl::NotFoundError("key not in the index");
+  }
+  BLinkNode::RemoveAt(*leaf, width_, pos);
+  return leaf->Unlock();
+}
+
+namespace {
+
+// Entries copied out of one leaf under its latch, visited after release.
+class LeafBatch {
+ public:
+  explicit LeafBatch(uint32_t width) : width_(width) {}
+  void Clear() {
+    keys_.clear();
+    values_.clear();
+  }
+  void Add(std::string_view key, uint64_t value) {
+    keys_.append(key);
+    values_.push_back(value);
+  }
+  size_t size() const { return values_.size(); }
+  std::string_view key(size_t i) const {
+    return std::string_view(keys_).substr(i * width_, width_);
+  }
+  uint64_t value(size_t i) const { return values_[i]; }
+
+ private:
+  uint32_t width_;
+  std::string keys_;
+  std::vector<uint64_t> values_;
+};
+
+}  // namespace
+
+absl::Status BLinkTree::Scan(cc::ThreadContext& ctx,
+                             std::optional<std::string_view> low,
+                             std::optional<std::string_view> high,
+                             uint64_t limit, Visitor visit) {
+  if (low) {
+    if (absl::Status s = CheckKey(*low); !s.ok()) return s;
+  }
+  if (high) {
+    if (absl::Status s = CheckKey(*high); !s.ok()) return s;
+  }
+  const std::string from =
+      low ? InternalKey(*low, 0) : std::string(width_, '\0');
+  std::optional<std::string> to;
+  if (high) to = InternalKey(*high, ~uint64_t{0});
+  if (limit == 0) return absl::OkStatus();
+
+  auto g = DescendShared(ctx, from, Descent::kHolds, 0, nullptr);
+  if (!g.ok()) return g.status();
+  LeafBatch batch(width_);
+  std::string last;  // the last key visited: never visit it or less again
+  uint64_t visited = 0;
+  for (;;) {
+    const BLinkNode n(g->data(), width_);
+    batch.Clear();
+    bool done = n.high_is_max() || (to && *to < n.high());
+    for (uint32_t i = n.LowerBound(from); i < n.count(); ++i) {
+      const std::string_view k = n.key(i);
+      if (!last.empty() && k <= last) continue;
+      if (to && k > *to) {
+        done = true;
+        break;
+      }
+      batch.Add(k, n.value(i));
+    }
+    const GlobalAddress right = GlobalAddress::FromRaw(n.right());
+    if (absl::Status s = g->Unlock(); !s.ok()) return s;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (!visit(batch.key(i).substr(0, key_width_), batch.value(i)) ||
+          ++visited == limit) {
+        return absl::OkStatus();
+      }
+    }
+    if (batch.size() > 0) last = std::string(batch.key(batch.size() - 1));
+    if (done || right.is_null()) return absl::OkStatus();
+    g = manager_.SLock(ctx, right);
+    if (!g.ok()) return g.status();
+  }
+}
+
+absl::Status BLinkTree::ScanBackward(cc::ThreadContext& ctx,
+                                     std::optional<std::string_view> high,
+                                     std::optional<std::string_view> low,
+                                     uint64_t limit, Visitor visit) {
+  if (low) {
+    if (absl::Status s = CheckKey(*low); !s.ok()) return s;
+  }
+  if (high) {
+    if (absl::Status s = CheckKey(*high); !s.ok()) return s;
+  }
+  const std::string from =
+      high ? InternalKey(*high, ~uint64_t{0}) : std::string(width_, '\xff');
+  std::optional<std::string> to;
+  if (low) to = InternalKey(*low, 0);
+  if (limit == 0) return absl::OkStatus();
+
+  // First leaf: the one holding `from` (keys <= from). Then each time the
+  // leaf holding the keys just below the previous leaf's low fence.
+  auto g = DescendShared(ctx, from, Descent::kHolds, 0, nullptr);
+  if (!g.ok()) return g.status();
+  bool first = true;
+  std::string bound;  // later leaves: only keys < bound
+  std::string last;   // the last key visited: only smaller ones from now on
+  bool have_last = false;
+  LeafBatch batch(width_);
+  uint64_t visited = 0;
+  for (;;) {
+    const BLinkNode n(g->data(), width_);
+    batch.Clear();
+    bool done = n.low_is_min() || (to && n.low() <= *to);
+    for (uint32_t i = n.count(); i-- > 0;) {
+      const std::string_view k = n.key(i);
+      if (first ? k > from : k >= bound) continue;
+      if (have_last && k >= last) continue;
+      if (to && k < *to) {
+        done = true;
+        break;
+      }
+      batch.Add(k, n.value(i));
+    }
+    if (!n.low_is_min()) bound = std::string(n.low());
+    if (absl::Status s = g->Unlock(); !s.ok()) return s;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (!visit(batch.key(i).substr(0, key_width_), batch.value(i)) ||
+          ++visited == limit) {
+        return absl::OkStatus();
+      }
+    }
+    if (batch.size() > 0) {
+      last = std::string(batch.key(batch.size() - 1));
+      have_last = true;
+    }
+    if (done) return absl::OkStatus();
+    first = false;
+    g = DescendShared(ctx, bound, Descent::kBefore, 0, nullptr);
+    if (!g.ok()) return g.status();
+  }
+}
+
+absl::StatusOr<BLinkTreeStats> BLinkTree::Verify(cc::ThreadContext& ctx) {
+  int root_level = 0;
+  auto root = ReadAnchorRoot(ctx, &root_level);
+  if (!root.ok()) return root.status();
+  BLinkTreeStats stats;
+  stats.height = root_level + 1;
+  // (low fence, node) expected at the next level down, from the parents.
+  std::vector<std::pair<std::string, GlobalAddress>> expected = {
+      {std::string(), *root}};
+  for (int level = root_level; level >= 0; --level) {
+    std::vector<std::pair<std::string, GlobalAddress>> children;
+    GlobalAddress at = expected.front().second;
+    std::string prev_high;
+    size_t index = 0;
+    while (!at.is_null()) {
+      auto g = manager_.SLock(ctx, at);
+      if (!g.ok()) return g.status();
+      const BLinkNode n(g->data(), width_);
+      auto fail = [&](const std::string& what) {
+        return absl::InternalError(
+            absl::StrFormat("B-link node %s (level %d, #%d): %s", at.ToString(),
+                            level, index, what));
+      };
+      if (!n.valid() || n.level() != level) return fail("bad magic or level");
+      if (index >= expected.size() || expected[index].second != at) {
+        return fail("not referenced by its parent level in order");
+      }
+      if (index == 0 ? !n.low_is_min()
+                     : n.low_is_min() || n.low() != prev_high) {
+        return fail("low fence differs from the left neighbour's high fence");
+      }
+      if (index > 0 && n.low() != expected[index].first) {
+        return fail("low fence differs from the parent's separator");
+      }
+      for (uint32_t i = 0; i < n.count(); ++i) {
+        const std::string_view k = n.key(i);
+        const bool key0_is_low = level > 0 && i == 0;
+        if (key0_is_low) {
+          if (!n.low_is_min() && k != n.low()) return fail("entry 0 != low");
+        } else {
+          if (i > 0 && !(n.key(i - 1) < k)) return fail("keys out of order");
+          if (!n.low_is_min() && k < n.low()) return fail("key below low");
+        }
+        if (!n.high_is_max() && k >= n.high()) return fail("key above high");
+        if (level > 0) {
+          children.emplace_back(std::string(k),
+                                GlobalAddress::FromRaw(n.value(i)));
+        }
+      }
+      if (level > 0) {
+        ++stats.inner_nodes;
+        if (n.count() == 0) return fail("empty inner node");
+      } else {
+        ++stats.leaves;
+        stats.entries += n.count();
+        if (n.count() == 0) ++stats.empty_leaves;
+      }
+      const GlobalAddress right = GlobalAddress::FromRaw(n.right());
+      if (n.high_is_max() != right.is_null()) {
+        return fail("right link and +inf high fence disagree");
+      }
+      prev_high = std::string(n.high());
+      at = right;
+      ++index;
+    }
+    if (index != expected.size()) {
+      return absl::InternalError(
+          absl::StrFormat("level %d: %d nodes linked, parents reference %d",
+                          level, index, expected.size()));
+    }
+    expected = std::move(children);
+  }
+  return stats;
+}
+
+}  // namespace strand::index

@@ -1,0 +1,189 @@
+#ifndef STRAND_INDEX_BLINK_TREE_H_
+#define STRAND_INDEX_BLINK_TREE_H_
+
+// A B-link tree (Lehman & Yao) whose nodes are GCLs (layout: blink_node.h),
+// shared by every thread of every compute node through the cc/ API.
+//
+// Keys are fixed-width byte strings ordered by memcmp (key_codec.h builds
+// composite keys); values are 8 bytes (a storage::TupleAddress). A unique
+// tree maps each key to one value. A non-unique tree (secondary index)
+// stores (key, value) pairs: the value is appended to the key big-endian,
+// so the internal key is unique and equal keys scan in value order.
+//
+// Where it lives: an anchor GCL (what the catalog points to) holding
+//   0 u32 magic 'BLTA'  4 u16 key width  6 u16 flags (1 = unique)
+//   8 u64 root node  16 u32 root level
+// The root may change (root splits); each compute node caches the root it
+// last saw. A stale root is still a valid entry point (the old root is the
+// leftmost node of its level and never goes away), so only growing the tree
+// needs the anchor's latch.
+//
+// Concurrency: no global lock. Readers hold one shared latch at a time
+// (plus the next one while stepping down or right) and move right when a
+// split moved their key (key >= high fence). Writers X-latch the leaf, and
+// after a split release it before X-latching the parent, so no thread ever
+// waits for a latch above or left of one it holds: latches are taken top
+// down and left to right, which rules out deadlock. A separator insert is
+// idempotent, so two splitters racing to grow the root cannot lose a node.
+// Every mutation (insert, update, delete, split) happens under an
+// exclusive latch; nothing is ever written under a shared one.
+//
+// Underfull nodes: never merged or freed. Deletes only remove the entry;
+// empty leaves stay linked and are skipped by scans. Space is reclaimed
+// only by rebuilding the index.
+//
+// Scans: forward scans follow right links; each leaf is copied under a
+// shared latch and the visitor runs with no latch held. A scan sees every
+// key that existed (and was not deleted) when it started, in order, once;
+// keys inserted meanwhile may or may not appear. Backward scans have no
+// left links: each step descends again to the leaf just below the current
+// leaf's low fence.
+//
+// Costs in round trips, h = height (SEL: every latch costs 1 to take and 1
+// to release; SELCC: 0 on cache hits):
+//   Lookup            SEL 2h
+//   Insert/Update/Delete  SEL 2h (+ per split: Allocate + 4, and the
+//                     parent's 2, repeated upward)
+//   Scan forward      SEL 2h + 2 per further leaf
+//   Scan backward     SEL 2h per leaf
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cc/gcl_manager.h"
+
+namespace strand::index {
+
+struct BLinkTreeOptions {
+  uint16_t key_width = 8;  // bytes of a user key, 1 to kMaxKeyWidth
+  bool unique = true;
+};
+
+struct BLinkTreeStats {
+  int height = 0;  // levels, 1 for a lone leaf
+  uint64_t leaves = 0;
+  uint64_t inner_nodes = 0;
+  uint64_t entries = 0;  // keys in leaves
+  uint64_t empty_leaves = 0;
+};
+
+class BLinkTree {
+ public:
+  static constexpr uint16_t kMaxKeyWidth = 255;
+  // Splits need room for this many entries per node; Create refuses a
+  // key width / gcl_size pair that gives fewer.
+  static constexpr uint32_t kMinEntriesPerNode = 4;
+
+  // Allocates the anchor and an empty root leaf; returns the anchor.
+  static absl::StatusOr<rdma::GlobalAddress> Create(
+      cc::GclManager& manager, cc::ThreadContext& ctx,
+      const BLinkTreeOptions& options);
+  static absl::StatusOr<std::unique_ptr<BLinkTree>> Open(
+      cc::GclManager& manager, cc::ThreadContext& ctx,
+      rdma::GlobalAddress anchor);
+
+  uint16_t key_width() const { return key_width_; }
+  bool unique() const { return unique_; }
+  rdma::GlobalAddress anchor() const { return anchor_; }
+
+  // Unique trees. NotFound if the key is absent.
+  absl::StatusOr<uint64_t> Lookup(cc::ThreadContext& ctx, std::string_view key);
+  // Unique: AlreadyExists if the key is present. Non-unique: AlreadyExists
+  // if the very (key, value) pair is present.
+  absl::Status Insert(cc::ThreadContext& ctx, std::string_view key,
+                      uint64_t value);
+  // Unique trees: replaces the value (only its 8 bytes are written back).
+  absl::Status Update(cc::ThreadContext& ctx, std::string_view key,
+                      uint64_t value);
+  // Unique trees: removes the key. NotFound if absent.
+  absl::Status Delete(cc::ThreadContext& ctx, std::string_view key);
+  // Non-unique trees: removes the pair. NotFound if absent.
+  absl::Status DeleteEntry(cc::ThreadContext& ctx, std::string_view key,
+                           uint64_t value);
+
+  // Visits entries in key order (ties in value order) while `visit`
+  // returns true, at most `limit` of them. Bounds are user keys, inclusive;
+  // nullopt means unbounded. Forward: from `low` up to `high`.
+  using Visitor = absl::FunctionRef<bool(std::string_view key, uint64_t value)>;
+  static constexpr uint64_t kNoLimit = UINT64_MAX;
+  absl::Status Scan(cc::ThreadContext& ctx, std::optional<std::string_view> low,
+                    std::optional<std::string_view> high, uint64_t limit,
+                    Visitor visit);
+  // Backward: from `high` down to `low`.
+  absl::Status ScanBackward(cc::ThreadContext& ctx,
+                            std::optional<std::string_view> high,
+                            std::optional<std::string_view> low, uint64_t limit,
+                            Visitor visit);
+
+  // Walks every level and checks the invariants (order, fences, right
+  // links, each child referenced by its parent level). For tests and
+  // tools; run it only when no one modifies the tree.
+  absl::StatusOr<BLinkTreeStats> Verify(cc::ThreadContext& ctx);
+
+ private:
+  struct Path;
+  // Which node of a level a descent looks for.
+  enum class Descent {
+    kHolds,   // low <= key < high
+    kBefore,  // low < key <= high: the node with the keys just below key
+  };
+
+  BLinkTree(cc::GclManager& manager, rdma::GlobalAddress anchor,
+            uint16_t key_width, bool unique, rdma::GlobalAddress root);
+
+  absl::Status CheckKey(std::string_view key) const;
+  std::string InternalKey(std::string_view key, uint64_t value) const;
+
+  // From the cached root down to the node of level `stop_level` (or the
+  // lowest there is, if the cached root is lower) that `rule` picks for
+  // `key`, S-latched. Records the node seen at each level in `path`.
+  absl::StatusOr<cc::SharedGuard> DescendShared(cc::ThreadContext& ctx,
+                                                std::string_view key,
+                                                Descent rule, int stop_level,
+                                                Path* path);
+  // The leaf whose range holds `key`, X-latched.
+  absl::StatusOr<cc::ExclusiveGuard> LockLeafExclusive(cc::ThreadContext& ctx,
+                                                       std::string_view key,
+                                                       Path* path);
+
+  absl::Status InsertInternal(cc::ThreadContext& ctx, std::string_view key,
+                              uint64_t value);
+  absl::Status RemoveInternal(cc::ThreadContext& ctx, std::string_view key);
+  // Splits the X-latched full node in `guard` while inserting (key, value)
+  // at `pos`, releases it, and posts the separator to the parent level.
+  absl::Status SplitAndInsert(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
+                              uint32_t pos, std::string_view key,
+                              uint64_t value, Path* path);
+  // Inserts separator (key -> child) into level `level` (idempotent).
+  absl::Status InsertSeparator(cc::ThreadContext& ctx, int level,
+                               std::string_view key, rdma::GlobalAddress child,
+                               Path* path);
+  // A node at `level` from which a move right reaches `key`'s node; grows
+  // the tree when `level` is above the root.
+  absl::StatusOr<rdma::GlobalAddress> FindNodeAtLevel(cc::ThreadContext& ctx,
+                                                      int level,
+                                                      std::string_view key);
+  absl::Status GrowRoot(cc::ThreadContext& ctx, int old_root_level);
+  absl::StatusOr<rdma::GlobalAddress> ReadAnchorRoot(cc::ThreadContext& ctx,
+                                                     int* level);
+
+  cc::GclManager& manager_;
+  const rdma::GlobalAddress anchor_;
+  const uint16_t key_width_;  // user key bytes
+  const bool unique_;
+  const uint32_t width_;  // internal key bytes (key_width_ + 8 if !unique_)
+  const uint32_t capacity_;
+  std::atomic<uint64_t> root_hint_;  // raw GlobalAddress of a recent root
+};
+
+}  // namespace strand::index
+
+#endif  // STRAND_INDEX_BLINK_TREE_H_
