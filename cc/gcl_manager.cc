@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "cc/sel/sel_manager.h"
+#include "cc/selcc/selcc_manager.h"
 #include "glog/logging.h"
 
 namespace strand::cc {
@@ -87,8 +88,7 @@ absl::StatusOr<std::unique_ptr<GclManager>> GclManager::Create(
     case Protocol::kSel:
       return SelManager::Create(fabric, node, options);
     case Protocol::kSelcc:
-      return absl::UnimplementedError(
-          "--protocol=selcc is not built yet; use --protocol=sel");
+      return SelccManager::Create(fabric, node, options);
   }
   return absl::InternalError("unknown protocol");
 }

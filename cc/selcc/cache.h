@@ -1,0 +1,116 @@
+#ifndef STRAND_CC_SELCC_CACHE_H_
+#define STRAND_CC_SELCC_CACHE_H_
+
+// The compute-side cache of SELCC (paper 5): a fixed pool of frames whose
+// payload copies live in one arena registered with the fabric (so peers can
+// forward GCLs straight into a frame), a sharded hash map GlobalAddress ->
+// frame with one LRU list per shard, a free list, and per shard the set of
+// GCLs whose eviction's release is still in flight.
+//
+// Guarantees:
+//   - at most one frame per GCL is in the map, and a GCL whose release is in
+//     flight gets no frame until the release is done (EndInFlight), so a
+//     node never re-acquires a latch word it has not finished releasing;
+//   - a frame is never handed out as a victim while pinned or latched.
+// Costs: every call takes one shard mutex (or the free-list mutex) for a
+// few hash and list operations, never a remote operation and never a
+// blocking latch wait: latches are only TRIED under the shard mutex.
+// Capacity is cache_bytes / gcl_size frames.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "cc/selcc/frame.h"
+#include "rdma/fabric.h"
+
+namespace strand::cc::selcc {
+
+class Cache {
+ public:
+  static constexpr int kShards = 64;
+  enum class Mode { kShared, kExclusive };
+  enum class InsertResult { kInserted, kExists, kInFlight };
+
+  // `frame_bytes` is the stride of a frame's copy in the arena (>= payload).
+  Cache(uint64_t cache_bytes, uint32_t frame_bytes);
+  ~Cache();
+
+  // Registers the arena with `node` so peers may forward into frames.
+  absl::Status Register(rdma::ComputeNode& node);
+
+  uint64_t capacity() const { return frames_count_; }
+  uint64_t free_frames() const {
+    return free_count_.load(std::memory_order_relaxed);
+  }
+
+  // The frame caching `gcl`, or nullptr. When found, the latch is tried in
+  // `mode` under the shard mutex: on success *latched = true and the frame
+  // moves to the LRU head; otherwise the frame is pinned (the caller waits
+  // for the latch, then Unpin()s and checks frame->gcl, which a Free() may
+  // have changed).
+  Frame* Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched);
+  static void Unpin(Frame* f) { f->pins.fetch_sub(1); }
+
+  // For invalidation handlers: the frame of `gcl` latched exclusive by
+  // TryLockIdle(), or nullptr with *cached telling whether it was cached.
+  // A cached frame whose latch is busy gets its lease started (5.3.1).
+  Frame* LatchForHandler(rdma::GlobalAddress gcl, bool* cached);
+
+  // A free frame (latch free, not in the map), or nullptr if none is left.
+  Frame* TakeFree();
+  void PutFree(Frame* f);
+
+  // Publishes `fresh` (from TakeFree, latched exclusive by the caller, memo
+  // kInvalid) as the frame of `gcl`, unless another frame got there first
+  // or the GCL's release is in flight.
+  InsertResult Insert(rdma::GlobalAddress gcl, Frame* fresh);
+
+  // Appends up to `n` victims, least recently used first: each latched
+  // exclusive, out of the map, its GCL marked in flight. The caller
+  // releases the GCL's ownership, then calls EndInFlight(gcl).
+  void TakeVictims(size_t n, std::vector<Frame*>* out);
+  void EndInFlight(rdma::GlobalAddress gcl);
+  bool InFlight(rdma::GlobalAddress gcl);
+
+  // Takes a frame the caller holds exclusive out of the map (Free()).
+  void Remove(Frame* f);
+
+  // Calls `fn` on every frame in the map, under its shard's mutex (tests).
+  void ForEach(absl::FunctionRef<void(const Frame&)> fn);
+
+ private:
+  struct Shard {
+    absl::Mutex mu;
+    absl::flat_hash_map<rdma::GlobalAddress, Frame*> map ABSL_GUARDED_BY(mu);
+    absl::flat_hash_set<rdma::GlobalAddress> in_flight ABSL_GUARDED_BY(mu);
+    Frame* lru_head ABSL_GUARDED_BY(mu) = nullptr;  // most recently used
+    Frame* lru_tail ABSL_GUARDED_BY(mu) = nullptr;
+  };
+
+  Shard& ShardOf(rdma::GlobalAddress gcl);
+  static void LinkHead(Shard& s, Frame* f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
+  static void Unlink(Shard& s, Frame* f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
+
+  const uint64_t frames_count_;
+  const uint32_t frame_bytes_;
+  uint8_t* arena_ = nullptr;
+  std::unique_ptr<Frame[]> frames_;
+  std::unique_ptr<Shard[]> shards_;
+  std::atomic<uint32_t> next_victim_shard_{0};
+
+  absl::Mutex free_mu_;
+  std::vector<Frame*> free_ ABSL_GUARDED_BY(free_mu_);
+  std::atomic<uint64_t> free_count_{0};
+};
+
+}  // namespace strand::cc::selcc
+
+#endif  // STRAND_CC_SELCC_CACHE_H_

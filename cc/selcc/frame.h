@@ -1,0 +1,102 @@
+#ifndef STRAND_CC_SELCC_FRAME_H_
+#define STRAND_CC_SELCC_FRAME_H_
+
+// A cache frame: one compute node's copy of one GCL (paper 4.2) and what the
+// node knows about it.
+//
+// Who may touch what:
+//   gcl, lru links, in_map   the cache shard's mutex (cache.h); gcl is also
+//                            stable for anyone holding the latch or a pin
+//   memo, dirty_*, data,     the local latch: read under shared or
+//   writer_priority          exclusive, written under exclusive
+//   pins                     atomic; a pinned frame is never evicted
+//   fairness counters        atomics, advisory (a lost update only shifts
+//                            when a lease expires)
+//
+// Invariants (with the latch held):
+//   memo == kModified  <=> the latch word's holder field names this node
+//                          (or a handover away from it is being granted by
+//                          this node's handler, which holds the latch)
+//   memo == kShared    <=> this node's reader bit is set
+//   memo == kInvalid   =>  data means nothing; dirty range is empty
+//   dirty range nonempty => memo == kModified and memory is stale there
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+
+#include "cc/selcc/local_latch.h"
+#include "rdma/fabric.h"
+#include "rdma/global_address.h"
+
+namespace strand::cc::selcc {
+
+// Ownership memo (paper 4.2): what this node holds globally.
+enum class Memo : uint8_t { kInvalid, kShared, kModified };
+
+inline const char* MemoName(Memo m) {
+  switch (m) {
+    case Memo::kInvalid:
+      return "I";
+    case Memo::kShared:
+      return "S";
+    case Memo::kModified:
+      return "M";
+  }
+  return "?";
+}
+
+struct Frame {
+  // Fixed at start-up: the payload copy lives in the registered arena, so
+  // a peer can forward a GCL straight into it (4.4.1).
+  uint8_t* data = nullptr;
+  rdma::PeerAddress peer;  // of `data`
+
+  rdma::GlobalAddress gcl;
+  LocalLatch latch;
+  std::atomic<int> pins{0};
+
+  Memo memo = Memo::kInvalid;
+  uint32_t dirty_begin = 0;  // payload offsets, [begin, end); empty if equal
+  uint32_t dirty_end = 0;
+  // Priority matching (5.3.2): a starved writer's priority when it won the
+  // line; only a reader at least as urgent may take it away.
+  uint32_t writer_priority = 0;
+
+  // Lease (5.3.1): active once an invalidation was dropped because local
+  // threads held the latch; counts local waits for the latch while active.
+  std::atomic<bool> lease_active{false};
+  std::atomic<uint32_t> read_waits{0};
+  std::atomic<uint32_t> write_waits{0};
+  // Spin-wait (5.3.2): global readers of this node wait until then (steady
+  // clock ns) so a starved writer finds no reader in the way.
+  std::atomic<int64_t> readers_hold_off_until_ns{0};
+
+  // LRU list of the shard (most recent at the head) and map membership.
+  Frame* lru_prev = nullptr;
+  Frame* lru_next = nullptr;
+  bool in_map = false;
+
+  bool dirty() const { return dirty_begin != dirty_end; }
+  void ClearDirty() { dirty_begin = dirty_end = 0; }
+  void AddDirty(uint32_t begin, uint32_t end) {
+    if (begin == end) return;
+    if (!dirty()) {
+      dirty_begin = begin;
+      dirty_end = end;
+    } else {
+      dirty_begin = std::min(dirty_begin, begin);
+      dirty_end = std::max(dirty_end, end);
+    }
+  }
+  void ResetFairness() {
+    lease_active.store(false, std::memory_order_relaxed);
+    read_waits.store(0, std::memory_order_relaxed);
+    write_waits.store(0, std::memory_order_relaxed);
+    writer_priority = 0;
+  }
+};
+
+}  // namespace strand::cc::selcc
+
+#endif  // STRAND_CC_SELCC_FRAME_H_

@@ -1,0 +1,228 @@
+#include "cc/selcc/invalidation.h"
+
+#include "absl/time/clock.h"
+#include "glog/logging.h"
+
+namespace strand::cc::selcc {
+
+uint32_t ReplySlot::Begin(int replies) {
+  absl::MutexLock lock(&mu_);
+  ++seq_;
+  outstanding_ = replies;
+  outcome_ = Outcome();
+  return seq_;
+}
+
+void ReplySlot::Deliver(const InvalidationReply& reply) {
+  absl::MutexLock lock(&mu_);
+  if (reply.seq != seq_ || outstanding_ == 0) {
+    // Only a requester that gave up waiting (a peer stopped answering for
+    // longer than the hard bound) leaves replies behind.
+    LOG(WARNING) << "stale invalidation reply for "
+                 << rdma::GlobalAddress::FromRaw(reply.gcl) << " (result "
+                 << static_cast<int>(reply.result) << ") discarded";
+    return;
+  }
+  switch (reply.result) {
+    case ReplyResult::kGrantedShared:
+      outcome_.granted_shared = true;
+      break;
+    case ReplyResult::kGrantedExclusive:
+      outcome_.granted_exclusive = true;
+      outcome_.dirty_begin = reply.dirty_begin;
+      outcome_.dirty_end = reply.dirty_end;
+      break;
+    case ReplyResult::kReleased:
+      outcome_.released = true;
+      break;
+    case ReplyResult::kBusy:
+    case ReplyResult::kOutranked:
+      outcome_.busy = true;
+      break;
+    case ReplyResult::kOutdated:
+      break;
+  }
+  --outstanding_;
+}
+
+bool ReplySlot::Wait(absl::Time deadline, Outcome* outcome) {
+  absl::MutexLock lock(&mu_);
+  auto done = [this]()
+                  ABSL_SHARED_LOCKS_REQUIRED(mu_) { return outstanding_ == 0; };
+  if (!mu_.AwaitWithDeadline(absl::Condition(&done), deadline)) return false;
+  *outcome = outcome_;
+  return true;
+}
+
+ReplySlots::ReplySlots() : slots_(new ReplySlot[kMaxSlots]) {
+  for (int i = kMaxSlots; i-- > 0;) free_.push_back(i);
+}
+
+int ReplySlots::Acquire() {
+  absl::MutexLock lock(&mu_);
+  if (free_.empty()) return -1;
+  int i = free_.back();
+  free_.pop_back();
+  return i;
+}
+
+void ReplySlots::Release(int index) {
+  absl::MutexLock lock(&mu_);
+  free_.push_back(index);
+}
+
+bool InvalidationHandler::InjectDrop() {
+  const double p = state_->options.inject_drop_probability;
+  if (p <= 0) return false;
+  absl::MutexLock lock(&rng_mu_);
+  return std::uniform_real_distribution<double>(0, 1)(rng_) < p;
+}
+
+void InvalidationHandler::Handle(const rdma::Message& message,
+                                 rdma::Endpoint& endpoint) {
+  if (message.type == kReplyMessage) {
+    const auto reply = message.Load<InvalidationReply>();
+    if (ReplySlot* slot = slots_->Get(reply.slot); slot != nullptr) {
+      slot->Deliver(reply);
+    }
+    return;
+  }
+  if (message.type != kRequestMessage) {
+    LOG(ERROR) << "compute node " << state_->node
+               << " got a message of unknown type " << message.type
+               << " from node " << message.source;
+    return;
+  }
+  Serve(message.Load<InvalidationRequest>(), message.source, endpoint);
+}
+
+void InvalidationHandler::Serve(const InvalidationRequest& request,
+                                rdma::ComputeNodeId from,
+                                rdma::Endpoint& endpoint) {
+  AtomicStats& stats = state_->shared_stats;
+  AtomicStats::Add(stats.invalidations_received);
+  if (state_->options.inject_message_delay > absl::ZeroDuration()) {
+    absl::SleepFor(state_->options.inject_message_delay);
+  }
+  InvalidationReply reply;
+  reply.gcl = request.gcl;
+  reply.slot = request.slot;
+  reply.seq = request.seq;
+  const rdma::GlobalAddress gcl = rdma::GlobalAddress::FromRaw(request.gcl);
+  bool cached = false;
+  Frame* f = state_->cache.LatchForHandler(gcl, &cached);
+  if (f == nullptr) {
+    reply.result = cached ? ReplyResult::kBusy : ReplyResult::kOutdated;
+  } else if (InjectDrop()) {
+    f->latch.Unlock();
+    reply.result = ReplyResult::kBusy;
+  } else {
+    reply.result = Act(f, request, from, endpoint, &reply);
+    f->latch.Unlock();
+  }
+  if (reply.result == ReplyResult::kBusy ||
+      reply.result == ReplyResult::kOutranked) {
+    AtomicStats::Add(stats.invalidations_dropped);
+  }
+  Answer(endpoint, from, reply);
+}
+
+ReplyResult InvalidationHandler::Act(Frame* f,
+                                     const InvalidationRequest& request,
+                                     rdma::ComputeNodeId from,
+                                     rdma::Endpoint& endpoint,
+                                     InvalidationReply* reply) {
+  NodeState& st = *state_;
+  AtomicStats& stats = st.shared_stats;
+  const int me = st.node;
+  auto fail = [&](const absl::Status& s) {
+    // The fabric failed under us; the latch word may be half-updated.
+    LOG(ERROR) << "compute node " << me << " serving " << f->gcl << " for node "
+               << from << ": " << s;
+    return ReplyResult::kOutdated;
+  };
+  auto release = [&]() -> ReplyResult {
+    rdma::Batch b;
+    st.AppendRelease(*f, f->data, b, stats, /*shared_stats_block=*/true);
+    if (absl::Status s = endpoint.Execute(b); !s.ok()) return fail(s);
+    f->memo = Memo::kInvalid;
+    f->ClearDirty();
+    f->ResetFairness();
+    return ReplyResult::kReleased;
+  };
+
+  if (f->memo == Memo::kModified && request.want == Want::kExclusive) {
+    // Case 1: hand the line and its dirty range over; nothing is flushed.
+    if (!st.options.gcl_forwarding) return release();
+    if (absl::Status s =
+            endpoint.WriteToPeer(request.forward_to, f->data, st.payload_bytes);
+        !s.ok()) {
+      return fail(s);
+    }
+    if (auto s = endpoint.FetchAndAdd(f->gcl, LatchWord::Handover(me, from));
+        !s.ok()) {
+      return fail(s.status());
+    }
+    reply->dirty_begin = f->dirty_begin;
+    reply->dirty_end = f->dirty_end;
+    f->memo = Memo::kInvalid;
+    f->ClearDirty();
+    f->ResetFairness();
+    AtomicStats::Add(stats.forwards);
+    return ReplyResult::kGrantedExclusive;
+  }
+  if (f->memo == Memo::kModified && request.want == Want::kShared) {
+    // Case 2: downgrade both to shared, flushing in the same round trip.
+    if (st.options.priority_matching && request.priority < f->writer_priority) {
+      return ReplyResult::kOutranked;
+    }
+    if (!st.options.gcl_forwarding) return release();
+    rdma::Batch b;
+    uint32_t begin = f->dirty_begin, end = f->dirty_end;
+    if (begin != end && !st.options.dirty_bounds) {
+      begin = 0;
+      end = st.payload_bytes;
+    }
+    if (begin != end) {
+      b.Write(f->gcl + 8 + begin, f->data + begin, end - begin);
+      AtomicStats::Add(stats.flushes);
+      AtomicStats::Add(stats.flushed_bytes, end - begin);
+    }
+    b.FetchAndAdd(f->gcl, LatchWord::Downgrade(me, from), nullptr);
+    if (absl::Status s = endpoint.Execute(b); !s.ok()) return fail(s);
+    if (absl::Status s =
+            endpoint.WriteToPeer(request.forward_to, f->data, st.payload_bytes);
+        !s.ok()) {
+      return fail(s);
+    }
+    f->memo = Memo::kShared;
+    f->ClearDirty();
+    f->writer_priority = 0;
+    AtomicStats::Add(stats.forwards);
+    return ReplyResult::kGrantedShared;
+  }
+  if (f->memo == Memo::kShared && request.want == Want::kExclusive) {
+    // Case 3: give our share back; the writer retries its CAS.
+    if (st.options.spin_wait && request.priority >= kStarvedPriority) {
+      const int64_t hold_off =
+          int64_t{request.priority} * 4 * st.rtt_ns.load() + 1000;
+      f->readers_hold_off_until_ns.store(SteadyNowNanos() + hold_off);
+    }
+    return release();
+  }
+  return ReplyResult::kOutdated;
+}
+
+void InvalidationHandler::Answer(rdma::Endpoint& endpoint,
+                                 rdma::ComputeNodeId to,
+                                 InvalidationReply reply) {
+  rdma::Message m;
+  m.type = kReplyMessage;
+  m.Store(reply);
+  if (absl::Status s = endpoint.Send(to, m); !s.ok()) {
+    LOG(ERROR) << "compute node " << state_->node << " cannot answer node "
+               << to << ": " << s;
+  }
+}
+
+}  // namespace strand::cc::selcc

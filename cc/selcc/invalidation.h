@@ -1,0 +1,159 @@
+#ifndef STRAND_CC_SELCC_INVALIDATION_H_
+#define STRAND_CC_SELCC_INVALIDATION_H_
+
+// Invalidation messages (paper 4.4, 5.1) and the handler that serves them.
+//
+// A node that fails to take a latch word sends one InvalidationRequest per
+// conflicting holder and waits for every InvalidationReply before it looks
+// at the latch again. The waiting thread holds its frame's local latch
+// exclusive the whole time, so a node has at most one request outstanding
+// per GCL; and because it waits for ALL replies, no forward ever lands in a
+// frame that is no longer waiting for one. Handlers never block on a local
+// latch (TryLockIdle, 5.1.1) and answer every request at once, so replies
+// are bounded by one message delay plus at most two round trips.
+//
+// What a holder's handler does (the requester's node r, this node n):
+//   memo M, r wants X (case 1)   forwarding on: WRITE the payload into r's
+//                                frame, FAA Handover(n, r); reply
+//                                kGrantedExclusive with the dirty range (the
+//                                dirty data moves on, nothing is flushed).
+//                                Off: flush + release; reply kReleased.
+//   memo M, r wants S (case 2)   forwarding on: (flush dirty range + FAA
+//                                Downgrade(n, r)) in one round trip, then
+//                                forward; memo S; reply kGrantedShared.
+//                                Off: flush + release; reply kReleased.
+//   memo S, r wants X (case 3)   FAA -Reader(n); memo I; reply kReleased.
+//   latch busy                   reply kBusy (dropped; the lease of the
+//                                frame starts counting, 5.3.1)
+//   not cached / other memo      reply kOutdated (the request was built
+//                                from an old latch word; it is discarded)
+// Priority matching (5.3.2): a reader's request to a frame won by a
+// starved writer is answered kOutranked unless its priority is as high.
+// Spin-wait (5.3.2): a starved writer's request makes this node's global
+// readers of that GCL hold off for priority * RTT.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <random>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "cc/selcc/node_state.h"
+#include "rdma/fabric.h"
+#include "rdma/message.h"
+
+namespace strand::cc::selcc {
+
+inline constexpr uint16_t kRequestMessage = 0x5e1c;
+inline constexpr uint16_t kReplyMessage = 0x5e1d;
+
+// Retries after which a requester counts as starved (spin-wait, priority
+// matching).
+inline constexpr uint32_t kStarvedPriority = 4;
+
+enum class Want : uint8_t { kShared = 1, kExclusive = 2 };
+
+enum class ReplyResult : uint8_t {
+  kGrantedShared = 1,  // you hold S; the payload is in your frame
+  kGrantedExclusive,   // you hold M; the payload is in your frame
+  kReleased,           // the holder gave its copy up; retry the latch
+  kBusy,               // local threads hold the holder's latch; retry later
+  kOutdated,           // no such copy any more; re-read the latch word
+  kOutranked,          // a more urgent writer owns it; retry later
+};
+
+struct InvalidationRequest {
+  uint64_t gcl = 0;
+  rdma::PeerAddress forward_to;  // the requester's frame payload
+  uint32_t slot = 0;             // the requester's reply slot
+  uint32_t seq = 0;              // ... and request number
+  uint32_t priority = 0;         // failed attempts so far (N_r)
+  Want want = Want::kShared;
+};
+static_assert(sizeof(InvalidationRequest) <= rdma::Message::kPayloadBytes);
+
+struct InvalidationReply {
+  uint64_t gcl = 0;
+  uint32_t slot = 0;
+  uint32_t seq = 0;
+  uint32_t dirty_begin = 0;  // kGrantedExclusive: the range memory lacks
+  uint32_t dirty_end = 0;
+  ReplyResult result = ReplyResult::kOutdated;
+};
+static_assert(sizeof(InvalidationReply) <= rdma::Message::kPayloadBytes);
+
+// Where a thread's replies land. One per ThreadContext; owned by the
+// ReplySlots table so a late reply never touches freed memory.
+class ReplySlot {
+ public:
+  // What the replies of one request said.
+  struct Outcome {
+    bool granted_shared = false;
+    bool granted_exclusive = false;
+    bool released = false;
+    bool busy = false;  // kBusy or kOutranked: a running holder
+    uint32_t dirty_begin = 0, dirty_end = 0;
+  };
+
+  // Starts a request expecting `replies` replies; returns its sequence.
+  uint32_t Begin(int replies);
+  // Records a reply; stale ones (older sequence) are ignored.
+  void Deliver(const InvalidationReply& reply);
+  // Waits for every reply of the current request; false at the deadline.
+  bool Wait(absl::Time deadline, Outcome* outcome);
+
+ private:
+  absl::Mutex mu_;
+  uint32_t seq_ ABSL_GUARDED_BY(mu_) = 0;
+  int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
+  Outcome outcome_ ABSL_GUARDED_BY(mu_);
+};
+
+class ReplySlots {
+ public:
+  static constexpr uint32_t kMaxSlots = 4096;
+  ReplySlots();
+  // A free slot index, or -1 when kMaxSlots threads hold one.
+  int Acquire();
+  void Release(int index);
+  ReplySlot* Get(uint32_t index) {
+    return index < kMaxSlots ? &slots_[index] : nullptr;
+  }
+
+ private:
+  std::unique_ptr<ReplySlot[]> slots_;
+  absl::Mutex mu_;
+  std::vector<int> free_ ABSL_GUARDED_BY(mu_);
+};
+
+// The message handler of one node: serves requests and routes replies.
+// Runs on the fabric's handler threads (any number).
+class InvalidationHandler {
+ public:
+  InvalidationHandler(NodeState* state, ReplySlots* slots)
+      : state_(state), slots_(slots) {}
+
+  void Handle(const rdma::Message& message, rdma::Endpoint& endpoint);
+
+ private:
+  void Serve(const InvalidationRequest& request, rdma::ComputeNodeId from,
+             rdma::Endpoint& endpoint);
+  // Does what the request asks of `f` (latched exclusive); the result.
+  ReplyResult Act(Frame* f, const InvalidationRequest& request,
+                  rdma::ComputeNodeId from, rdma::Endpoint& endpoint,
+                  InvalidationReply* reply);
+  void Answer(rdma::Endpoint& endpoint, rdma::ComputeNodeId to,
+              InvalidationReply reply);
+  bool InjectDrop();
+
+  NodeState* const state_;
+  ReplySlots* const slots_;
+  absl::Mutex rng_mu_;
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(rng_mu_){0x5e1cc};
+};
+
+}  // namespace strand::cc::selcc
+
+#endif  // STRAND_CC_SELCC_INVALIDATION_H_

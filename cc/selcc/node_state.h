@@ -1,0 +1,127 @@
+#ifndef STRAND_CC_SELCC_NODE_STATE_H_
+#define STRAND_CC_SELCC_NODE_STATE_H_
+
+// What the parts of one compute node's SELCC share: options, node id, the
+// cache, counters, the measured round-trip time, and the helper that builds
+// a release of a frame's ownership (used by eviction, leases, handlers and
+// Free). Owned by SelccManager; the handler and the evictor hold pointers.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "cc/cache_stats.h"
+#include "cc/options.h"
+#include "cc/selcc/cache.h"
+#include "cc/selcc/frame.h"
+#include "cc/selcc/latch_word.h"
+#include "rdma/batch.h"
+
+namespace strand::cc::selcc {
+
+inline int64_t SteadyNowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// CacheStats as atomics. A block written by one thread uses Bump (a relaxed
+// load and store, no locked instruction on the hit path); blocks shared by
+// handler threads use Add.
+struct AtomicStats {
+#define STRAND_SELCC_STATS(X)                                             \
+  X(shared_locks)                                                         \
+  X(exclusive_locks) X(hits) X(upgrades) X(lock_retries) X(lock_timeouts) \
+      X(no_wait_aborts) X(invalidating_locks) X(invalidations_sent)       \
+          X(invalidations_received) X(invalidations_dropped) X(forwards)  \
+              X(evictions) X(flushes) X(flushed_bytes)
+#define STRAND_DECLARE(f) std::atomic<uint64_t> f{0};
+  STRAND_SELCC_STATS(STRAND_DECLARE)
+#undef STRAND_DECLARE
+
+  static void Bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  static void Add(std::atomic<uint64_t>& c, uint64_t n = 1) {
+    c.fetch_add(n, std::memory_order_relaxed);
+  }
+  void AddTo(CacheStats& s) const {
+#define STRAND_SUM(f) s.f += f.load(std::memory_order_relaxed);
+    STRAND_SELCC_STATS(STRAND_SUM)
+#undef STRAND_SUM
+  }
+};
+
+struct NodeState {
+  NodeState(const CcOptions& o, int node_id)
+      : options(o),
+        node(node_id),
+        payload_bytes(o.payload_bytes()),
+        cache(o.cache_bytes, o.gcl_size),
+        zeros(o.payload_bytes(), 0) {}
+
+  const CcOptions options;
+  const int node;
+  const uint32_t payload_bytes;
+  Cache cache;
+  const std::vector<uint8_t> zeros;  // Free() clears payloads with it
+
+  // Counters of handlers, the evictor and other shared paths.
+  AtomicStats shared_stats;
+  // Per-thread counter blocks (Bump), kept after their thread is gone.
+  absl::Mutex stats_mu;
+  std::vector<std::shared_ptr<AtomicStats>> thread_stats
+      ABSL_GUARDED_BY(stats_mu);
+
+  // Round trip of an atomic as measured by this node's threads (EWMA, ns):
+  // the RTT of the back-off T = C * RTT / N_r (5.1.2) and of spin-waits.
+  std::atomic<int64_t> rtt_ns{1000};
+  // Worker threads (P of the lease formula, 5.3.1).
+  std::atomic<int> worker_threads{0};
+
+  void ObserveRtt(int64_t ns) {
+    const int64_t old = rtt_ns.load(std::memory_order_relaxed);
+    rtt_ns.store(old + (ns - old) / 8, std::memory_order_relaxed);
+  }
+
+  // Appends to `b` the release of `f`'s global ownership: for kModified the
+  // WRITE of the dirty range (read from `src`, the payload copy: f->data or
+  // a staging buffer) and FAA -Exclusive; for kShared FAA -Reader; nothing
+  // for kInvalid. Counts flushes into `stats`. One round trip once executed.
+  void AppendRelease(const Frame& f, const uint8_t* src, rdma::Batch& b,
+                     AtomicStats& stats, bool shared_stats_block) const {
+    auto count = [&](std::atomic<uint64_t>& c, uint64_t n) {
+      shared_stats_block ? AtomicStats::Add(c, n) : AtomicStats::Bump(c, n);
+    };
+    switch (f.memo) {
+      case Memo::kInvalid:
+        return;
+      case Memo::kShared:
+        b.FetchAndAdd(f.gcl, LatchWord::ReleaseShared(node), nullptr);
+        return;
+      case Memo::kModified: {
+        uint32_t begin = f.dirty_begin, end = f.dirty_end;
+        if (begin != end && !options.dirty_bounds) {
+          begin = 0;
+          end = payload_bytes;
+        }
+        if (begin != end) {
+          b.Write(f.gcl + 8 + begin, src + begin, end - begin);
+          count(stats.flushes, 1);
+          count(stats.flushed_bytes, end - begin);
+        }
+        b.FetchAndAdd(f.gcl, LatchWord::ReleaseExclusive(node), nullptr);
+        return;
+      }
+    }
+  }
+};
+
+}  // namespace strand::cc::selcc
+
+#endif  // STRAND_CC_SELCC_NODE_STATE_H_

@@ -1,0 +1,698 @@
+#include "cc/selcc/selcc_manager.h"
+
+#include <bit>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "cc/selcc/latch_word.h"
+#include "glog/logging.h"
+
+namespace strand::cc {
+
+using selcc::AtomicStats;
+using selcc::Cache;
+using selcc::LatchWord;
+using selcc::Memo;
+using selcc::ReplySlot;
+using selcc::Want;
+
+// Per-thread state: the endpoint, the reply slot invalidation replies land
+// in, this thread's counters, and a random source for back-off jitter.
+class SelccManager::SelccThread : public ThreadContext {
+ public:
+  SelccThread(SelccManager* manager, std::unique_ptr<rdma::Endpoint> endpoint,
+              int slot)
+      : manager_(manager),
+        endpoint_(std::move(endpoint)),
+        slot_index(slot),
+        slot(manager->slots_.Get(slot)),
+        stats(std::make_shared<AtomicStats>()),
+        rng(0x5e1cc ^ (uint64_t{manager->node_} << 32) ^ slot) {
+    absl::MutexLock lock(&manager->state_->stats_mu);
+    manager->state_->thread_stats.push_back(stats);
+    manager->state_->worker_threads.fetch_add(1);
+  }
+  ~SelccThread() override {
+    manager_->state_->worker_threads.fetch_sub(1);
+    manager_->slots_.Release(slot_index);
+  }
+  rdma::Endpoint& endpoint() override { return *endpoint_; }
+
+  SelccManager* const manager_;
+  const std::unique_ptr<rdma::Endpoint> endpoint_;
+  const int slot_index;
+  ReplySlot* const slot;
+  const std::shared_ptr<AtomicStats> stats;
+  std::mt19937_64 rng;
+};
+
+absl::StatusOr<std::unique_ptr<GclManager>> SelccManager::Create(
+    rdma::Fabric& fabric, rdma::ComputeNodeId node, const CcOptions& options) {
+  if (absl::Status s = LatchWord::CheckNodeId(node); !s.ok()) return s;
+  if (fabric.compute_node_count() > LatchWord::kMaxNodes) {
+    return LatchWord::CheckNodeId(fabric.compute_node_count() - 1);
+  }
+  auto compute_node = fabric.compute_node(node);
+  if (!compute_node.ok()) return compute_node.status();
+  auto allocator = rdma::BlockAllocator::Create(fabric, node, options.gcl_size);
+  if (!allocator.ok()) return allocator.status();
+  std::unique_ptr<SelccManager> manager(
+      new SelccManager(fabric, *compute_node, options, *std::move(allocator)));
+  if (absl::Status s = manager->Start(); !s.ok()) return s;
+  return std::unique_ptr<GclManager>(std::move(manager));
+}
+
+SelccManager::SelccManager(rdma::Fabric& fabric, rdma::ComputeNode* node,
+                           const CcOptions& options,
+                           std::unique_ptr<rdma::BlockAllocator> allocator)
+    : fabric_(fabric),
+      compute_node_(node),
+      node_(node->id()),
+      allocator_(std::move(allocator)),
+      state_(std::make_unique<selcc::NodeState>(options, node->id())),
+      handler_(state_.get(), &slots_),
+      evictor_(state_.get(), node) {}
+
+absl::Status SelccManager::Start() {
+  if (absl::Status s = state_->cache.Register(*compute_node_); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = compute_node_->StartHandlers(
+          [this](const rdma::Message& m, rdma::Endpoint& ep) {
+            handler_.Handle(m, ep);
+          },
+          state_->options.handler_threads);
+      !s.ok()) {
+    return s;
+  }
+  return evictor_.Start();
+}
+
+SelccManager::~SelccManager() {
+  evictor_.Stop();
+  compute_node_->StopHandlers();
+  // Write back and release whatever this node still holds, so the pool is
+  // left as if every line had been evicted.
+  auto endpoint = compute_node_->NewEndpoint();
+  if (!endpoint.ok()) return;
+  std::vector<Frame*> victims;
+  do {
+    victims.clear();
+    state_->cache.TakeVictims(64, &victims);
+    for (Frame* f : victims) {
+      rdma::Batch b;
+      state_->AppendRelease(*f, f->data, b, state_->shared_stats, true);
+      absl::Status s = (*endpoint)->Execute(b);
+      LOG_IF(ERROR, !s.ok()) << "releasing " << f->gcl << ": " << s;
+      state_->cache.EndInFlight(f->gcl);
+      f->memo = Memo::kInvalid;
+      f->ClearDirty();
+      f->latch.Unlock();
+      state_->cache.PutFree(f);
+    }
+  } while (!victims.empty());
+}
+
+absl::StatusOr<std::unique_ptr<ThreadContext>>
+SelccManager::NewThreadContext() {
+  auto endpoint = compute_node_->NewEndpoint();
+  if (!endpoint.ok()) return endpoint.status();
+  const int slot = slots_.Acquire();
+  if (slot < 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("compute node %d has %d thread contexts already", node_,
+                        selcc::ReplySlots::kMaxSlots));
+  }
+  return std::make_unique<SelccThread>(this, *std::move(endpoint), slot);
+}
+
+absl::StatusOr<rdma::GlobalAddress> SelccManager::Allocate(ThreadContext& ctx) {
+  // Blocks come zeroed: fresh chunks are zero and Free() clears a line
+  // before it returns it, so no write is needed here.
+  return allocator_->Allocate(ctx.endpoint());
+}
+
+absl::Status SelccManager::Free(ThreadContext& ctx, rdma::GlobalAddress gcl) {
+  auto& t = static_cast<SelccThread&>(ctx);
+  const absl::Time deadline = absl::Now() + options().lock_timeout;
+  bool exclusive = false;
+  auto f =
+      LatchFrame(t, gcl, Cache::Mode::kExclusive, {}, deadline, &exclusive);
+  if (!f.ok()) return f.status();
+  Frame* frame = *f;
+  if (frame->memo != Memo::kModified) {
+    // Taking M invalidates every other copy.
+    if (absl::Status s = AcquireExclusive(t, frame, {}, deadline); !s.ok()) {
+      frame->latch.Unlock();
+      return s;
+    }
+  }
+  rdma::Batch b;
+  b.Write(gcl + 8, state_->zeros.data(), state_->payload_bytes)
+      .FetchAndAdd(gcl, LatchWord::ReleaseExclusive(node_), nullptr);
+  absl::Status s = Execute(t, b);
+  frame->memo = Memo::kInvalid;
+  frame->ClearDirty();
+  frame->ResetFairness();
+  state_->cache.Remove(frame);
+  frame->latch.Unlock();
+  state_->cache.PutFree(frame);
+  if (!s.ok()) return s;
+  allocator_->Free(gcl);
+  return absl::OkStatus();
+}
+
+absl::Status SelccManager::Execute(SelccThread& t, const rdma::Batch& b) {
+  const int64_t start = selcc::SteadyNowNanos();
+  absl::Status s = t.endpoint().Execute(b);
+  state_->ObserveRtt(selcc::SteadyNowNanos() - start);
+  return s;
+}
+
+absl::Status SelccManager::Aborted(SelccThread& t, const char* what,
+                                   rdma::GlobalAddress gcl) {
+  AtomicStats::Bump(t.stats->no_wait_aborts);
+  return absl::AbortedError(absl::StrFormat(
+      "%s of %s is held by a running holder (no-wait)", what, gcl.ToString()));
+}
+
+absl::Status SelccManager::TimedOut(SelccThread& t, const char* what,
+                                    rdma::GlobalAddress gcl) {
+  AtomicStats::Bump(t.stats->lock_timeouts);
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "%s of %s not granted within %s (compute node %d)", what, gcl.ToString(),
+      absl::FormatDuration(options().lock_timeout), node_));
+}
+
+absl::StatusOr<SelccManager::Frame*> SelccManager::LatchFrame(
+    SelccThread& t, rdma::GlobalAddress gcl, Cache::Mode mode, LockOptions lock,
+    absl::Time deadline, bool* exclusive) {
+  const char* what =
+      mode == Cache::Mode::kShared ? "shared latch" : "exclusive latch";
+  Cache& cache = state_->cache;
+  for (int round = 0;; ++round) {
+    bool latched = false;
+    Frame* f = cache.Lookup(gcl, mode, &latched);
+    if (f != nullptr) {
+      if (!latched) {
+        if (lock.no_wait) {
+          Cache::Unpin(f);
+          return Aborted(t, what, gcl);
+        }
+        if (f->lease_active.load(std::memory_order_relaxed)) {
+          auto& waits =
+              mode == Cache::Mode::kShared ? f->read_waits : f->write_waits;
+          waits.fetch_add(1, std::memory_order_relaxed);
+        }
+        const bool ok = mode == Cache::Mode::kShared
+                            ? f->latch.LockSharedUntil(deadline)
+                            : f->latch.LockUntil(deadline);
+        Cache::Unpin(f);
+        if (!ok) return TimedOut(t, what, gcl);
+        if (f->gcl != gcl || !f->in_map) {  // freed while we waited
+          mode == Cache::Mode::kShared ? f->latch.UnlockShared()
+                                       : f->latch.Unlock();
+          continue;
+        }
+      } else if (f->lease_active.load(std::memory_order_relaxed)) {
+        NoWaitAccess(f);
+      }
+      *exclusive = mode == Cache::Mode::kExclusive;
+      return f;
+    }
+    // Miss: a free frame for the GCL.
+    Frame* fresh = cache.TakeFree();
+    if (fresh == nullptr) {
+      auto evicted = evictor_.EvictOne(t.endpoint());
+      if (!evicted.ok()) return evicted.status();
+      if (!*evicted) {
+        if (absl::Now() > deadline) {
+          return absl::ResourceExhaustedError(absl::StrFormat(
+              "every frame of compute node %d's cache is latched; raise "
+              "--cache_mb",
+              node_));
+        }
+        std::this_thread::yield();
+      }
+      continue;
+    }
+    evictor_.MaybeKick();
+    // A thread that waited on this frame before it was freed may still
+    // hold it for an instant (it then sees the GCL changed and lets go).
+    if (!fresh->latch.LockUntil(deadline)) {
+      cache.PutFree(fresh);
+      return TimedOut(t, what, gcl);
+    }
+    fresh->memo = Memo::kInvalid;
+    fresh->ClearDirty();
+    fresh->ResetFairness();
+    switch (cache.Insert(gcl, fresh)) {
+      case Cache::InsertResult::kInserted:
+        *exclusive = true;
+        return fresh;
+      case Cache::InsertResult::kExists:
+        fresh->latch.Unlock();
+        cache.PutFree(fresh);
+        continue;
+      case Cache::InsertResult::kInFlight:
+        // Our own eviction of this GCL is releasing it: one round trip.
+        fresh->latch.Unlock();
+        cache.PutFree(fresh);
+        if (absl::Now() > deadline) return TimedOut(t, what, gcl);
+        std::this_thread::yield();
+        continue;
+    }
+  }
+}
+
+void SelccManager::NoWaitAccess(Frame* f) {
+  // Latched without waiting: the line is no longer hot here, so the lease
+  // stops counting (5.3.1).
+  f->lease_active.store(false, std::memory_order_relaxed);
+  f->read_waits.store(0, std::memory_order_relaxed);
+  f->write_waits.store(0, std::memory_order_relaxed);
+}
+
+absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
+    SelccThread& t, Frame* f, uint64_t targets, Want want, uint32_t priority) {
+  const int nodes = fabric_.compute_node_count();
+  std::vector<int> to;
+  for (uint64_t rest = targets; rest != 0; rest &= rest - 1) {
+    const int n = std::countr_zero(rest);
+    if (n < nodes && n != node_) {
+      to.push_back(n);
+    } else {
+      LOG(ERROR) << "latch word of " << f->gcl << " names compute node " << n
+                 << ", which does not exist";
+    }
+  }
+  ReplySlot::Outcome outcome;
+  if (to.empty()) return outcome;
+  selcc::InvalidationRequest request;
+  request.gcl = f->gcl.raw();
+  request.forward_to = f->peer;
+  request.slot = t.slot_index;
+  request.seq = t.slot->Begin(static_cast<int>(to.size()));
+  request.priority = priority;
+  request.want = want;
+  rdma::Message m;
+  m.type = selcc::kRequestMessage;
+  m.Store(request);
+  for (int n : to) {
+    if (absl::Status s = t.endpoint().Send(n, m); !s.ok()) {
+      LOG(ERROR) << "invalidation of " << f->gcl << " to node " << n << ": "
+                 << s;
+      selcc::InvalidationReply none;
+      none.slot = request.slot;
+      none.seq = request.seq;
+      none.result = selcc::ReplyResult::kOutdated;
+      t.slot->Deliver(none);
+      continue;
+    }
+    AtomicStats::Bump(t.stats->invalidations_sent);
+  }
+  // Every reply must be in before the frame may be used for anything else
+  // (a late forward would land in it), so this wait ignores lock_timeout.
+  const absl::Time hard_deadline =
+      absl::Now() + kReplyGrace + 2 * options().inject_message_delay;
+  if (!t.slot->Wait(hard_deadline, &outcome)) {
+    return absl::UnavailableError(absl::StrFormat(
+        "compute node(s) did not answer an invalidation of %s within %s; "
+        "a peer stopped handling messages",
+        f->gcl.ToString(), absl::FormatDuration(kReplyGrace)));
+  }
+  return outcome;
+}
+
+absl::Status SelccManager::BackOff(SelccThread& t, uint32_t attempt,
+                                   absl::Time deadline, const char* what,
+                                   rdma::GlobalAddress gcl) {
+  AtomicStats::Bump(t.stats->lock_retries);
+  if (absl::Now() > deadline) return TimedOut(t, what, gcl);
+  // T = C * RTT / N_r (5.1.2), with +-50% jitter so two symmetric
+  // requesters (e.g. two upgraders) fall out of step.
+  const int64_t base =
+      kBackOffRtts * std::max<int64_t>(state_->rtt_ns.load(), 200) / attempt;
+  const int64_t wait = base / 2 + static_cast<int64_t>(t.rng() % (base + 1));
+  const int64_t until = selcc::SteadyNowNanos() + wait;
+  // Yield rather than spin: the holder we wait for may share our core.
+  do {
+    std::this_thread::yield();
+  } while (selcc::SteadyNowNanos() < until);
+  return absl::OkStatus();
+}
+
+absl::Status SelccManager::AcquireShared(SelccThread& t, Frame* f,
+                                         LockOptions lock,
+                                         absl::Time deadline) {
+  const rdma::GlobalAddress gcl = f->gcl;
+  bool invalidated = false;
+  for (uint32_t attempt = 1;; ++attempt) {
+    if (options().spin_wait) {
+      // A starved writer asked this node to step aside (5.3.2).
+      const int64_t until = f->readers_hold_off_until_ns.load();
+      while (selcc::SteadyNowNanos() < until) {
+        if (absl::Now() > deadline) return TimedOut(t, "shared latch", gcl);
+        std::this_thread::yield();
+      }
+    }
+    uint64_t old = 0;
+    rdma::Batch b;
+    b.FetchAndAdd(gcl, LatchWord::Reader(node_), &old)
+        .Read(gcl + 8, f->data, state_->payload_bytes);
+    if (absl::Status s = Execute(t, b); !s.ok()) return s;
+    const int holder = LatchWord::Holder(old);
+    if (holder < 0) {
+      f->memo = Memo::kShared;
+      if (invalidated) AtomicStats::Bump(t.stats->invalidating_locks);
+      return absl::OkStatus();
+    }
+    // A writer holds it: undo our transient bit BEFORE asking the writer,
+    // whose downgrade adds the bit for us (latch_word.h).
+    if (auto s = t.endpoint().FetchAndAdd(gcl, LatchWord::ReleaseShared(node_));
+        !s.ok()) {
+      return s.status();
+    }
+    if (holder != node_) {
+      auto outcome =
+          Invalidate(t, f, LatchWord::Reader(holder), Want::kShared, attempt);
+      if (!outcome.ok()) return outcome.status();
+      invalidated = true;
+      if (outcome->granted_shared) {
+        f->memo = Memo::kShared;
+        AtomicStats::Bump(t.stats->invalidating_locks);
+        return absl::OkStatus();
+      }
+      if (lock.no_wait && (outcome->busy ||
+                           attempt >= static_cast<uint32_t>(kNoWaitAttempts))) {
+        return Aborted(t, "shared latch", gcl);
+      }
+      if (outcome->released) {
+        AtomicStats::Bump(t.stats->lock_retries);
+        continue;  // the holder let go: retry at once
+      }
+    } else {
+      LOG_EVERY_N(WARNING, 1000)
+          << "compute node " << node_ << " finds itself holding " << gcl
+          << " exclusive while its frame is invalid";
+    }
+    if (absl::Status s = BackOff(t, attempt, deadline, "shared latch", gcl);
+        !s.ok()) {
+      return s;
+    }
+  }
+}
+
+absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
+                                            LockOptions lock,
+                                            absl::Time deadline) {
+  const rdma::GlobalAddress gcl = f->gcl;
+  bool invalidated = false;
+  uint32_t upgrade_failures = 0;
+  for (uint32_t attempt = 1;; ++attempt) {
+    uint64_t old = 0;
+    bool won = false;
+    if (f->memo == Memo::kShared) {
+      if (upgrade_failures >= static_cast<uint32_t>(kUpgradeAttempts)) {
+        // Two upgraders would wait for each other forever: give the share
+        // back and take the latch from scratch (4.3.2).
+        auto s = t.endpoint().FetchAndAdd(gcl, LatchWord::ReleaseShared(node_));
+        if (!s.ok()) return s.status();
+        f->memo = Memo::kInvalid;
+        continue;
+      }
+      rdma::Batch b;
+      b.CompareAndSwap(gcl, LatchWord::Reader(node_),
+                       LatchWord::Exclusive(node_), &old);
+      if (absl::Status s = Execute(t, b); !s.ok()) return s;
+      won = old == LatchWord::Reader(node_);
+      if (!won) ++upgrade_failures;
+    } else {
+      rdma::Batch b;
+      b.CompareAndSwap(gcl, 0, LatchWord::Exclusive(node_), &old)
+          .Read(gcl + 8, f->data, state_->payload_bytes);
+      if (absl::Status s = Execute(t, b); !s.ok()) return s;
+      won = old == 0;
+    }
+    if (won) {
+      f->memo = Memo::kModified;
+      f->ClearDirty();
+      f->writer_priority =
+          options().priority_matching && attempt >= selcc::kStarvedPriority
+              ? attempt
+              : 0;
+      if (invalidated) AtomicStats::Bump(t.stats->invalidating_locks);
+      return absl::OkStatus();
+    }
+    const int holder = LatchWord::Holder(old);
+    // An exclusive holder is asked alone (case 1); readers only matter once
+    // it is gone (their transient bits vanish by themselves).
+    const uint64_t targets =
+        holder >= 0 ? (holder == node_ ? 0 : LatchWord::Reader(holder))
+                    : LatchWord::Readers(old) & ~LatchWord::Reader(node_);
+    if (targets != 0) {
+      auto outcome = Invalidate(t, f, targets, Want::kExclusive, attempt);
+      if (!outcome.ok()) return outcome.status();
+      invalidated = true;
+      if (outcome->granted_exclusive) {
+        f->memo = Memo::kModified;
+        f->dirty_begin = outcome->dirty_begin;
+        f->dirty_end = outcome->dirty_end;
+        f->writer_priority =
+            options().priority_matching && attempt >= selcc::kStarvedPriority
+                ? attempt
+                : 0;
+        AtomicStats::Bump(t.stats->invalidating_locks);
+        return absl::OkStatus();
+      }
+      if (lock.no_wait && (outcome->busy ||
+                           attempt >= static_cast<uint32_t>(kNoWaitAttempts))) {
+        return Aborted(t, "exclusive latch", gcl);
+      }
+      if (outcome->released && !outcome->busy) {
+        AtomicStats::Bump(t.stats->lock_retries);
+        continue;
+      }
+    } else if (lock.no_wait &&
+               attempt >= static_cast<uint32_t>(kNoWaitAttempts)) {
+      return Aborted(t, "exclusive latch", gcl);
+    }
+    if (absl::Status s = BackOff(t, attempt, deadline, "exclusive latch", gcl);
+        !s.ok()) {
+      return s;
+    }
+  }
+}
+
+absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
+                                                rdma::GlobalAddress gcl,
+                                                LockOptions lock) {
+  auto& t = static_cast<SelccThread&>(ctx);
+  // Hit: the shared latch taken under the shard mutex, memo S or M.
+  bool latched = false;
+  Frame* f = state_->cache.Lookup(gcl, Cache::Mode::kShared, &latched);
+  if (f != nullptr && latched && f->memo != Memo::kInvalid) {
+    if (f->lease_active.load(std::memory_order_relaxed)) NoWaitAccess(f);
+    AtomicStats::Bump(t.stats->shared_locks);
+    AtomicStats::Bump(t.stats->hits);
+    return SharedGuard(this, &ctx, LatchHandle{gcl, f->data, f});
+  }
+  if (f != nullptr) {
+    latched ? f->latch.UnlockShared() : Cache::Unpin(f);
+  }
+  const absl::Time deadline = absl::Now() + options().lock_timeout;
+  bool exclusive = false;
+  auto frame =
+      LatchFrame(t, gcl, Cache::Mode::kShared, lock, deadline, &exclusive);
+  if (!frame.ok()) return frame.status();
+  f = *frame;
+  bool remote = false;
+  if (!exclusive && f->memo == Memo::kInvalid) {
+    // Only an exclusive local latch may change the memo.
+    f->latch.UnlockShared();
+    frame =
+        LatchFrame(t, gcl, Cache::Mode::kExclusive, lock, deadline, &exclusive);
+    if (!frame.ok()) return frame.status();
+    f = *frame;
+  }
+  if (exclusive) {
+    if (f->memo == Memo::kInvalid) {
+      if (absl::Status s = AcquireShared(t, f, lock, deadline); !s.ok()) {
+        f->latch.Unlock();
+        return s;
+      }
+      remote = true;
+    }
+    f->latch.Downgrade();
+  }
+  AtomicStats::Bump(t.stats->shared_locks);
+  if (!remote) AtomicStats::Bump(t.stats->hits);
+  return SharedGuard(this, &ctx, LatchHandle{gcl, f->data, f});
+}
+
+absl::StatusOr<ExclusiveGuard> SelccManager::XLock(ThreadContext& ctx,
+                                                   rdma::GlobalAddress gcl,
+                                                   LockOptions lock) {
+  auto& t = static_cast<SelccThread&>(ctx);
+  const uint32_t payload = state_->payload_bytes;
+  bool latched = false;
+  Frame* f = state_->cache.Lookup(gcl, Cache::Mode::kExclusive, &latched);
+  if (f != nullptr && latched && f->memo == Memo::kModified) {
+    if (f->lease_active.load(std::memory_order_relaxed)) NoWaitAccess(f);
+    AtomicStats::Bump(t.stats->exclusive_locks);
+    AtomicStats::Bump(t.stats->hits);
+    return ExclusiveGuard(this, &ctx, LatchHandle{gcl, f->data, f}, payload);
+  }
+  if (f != nullptr) {
+    latched ? f->latch.Unlock() : Cache::Unpin(f);
+  }
+  const absl::Time deadline = absl::Now() + options().lock_timeout;
+  bool exclusive = false;
+  auto frame =
+      LatchFrame(t, gcl, Cache::Mode::kExclusive, lock, deadline, &exclusive);
+  if (!frame.ok()) return frame.status();
+  f = *frame;
+  if (f->memo == Memo::kModified) {
+    AtomicStats::Bump(t.stats->hits);
+  } else {
+    const bool upgrade = f->memo == Memo::kShared;
+    if (absl::Status s = AcquireExclusive(t, f, lock, deadline); !s.ok()) {
+      f->latch.Unlock();
+      return s;
+    }
+    if (upgrade) AtomicStats::Bump(t.stats->upgrades);
+  }
+  AtomicStats::Bump(t.stats->exclusive_locks);
+  return ExclusiveGuard(this, &ctx, LatchHandle{gcl, f->data, f}, payload);
+}
+
+absl::StatusOr<ExclusiveGuard> SelccManager::Upgrade(ThreadContext& ctx,
+                                                     SharedGuard& guard,
+                                                     LockOptions lock) {
+  if (!guard.owns_lock()) {
+    return absl::FailedPreconditionError("upgrade of a guard without a latch");
+  }
+  auto& t = static_cast<SelccThread&>(ctx);
+  const LatchHandle handle = TakeHandle(guard);
+  auto* f = static_cast<Frame*>(handle.frame);
+  if (f->latch.TryUpgrade()) {
+    // Still the same copy: the memo is S or M, as under the shared latch.
+    if (f->memo != Memo::kModified) {
+      const absl::Time deadline = absl::Now() + options().lock_timeout;
+      if (absl::Status s = AcquireExclusive(t, f, lock, deadline); !s.ok()) {
+        f->latch.Unlock();
+        return s;
+      }
+    } else {
+      AtomicStats::Bump(t.stats->hits);
+    }
+    AtomicStats::Bump(t.stats->upgrades);
+    AtomicStats::Bump(t.stats->exclusive_locks);
+    return ExclusiveGuard(this, &ctx, handle, state_->payload_bytes);
+  }
+  // Other local readers hold the line: let go, then lock afresh.
+  if (absl::Status s = UnlockShared(ctx, handle); !s.ok()) return s;
+  if (lock.no_wait) return Aborted(t, "upgrade", handle.gcl);
+  auto x = XLock(ctx, handle.gcl, lock);
+  if (x.ok()) AtomicStats::Bump(t.stats->upgrades);
+  return x;
+}
+
+bool SelccManager::LeaseExpired(const Frame& f) const {
+  const int64_t gamma = options().lease_gamma;
+  if (gamma == CcOptions::kInfiniteLease ||
+      !f.lease_active.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  const int64_t p = std::max(1, state_->worker_threads.load());
+  const int64_t a = f.read_waits.load(std::memory_order_relaxed) / p +
+                    f.write_waits.load(std::memory_order_relaxed);
+  return a >= gamma;
+}
+
+absl::Status SelccManager::ReleaseGlobal(SelccThread& t, Frame* f) {
+  rdma::Batch b;
+  state_->AppendRelease(*f, f->data, b, *t.stats, false);
+  absl::Status s = Execute(t, b);
+  f->memo = Memo::kInvalid;
+  f->ClearDirty();
+  f->ResetFairness();
+  return s;
+}
+
+absl::Status SelccManager::UnlockShared(ThreadContext& ctx,
+                                        const LatchHandle& handle) {
+  auto* f = static_cast<Frame*>(handle.frame);
+  if (!LeaseExpired(*f)) {
+    f->latch.UnlockShared();
+    return absl::OkStatus();
+  }
+  // The lease ran out: hand the line to the peers that keep asking, if no
+  // other local thread is using it right now.
+  f->latch.UnlockShared();
+  if (!f->latch.TryLock()) return absl::OkStatus();
+  absl::Status s;
+  if (f->gcl == handle.gcl && f->memo != Memo::kInvalid && LeaseExpired(*f)) {
+    s = ReleaseGlobal(static_cast<SelccThread&>(ctx), f);
+  }
+  f->latch.Unlock();
+  return s;
+}
+
+absl::Status SelccManager::UnlockExclusive(ThreadContext& ctx,
+                                           const LatchHandle& handle,
+                                           uint32_t dirty_begin,
+                                           uint32_t dirty_end) {
+  auto* f = static_cast<Frame*>(handle.frame);
+  f->AddDirty(dirty_begin, dirty_end);
+  absl::Status s;
+  if (LeaseExpired(*f)) s = ReleaseGlobal(static_cast<SelccThread&>(ctx), f);
+  f->latch.Unlock();
+  return s;
+}
+
+absl::StatusOr<uint64_t> SelccManager::FetchAndAdd(ThreadContext& ctx,
+                                                   rdma::GlobalAddress word,
+                                                   uint64_t delta) {
+  return ctx.endpoint().FetchAndAdd(word, delta);
+}
+
+absl::StatusOr<uint64_t> SelccManager::CompareAndSwap(ThreadContext& ctx,
+                                                      rdma::GlobalAddress word,
+                                                      uint64_t expected,
+                                                      uint64_t desired) {
+  return ctx.endpoint().CompareAndSwap(word, expected, desired);
+}
+
+CacheStats SelccManager::Stats() const {
+  CacheStats s;
+  state_->shared_stats.AddTo(s);
+  absl::MutexLock lock(&state_->stats_mu);
+  for (const auto& t : state_->thread_stats) t->AddTo(s);
+  return s;
+}
+
+SelccManager::DebugFrame SelccManager::DebugState(rdma::GlobalAddress gcl) {
+  DebugFrame d;
+  bool latched = false;
+  Frame* f = state_->cache.Lookup(gcl, Cache::Mode::kShared, &latched);
+  if (f == nullptr) return d;
+  if (!latched) {
+    latched = f->latch.LockSharedUntil(absl::Now() + absl::Seconds(5));
+    Cache::Unpin(f);
+    if (!latched) return d;
+  }
+  if (f->gcl == gcl && f->in_map) {
+    d.cached = true;
+    d.memo = f->memo;
+    d.dirty_begin = f->dirty_begin;
+    d.dirty_end = f->dirty_end;
+    d.lease_active = f->lease_active.load();
+  }
+  f->latch.UnlockShared();
+  return d;
+}
+
+}  // namespace strand::cc

@@ -1,0 +1,155 @@
+#ifndef STRAND_CC_SELCC_SELCC_MANAGER_H_
+#define STRAND_CC_SELCC_SELCC_MANAGER_H_
+
+// SELCC (the paper's protocol) behind the GclManager API.
+//
+// Access paths (paper Table 1; costs in round trips of the calling thread):
+//   SLock, memo S or M     hit: local shared latch only, 0
+//   XLock, memo M          hit: local exclusive latch only, 0
+//   SLock, memo I / miss   FAA +Reader batched with the READ, 1
+//   XLock, memo I / miss   CAS 0 -> Exclusive batched with the READ, 1
+//   XLock, memo S          upgrade: CAS (0,{me}) -> Exclusive, 1; after
+//                          kUpgradeAttempts failures: release the share and
+//                          take the latch from scratch
+//   Unlock                 0 (lazy release: the global latch stays until a
+//                          peer asks for it or the frame is evicted), except
+//                          when the frame's lease expired (5.3.1): 1
+// A conflicting latch word costs invalidation messages (invalidation.h):
+// the requester waits for every reply, then either holds the line (the
+// holder handed it over and forwarded the payload into our frame), or
+// retries its atomic after the back-off T = C * RTT / N_r (5.1.2; N_r is
+// the attempt number, sent as the message's priority).
+//
+// Bounded waits: latch waits end at CcOptions::lock_timeout with
+// DeadlineExceeded; with LockOptions::no_wait a conflict with a running
+// holder (a busy local latch here, or a peer whose handler found its latch
+// busy) returns Aborted at once. A requester always collects the replies
+// to the messages it sent before it gives up (they take one message delay
+// plus at most two round trips); a peer that stops answering for
+// kReplyGrace is reported as Unavailable.
+//
+// Frames hold the GCL payload only; the latch word lives in remote memory.
+// Destroying the manager stops its handlers and evictor, then writes every
+// dirty line back and releases every latch it holds.
+
+#include <atomic>
+#include <memory>
+
+#include "cc/gcl_manager.h"
+#include "cc/selcc/evictor.h"
+#include "cc/selcc/frame.h"
+#include "cc/selcc/invalidation.h"
+#include "cc/selcc/node_state.h"
+#include "rdma/block_allocator.h"
+
+namespace strand::cc {
+
+class SelccManager : public GclManager {
+ public:
+  static constexpr int kUpgradeAttempts = 4;
+  // Failed attempts after which a no_wait request gives up even if no
+  // holder was found busy (the holders keep changing under it).
+  static constexpr int kNoWaitAttempts = 4;
+  // C of the back-off T = C * RTT / N_r.
+  static constexpr int kBackOffRtts = 8;
+  static constexpr absl::Duration kReplyGrace = absl::Seconds(30);
+
+  static absl::StatusOr<std::unique_ptr<GclManager>> Create(
+      rdma::Fabric& fabric, rdma::ComputeNodeId node, const CcOptions& options);
+  ~SelccManager() override;
+
+  const CcOptions& options() const override { return state_->options; }
+  rdma::ComputeNodeId node_id() const override { return node_; }
+  absl::StatusOr<std::unique_ptr<ThreadContext>> NewThreadContext() override;
+  absl::StatusOr<rdma::GlobalAddress> Allocate(ThreadContext& ctx) override;
+  absl::Status Free(ThreadContext& ctx, rdma::GlobalAddress gcl) override;
+  absl::StatusOr<SharedGuard> SLock(ThreadContext& ctx, rdma::GlobalAddress gcl,
+                                    LockOptions lock) override;
+  absl::StatusOr<ExclusiveGuard> XLock(ThreadContext& ctx,
+                                       rdma::GlobalAddress gcl,
+                                       LockOptions lock) override;
+  absl::StatusOr<ExclusiveGuard> Upgrade(ThreadContext& ctx, SharedGuard& guard,
+                                         LockOptions lock) override;
+  absl::StatusOr<uint64_t> FetchAndAdd(ThreadContext& ctx,
+                                       rdma::GlobalAddress word,
+                                       uint64_t delta) override;
+  absl::StatusOr<uint64_t> CompareAndSwap(ThreadContext& ctx,
+                                          rdma::GlobalAddress word,
+                                          uint64_t expected,
+                                          uint64_t desired) override;
+  CacheStats Stats() const override;
+
+  // Test-only introspection of this node's copy of `gcl`.
+  struct DebugFrame {
+    bool cached = false;
+    selcc::Memo memo = selcc::Memo::kInvalid;
+    uint32_t dirty_begin = 0, dirty_end = 0;
+    bool lease_active = false;
+  };
+  DebugFrame DebugState(rdma::GlobalAddress gcl);
+  // Frames of the cache, and of them free.
+  uint64_t cache_frames() const { return state_->cache.capacity(); }
+  uint64_t free_frames() const { return state_->cache.free_frames(); }
+
+ protected:
+  absl::Status UnlockShared(ThreadContext& ctx,
+                            const LatchHandle& handle) override;
+  absl::Status UnlockExclusive(ThreadContext& ctx, const LatchHandle& handle,
+                               uint32_t dirty_begin,
+                               uint32_t dirty_end) override;
+
+ private:
+  class SelccThread;
+  using Frame = selcc::Frame;
+
+  SelccManager(rdma::Fabric& fabric, rdma::ComputeNode* node,
+               const CcOptions& options,
+               std::unique_ptr<rdma::BlockAllocator> allocator);
+  absl::Status Start();
+
+  // The frame of `gcl` latched in `mode`, or a new frame latched EXCLUSIVE
+  // with memo kInvalid (*exclusive tells which). Never waits past
+  // `deadline`, and not at all for a busy latch under no_wait.
+  absl::StatusOr<Frame*> LatchFrame(SelccThread& t, rdma::GlobalAddress gcl,
+                                    selcc::Cache::Mode mode, LockOptions lock,
+                                    absl::Time deadline, bool* exclusive);
+  // Global acquisitions; `f` is latched exclusive and keeps its latch.
+  absl::Status AcquireShared(SelccThread& t, Frame* f, LockOptions lock,
+                             absl::Time deadline);
+  absl::Status AcquireExclusive(SelccThread& t, Frame* f, LockOptions lock,
+                                absl::Time deadline);
+  // Sends an invalidation to every node in `targets` (a reader bitmap) and
+  // waits for all replies.
+  absl::StatusOr<selcc::ReplySlot::Outcome> Invalidate(SelccThread& t, Frame* f,
+                                                       uint64_t targets,
+                                                       selcc::Want want,
+                                                       uint32_t priority);
+  // Waits T = C * RTT / attempt after a failed attempt; DeadlineExceeded
+  // past the deadline.
+  absl::Status BackOff(SelccThread& t, uint32_t attempt, absl::Time deadline,
+                       const char* what, rdma::GlobalAddress gcl);
+  absl::Status Execute(SelccThread& t, const rdma::Batch& b);
+  // Lease of 5.3.1: true when local threads kept the line long enough while
+  // a peer was asking for it.
+  bool LeaseExpired(const Frame& f) const;
+  static void NoWaitAccess(Frame* f);
+  // Gives up the global ownership of `f` (latched exclusive).
+  absl::Status ReleaseGlobal(SelccThread& t, Frame* f);
+  absl::Status Aborted(SelccThread& t, const char* what,
+                       rdma::GlobalAddress gcl);
+  absl::Status TimedOut(SelccThread& t, const char* what,
+                        rdma::GlobalAddress gcl);
+
+  rdma::Fabric& fabric_;
+  rdma::ComputeNode* const compute_node_;
+  const rdma::ComputeNodeId node_;
+  const std::unique_ptr<rdma::BlockAllocator> allocator_;
+  const std::unique_ptr<selcc::NodeState> state_;
+  selcc::ReplySlots slots_;
+  selcc::InvalidationHandler handler_;
+  selcc::Evictor evictor_;
+};
+
+}  // namespace strand::cc
+
+#endif  // STRAND_CC_SELCC_SELCC_MANAGER_H_

@@ -1,0 +1,381 @@
+// SELCC driven step by step across three compute nodes: each transition of
+// Table 1 and each conflict case of section 4.4, with the latch word (read
+// through a raw endpoint) and every node's ownership memo asserted after
+// each step, plus the round trips each step cost.
+
+#include "cc/selcc/selcc_manager.h"
+
+#include <cstring>
+#include <thread>
+
+#include "cc/root_words.h"
+#include "cc/selcc/latch_word.h"
+#include "gtest/gtest.h"
+#include "tests/testing/cc_cluster.h"
+
+namespace strand::cc {
+namespace selcc {
+void PrintTo(Memo m, std::ostream* os) { *os << MemoName(m); }
+}  // namespace selcc
+namespace {
+
+using selcc::LatchWord;
+using selcc::Memo;
+
+CcOptions SelccOptions() {
+  CcOptions o;
+  o.protocol = Protocol::kSelcc;
+  o.gcl_size = 256;
+  o.cache_bytes = 256 * 256;
+  o.lock_timeout = absl::Milliseconds(300);
+  return o;
+}
+
+class SelccManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Build(SelccOptions()); }
+
+  void Build(const CcOptions& o, int nodes = 3) {
+    ctx_.clear();
+    cluster_.reset();
+    auto cluster = testing::CcCluster::Create(nodes, o);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+    for (int i = 0; i < nodes; ++i) ctx_.push_back(*m(i).NewThreadContext());
+    raw_ = *(*cluster_->fabric().compute_node(0))->NewEndpoint();
+    gcl_ = *m(0).Allocate(*ctx_[0]);
+  }
+  void TearDown() override {
+    ctx_.clear();
+    cluster_.reset();
+  }
+
+  GclManager& m(int i) { return cluster_->manager(i); }
+  SelccManager& sm(int i) {
+    return static_cast<SelccManager&>(cluster_->manager(i));
+  }
+  ThreadContext& c(int i) { return *ctx_[i]; }
+  uint64_t LatchWordNow() {
+    uint64_t w = 0;
+    EXPECT_TRUE(raw_->Read(gcl_, &w, 8).ok());
+    return w;
+  }
+  uint64_t MemoryWord(uint32_t offset) {
+    uint64_t w = 0;
+    EXPECT_TRUE(raw_->Read(gcl_ + 8 + offset, &w, 8).ok());
+    return w;
+  }
+  Memo MemoOf(int node) {
+    auto d = sm(node).DebugState(gcl_);
+    return d.cached ? d.memo : Memo::kInvalid;
+  }
+  uint64_t RoundTrips(int i) { return c(i).endpoint().Counters().round_trips; }
+  void ExpectMemos(Memo m0, Memo m1, Memo m2) {
+    EXPECT_EQ(MemoOf(0), m0) << "node 0";
+    EXPECT_EQ(MemoOf(1), m1) << "node 1";
+    EXPECT_EQ(MemoOf(2), m2) << "node 2";
+  }
+  void Write(int node, uint64_t value, uint32_t offset = 0) {
+    auto x = m(node).XLock(c(node), gcl_);
+    ASSERT_TRUE(x.ok()) << x.status();
+    std::memcpy(x->MutableRange(offset, 8), &value, 8);
+  }
+  uint64_t Read(int node, uint32_t offset = 0) {
+    auto s = m(node).SLock(c(node), gcl_);
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (!s.ok()) return ~uint64_t{0};
+    uint64_t v;
+    std::memcpy(&v, s->data() + offset, 8);
+    return v;
+  }
+
+  std::unique_ptr<testing::CcCluster> cluster_;
+  std::vector<std::unique_ptr<ThreadContext>> ctx_;
+  std::unique_ptr<rdma::Endpoint> raw_;
+  rdma::GlobalAddress gcl_;
+};
+
+TEST_F(SelccManagerTest, NodeIdsBeyondTheReaderBitmapAreRefused) {
+  CcOptions o = SelccOptions();
+  auto cluster = testing::CcCluster::Create(59, o);
+  ASSERT_FALSE(cluster.ok());
+  EXPECT_EQ(cluster.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(cluster.status().message().find("does not fit"), std::string::npos)
+      << cluster.status();
+}
+
+TEST_F(SelccManagerTest, ExclusiveMissIsOneRoundTripThenHitsAreFree) {
+  uint64_t before = RoundTrips(0);
+  {
+    auto x = m(0).XLock(c(0), gcl_);
+    ASSERT_TRUE(x.ok()) << x.status();
+    EXPECT_EQ(RoundTrips(0) - before, 1u);  // CAS + READ batched
+    EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(0));
+  }
+  // Lazy release: unlocking kept the global latch.
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(0));
+  ExpectMemos(Memo::kModified, Memo::kInvalid, Memo::kInvalid);
+  before = RoundTrips(0);
+  Write(0, 42);
+  EXPECT_EQ(Read(0), 42u);
+  EXPECT_EQ(RoundTrips(0) - before, 0u);  // M: reader and writer both hit
+  EXPECT_EQ(m(0).Stats().hits, 2u);
+  EXPECT_EQ(MemoryWord(0), 0u);  // dirty data stays in the cache
+  auto d = sm(0).DebugState(gcl_);
+  EXPECT_EQ(d.dirty_begin, 0u);
+  EXPECT_EQ(d.dirty_end, 8u);
+}
+
+TEST_F(SelccManagerTest, SharedMissIsOneRoundTripAndReadersShare) {
+  uint64_t before = RoundTrips(0);
+  EXPECT_EQ(Read(0), 0u);
+  EXPECT_EQ(RoundTrips(0) - before, 1u);  // FAA + READ batched
+  EXPECT_EQ(LatchWordNow(), LatchWord::Reader(0));
+  EXPECT_EQ(Read(1), 0u);
+  EXPECT_EQ(LatchWordNow(), LatchWord::Reader(0) | LatchWord::Reader(1));
+  ExpectMemos(Memo::kShared, Memo::kShared, Memo::kInvalid);
+  before = RoundTrips(0);
+  EXPECT_EQ(Read(0), 0u);
+  EXPECT_EQ(RoundTrips(0) - before, 0u);
+}
+
+TEST_F(SelccManagerTest, LoneReaderUpgradesWithOneCas) {
+  Read(0);
+  auto s = m(0).SLock(c(0), gcl_);
+  ASSERT_TRUE(s.ok());
+  const uint64_t before = RoundTrips(0);
+  auto x = m(0).Upgrade(c(0), *s);
+  ASSERT_TRUE(x.ok()) << x.status();
+  EXPECT_EQ(RoundTrips(0) - before, 1u);
+  EXPECT_FALSE(s->owns_lock());
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(0));
+  x->Unlock().IgnoreError();
+  EXPECT_EQ(MemoOf(0), Memo::kModified);
+  EXPECT_EQ(m(0).Stats().upgrades, 1u);
+}
+
+TEST_F(SelccManagerTest, WriterUpgradesOverAnotherReader) {
+  Read(0);
+  Read(1);
+  Write(0, 5);  // memo S -> upgrade; node 1 must give its share up (case 3)
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(0));
+  ExpectMemos(Memo::kModified, Memo::kInvalid, Memo::kInvalid);
+  EXPECT_EQ(m(1).Stats().invalidations_received, 1u);
+  EXPECT_EQ(Read(1), 5u);
+}
+
+// Case 1: a writer invalidates a Modified copy. Ownership is handed over by
+// FAA and the line forwarded into the writer's frame; nothing is flushed.
+TEST_F(SelccManagerTest, Case1WriterTakesModifiedLineByHandoverAndForward) {
+  Write(0, 11, 16);
+  ExpectMemos(Memo::kModified, Memo::kInvalid, Memo::kInvalid);
+  const uint64_t before = RoundTrips(1);
+  {
+    auto x = m(1).XLock(c(1), gcl_);
+    ASSERT_TRUE(x.ok()) << x.status();
+    uint64_t v;
+    std::memcpy(&v, x->data() + 16, 8);
+    EXPECT_EQ(v, 11u);  // forwarded, not read from memory
+    // One failed CAS+READ; the handover costs the requester nothing more.
+    EXPECT_EQ(RoundTrips(1) - before, 1u);
+  }
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
+  ExpectMemos(Memo::kInvalid, Memo::kModified, Memo::kInvalid);
+  EXPECT_EQ(MemoryWord(16), 0u);  // no flush: the dirty range moved on
+  auto d = sm(1).DebugState(gcl_);
+  EXPECT_EQ(d.dirty_begin, 16u);
+  EXPECT_EQ(d.dirty_end, 24u);
+  EXPECT_EQ(m(0).Stats().forwards, 1u);
+  EXPECT_EQ(m(0).Stats().flushes, 0u);
+  EXPECT_EQ(m(1).Stats().invalidating_locks, 1u);
+  // And on to node 2; the data follows.
+  Write(2, 12, 0);
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(2));
+  ExpectMemos(Memo::kInvalid, Memo::kInvalid, Memo::kModified);
+  EXPECT_EQ(Read(2, 16), 11u);
+}
+
+// Case 2: a reader invalidates a Modified copy: the holder flushes and
+// downgrades both to Shared in one FAA, and forwards the line.
+TEST_F(SelccManagerTest, Case2ReaderDowngradesModifiedLine) {
+  Write(0, 21, 8);
+  EXPECT_EQ(Read(1, 8), 21u);
+  EXPECT_EQ(LatchWordNow(), LatchWord::Reader(0) | LatchWord::Reader(1));
+  ExpectMemos(Memo::kShared, Memo::kShared, Memo::kInvalid);
+  EXPECT_EQ(MemoryWord(8), 21u);              // flushed with the downgrade
+  EXPECT_EQ(m(0).Stats().flushed_bytes, 8u);  // only the dirty range
+  EXPECT_EQ(m(0).Stats().forwards, 1u);
+  // A third reader joins without any message.
+  const uint64_t sent = m(2).Stats().invalidations_sent;
+  EXPECT_EQ(Read(2, 8), 21u);
+  EXPECT_EQ(m(2).Stats().invalidations_sent, sent);
+  EXPECT_EQ(LatchWordNow(),
+            LatchWord::Reader(0) | LatchWord::Reader(1) | LatchWord::Reader(2));
+}
+
+// Case 3: a writer invalidates Shared copies: each sharer releases, the
+// writer retries its CAS.
+TEST_F(SelccManagerTest, Case3WriterInvalidatesEverySharer) {
+  Read(0);
+  Read(1);
+  ExpectMemos(Memo::kShared, Memo::kShared, Memo::kInvalid);
+  Write(2, 31);
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(2));
+  ExpectMemos(Memo::kInvalid, Memo::kInvalid, Memo::kModified);
+  EXPECT_EQ(m(2).Stats().invalidations_sent, 2u);
+  EXPECT_EQ(Read(0), 31u);  // case 2 again, from node 0
+  ExpectMemos(Memo::kShared, Memo::kInvalid, Memo::kShared);
+}
+
+TEST_F(SelccManagerTest, WithoutForwardingHoldersFlushAndRelease) {
+  CcOptions o = SelccOptions();
+  o.gcl_forwarding = false;
+  Build(o);
+  Write(0, 41);
+  Write(1, 42, 8);  // case 1 without handover: flush, release, retry
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
+  EXPECT_EQ(MemoryWord(0), 41u);
+  EXPECT_EQ(m(0).Stats().forwards, 0u);
+  EXPECT_EQ(m(0).Stats().flushes, 1u);
+  EXPECT_EQ(Read(2, 8), 42u);  // case 2 without forwarding
+  EXPECT_EQ(LatchWordNow(), LatchWord::Reader(2));
+  ExpectMemos(Memo::kInvalid, Memo::kInvalid, Memo::kShared);
+}
+
+TEST_F(SelccManagerTest, RunningHolderMakesNoWaitAbortAndOthersTimeOut) {
+  auto x = m(0).XLock(c(0), gcl_);
+  ASSERT_TRUE(x.ok());
+  const absl::Time start = absl::Now();
+  auto y = m(1).XLock(c(1), gcl_, {.no_wait = true});
+  EXPECT_EQ(y.status().code(), absl::StatusCode::kAborted) << y.status();
+  auto r = m(2).SLock(c(2), gcl_, {.no_wait = true});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(100));
+  auto z = m(1).XLock(c(1), gcl_);
+  EXPECT_EQ(z.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(m(1).Stats().lock_timeouts, 1u);
+  EXPECT_GE(m(0).Stats().invalidations_dropped, 2u);
+  // The words and memos did not move.
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(0));
+  x->Unlock().IgnoreError();
+  ExpectMemos(Memo::kModified, Memo::kInvalid, Memo::kInvalid);
+  // A lazily held (not running) line is taken even under no_wait.
+  auto w = m(1).XLock(c(1), gcl_, {.no_wait = true});
+  EXPECT_TRUE(w.ok()) << w.status();
+}
+
+TEST_F(SelccManagerTest, LocalRunningHolderAbortsNoWaitAtOnce) {
+  auto x = m(0).XLock(c(0), gcl_);
+  ASSERT_TRUE(x.ok());
+  auto other = *m(0).NewThreadContext();
+  auto y = m(0).SLock(*other, gcl_, {.no_wait = true});
+  EXPECT_EQ(y.status().code(), absl::StatusCode::kAborted);
+}
+
+TEST_F(SelccManagerTest, WaitingWriterGetsTheLineWhenTheHolderUnlocks) {
+  auto x = m(0).XLock(c(0), gcl_);
+  ASSERT_TRUE(x.ok());
+  std::memcpy(x->MutableRange(0, 4), "abcd", 4);
+  std::thread releaser([&] {
+    absl::SleepFor(absl::Milliseconds(20));
+    ASSERT_TRUE(x->Unlock().ok());
+  });
+  auto y = m(1).XLock(c(1), gcl_);
+  releaser.join();
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(y->data()), 4), "abcd");
+}
+
+TEST_F(SelccManagerTest, LeaseOfZeroGivesTheLineUpAtTheNextUnlock) {
+  CcOptions o = SelccOptions();
+  o.lease_gamma = 0;
+  o.lock_timeout = absl::Seconds(5);
+  Build(o);
+  auto x = m(0).XLock(c(0), gcl_);
+  ASSERT_TRUE(x.ok());
+  std::thread writer([&] {
+    auto y = m(1).XLock(c(1), gcl_);
+    EXPECT_TRUE(y.ok()) << y.status();
+  });
+  // Wait until node 1's invalidation was dropped (node 0's latch is busy).
+  for (int i = 0; i < 2000 && m(0).Stats().invalidations_dropped == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_TRUE(x->Unlock().ok());
+  writer.join();
+  // The unlock itself released the latch (no handover was needed), or the
+  // handler handed it over right after: either way node 1 holds it now.
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
+  ExpectMemos(Memo::kInvalid, Memo::kModified, Memo::kInvalid);
+}
+
+TEST_F(SelccManagerTest, FreeInvalidatesOtherCopiesAndReturnsAZeroedBlock) {
+  Write(1, 99);
+  Read(2);
+  ASSERT_TRUE(m(0).Free(c(0), gcl_).ok());
+  ExpectMemos(Memo::kInvalid, Memo::kInvalid, Memo::kInvalid);
+  EXPECT_FALSE(sm(0).DebugState(gcl_).cached);
+  EXPECT_EQ(LatchWordNow(), 0u);
+  EXPECT_EQ(MemoryWord(0), 0u);
+  rdma::GlobalAddress again = *m(0).Allocate(c(0));
+  EXPECT_EQ(again, gcl_);
+  EXPECT_EQ(Read(1), 0u);
+}
+
+TEST_F(SelccManagerTest, EvictionWritesBackOnlyDirtyRangesAndReleases) {
+  CcOptions o = SelccOptions();
+  o.cache_bytes = 16 * o.gcl_size;  // 16 frames
+  Build(o);
+  std::vector<rdma::GlobalAddress> lines;
+  for (int i = 0; i < 64; ++i) lines.push_back(*m(0).Allocate(c(0)));
+  for (int i = 0; i < 64; ++i) {
+    auto x = m(0).XLock(c(0), lines[i]);
+    ASSERT_TRUE(x.ok()) << x.status();
+    const uint64_t v = 1000 + i;
+    std::memcpy(x->MutableRange(8, 8), &v, 8);
+  }
+  const CacheStats s = m(0).Stats();
+  EXPECT_GE(s.evictions, 48u);
+  EXPECT_GE(s.flushes, 48u);
+  EXPECT_EQ(s.flushed_bytes, 8 * s.flushes);  // dirty bounds
+  for (int i = 0; i < 64; ++i) {
+    auto r = m(1).SLock(c(1), lines[i]);
+    ASSERT_TRUE(r.ok()) << r.status();
+    uint64_t v;
+    std::memcpy(&v, r->data() + 8, 8);
+    EXPECT_EQ(v, 1000u + i) << "line " << i;
+  }
+}
+
+TEST_F(SelccManagerTest, ForegroundEvictionWhenBatchingIsOff) {
+  CcOptions o = SelccOptions();
+  o.cache_bytes = 16 * o.gcl_size;
+  o.batched_eviction = false;
+  o.dirty_bounds = false;
+  Build(o);
+  std::vector<rdma::GlobalAddress> lines;
+  for (int i = 0; i < 40; ++i) lines.push_back(*m(0).Allocate(c(0)));
+  for (int i = 0; i < 40; ++i) {
+    auto x = m(0).XLock(c(0), lines[i]);
+    ASSERT_TRUE(x.ok()) << x.status();
+    x->MutableRange(0, 1)[0] = static_cast<uint8_t>(i);
+  }
+  const CacheStats s = m(0).Stats();
+  EXPECT_EQ(s.evictions, 40u - 16u);
+  EXPECT_EQ(s.flushed_bytes, s.flushes * m(0).payload_bytes());  // whole
+  for (int i = 0; i < 40; ++i) {
+    auto r = m(2).SLock(c(2), lines[i]);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->data()[0], i);
+  }
+}
+
+TEST_F(SelccManagerTest, GlobalAtomicsOnRootWords) {
+  const rdma::GlobalAddress ts = RootWordAddress(RootWord::kTimestampOracle);
+  EXPECT_EQ(*m(0).FetchAndAdd(c(0), ts, 1), 0u);
+  EXPECT_EQ(*m(1).FetchAndAdd(c(1), ts, 1), 1u);
+  EXPECT_EQ(*m(1).CompareAndSwap(c(1), ts, 2, 10), 2u);
+}
+
+}  // namespace
+}  // namespace strand::cc
