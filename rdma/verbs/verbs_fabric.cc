@@ -11,7 +11,7 @@ VerbsFabric::VerbsFabric(ClusterConfig config, std::shared_ptr<Device> device)
     : device_(std::move(device)), config_(std::move(config)) {}
 
 absl::StatusOr<std::unique_ptr<Fabric>> VerbsFabric::Create(
-    const FabricOptions& options) {
+    const FabricOptions& options, absl::Duration startup_timeout) {
   auto config = ClusterConfig::Load(options.cluster_file);
   if (!config.ok()) return config.status();
   const int count = static_cast<int>(config->compute_nodes.size());
@@ -26,7 +26,9 @@ absl::StatusOr<std::unique_ptr<Fabric>> VerbsFabric::Create(
   if (!device.ok()) return device.status();
   std::unique_ptr<VerbsFabric> fabric(
       new VerbsFabric(*std::move(config), *std::move(device)));
-  if (absl::Status s = fabric->Start({options.node_id}); !s.ok()) return s;
+  if (absl::Status s = fabric->Start({options.node_id}, startup_timeout);
+      !s.ok())
+    return s;
   return std::unique_ptr<Fabric>(std::move(fabric));
 }
 
@@ -58,12 +60,14 @@ absl::StatusOr<std::unique_ptr<Fabric>> VerbsFabric::CreateInProcess(
   std::unique_ptr<VerbsFabric> fabric(
       new VerbsFabric(std::move(config), *std::move(device)));
   fabric->local_memory_nodes_ = std::move(servers);
-  if (absl::Status s = fabric->Start(hosted); !s.ok()) return s;
+  if (absl::Status s = fabric->Start(hosted, kStartupTimeout); !s.ok())
+    return s;
   return std::unique_ptr<Fabric>(std::move(fabric));
 }
 
-absl::Status VerbsFabric::Start(const std::vector<int>& hosted) {
-  const absl::Time deadline = absl::Now() + kStartupTimeout;
+absl::Status VerbsFabric::Start(const std::vector<int>& hosted,
+                                absl::Duration startup_timeout) {
+  const absl::Time deadline = absl::Now() + startup_timeout;
   hosted_.resize(config_.compute_nodes.size());
   for (int id : hosted) {
     auto node = VerbsComputeNode::Create(this, config_.compute_nodes[id]);

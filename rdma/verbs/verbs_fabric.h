@@ -36,8 +36,10 @@ class VerbsFabric : public Fabric {
   // How long start-up waits for nodes that are not up yet.
   static constexpr absl::Duration kStartupTimeout = absl::Seconds(60);
 
+  // `startup_timeout`: how long to wait for nodes that are not up yet.
   static absl::StatusOr<std::unique_ptr<Fabric>> Create(
-      const FabricOptions& options);
+      const FabricOptions& options,
+      absl::Duration startup_timeout = kStartupTimeout);
   static absl::StatusOr<std::unique_ptr<Fabric>> CreateInProcess(
       const FabricOptions& options, const std::string& address);
   ~VerbsFabric() override;
@@ -69,7 +71,8 @@ class VerbsFabric : public Fabric {
   VerbsFabric(ClusterConfig config, std::shared_ptr<Device> device);
   // Starts the compute nodes in `hosted`, probes the memory nodes and meets
   // the remote compute nodes at the barrier.
-  absl::Status Start(const std::vector<int>& hosted);
+  absl::Status Start(const std::vector<int>& hosted,
+                     absl::Duration startup_timeout);
 
   const std::shared_ptr<Device> device_;
   // Served in this process (CreateInProcess); outlive the compute nodes.

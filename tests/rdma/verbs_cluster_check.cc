@@ -5,8 +5,10 @@
 //  1. adds 1 to a shared word on memory node 0 --adds times from --threads
 //     threads (FAA), and takes chunks with the BlockAllocator;
 //  2. sends its peer the address of a registered buffer (message);
-//  3. writes a pattern into the peer's buffer (WriteToPeer) and then sends a
-//     message; the peer checks the data is there when the message arrives;
+//  3. checks that a peer write with a bad key is an error (queue pair in
+//     the error state, reconnected on the next call), then writes a pattern
+//     into the peer's buffer (WriteToPeer) and sends a message; the peer
+//     checks the data is there when the message arrives;
 //  4. after the peer said it is done, reads the shared word: it must be
 //     exactly compute_nodes x threads x adds, and the chunks both took must
 //     be disjoint.
@@ -156,7 +158,23 @@ absl::Status Run() {
   auto peer_region = inbox.Take(kRegion);
   if (!peer_region.ok()) return peer_region.status();
 
-  // 3. Peer write, then a message that must arrive after the data.
+  // 3. A peer write with a wrong key: the peer's NIC refuses it, the queue
+  // pair goes to the error state, and the call says so instead of hanging;
+  // the next call reconnects.
+  PeerAddress bogus = peer_region->Load<Payload>().region;
+  bogus.key ^= 0x5a5a;
+  uint64_t word = 1;
+  absl::Status refused = ep.WriteToPeer(bogus, &word, sizeof(word));
+  if (refused.ok() || refused.message().find("remote") == std::string::npos) {
+    return absl::InternalError(absl::StrFormat(
+        "a peer write with a bad key returned \"%s\", not a remote access "
+        "error",
+        refused.ToString()));
+  }
+  std::cout << "bad-key peer write refused as expected: " << refused.message()
+            << std::endl;
+
+  // Peer write, then a message that must arrive after the data.
   std::vector<uint64_t> pattern(kBufferWords);
   for (uint64_t i = 0; i < kBufferWords; ++i) pattern[i] = Pattern(self, i);
   if (absl::Status s =
