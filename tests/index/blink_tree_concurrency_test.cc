@@ -1,0 +1,223 @@
+// The B-link tree under concurrency: several compute nodes and threads
+// inserting into one tree while it splits and grows, and scans running
+// during the splits.
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "gtest/gtest.h"
+#include "index/blink_tree.h"
+#include "index/key_codec.h"
+#include "tests/testing/cc_cluster.h"
+#include "tests/testing/protocols.h"
+
+namespace strand::index {
+namespace {
+
+constexpr int kNodes = 4;
+constexpr int kThreadsPerNode = 2;
+
+std::string Key(uint64_t k) { return KeyBuilder().Uint64(k).Build(8); }
+
+class BLinkTreeConcurrencyTest : public ::testing::TestWithParam<cc::Protocol> {
+ protected:
+  void SetUp() override {
+    cc::CcOptions o;
+    o.protocol = GetParam();
+    o.gcl_size = 256;  // 13 keys per node: splits and root growth are common
+    auto cluster = testing::CcCluster::Create(kNodes, o);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+    auto ctx = *cluster_->manager(0).NewThreadContext();
+    auto anchor = BLinkTree::Create(cluster_->manager(0), *ctx, {8, true});
+    ASSERT_TRUE(anchor.ok()) << anchor.status();
+    anchor_ = *anchor;
+  }
+
+  // Runs fn(node, thread, ctx, tree) on every thread of every node, each
+  // with its own context and the node's own handle on the tree.
+  template <typename Fn>
+  void RunOnAllThreads(Fn fn) {
+    std::vector<std::thread> threads;
+    for (int n = 0; n < kNodes; ++n) {
+      for (int t = 0; t < kThreadsPerNode; ++t) {
+        threads.emplace_back([&, n, t] {
+          auto ctx = *cluster_->manager(n).NewThreadContext();
+          auto tree = *BLinkTree::Open(cluster_->manager(n), *ctx, anchor_);
+          fn(n, t, *ctx, *tree);
+        });
+      }
+    }
+    for (auto& t : threads) t.join();
+  }
+
+  std::vector<std::pair<uint64_t, uint64_t>> FullScan(cc::ThreadContext& ctx,
+                                                      BLinkTree& tree,
+                                                      bool backward) {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    auto visit = [&](std::string_view k, uint64_t v) {
+      out.emplace_back(DecodeUint64(k.data()), v);
+      return true;
+    };
+    absl::Status s = backward
+                         ? tree.ScanBackward(ctx, std::nullopt, std::nullopt,
+                                             BLinkTree::kNoLimit, visit)
+                         : tree.Scan(ctx, std::nullopt, std::nullopt,
+                                     BLinkTree::kNoLimit, visit);
+    EXPECT_TRUE(s.ok()) << s;
+    return out;
+  }
+
+  std::unique_ptr<testing::CcCluster> cluster_;
+  rdma::GlobalAddress anchor_;
+};
+
+TEST_P(BLinkTreeConcurrencyTest, OverlappingAndDisjointInsertsFromAllNodes) {
+  constexpr uint64_t kDisjoint = 1200;  // per thread
+  constexpr uint64_t kShared = 600;     // every thread tries each of these
+  constexpr uint64_t kSharedBase = 1'000'000;
+  absl::Mutex mu;
+  absl::flat_hash_map<uint64_t, uint64_t> winners;  // shared key -> value
+  RunOnAllThreads([&](int n, int t, cc::ThreadContext& ctx, BLinkTree& tree) {
+    const uint64_t me = n * kThreadsPerNode + t;
+    for (uint64_t i = 0; i < std::max(kDisjoint, kShared); ++i) {
+      // Interleave: disjoint keys strided across threads (so threads split
+      // the same leaves), shared keys in an order of each thread's own.
+      if (i < kDisjoint) {
+        const uint64_t k = i * kNodes * kThreadsPerNode + me;
+        ASSERT_TRUE(tree.Insert(ctx, Key(k), k * 10).ok());
+      }
+      if (i < kShared) {
+        const uint64_t k = kSharedBase + (i * 7 + me * 13) % kShared;
+        absl::Status s = tree.Insert(ctx, Key(k), me);
+        if (s.ok()) {
+          absl::MutexLock lock(&mu);
+          EXPECT_TRUE(winners.emplace(k, me).second) << "two winners for " << k;
+        } else {
+          ASSERT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << s;
+        }
+      }
+    }
+  });
+  EXPECT_EQ(winners.size(), kShared);
+
+  auto ctx = *cluster_->manager(3).NewThreadContext();
+  auto tree = *BLinkTree::Open(cluster_->manager(3), *ctx, anchor_);
+  auto stats = tree->Verify(*ctx);  // order, fences, right links, parents
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const uint64_t total = kDisjoint * kNodes * kThreadsPerNode + kShared;
+  EXPECT_EQ(stats->entries, total);
+  EXPECT_GE(stats->height, 3);
+
+  const auto forward = FullScan(*ctx, *tree, false);
+  ASSERT_EQ(forward.size(), total);
+  for (size_t i = 0; i < forward.size(); ++i) {
+    const auto [k, v] = forward[i];
+    if (i > 0) ASSERT_LT(forward[i - 1].first, k);  // sorted, each once
+    if (k >= kSharedBase) {
+      EXPECT_EQ(v, winners[k]);
+    } else {
+      EXPECT_EQ(v, k * 10);
+    }
+  }
+  auto backward = FullScan(*ctx, *tree, true);
+  std::reverse(backward.begin(), backward.end());
+  EXPECT_EQ(backward, forward);
+  for (const auto& [k, v] : winners) {
+    auto found = tree->Lookup(*ctx, Key(k));
+    ASSERT_TRUE(found.ok()) << found.status();
+    EXPECT_EQ(*found, v);
+  }
+}
+
+TEST_P(BLinkTreeConcurrencyTest, ScansDuringSplitsSeeEveryOlderKeyOnce) {
+  // Even keys exist before the scans start; odd keys are inserted while
+  // they run, splitting the leaves the scans walk.
+  constexpr uint64_t kKeys = 4000;
+  {
+    auto ctx = *cluster_->manager(0).NewThreadContext();
+    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_);
+    for (uint64_t k = 0; k < kKeys; k += 2) {
+      ASSERT_TRUE(tree->Insert(*ctx, Key(k), k).ok());
+    }
+  }
+  std::atomic<int> writers_left{kNodes};
+  std::atomic<int> scans{0};
+  RunOnAllThreads([&](int n, int t, cc::ThreadContext& ctx, BLinkTree& tree) {
+    if (t == 0) {  // one writer per node, each its own share of odd keys
+      for (uint64_t k = 1 + 2 * n; k < kKeys; k += 2 * kNodes) {
+        ASSERT_TRUE(tree.Insert(ctx, Key(k), k).ok());
+      }
+      writers_left--;
+      return;
+    }
+    // Scanners: full scans both ways until the writers are done.
+    for (int round = 0; writers_left > 0 || round < 2; ++round) {
+      const bool backward = (round + n) % 2 == 1;
+      auto got = FullScan(ctx, tree, backward);
+      if (backward) std::reverse(got.begin(), got.end());
+      uint64_t evens = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (i > 0) {
+          ASSERT_LT(got[i - 1].first, got[i].first)
+              << (backward ? "backward" : "forward") << " scan out of order";
+        }
+        ASSERT_EQ(got[i].second, got[i].first);
+        if (got[i].first % 2 == 0) ++evens;
+      }
+      ASSERT_EQ(evens, kKeys / 2) << "a scan missed a key older than it";
+      scans++;
+    }
+  });
+  EXPECT_GE(scans.load(), 2 * kNodes);
+  auto ctx = *cluster_->manager(1).NewThreadContext();
+  auto tree = *BLinkTree::Open(cluster_->manager(1), *ctx, anchor_);
+  auto stats = tree->Verify(*ctx);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->entries, kKeys);
+}
+
+TEST_P(BLinkTreeConcurrencyTest,
+       ConcurrentDeletesAndUpdatesLeaveExactlyTheSurvivors) {
+  constexpr uint64_t kKeys = 3000;
+  {
+    auto ctx = *cluster_->manager(0).NewThreadContext();
+    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_);
+    for (uint64_t k = 0; k < kKeys; ++k) {
+      ASSERT_TRUE(tree->Insert(*ctx, Key(k), 0).ok());
+    }
+  }
+  constexpr int kWorkers = kNodes * kThreadsPerNode;
+  // Worker w owns keys k with k % kWorkers == w: deletes a third of them,
+  // updates the rest, while others do the same in the same leaves.
+  RunOnAllThreads([&](int n, int t, cc::ThreadContext& ctx, BLinkTree& tree) {
+    const uint64_t me = n * kThreadsPerNode + t;
+    for (uint64_t k = me; k < kKeys; k += kWorkers) {
+      if (k % 3 == 0) {
+        ASSERT_TRUE(tree.Delete(ctx, Key(k)).ok());
+      } else {
+        ASSERT_TRUE(tree.Update(ctx, Key(k), k + 1).ok());
+      }
+    }
+  });
+  auto ctx = *cluster_->manager(2).NewThreadContext();
+  auto tree = *BLinkTree::Open(cluster_->manager(2), *ctx, anchor_);
+  const auto all = FullScan(*ctx, *tree, false);
+  ASSERT_EQ(all.size(), kKeys - (kKeys + 2) / 3);
+  for (const auto& [k, v] : all) {
+    EXPECT_NE(k % 3, 0u);
+    EXPECT_EQ(v, k + 1);
+  }
+  ASSERT_TRUE(tree->Verify(*ctx).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Protocols, BLinkTreeConcurrencyTest,
+                         ::testing::ValuesIn(testing::TestProtocols()),
+                         testing::ProtocolTestName);
+
+}  // namespace
+}  // namespace strand::index
