@@ -21,7 +21,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/cc_cluster.h"
 
-DEFINE_double(soak_s, 0.5, "Seconds each stress configuration runs");
+DEFINE_double(soak_s, 0.3, "Seconds each stress configuration runs");
 
 namespace strand::cc {
 namespace {
@@ -173,8 +173,78 @@ CcOptions Sel() {
   return o;
 }
 
+// SELCC with every optimization on, a cache of 12 GCLs over 32 (so the
+// evictor runs all the time), 4 nodes x 2 threads.
+CcOptions Selcc() {
+  CcOptions o;
+  o.protocol = Protocol::kSelcc;
+  o.gcl_size = 256;
+  o.cache_bytes = 16 * 256;
+  o.lease_gamma = 16;
+  return o;
+}
+
+StressConfig SelccConfig(std::string name, CcOptions o) {
+  StressConfig c{std::move(name), o};
+  c.gcls = 32;
+  return c;
+}
+
+void AddSelccConfigs(std::vector<StressConfig>& configs) {
+  configs.push_back(SelccConfig("selcc", Selcc()));
+  StressConfig reads = SelccConfig("selcc_read_mostly", Selcc());
+  reads.read_ratio = 0.95;
+  configs.push_back(reads);
+  StressConfig hot = SelccConfig("selcc_one_hot_gcl", Selcc());
+  hot.gcls = 1;
+  configs.push_back(hot);
+  StressConfig few = SelccConfig("selcc_fits_in_cache", Selcc());
+  few.gcls = 4;
+  configs.push_back(few);
+  // Each optimization off, one at a time.
+  CcOptions o = Selcc();
+  o.gcl_forwarding = false;
+  configs.push_back(SelccConfig("selcc_no_forwarding", o));
+  o = Selcc();
+  o.batched_eviction = false;
+  configs.push_back(SelccConfig("selcc_no_batched_eviction", o));
+  o = Selcc();
+  o.dirty_bounds = false;
+  configs.push_back(SelccConfig("selcc_no_dirty_bounds", o));
+  o = Selcc();
+  o.lease_gamma = 0;
+  configs.push_back(SelccConfig("selcc_lease_zero", o));
+  o = Selcc();
+  o.lease_gamma = CcOptions::kInfiniteLease;
+  configs.push_back(SelccConfig("selcc_lease_infinite", o));
+  o = Selcc();
+  o.spin_wait = false;
+  configs.push_back(SelccConfig("selcc_no_spin_wait", o));
+  o = Selcc();
+  o.priority_matching = false;
+  configs.push_back(SelccConfig("selcc_no_priority_matching", o));
+  o = Selcc();
+  o.handler_threads = 2;
+  configs.push_back(SelccConfig("selcc_two_handlers", o));
+  // Fault injection: slow handlers, and handlers that drop as if busy.
+  o = Selcc();
+  o.inject_message_delay = absl::Microseconds(50);
+  configs.push_back(SelccConfig("selcc_message_delay", o));
+  o = Selcc();
+  o.inject_drop_probability = 0.3;
+  configs.push_back(SelccConfig("selcc_message_drop", o));
+  o = Selcc();
+  o.inject_message_delay = absl::Microseconds(20);
+  o.inject_drop_probability = 0.3;
+  o.gcl_forwarding = false;
+  StressConfig both = SelccConfig("selcc_delay_drop_no_forwarding", o);
+  both.gcls = 4;
+  configs.push_back(both);
+}
+
 std::vector<StressConfig> Configs() {
   std::vector<StressConfig> configs;
+  AddSelccConfigs(configs);
   configs.push_back({"sel", Sel()});
   StressConfig sel_reads{"sel_read_mostly", Sel()};
   sel_reads.read_ratio = 0.95;
