@@ -1,6 +1,7 @@
 #include "wal/log_file.h"
 
 #include <fcntl.h>
+#include <glog/logging.h>
 #include <liburing.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -149,7 +150,13 @@ class UringFactory : public LogFileFactory {
     }
     int flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
     if (options.io_mode == LogIoMode::kDirect) flags |= O_DIRECT;
-    const int fd = ::open(path.c_str(), flags, 0644);
+    int fd = ::open(path.c_str(), flags, 0644);
+    if (fd < 0 && errno == EINVAL && (flags & O_DIRECT) != 0) {
+      // The file system does not do O_DIRECT (tmpfs): buffered instead.
+      LOG_FIRST_N(WARNING, 1) << path << ": O_DIRECT not supported here, "
+                              << "writing the log buffered + fdatasync";
+      fd = ::open(path.c_str(), flags & ~O_DIRECT, 0644);
+    }
     if (fd < 0) {
       if (errno == EEXIST) {
         return absl::AlreadyExistsError(path + " already exists");

@@ -69,7 +69,7 @@ struct LogWriterOptions {
   uint64_t database_id = 0;  // written into every segment header, nonzero
   uint32_t compute_node_id = 0;
   uint64_t segment_bytes = uint64_t{64} << 20;  // multiple of 4 KiB
-  LogIoMode io_mode = LogIoMode::kBuffered;     // why: log_file.h
+  LogIoMode io_mode = LogIoMode::kDirect;       // why: log_file.h
   bool zero_fill_segments = false;              // LogFileOptions::zero_fill
   size_t max_write_bytes = 256 << 10;  // one io_uring write, multiple of 4 KiB
   size_t max_unflushed_bytes = 16 << 20;  // appenders wait beyond this

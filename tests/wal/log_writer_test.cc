@@ -155,6 +155,24 @@ TEST(LogWriterTest, DirectIoRoundTrip) {
   EXPECT_EQ(ReadAll((*writer)->node_dir(), kDb, nullptr).size(), 400u);
 }
 
+TEST(LogWriterTest, DirectModeFallsBackWhereODirectIsRefused) {
+  // tmpfs refuses O_DIRECT; the log must still work there, buffered.
+  if (!std::filesystem::is_directory("/dev/shm")) GTEST_SKIP();
+  char pattern[] = "/dev/shm/strand-wal-test-XXXXXX";
+  if (::mkdtemp(pattern) == nullptr) GTEST_SKIP() << "no /dev/shm";
+  const std::string dir = pattern;
+  {
+    LogWriterOptions options = Options(dir);
+    options.io_mode = LogIoMode::kDirect;
+    auto writer = LogWriter::Open(options);
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    EXPECT_TRUE((*writer)->Commit(1, 1, "on tmpfs").ok());
+    ASSERT_TRUE((*writer)->Close().ok());
+    EXPECT_EQ(ReadAll((*writer)->node_dir(), kDb, nullptr).size(), 1u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // Many committing threads; the file layer delays each sync so an early
 // acknowledgement would be seen: each acknowledged record must end at or
 // before what the file layer had made durable when Commit returned.
