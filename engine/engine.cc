@@ -1,0 +1,283 @@
+#include "engine/engine.h"
+
+#include "absl/strings/str_format.h"
+#include "engine/node_runtime.h"
+#include "engine/session.h"
+#include "glog/logging.h"
+#include "index/blink_tree.h"
+
+namespace strand::engine {
+
+absl::Status EngineOptions::Validate() const {
+  if (absl::Status s = fabric.Validate(); !s.ok()) return s;
+  if (absl::Status s = cc.Validate(fabric.chunk_bytes); !s.ok()) return s;
+  if (retry.max_retries < 0 || retry.initial_backoff < absl::ZeroDuration() ||
+      retry.max_backoff < retry.initial_backoff) {
+    return absl::InvalidArgumentError(
+        "retry policy: max_retries >= 0 and 0 <= initial_backoff <= "
+        "max_backoff");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
+    const EngineOptions& options) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  std::unique_ptr<Engine> engine(new Engine(options));
+  auto fabric = rdma::CreateFabric(options.fabric);
+  if (!fabric.ok()) return fabric.status();
+  engine->fabric_ = *std::move(fabric);
+  engine->nodes_.resize(engine->fabric_->compute_node_count());
+  for (rdma::ComputeNodeId id : engine->fabric_->local_compute_nodes()) {
+    auto node = NodeRuntime::Create(*engine->fabric_, id, options.cc,
+                                    options.algorithm);
+    if (!node.ok()) return node.status();
+    engine->nodes_[id] = *std::move(node);
+    if (engine->first_node_ == nullptr) {
+      engine->first_node_ = engine->nodes_[id].get();
+    }
+  }
+  if (engine->first_node_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "this process hosts no compute node (check --node_id)");
+  }
+  return engine;
+}
+
+Engine::Engine(const EngineOptions& options) : options_(options) {}
+
+Engine::~Engine() {
+  // Runtimes (managers and their handler threads) before the fabric.
+  nodes_.clear();
+  fabric_.reset();
+}
+
+std::vector<rdma::ComputeNodeId> Engine::local_compute_nodes() const {
+  return fabric_->local_compute_nodes();
+}
+
+absl::Status Engine::CheckNotFrozen(std::string_view what) const {
+  if (frozen_) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s after the first session: create tables and indexes and register "
+        "procedures before opening sessions",
+        std::string(what)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<NodeRuntime*> Engine::runtime(rdma::ComputeNodeId node) const {
+  if (node >= nodes_.size() || nodes_[node] == nullptr) {
+    return absl::NotFoundError(
+        absl::StrFormat("compute node %d is not hosted by this process", node));
+  }
+  return nodes_[node].get();
+}
+
+absl::StatusOr<cc::GclManager*> Engine::manager(rdma::ComputeNodeId node) {
+  auto r = runtime(node);
+  if (!r.ok()) return r.status();
+  return &(*r)->manager();
+}
+
+absl::StatusOr<txn::TableId> Engine::AddTable(
+    const storage::TableDescriptor& table) {
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    if (absl::Status s = node->AddTable(table); !s.ok()) return s;
+  }
+  const auto id = static_cast<txn::TableId>(schemas_.size());
+  schemas_.push_back(table.schema);
+  tables_by_name_[table.name] = id;
+  table_catalog_ids_.push_back(table.id);
+  return id;
+}
+
+absl::StatusOr<txn::IndexId> Engine::AddIndex(
+    const storage::IndexDescriptor& index) {
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    if (absl::Status s = node->AddIndex(index); !s.ok()) return s;
+  }
+  const auto id = static_cast<txn::IndexId>(indexes_by_name_.size());
+  indexes_by_name_[index.name] = id;
+  return id;
+}
+
+absl::StatusOr<txn::TableId> Engine::CreateTable(
+    std::string_view name, const storage::Schema& schema) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = CheckNotFrozen("CreateTable"); !s.ok()) return s;
+  storage::TableDescriptor table;
+  {
+    absl::MutexLock admin(&first_node_->admin_mu());
+    auto created =
+        first_node_->catalog().CreateTable(first_node_->admin(), name, schema);
+    if (!created.ok()) return created.status();
+    table = *std::move(created);
+  }
+  return AddTable(table);
+}
+
+absl::StatusOr<txn::TableId> Engine::OpenTable(std::string_view name) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = tables_by_name_.find(std::string(name));
+      it != tables_by_name_.end()) {
+    return it->second;
+  }
+  if (absl::Status s = CheckNotFrozen("OpenTable"); !s.ok()) return s;
+  storage::TableDescriptor table;
+  {
+    absl::MutexLock admin(&first_node_->admin_mu());
+    auto found = first_node_->catalog().FindTable(first_node_->admin(), name);
+    if (!found.ok()) return found.status();
+    table = *std::move(found);
+  }
+  return AddTable(table);
+}
+
+absl::StatusOr<txn::IndexId> Engine::CreateIndex(std::string_view name,
+                                                 txn::TableId table,
+                                                 uint16_t key_width,
+                                                 bool unique) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = CheckNotFrozen("CreateIndex"); !s.ok()) return s;
+  if (table >= schemas_.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "CreateIndex %s: no table with id %d", std::string(name), table));
+  }
+  storage::IndexSpec spec;
+  spec.table_id = table_catalog_ids_[table];
+  spec.key_width = key_width;
+  spec.unique = unique;
+  storage::IndexDescriptor index;
+  {
+    absl::MutexLock admin(&first_node_->admin_mu());
+    cc::GclManager& manager = first_node_->manager();
+    cc::ThreadContext& ctx = first_node_->admin();
+    auto created =
+        first_node_->catalog().CreateIndex(ctx, name, spec, [&](uint32_t) {
+          return index::BLinkTree::Create(
+              manager, ctx, {.key_width = key_width, .unique = unique});
+        });
+    if (!created.ok()) return created.status();
+    index = *std::move(created);
+  }
+  return AddIndex(index);
+}
+
+absl::StatusOr<txn::IndexId> Engine::OpenIndex(std::string_view name) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = indexes_by_name_.find(std::string(name));
+      it != indexes_by_name_.end()) {
+    return it->second;
+  }
+  if (absl::Status s = CheckNotFrozen("OpenIndex"); !s.ok()) return s;
+  storage::IndexDescriptor index;
+  {
+    absl::MutexLock admin(&first_node_->admin_mu());
+    auto found = first_node_->catalog().FindIndex(first_node_->admin(), name);
+    if (!found.ok()) return found.status();
+    index = *std::move(found);
+  }
+  return AddIndex(index);
+}
+
+const storage::Schema& Engine::schema(txn::TableId table) const {
+  absl::MutexLock lock(&mu_);
+  CHECK_LT(table, schemas_.size()) << "no table with id " << table;
+  return schemas_[table];
+}
+
+absl::StatusOr<ProcedureId> Engine::Register(ErasedProcedure procedure) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = CheckNotFrozen("RegisterProcedure"); !s.ok()) return s;
+  if (procedure.name.empty()) {
+    return absl::InvalidArgumentError("a procedure needs a name");
+  }
+  if (procedures_by_name_.contains(procedure.name)) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "a procedure named %s is already registered", procedure.name));
+  }
+  const auto id = static_cast<ProcedureId>(procedures_.size());
+  procedures_by_name_[procedure.name] = id;
+  procedures_.push_back(std::move(procedure));
+  return id;
+}
+
+absl::StatusOr<ProcedureId> Engine::FindProcedure(std::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = procedures_by_name_.find(std::string(name));
+  if (it == procedures_by_name_.end()) {
+    return absl::NotFoundError(
+        absl::StrFormat("no procedure named %s", std::string(name)));
+  }
+  return it->second;
+}
+
+const std::string& Engine::procedure_name(ProcedureId id) const {
+  return procedures_.at(id).name;
+}
+
+size_t Engine::procedure_count() const {
+  absl::MutexLock lock(&mu_);
+  return procedures_.size();
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Engine::NewSession(
+    rdma::ComputeNodeId node) {
+  auto r = runtime(node);
+  if (!r.ok()) return r.status();
+  auto ctx = (*r)->manager().NewThreadContext();
+  if (!ctx.ok()) return ctx.status();
+  auto stats = std::make_shared<SessionStats>();
+  stats->node = node;
+  absl::MutexLock lock(&mu_);
+  frozen_ = true;
+  {
+    absl::MutexLock stats_lock(&stats->mu);
+    stats->by_procedure.resize(procedures_.size());
+  }
+  session_stats_.push_back(stats);
+  return std::unique_ptr<Session>(
+      new Session(*this, node, (*r)->db(), *std::move(ctx), std::move(stats)));
+}
+
+std::vector<ProcedureStats> Engine::Stats() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<ProcedureStats> sum(procedures_.size());
+  for (const auto& s : session_stats_) {
+    absl::MutexLock stats_lock(&s->mu);
+    for (size_t i = 0; i < s->by_procedure.size(); ++i) {
+      sum[i].Merge(s->by_procedure[i]);
+    }
+  }
+  return sum;
+}
+
+std::vector<ProcedureStats> Engine::Stats(rdma::ComputeNodeId node) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<ProcedureStats> sum(procedures_.size());
+  for (const auto& s : session_stats_) {
+    if (s->node != node) continue;
+    absl::MutexLock stats_lock(&s->mu);
+    for (size_t i = 0; i < s->by_procedure.size(); ++i) {
+      sum[i].Merge(s->by_procedure[i]);
+    }
+  }
+  return sum;
+}
+
+cc::CacheStats Engine::CacheStats() const {
+  cc::CacheStats sum;
+  for (const auto& node : nodes_) {
+    if (node != nullptr) sum += node->manager().Stats();
+  }
+  return sum;
+}
+
+rdma::FabricCounters Engine::FabricCounters() const {
+  return fabric_->Counters();
+}
+
+}  // namespace strand::engine

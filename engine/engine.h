@@ -1,0 +1,145 @@
+#ifndef STRAND_ENGINE_ENGINE_H_
+#define STRAND_ENGINE_ENGINE_H_
+
+// The embedding API: open an engine, define tables and indexes, register
+// stored procedures, and run them through sessions.
+//
+//   EngineOptions options;                  // embedded defaults
+//   options.fabric.compute_nodes = 2;
+//   ASSIGN_OR_RETURN(auto engine, Engine::Open(options));
+//   ASSIGN_OR_RETURN(TableId accounts, engine->CreateTable("accounts",
+//   schema)); ASSIGN_OR_RETURN(ProcedureId transfer, engine->RegisterProcedure(
+//       "transfer", std::function<absl::StatusOr<int64_t>(Txn&, int,
+//       int)>(...)));
+//   ASSIGN_OR_RETURN(auto session, engine->NewSession(/*node=*/0));
+//   ASSIGN_OR_RETURN(int64_t r, session->Call<int64_t>(transfer, 1, 2));
+//
+// Deployment: the fabric options decide it. Loopback (the default) puts
+// every memory and compute node in this process; verbs joins a cluster
+// (--fabric=verbs --cluster=FILE --node_id=N) and hosts that process's
+// compute node. Either way the API is the same.
+//
+// Order of use: create or open every table and index and register every
+// procedure first, then open sessions; after the first NewSession the
+// schema and the procedure set are fixed (FailedPrecondition otherwise),
+// so running transactions never see them change.
+//
+// Threading: Engine methods are thread-safe; a Session belongs to one
+// thread at a time.
+
+#include <any>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "cc/cache_stats.h"
+#include "cc/gcl_manager.h"
+#include "engine/engine_options.h"
+#include "engine/procedure.h"
+#include "engine/procedure_stats.h"
+#include "rdma/fabric.h"
+#include "storage/catalog.h"
+#include "storage/schema.h"
+#include "txn/database.h"
+
+namespace strand::engine {
+
+class Session;
+class NodeRuntime;
+
+class Engine {
+ public:
+  static absl::StatusOr<std::unique_ptr<Engine>> Open(
+      const EngineOptions& options);
+  ~Engine();
+
+  const EngineOptions& options() const { return options_; }
+  std::vector<rdma::ComputeNodeId> local_compute_nodes() const;
+
+  // Tables and indexes, by name in the shared catalog. Create fails with
+  // AlreadyExists for a taken name; Open with NotFound for an unknown one.
+  absl::StatusOr<txn::TableId> CreateTable(std::string_view name,
+                                           const storage::Schema& schema);
+  absl::StatusOr<txn::TableId> OpenTable(std::string_view name);
+  // An index over `table`; keys are `key_width` bytes (index/key_codec.h).
+  absl::StatusOr<txn::IndexId> CreateIndex(std::string_view name,
+                                           txn::TableId table,
+                                           uint16_t key_width, bool unique);
+  absl::StatusOr<txn::IndexId> OpenIndex(std::string_view name);
+  // The schema of a table this engine created or opened.
+  const storage::Schema& schema(txn::TableId table) const;
+
+  // Registers `fn` under `name` (AlreadyExists if taken).
+  template <typename Result, typename... Args>
+  absl::StatusOr<ProcedureId> RegisterProcedure(
+      std::string name,
+      std::function<absl::StatusOr<Result>(txn::Txn&, Args...)> fn) {
+    return Register(EraseProcedure(std::move(name), std::move(fn)));
+  }
+  absl::StatusOr<ProcedureId> FindProcedure(std::string_view name) const;
+  const std::string& procedure_name(ProcedureId id) const;
+  size_t procedure_count() const;
+
+  // A session on compute node `node` (hosted by this process).
+  absl::StatusOr<std::unique_ptr<Session>> NewSession(rdma::ComputeNodeId node);
+
+  // Per-procedure stats summed over every session so far, by ProcedureId.
+  std::vector<ProcedureStats> Stats() const;
+  // Per-procedure stats of the sessions of one compute node.
+  std::vector<ProcedureStats> Stats(rdma::ComputeNodeId node) const;
+  // Coherence and fabric counters of the hosted compute nodes.
+  cc::CacheStats CacheStats() const;
+  rdma::FabricCounters FabricCounters() const;
+  // For the engine's own users only (tools, tests): a hosted node's manager.
+
+  absl::StatusOr<cc::GclManager*> manager(rdma::ComputeNodeId node);
+  rdma::Fabric& fabric() { return *fabric_; }
+
+ private:
+  friend class Session;
+  struct SessionStats {
+    rdma::ComputeNodeId node;
+    mutable absl::Mutex mu;
+    std::vector<ProcedureStats> by_procedure ABSL_GUARDED_BY(mu);
+  };
+
+  explicit Engine(const EngineOptions& options);
+  absl::StatusOr<ProcedureId> Register(ErasedProcedure procedure);
+  absl::Status CheckNotFrozen(std::string_view what) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<NodeRuntime*> runtime(rdma::ComputeNodeId node) const;
+  // Adds a table or index to every hosted node's Database.
+  absl::StatusOr<txn::TableId> AddTable(const storage::TableDescriptor& table)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<txn::IndexId> AddIndex(const storage::IndexDescriptor& index)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const EngineOptions options_;
+  std::unique_ptr<rdma::Fabric> fabric_;
+  // One per hosted compute node, indexed by node id (null if not hosted).
+  std::vector<std::unique_ptr<NodeRuntime>> nodes_;
+  NodeRuntime* first_node_ = nullptr;  // runs catalog operations
+
+  mutable absl::Mutex mu_;
+  bool frozen_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<storage::Schema> schemas_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, txn::TableId> tables_by_name_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<uint32_t> table_catalog_ids_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, txn::IndexId> indexes_by_name_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<ErasedProcedure> procedures_;  // fixed once frozen
+  absl::flat_hash_map<std::string, ProcedureId> procedures_by_name_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<SessionStats>> session_stats_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace strand::engine
+
+#endif  // STRAND_ENGINE_ENGINE_H_

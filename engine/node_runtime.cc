@@ -1,0 +1,45 @@
+#include "engine/node_runtime.h"
+
+namespace strand::engine {
+
+absl::StatusOr<std::unique_ptr<NodeRuntime>> NodeRuntime::Create(
+    rdma::Fabric& fabric, rdma::ComputeNodeId node, const cc::CcOptions& cc,
+    txn::CcAlgorithm algorithm) {
+  std::unique_ptr<NodeRuntime> r(new NodeRuntime());
+  r->id_ = node;
+  auto manager = cc::GclManager::Create(fabric, node, cc);
+  if (!manager.ok()) return manager.status();
+  r->manager_ = *std::move(manager);
+  r->oracle_ = std::make_unique<txn::TimestampOracle>(*r->manager_);
+  auto admin = r->manager_->NewThreadContext();
+  if (!admin.ok()) return admin.status();
+  r->admin_ = *std::move(admin);
+  auto catalog = storage::Catalog::Open(*r->manager_, *r->admin_);
+  if (!catalog.ok()) return catalog.status();
+  r->catalog_ = *std::move(catalog);
+  r->db_.manager = r->manager_.get();
+  r->db_.oracle = r->oracle_.get();
+  r->db_.algorithm = algorithm;
+  return r;
+}
+
+absl::Status NodeRuntime::AddTable(const storage::TableDescriptor& table) {
+  absl::MutexLock lock(&admin_mu_);
+  auto heap =
+      storage::HeapTable::Open(*manager_, *admin_, table.root, table.schema);
+  if (!heap.ok()) return heap.status();
+  tables_.push_back(*std::move(heap));
+  db_.tables.push_back(tables_.back().get());
+  return absl::OkStatus();
+}
+
+absl::Status NodeRuntime::AddIndex(const storage::IndexDescriptor& index) {
+  absl::MutexLock lock(&admin_mu_);
+  auto tree = index::BLinkTree::Open(*manager_, *admin_, index.anchor);
+  if (!tree.ok()) return tree.status();
+  indexes_.push_back(*std::move(tree));
+  db_.indexes.push_back(indexes_.back().get());
+  return absl::OkStatus();
+}
+
+}  // namespace strand::engine

@@ -1,0 +1,55 @@
+#ifndef STRAND_ENGINE_NODE_RUNTIME_H_
+#define STRAND_ENGINE_NODE_RUNTIME_H_
+
+// What the engine keeps per hosted compute node: its GclManager, timestamp
+// oracle, catalog handle, its handles of every table and index (heap tables
+// keep per-node insert state) and the txn::Database that points at them.
+// Internal to engine/.
+
+#include <memory>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "cc/gcl_manager.h"
+#include "index/blink_tree.h"
+#include "storage/catalog.h"
+#include "storage/heap_table.h"
+#include "txn/database.h"
+#include "txn/timestamp_oracle.h"
+
+namespace strand::engine {
+
+class NodeRuntime {
+ public:
+  static absl::StatusOr<std::unique_ptr<NodeRuntime>> Create(
+      rdma::Fabric& fabric, rdma::ComputeNodeId node, const cc::CcOptions& cc,
+      txn::CcAlgorithm algorithm);
+
+  rdma::ComputeNodeId id() const { return id_; }
+  cc::GclManager& manager() { return *manager_; }
+  storage::Catalog& catalog() { return *catalog_; }
+  const txn::Database& db() const { return db_; }
+  // A thread context for schema operations; hold admin_mu() while using it.
+  cc::ThreadContext& admin() { return *admin_; }
+  absl::Mutex& admin_mu() { return admin_mu_; }
+
+  absl::Status AddTable(const storage::TableDescriptor& table);
+  absl::Status AddIndex(const storage::IndexDescriptor& index);
+
+ private:
+  NodeRuntime() = default;
+
+  rdma::ComputeNodeId id_ = 0;
+  std::unique_ptr<cc::GclManager> manager_;
+  std::unique_ptr<txn::TimestampOracle> oracle_;
+  std::unique_ptr<cc::ThreadContext> admin_;
+  absl::Mutex admin_mu_;
+  std::unique_ptr<storage::Catalog> catalog_;
+  std::vector<std::unique_ptr<storage::HeapTable>> tables_;
+  std::vector<std::unique_ptr<index::BLinkTree>> indexes_;
+  txn::Database db_;
+};
+
+}  // namespace strand::engine
+
+#endif  // STRAND_ENGINE_NODE_RUNTIME_H_

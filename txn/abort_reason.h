@@ -1,0 +1,31 @@
+#ifndef STRAND_TXN_ABORT_REASON_H_
+#define STRAND_TXN_ABORT_REASON_H_
+
+// Why a transaction aborted. Conflicts and validation failures are the
+// concurrency control's doing and worth retrying; a user abort is the
+// procedure's decision (e.g. TPC-C's unused item id) and is not retried.
+
+#include <cstdint>
+
+namespace strand::txn {
+
+enum class AbortReason : uint8_t {
+  kNone = 0,
+  kConflict,    // a latch could not be had without waiting (2PL no-wait),
+                // or a timestamp rule was violated (TO)
+  kValidation,  // OCC validation failed
+  kUser,        // the procedure asked for it
+  kError,       // an error that is not a conflict (fabric, pool full, ...)
+};
+inline constexpr int kAbortReasonCount = 5;
+
+const char* AbortReasonName(AbortReason reason);
+
+// Whether running the transaction again may succeed.
+inline bool IsRetryable(AbortReason reason) {
+  return reason == AbortReason::kConflict || reason == AbortReason::kValidation;
+}
+
+}  // namespace strand::txn
+
+#endif  // STRAND_TXN_ABORT_REASON_H_

@@ -1,0 +1,54 @@
+#ifndef STRAND_TXN_CONCURRENCY_CONTROL_H_
+#define STRAND_TXN_CONCURRENCY_CONTROL_H_
+
+// The per-algorithm part of a transaction. Every algorithm buffers writes
+// in the transaction (TxnState) and applies them at commit, so an aborted
+// transaction never left anything in a shared tuple; the algorithms differ
+// in how they latch, read and validate:
+//
+//   2PL no-wait   reads take shared, writes exclusive page latches (no-wait:
+//                 a held latch aborts) and keep them to the end; commit
+//                 applies under the latches it already holds.
+//   TO            the transaction's timestamp ts comes from the oracle at
+//                 begin. A read aborts if the tuple's write_ts > ts, else
+//                 raises read_ts to ts (under a short exclusive latch).
+//                 Commit latches the write pages in address order, aborts
+//                 if any written tuple has read_ts > ts or write_ts > ts,
+//                 then applies and stamps write_ts = ts.
+//   OCC           reads copy the tuple and its version (write_ts) under a
+//                 short shared latch. Commit latches the write pages in
+//                 address order, checks every read tuple's version is
+//                 unchanged, takes the commit timestamp, applies and stamps
+//                 write_ts = commit timestamp.
+//
+// Commit timestamps order conflicting transactions as their serialization
+// order (what the redo log needs): 2PL and OCC take theirs while holding
+// every latch they conflict on; TO's serialization order is its timestamps.
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "txn/cc_algorithm.h"
+#include "txn/txn_state.h"
+
+namespace strand::txn {
+
+class ConcurrencyControl {
+ public:
+  static std::unique_ptr<ConcurrencyControl> Create(CcAlgorithm algorithm);
+  virtual ~ConcurrencyControl() = default;
+
+  virtual absl::Status Begin(TxnState& txn) = 0;
+  // Fills access.original with the tuple under the algorithm's rules.
+  // `for_update`: the caller will write it (2PL takes the exclusive latch).
+  virtual absl::Status Read(TxnState& txn, Access& access, bool for_update) = 0;
+  // Prepares a write of an access already read (2PL: exclusive latch).
+  virtual absl::Status PrepareWrite(TxnState& txn, Access& access) = 0;
+  // Validates and applies everything; on failure nothing was applied and
+  // txn.abort_reason says why. Latches are released either way.
+  virtual absl::Status Commit(TxnState& txn) = 0;
+};
+
+}  // namespace strand::txn
+
+#endif  // STRAND_TXN_CONCURRENCY_CONTROL_H_

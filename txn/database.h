@@ -1,0 +1,37 @@
+#ifndef STRAND_TXN_DATABASE_H_
+#define STRAND_TXN_DATABASE_H_
+
+// What transactions on one compute node run against: that node's
+// GclManager, its handles of every table and index (by dense id, so a
+// procedure names a table by an integer, never by a string on the hot
+// path), and the timestamp oracle. Built by engine/; the tables and indexes
+// outlive every transaction.
+
+#include <cstdint>
+#include <vector>
+
+#include "cc/gcl_manager.h"
+#include "storage/heap_table.h"
+#include "txn/cc_algorithm.h"
+#include "txn/timestamp_oracle.h"
+
+namespace strand::index {
+class BLinkTree;
+}  // namespace strand::index
+
+namespace strand::txn {
+
+using TableId = uint32_t;
+using IndexId = uint32_t;
+
+struct Database {
+  cc::GclManager* manager = nullptr;
+  TimestampOracle* oracle = nullptr;
+  CcAlgorithm algorithm = CcAlgorithm::kTwoPhaseLocking;
+  std::vector<storage::HeapTable*> tables;  // by TableId
+  std::vector<index::BLinkTree*> indexes;   // by IndexId
+};
+
+}  // namespace strand::txn
+
+#endif  // STRAND_TXN_DATABASE_H_

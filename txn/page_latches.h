@@ -1,0 +1,47 @@
+#ifndef STRAND_TXN_PAGE_LATCHES_H_
+#define STRAND_TXN_PAGE_LATCHES_H_
+
+// The GCL latches one transaction holds, one entry per heap page: shared,
+// or exclusive (an upgrade replaces the shared guard). 2PL holds them from
+// first access to commit; TO and OCC take their write pages here at commit,
+// in address order, so two committers never wait for each other in a cycle.
+// Not thread-safe (a transaction runs on one thread).
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "cc/gcl_manager.h"
+
+namespace strand::txn {
+
+class PageLatches {
+ public:
+  PageLatches(cc::GclManager& manager, cc::ThreadContext& ctx)
+      : manager_(manager), ctx_(ctx) {}
+  ~PageLatches() { ReleaseAll(); }
+
+  // The payload of `page` under a shared (or already exclusive) latch.
+  absl::StatusOr<const uint8_t*> Shared(rdma::GlobalAddress page,
+                                        cc::LockOptions lock);
+  // The exclusive guard of `page`, upgrading a shared latch we hold.
+  absl::StatusOr<cc::ExclusiveGuard*> Exclusive(rdma::GlobalAddress page,
+                                                cc::LockOptions lock);
+  // The exclusive guard of `page` if we hold one, else null.
+  cc::ExclusiveGuard* HeldExclusive(rdma::GlobalAddress page);
+
+  // Releases every latch (the first error is returned; all are released).
+  absl::Status ReleaseAll();
+  bool empty() const { return held_.empty(); }
+
+ private:
+  struct Held {
+    cc::SharedGuard shared;
+    cc::ExclusiveGuard exclusive;
+  };
+  cc::GclManager& manager_;
+  cc::ThreadContext& ctx_;
+  absl::flat_hash_map<rdma::GlobalAddress, Held> held_;
+};
+
+}  // namespace strand::txn
+
+#endif  // STRAND_TXN_PAGE_LATCHES_H_

@@ -1,0 +1,46 @@
+// 2PL no-wait over SELCC latches (concurrency_control.h): the page latches
+// are the locks, taken with no_wait and held until the end.
+
+#include "txn/two_phase_locking.h"
+
+#include "txn/write_set.h"
+
+namespace strand::txn {
+
+namespace {
+constexpr cc::LockOptions kNoWait{.no_wait = true};
+}  // namespace
+
+absl::Status TwoPhaseLocking::Read(TxnState& txn, Access& access,
+                                   bool for_update) {
+  const rdma::GlobalAddress page = access.address.gcl();
+  if (for_update) {
+    auto guard = txn.latches.Exclusive(page, kNoWait);
+    if (!guard.ok()) return guard.status();
+    return CopyTuple(txn, (*guard)->data(), access);
+  }
+  auto payload = txn.latches.Shared(page, kNoWait);
+  if (!payload.ok()) return payload.status();
+  return CopyTuple(txn, *payload, access);
+}
+
+absl::Status TwoPhaseLocking::PrepareWrite(TxnState& txn, Access& access) {
+  return txn.latches.Exclusive(access.address.gcl(), kNoWait).status();
+}
+
+absl::Status TwoPhaseLocking::Commit(TxnState& txn) {
+  // Every lock is held: the timestamp taken now orders this transaction
+  // after everything it depends on.
+  auto ts = txn.db.oracle->Next(txn.ctx);
+  if (!ts.ok()) return ts.status();
+  txn.commit_ts = *ts;
+  // Pages of tuples modified after their insert in this transaction.
+  if (absl::Status s = LatchWritePages(txn, /*include_inserted=*/false);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ApplyWrites(txn, std::nullopt); !s.ok()) return s;
+  return txn.latches.ReleaseAll();
+}
+
+}  // namespace strand::txn

@@ -1,0 +1,225 @@
+#include "txn/txn.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "glog/logging.h"
+#include "index/blink_tree.h"
+#include "storage/tuple_header.h"
+
+namespace strand::txn {
+
+uint64_t Access::version() const {
+  storage::TupleHeader header;
+  std::memcpy(&header, original.data(), sizeof(header));
+  return header.write_ts;
+}
+
+Txn::~Txn() {
+  if (phase_ == Phase::kActive) Abort(AbortReason::kUser);
+}
+
+absl::Status Txn::CheckActive() const {
+  if (phase_ != Phase::kActive) {
+    return absl::FailedPreconditionError(
+        "the transaction is not active (aborted, committed or not begun)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Txn::Begin() {
+  if (phase_ != Phase::kIdle) {
+    return absl::FailedPreconditionError("a transaction begins only once");
+  }
+  phase_ = Phase::kActive;
+  if (absl::Status s = cc_.Begin(state_); !s.ok()) return Fail(s);
+  return absl::OkStatus();
+}
+
+absl::Status Txn::Fail(absl::Status status) {
+  if (state_.abort_reason == AbortReason::kNone) {
+    switch (status.code()) {
+      case absl::StatusCode::kAborted:
+      case absl::StatusCode::kDeadlineExceeded:
+        state_.abort_reason = AbortReason::kConflict;
+        break;
+      default:
+        state_.abort_reason = AbortReason::kError;
+    }
+  }
+  Abort(state_.abort_reason);
+  return status;
+}
+
+absl::StatusOr<Access*> Txn::Touch(TableId table, storage::TupleAddress address,
+                                   bool for_update) {
+  if (table >= state_.db.tables.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("no table with id ", table));
+  }
+  auto it = state_.by_address.find(address);
+  if (it != state_.by_address.end()) {
+    Access* access = it->second;
+    if (access->deleted) {
+      return absl::NotFoundError(
+          absl::StrCat("tuple ", address.ToString(), " was deleted"));
+    }
+    if (for_update && !access->writes()) {
+      if (absl::Status s = cc_.PrepareWrite(state_, *access); !s.ok()) {
+        return Fail(s);
+      }
+    }
+    return access;
+  }
+  auto access = std::make_unique<Access>();
+  access->table = table;
+  access->address = address;
+  absl::Status s = cc_.Read(state_, *access, for_update);
+  if (absl::IsNotFound(s) || absl::IsInvalidArgument(s) ||
+      absl::IsOutOfRange(s)) {
+    return s;  // a bad or dead address: the procedure decides
+  }
+  if (!s.ok()) return Fail(s);
+  Access* raw = access.get();
+  state_.accesses.push_back(std::move(access));
+  state_.by_address[address] = raw;
+  return raw;
+}
+
+absl::StatusOr<storage::TupleView> Txn::Read(TableId table,
+                                             storage::TupleAddress address) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  auto access = Touch(table, address, /*for_update=*/false);
+  if (!access.ok()) return access.status();
+  const storage::Schema& schema = state_.table(table).schema();
+  if ((*access)->modified) return (*access)->modified->view();
+  return storage::TupleView(schema, (*access)->original.data());
+}
+
+absl::StatusOr<storage::TupleBuffer*> Txn::Modify(
+    TableId table, storage::TupleAddress address) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  auto access = Touch(table, address, /*for_update=*/true);
+  if (!access.ok()) return access.status();
+  Access& a = **access;
+  if (a.inserted) a.modified_after_insert = true;
+  if (!a.modified) {
+    a.modified = std::make_unique<storage::TupleBuffer>(
+        state_.table(table).schema(), a.original);
+  }
+  return a.modified.get();
+}
+
+absl::StatusOr<storage::TupleAddress> Txn::Insert(
+    TableId table, const storage::TupleBuffer& tuple) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  if (table >= state_.db.tables.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("no table with id ", table));
+  }
+  auto address = state_.table(table).Insert(
+      state_.ctx, absl::MakeConstSpan(tuple.data(), tuple.size()));
+  if (!address.ok()) return Fail(address.status());
+  auto access = std::make_unique<Access>();
+  access->table = table;
+  access->address = *address;
+  access->inserted = true;
+  access->original.assign(tuple.data(), tuple.data() + tuple.size());
+  access->modified = std::make_unique<storage::TupleBuffer>(tuple);
+  state_.by_address[*address] = access.get();
+  state_.accesses.push_back(std::move(access));
+  return *address;
+}
+
+absl::Status Txn::Delete(TableId table, storage::TupleAddress address) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  auto access = Touch(table, address, /*for_update=*/true);
+  if (!access.ok()) return access.status();
+  (*access)->deleted = true;
+  if ((*access)->inserted) (*access)->modified_after_insert = true;
+  return absl::OkStatus();
+}
+
+absl::Status Txn::CheckIndex(IndexId index) const {
+  if (index >= state_.db.indexes.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("no index with id ", index));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<storage::TupleAddress> Txn::Lookup(IndexId index,
+                                                  std::string_view key) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  if (absl::Status s = CheckIndex(index); !s.ok()) return s;
+  auto value = state_.db.indexes[index]->Lookup(state_.ctx, key);
+  if (absl::IsNotFound(value.status())) return value.status();
+  if (!value.ok()) return Fail(value.status());
+  return storage::TupleAddress::FromRaw(*value);
+}
+
+absl::Status Txn::Scan(IndexId index, std::optional<std::string_view> low,
+                       std::optional<std::string_view> high, bool forward,
+                       uint64_t limit, ScanVisitor visit) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  if (absl::Status s = CheckIndex(index); !s.ok()) return s;
+  index::BLinkTree& tree = *state_.db.indexes[index];
+  auto adapt = [&](std::string_view key, uint64_t value) {
+    return visit(key, storage::TupleAddress::FromRaw(value));
+  };
+  absl::Status s = forward
+                       ? tree.Scan(state_.ctx, low, high, limit, adapt)
+                       : tree.ScanBackward(state_.ctx, high, low, limit, adapt);
+  if (!s.ok()) return Fail(s);
+  return absl::OkStatus();
+}
+
+void Txn::AddIndexEntry(IndexId index, std::string_view key,
+                        storage::TupleAddress value) {
+  state_.index_inserts.push_back({index, std::string(key), value});
+}
+
+void Txn::RemoveIndexEntry(IndexId index, std::string_view key,
+                           storage::TupleAddress value) {
+  state_.index_removes.push_back({index, std::string(key), value});
+}
+
+absl::Status Txn::Commit() {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  absl::Status s = cc_.Commit(state_);
+  if (!s.ok()) {
+    if (state_.abort_reason == AbortReason::kNone) {
+      state_.abort_reason =
+          absl::IsAborted(s) ? AbortReason::kConflict : AbortReason::kError;
+    }
+    phase_ = Phase::kAborted;
+    (void)state_.latches.ReleaseAll();
+    UndoInserts();
+    return s;
+  }
+  phase_ = Phase::kCommitted;
+  return absl::OkStatus();
+}
+
+void Txn::Abort(AbortReason reason) {
+  if (phase_ != Phase::kActive) return;
+  if (state_.abort_reason == AbortReason::kNone) state_.abort_reason = reason;
+  phase_ = Phase::kAborted;
+  absl::Status s = state_.latches.ReleaseAll();
+  LOG_IF(ERROR, !s.ok()) << "releasing latches on abort: " << s;
+  UndoInserts();
+}
+
+absl::Status Txn::UserAbort(std::string_view why) {
+  Abort(AbortReason::kUser);
+  return absl::AbortedError(absl::StrCat("user abort: ", std::string(why)));
+}
+
+void Txn::UndoInserts() {
+  for (const auto& access : state_.accesses) {
+    if (!access->inserted) continue;
+    absl::Status s =
+        state_.table(access->table).Delete(state_.ctx, access->address);
+    LOG_IF(ERROR, !s.ok()) << "undoing insert of " << access->address.ToString()
+                           << ": " << s;
+  }
+}
+
+}  // namespace strand::txn

@@ -1,0 +1,121 @@
+#ifndef STRAND_TXN_TXN_H_
+#define STRAND_TXN_TXN_H_
+
+// A transaction: runs entirely on one compute node, on one thread, under the
+// algorithm of its Database (2PL no-wait, TO or OCC; see
+// concurrency_control.h for how each reads, validates and commits).
+//
+//   Txn txn(db, ctx, cc);
+//   RETURN_IF_ERROR(txn.Begin());
+//   ASSIGN_OR_RETURN(TupleBuffer* d, txn.Modify(kDistrict, address));
+//   d->SetInt(kNextOrderId, d->view().GetInt(kNextOrderId) + 1);
+//   RETURN_IF_ERROR(txn.Commit());
+//
+// Guarantees: writes are buffered in the transaction and applied at commit,
+// so nothing of an aborted transaction is ever visible; committed
+// transactions are serializable for tuples reached by address or point
+// lookup. Range scans are not protected against phantoms (no index-range
+// locks or scan validation): a concurrent insert may appear in or vanish
+// from a repeated scan.
+//
+// Errors: a conflict returns Aborted and sets abort_reason() (kConflict or
+// kValidation); after any error the transaction is aborted and every later
+// call fails with FailedPrecondition. A procedure decides to roll back with
+// UserAbort(). Reads of a missing or deleted tuple return NotFound and do
+// not abort. Dropping an active Txn aborts it.
+//
+// Inserted tuples go into the heap at Insert() (unreachable: their index
+// entries are added at commit) and are deleted again on abort.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "storage/schema.h"
+#include "storage/tuple_address.h"
+#include "txn/concurrency_control.h"
+#include "txn/database.h"
+#include "txn/txn_state.h"
+
+namespace strand::txn {
+
+class Txn {
+ public:
+  Txn(const Database& db, cc::ThreadContext& ctx, ConcurrencyControl& cc)
+      : state_(db, ctx), cc_(cc) {}
+  ~Txn();
+  Txn(const Txn&) = delete;
+  Txn& operator=(const Txn&) = delete;
+
+  absl::Status Begin();
+
+  // The tuple at `address` (this transaction's own version if it wrote
+  // it). The view stays valid until the transaction ends.
+  absl::StatusOr<storage::TupleView> Read(TableId table,
+                                          storage::TupleAddress address);
+  // A mutable copy of the tuple that becomes the new version at commit.
+  absl::StatusOr<storage::TupleBuffer*> Modify(TableId table,
+                                               storage::TupleAddress address);
+  // Inserts a tuple; add its index entries with AddIndexEntry.
+  absl::StatusOr<storage::TupleAddress> Insert(
+      TableId table, const storage::TupleBuffer& tuple);
+  absl::Status Delete(TableId table, storage::TupleAddress address);
+
+  // The value of `key` in unique index `index`; NotFound if absent. Sees
+  // committed entries only (not this transaction's AddIndexEntry).
+  absl::StatusOr<storage::TupleAddress> Lookup(IndexId index,
+                                               std::string_view key);
+  // Visits entries of `index` with low <= key <= high (nullopt: unbounded)
+  // in key order (backward if !forward), at most `limit`, while `visit`
+  // returns true. Committed entries only; no phantom protection.
+  using ScanVisitor = absl::FunctionRef<bool(std::string_view key,
+                                             storage::TupleAddress value)>;
+  absl::Status Scan(IndexId index, std::optional<std::string_view> low,
+                    std::optional<std::string_view> high, bool forward,
+                    uint64_t limit, ScanVisitor visit);
+
+  // Index entries written at commit (before the tuple writes are applied).
+  // A duplicate key in a unique index aborts the commit (kConflict).
+  void AddIndexEntry(IndexId index, std::string_view key,
+                     storage::TupleAddress value);
+  void RemoveIndexEntry(IndexId index, std::string_view key,
+                        storage::TupleAddress value);
+
+  absl::Status Commit();
+  // Rolls back (idempotent). Counts as `reason`.
+  void Abort(AbortReason reason);
+  // Rolls back at the procedure's request; returns the Aborted status the
+  // procedure should return.
+  absl::Status UserAbort(std::string_view why);
+
+  bool active() const { return phase_ == Phase::kActive; }
+  AbortReason abort_reason() const { return state_.abort_reason; }
+  uint64_t commit_ts() const { return state_.commit_ts; }
+  const Database& db() const { return state_.db; }
+  cc::ThreadContext& thread() { return state_.ctx; }
+
+ private:
+  enum class Phase { kIdle, kActive, kCommitted, kAborted };
+
+  absl::Status CheckActive() const;
+  absl::Status CheckIndex(IndexId index) const;
+  // The access for `address`, reading it first if new.
+  absl::StatusOr<Access*> Touch(TableId table, storage::TupleAddress address,
+                                bool for_update);
+  // Turns a failed step into an abort with the right reason.
+  absl::Status Fail(absl::Status status);
+  // Deletes this transaction's inserted tuples again.
+  void UndoInserts();
+
+  TxnState state_;
+  ConcurrencyControl& cc_;
+  Phase phase_ = Phase::kIdle;
+};
+
+}  // namespace strand::txn
+
+#endif  // STRAND_TXN_TXN_H_
