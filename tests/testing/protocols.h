@@ -2,8 +2,8 @@
 #define STRAND_TESTS_TESTING_PROTOCOLS_H_
 
 // The coherence protocols every suite above cc/ runs against, listed in
-// this one place: when a protocol lands (SELCC), add it here and every
-// storage/ and index/ suite runs on it too.
+// this one place: add a protocol here and every storage/ and index/ suite
+// runs on it too.
 //
 //   INSTANTIATE_TEST_SUITE_P(Protocols, MyTest,
 //                            ::testing::ValuesIn(testing::TestProtocols()),
@@ -18,8 +18,7 @@
 namespace strand::testing {
 
 inline std::vector<cc::Protocol> TestProtocols() {
-  // SELCC joins once GclManager::Create builds it (cc/selcc/).
-  return {cc::Protocol::kSel};
+  return {cc::Protocol::kSel, cc::Protocol::kSelcc};
 }
 
 inline std::string ProtocolTestName(
