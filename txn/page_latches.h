@@ -17,7 +17,7 @@ class PageLatches {
  public:
   PageLatches(cc::GclManager& manager, cc::ThreadContext& ctx)
       : manager_(manager), ctx_(ctx) {}
-  ~PageLatches() { ReleaseAll(); }
+  ~PageLatches() { (void)ReleaseAll(); }
 
   // The payload of `page` under a shared (or already exclusive) latch.
   absl::StatusOr<const uint8_t*> Shared(rdma::GlobalAddress page,
