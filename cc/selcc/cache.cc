@@ -66,7 +66,7 @@ void Cache::Unlink(Shard& s, Frame* f) {
 
 Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
   Shard& s = ShardOf(gcl);
-  absl::MutexLock lock(&s.mu);
+  ShardLockGuard lock(&s.mu);
   auto it = s.map.find(gcl);
   if (it == s.map.end()) return nullptr;
   Frame* f = it->second;
@@ -82,7 +82,7 @@ Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
 
 Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, bool* cached) {
   Shard& s = ShardOf(gcl);
-  absl::MutexLock lock(&s.mu);
+  ShardLockGuard lock(&s.mu);
   auto it = s.map.find(gcl);
   *cached = it != s.map.end();
   if (!*cached) return nullptr;
@@ -93,7 +93,7 @@ Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, bool* cached) {
 }
 
 Frame* Cache::TakeFree() {
-  absl::MutexLock lock(&free_mu_);
+  std::lock_guard<std::mutex> lock(free_mu_);
   if (free_.empty()) return nullptr;
   Frame* f = free_.back();
   free_.pop_back();
@@ -103,14 +103,14 @@ Frame* Cache::TakeFree() {
 
 void Cache::PutFree(Frame* f) {
   DCHECK(!f->in_map);
-  absl::MutexLock lock(&free_mu_);
+  std::lock_guard<std::mutex> lock(free_mu_);
   free_.push_back(f);
   free_count_.store(free_.size(), std::memory_order_relaxed);
 }
 
 Cache::InsertResult Cache::Insert(rdma::GlobalAddress gcl, Frame* fresh) {
   Shard& s = ShardOf(gcl);
-  absl::MutexLock lock(&s.mu);
+  ShardLockGuard lock(&s.mu);
   if (s.in_flight.contains(gcl)) return InsertResult::kInFlight;
   auto [it, inserted] = s.map.try_emplace(gcl, fresh);
   if (!inserted) return InsertResult::kExists;
@@ -127,7 +127,7 @@ void Cache::TakeVictims(size_t n, std::vector<Frame*>* out) {
   size_t taken = 0;
   for (int visited = 0; visited < 2 * kShards && taken < n; ++visited) {
     Shard& s = shards_[next_victim_shard_.fetch_add(1) % kShards];
-    absl::MutexLock lock(&s.mu);
+    ShardLockGuard lock(&s.mu);
     Frame* f = s.lru_tail;
     for (int d = 0; d < kDepth && f != nullptr && taken < n; ++d) {
       Frame* prev = f->lru_prev;
@@ -146,19 +146,19 @@ void Cache::TakeVictims(size_t n, std::vector<Frame*>* out) {
 
 void Cache::EndInFlight(rdma::GlobalAddress gcl) {
   Shard& s = ShardOf(gcl);
-  absl::MutexLock lock(&s.mu);
+  ShardLockGuard lock(&s.mu);
   s.in_flight.erase(gcl);
 }
 
 bool Cache::InFlight(rdma::GlobalAddress gcl) {
   Shard& s = ShardOf(gcl);
-  absl::MutexLock lock(&s.mu);
+  ShardLockGuard lock(&s.mu);
   return s.in_flight.contains(gcl);
 }
 
 void Cache::Remove(Frame* f) {
   Shard& s = ShardOf(f->gcl);
-  absl::MutexLock lock(&s.mu);
+  ShardLockGuard lock(&s.mu);
   if (!f->in_map) return;
   Unlink(s, f);
   s.map.erase(f->gcl);
@@ -167,7 +167,7 @@ void Cache::Remove(Frame* f) {
 
 void Cache::ForEach(absl::FunctionRef<void(const Frame&)> fn) {
   for (int i = 0; i < kShards; ++i) {
-    absl::MutexLock lock(&shards_[i].mu);
+    ShardLockGuard lock(&shards_[i].mu);
     for (const auto& [gcl, f] : shards_[i].map) fn(*f);
   }
 }

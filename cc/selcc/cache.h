@@ -12,14 +12,16 @@
 //     flight gets no frame until the release is done (EndInFlight), so a
 //     node never re-acquires a latch word it has not finished releasing;
 //   - a frame is never handed out as a victim while pinned or latched.
-// Costs: every call takes one shard mutex (or the free-list mutex) for a
+// Costs: every call takes one shard lock (or the free-list mutex) for a
 // few hash and list operations, never a remote operation and never a
-// blocking latch wait: latches are only TRIED under the shard mutex.
+// blocking latch wait: latches are only TRIED under the shard lock.
 // Capacity is cache_bytes / gcl_size frames.
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -32,6 +34,44 @@
 #include "rdma/fabric.h"
 
 namespace strand::cc::selcc {
+
+// The shard lock: held for a few hash and list operations only, so a
+// test-and-test-and-set spinlock (yielding after a short spin, for machines
+// with fewer cores than threads) beats a full mutex on the hit path.
+class ABSL_LOCKABLE ShardLock {
+ public:
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {
+    for (int i = 0;; ++i) {
+      if (!locked_.load(std::memory_order_relaxed) &&
+          !locked_.exchange(true, std::memory_order_acquire)) {
+        return;
+      }
+      if (i < 64) {
+        __builtin_ia32_pause();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+  void Unlock() ABSL_UNLOCK_FUNCTION() {
+    locked_.store(false, std::memory_order_release);
+  }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+class ABSL_SCOPED_LOCKABLE ShardLockGuard {
+ public:
+  explicit ShardLockGuard(ShardLock* l) ABSL_EXCLUSIVE_LOCK_FUNCTION(l)
+      : l_(l) {
+    l_->Lock();
+  }
+  ~ShardLockGuard() ABSL_UNLOCK_FUNCTION() { l_->Unlock(); }
+
+ private:
+  ShardLock* const l_;
+};
 
 class Cache {
  public:
@@ -52,7 +92,7 @@ class Cache {
   }
 
   // The frame caching `gcl`, or nullptr. When found, the latch is tried in
-  // `mode` under the shard mutex: on success *latched = true and the frame
+  // `mode` under the shard lock: on success *latched = true and the frame
   // moves to the LRU head; otherwise the frame is pinned (the caller waits
   // for the latch, then Unpin()s and checks frame->gcl, which a Free() may
   // have changed).
@@ -83,12 +123,12 @@ class Cache {
   // Takes a frame the caller holds exclusive out of the map (Free()).
   void Remove(Frame* f);
 
-  // Calls `fn` on every frame in the map, under its shard's mutex (tests).
+  // Calls `fn` on every frame in the map, under its shard lock (tests).
   void ForEach(absl::FunctionRef<void(const Frame&)> fn);
 
  private:
-  struct Shard {
-    absl::Mutex mu;
+  struct alignas(64) Shard {
+    ShardLock mu;
     absl::flat_hash_map<rdma::GlobalAddress, Frame*> map ABSL_GUARDED_BY(mu);
     absl::flat_hash_set<rdma::GlobalAddress> in_flight ABSL_GUARDED_BY(mu);
     Frame* lru_head ABSL_GUARDED_BY(mu) = nullptr;  // most recently used
@@ -106,8 +146,11 @@ class Cache {
   std::unique_ptr<Shard[]> shards_;
   std::atomic<uint32_t> next_victim_shard_{0};
 
-  absl::Mutex free_mu_;
-  std::vector<Frame*> free_ ABSL_GUARDED_BY(free_mu_);
+  // std::mutex rather than absl::Mutex wherever threads hand data to each
+  // other: the distribution's absl is not built with TSan, which then cannot
+  // see absl::Mutex's happens-before.
+  std::mutex free_mu_;
+  std::vector<Frame*> free_;  // guarded by free_mu_
   std::atomic<uint64_t> free_count_{0};
 };
 

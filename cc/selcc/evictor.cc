@@ -37,9 +37,10 @@ absl::Status Evictor::Start() {
 
 void Evictor::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
+  wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   running_ = false;
 }
@@ -51,19 +52,20 @@ void Evictor::MaybeKick() {
     return;
   }
   kick_pending_.store(true, std::memory_order_relaxed);
-  absl::MutexLock lock(&mu_);
-  kicked_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    kicked_ = true;
+  }
+  wake_.notify_one();
 }
 
 void Evictor::Loop() {
   for (;;) {
     {
-      absl::MutexLock lock(&mu_);
-      auto wake = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return kicked_ || stop_;
-      };
+      std::unique_lock<std::mutex> lock(mu_);
       // The timeout only guards against a missed kick; idle, it sleeps.
-      mu_.AwaitWithTimeout(absl::Condition(&wake), absl::Milliseconds(20));
+      wake_.wait_for(lock, std::chrono::milliseconds(20),
+                     [this] { return kicked_ || stop_; });
       if (stop_) return;
       kicked_ = false;
     }

@@ -22,7 +22,9 @@
 // shard lock. The thread blocks when there is nothing to do.
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -69,9 +71,10 @@ class Evictor {
   std::vector<uint8_t> ring_;                 // kRingSlots payload copies
   std::thread thread_;
 
-  absl::Mutex mu_;
-  bool kicked_ ABSL_GUARDED_BY(mu_) = false;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::mutex mu_;  // std::mutex: TSan sees it (see cache.h)
+  std::condition_variable wake_;
+  bool kicked_ = false;  // guarded by mu_
+  bool stop_ = false;    // guarded by mu_
   std::atomic<bool> kick_pending_{false};
   std::atomic<bool> running_{false};
 };

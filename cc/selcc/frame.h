@@ -5,7 +5,7 @@
 // node knows about it.
 //
 // Who may touch what:
-//   gcl, lru links, in_map   the cache shard's mutex (cache.h); gcl is also
+//   gcl, lru links, in_map   the cache shard's lock (cache.h); gcl is also
 //                            stable for anyone holding the latch or a pin
 //   memo, dirty_*, data,     the local latch: read under shared or
 //   writer_priority          exclusive, written under exclusive

@@ -6,7 +6,7 @@
 namespace strand::cc::selcc {
 
 uint32_t ReplySlot::Begin(int replies) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   ++seq_;
   outstanding_ = replies;
   outcome_ = Outcome();
@@ -14,7 +14,7 @@ uint32_t ReplySlot::Begin(int replies) {
 }
 
 void ReplySlot::Deliver(const InvalidationReply& reply) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (reply.seq != seq_ || outstanding_ == 0) {
     // Only a requester that gave up waiting (a peer stopped answering for
     // longer than the hard bound) leaves replies behind.
@@ -42,14 +42,15 @@ void ReplySlot::Deliver(const InvalidationReply& reply) {
     case ReplyResult::kOutdated:
       break;
   }
-  --outstanding_;
+  if (--outstanding_ == 0) done_.notify_all();
 }
 
 bool ReplySlot::Wait(absl::Time deadline, Outcome* outcome) {
-  absl::MutexLock lock(&mu_);
-  auto done = [this]()
-                  ABSL_SHARED_LOCKS_REQUIRED(mu_) { return outstanding_ == 0; };
-  if (!mu_.AwaitWithDeadline(absl::Condition(&done), deadline)) return false;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!done_.wait_until(lock, absl::ToChronoTime(deadline),
+                        [this] { return outstanding_ == 0; })) {
+    return false;
+  }
   *outcome = outcome_;
   return true;
 }
@@ -59,7 +60,7 @@ ReplySlots::ReplySlots() : slots_(new ReplySlot[kMaxSlots]) {
 }
 
 int ReplySlots::Acquire() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (free_.empty()) return -1;
   int i = free_.back();
   free_.pop_back();
@@ -67,19 +68,20 @@ int ReplySlots::Acquire() {
 }
 
 void ReplySlots::Release(int index) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   free_.push_back(index);
 }
 
 bool InvalidationHandler::InjectDrop() {
   const double p = state_->options.inject_drop_probability;
   if (p <= 0) return false;
-  absl::MutexLock lock(&rng_mu_);
+  std::lock_guard<std::mutex> lock(rng_mu_);
   return std::uniform_real_distribution<double>(0, 1)(rng_) < p;
 }
 
 void InvalidationHandler::Handle(const rdma::Message& message,
                                  rdma::Endpoint& endpoint) {
+  TsanAfterReceive(state_->node);
   if (message.type == kReplyMessage) {
     const auto reply = message.Load<InvalidationReply>();
     if (ReplySlot* slot = slots_->Get(reply.slot); slot != nullptr) {
@@ -219,6 +221,7 @@ void InvalidationHandler::Answer(rdma::Endpoint& endpoint,
   rdma::Message m;
   m.type = kReplyMessage;
   m.Store(reply);
+  TsanBeforeSend(to);
   if (absl::Status s = endpoint.Send(to, m); !s.ok()) {
     LOG(ERROR) << "compute node " << state_->node << " cannot answer node "
                << to << ": " << s;

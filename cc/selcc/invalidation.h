@@ -33,8 +33,10 @@
 // readers of that GCL hold off for priority * RTT.
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <random>
 
 #include "absl/base/thread_annotations.h"
@@ -48,6 +50,25 @@ namespace strand::cc::selcc {
 
 inline constexpr uint16_t kRequestMessage = 0x5e1c;
 inline constexpr uint16_t kReplyMessage = 0x5e1d;
+
+// Messages carry happens-before (a message is handled after everything its
+// sender did before sending it). The loopback inbox provides it with an
+// absl::Mutex, which TSan cannot see in the distribution's uninstrumented
+// absl; under TSan only, senders and handlers mirror it with one atomic per
+// destination node, so TSan checks the data the protocol hands over
+// (forwarded GCLs, memos) instead of reporting every message.
+#if defined(__SANITIZE_THREAD__)
+inline std::atomic<uint64_t> tsan_message_channel[64];
+inline void TsanBeforeSend(int dst) {
+  tsan_message_channel[dst % 64].fetch_add(1, std::memory_order_release);
+}
+inline void TsanAfterReceive(int me) {
+  (void)tsan_message_channel[me % 64].load(std::memory_order_acquire);
+}
+#else
+inline void TsanBeforeSend(int) {}
+inline void TsanAfterReceive(int) {}
+#endif
 
 // Retries after which a requester counts as starved (spin-wait, priority
 // matching).
@@ -105,10 +126,13 @@ class ReplySlot {
   bool Wait(absl::Time deadline, Outcome* outcome);
 
  private:
-  absl::Mutex mu_;
-  uint32_t seq_ ABSL_GUARDED_BY(mu_) = 0;
-  int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
-  Outcome outcome_ ABSL_GUARDED_BY(mu_);
+  // std::mutex: replies hand frame data over between threads, and TSan
+  // sees std::mutex but not the distribution's absl::Mutex.
+  std::mutex mu_;
+  std::condition_variable done_;
+  uint32_t seq_ = 0;     // guarded by mu_
+  int outstanding_ = 0;  // guarded by mu_
+  Outcome outcome_;      // guarded by mu_
 };
 
 class ReplySlots {
@@ -124,8 +148,8 @@ class ReplySlots {
 
  private:
   std::unique_ptr<ReplySlot[]> slots_;
-  absl::Mutex mu_;
-  std::vector<int> free_ ABSL_GUARDED_BY(mu_);
+  std::mutex mu_;
+  std::vector<int> free_;  // guarded by mu_
 };
 
 // The message handler of one node: serves requests and routes replies.
@@ -150,8 +174,8 @@ class InvalidationHandler {
 
   NodeState* const state_;
   ReplySlots* const slots_;
-  absl::Mutex rng_mu_;
-  std::mt19937_64 rng_ ABSL_GUARDED_BY(rng_mu_){0x5e1cc};
+  std::mutex rng_mu_;
+  std::mt19937_64 rng_{0x5e1cc};  // guarded by rng_mu_
 };
 
 }  // namespace strand::cc::selcc

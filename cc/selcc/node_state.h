@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -34,12 +35,14 @@ inline int64_t SteadyNowNanos() {
 // load and store, no locked instruction on the hit path); blocks shared by
 // handler threads use Add.
 struct AtomicStats {
-#define STRAND_SELCC_STATS(X)                                             \
-  X(shared_locks)                                                         \
-  X(exclusive_locks) X(hits) X(upgrades) X(lock_retries) X(lock_timeouts) \
-      X(no_wait_aborts) X(invalidating_locks) X(invalidations_sent)       \
-          X(invalidations_received) X(invalidations_dropped) X(forwards)  \
-              X(evictions) X(flushes) X(flushed_bytes)
+#define STRAND_SELCC_STATS(X)                                               \
+  X(shared_locks)                                                           \
+  X(exclusive_locks)                                                        \
+  X(hits)                                                                   \
+  X(upgrades) X(lock_retries) X(lock_timeouts) X(no_wait_aborts)            \
+      X(invalidating_locks) X(invalidations_sent) X(invalidations_received) \
+          X(invalidations_dropped) X(forwards) X(evictions) X(flushes)      \
+              X(flushed_bytes)
 #define STRAND_DECLARE(f) std::atomic<uint64_t> f{0};
   STRAND_SELCC_STATS(STRAND_DECLARE)
 #undef STRAND_DECLARE
@@ -74,9 +77,8 @@ struct NodeState {
   // Counters of handlers, the evictor and other shared paths.
   AtomicStats shared_stats;
   // Per-thread counter blocks (Bump), kept after their thread is gone.
-  absl::Mutex stats_mu;
-  std::vector<std::shared_ptr<AtomicStats>> thread_stats
-      ABSL_GUARDED_BY(stats_mu);
+  std::mutex stats_mu;  // std::mutex: visible to TSan (see cache.h)
+  std::vector<std::shared_ptr<AtomicStats>> thread_stats;  // by stats_mu
 
   // Round trip of an atomic as measured by this node's threads (EWMA, ns):
   // the RTT of the back-off T = C * RTT / N_r (5.1.2) and of spin-waits.

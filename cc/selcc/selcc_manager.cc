@@ -30,7 +30,7 @@ class SelccManager::SelccThread : public ThreadContext {
         slot(manager->slots_.Get(slot)),
         stats(std::make_shared<AtomicStats>()),
         rng(0x5e1cc ^ (uint64_t{manager->node_} << 32) ^ slot) {
-    absl::MutexLock lock(&manager->state_->stats_mu);
+    std::lock_guard<std::mutex> lock(manager->state_->stats_mu);
     manager->state_->thread_stats.push_back(stats);
     manager->state_->worker_threads.fetch_add(1);
   }
@@ -301,6 +301,7 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
   m.type = selcc::kRequestMessage;
   m.Store(request);
   for (int n : to) {
+    selcc::TsanBeforeSend(n);
     if (absl::Status s = t.endpoint().Send(n, m); !s.ok()) {
       LOG(ERROR) << "invalidation of " << f->gcl << " to node " << n << ": "
                  << s;
@@ -669,7 +670,7 @@ absl::StatusOr<uint64_t> SelccManager::CompareAndSwap(ThreadContext& ctx,
 CacheStats SelccManager::Stats() const {
   CacheStats s;
   state_->shared_stats.AddTo(s);
-  absl::MutexLock lock(&state_->stats_mu);
+  std::lock_guard<std::mutex> lock(state_->stats_mu);
   for (const auto& t : state_->thread_stats) t->AddTo(s);
   return s;
 }
