@@ -1,0 +1,266 @@
+// bank: the smallest complete strand application. It defines a table and an
+// index, registers two stored procedures (transfer, total), and runs
+// transfers from every compute node's threads while checking that the total
+// balance never changes.
+//
+//   bank                                  # embedded: 2 compute nodes here
+//   bank --fabric=verbs --cluster=FILE --node_id=N   # one process per node
+//
+// Over verbs, compute node 0 creates and fills the table; the others find
+// it in the shared catalog and start once every account is there. Every process
+// checks the total while the others keep transferring: serializable reads must
+// see it exact at any moment.
+
+#include <gflags/gflags.h>
+
+#include <atomic>
+#include <iostream>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "base/command_line.h"
+#include "engine/engine.h"
+#include "engine/session.h"
+#include "index/key_codec.h"
+#include "rdma/fabric_flags.h"
+
+DEFINE_int32(accounts, 1000, "Number of accounts");
+DEFINE_int32(threads, 2, "Worker threads per compute node");
+DEFINE_double(duration_s, 3, "Seconds of transfers");
+DEFINE_string(cc, "2pl", "Concurrency control: 2pl, to or occ");
+
+namespace strand {
+namespace {
+
+using engine::Engine;
+using txn::Txn;
+
+constexpr int64_t kInitialBalance = 100;
+
+std::string Key(int64_t id) { return index::KeyBuilder().Int64(id).Build(8); }
+
+struct Bank {
+  txn::TableId accounts;
+  txn::IndexId by_id;
+  engine::ProcedureId open, transfer, total;
+};
+
+// Tables and procedures; node 0 creates the table, others open it.
+absl::StatusOr<Bank> Define(Engine& engine, bool create) {
+  Bank bank;
+  auto schema =
+      storage::Schema::Create({{"id", storage::ColumnType::kInt64},
+                               {"balance", storage::ColumnType::kInt64}});
+  if (!schema.ok()) return schema.status();
+  if (create) {
+    auto t = engine.CreateTable("accounts", *schema);
+    if (!t.ok()) return t.status();
+    bank.accounts = *t;
+    auto i = engine.CreateIndex("accounts_by_id", bank.accounts, 8, true);
+    if (!i.ok()) return i.status();
+    bank.by_id = *i;
+  } else {
+    // Wait for node 0 to create the table and its index.
+    const absl::Time deadline = absl::Now() + absl::Seconds(120);
+    absl::StatusOr<txn::IndexId> index;
+    while (!(index = engine.OpenIndex("accounts_by_id")).ok()) {
+      if (absl::Now() > deadline) {
+        return absl::DeadlineExceededError("node 0 never created the bank");
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    bank.accounts = *engine.OpenTable("accounts");
+    bank.by_id = *index;
+  }
+  const txn::TableId accounts = bank.accounts;
+  const txn::IndexId by_id = bank.by_id;
+  const storage::Schema* s = &engine.schema(accounts);
+
+  auto open = engine.RegisterProcedure(
+      "open",
+      std::function<absl::StatusOr<bool>(Txn&, int64_t, int64_t)>(
+          [=](Txn& txn, int64_t first, int64_t count) -> absl::StatusOr<bool> {
+            for (int64_t id = first; id < first + count; ++id) {
+              storage::TupleBuffer row(*s);
+              row.SetInt(0, id);
+              row.SetInt(1, kInitialBalance);
+              auto at = txn.Insert(accounts, row);
+              if (!at.ok()) return at.status();
+              txn.AddIndexEntry(by_id, Key(id), *at);
+            }
+            return true;
+          }));
+  auto transfer = engine.RegisterProcedure(
+      "transfer",
+      std::function<absl::StatusOr<bool>(Txn&, int64_t, int64_t, int64_t)>(
+          [=](Txn& txn, int64_t from, int64_t to,
+              int64_t amount) -> absl::StatusOr<bool> {
+            auto a = txn.Lookup(by_id, Key(from));
+            if (!a.ok()) return a.status();
+            auto b = txn.Lookup(by_id, Key(to));
+            if (!b.ok()) return b.status();
+            auto src = txn.Modify(accounts, *a);
+            if (!src.ok()) return src.status();
+            const int64_t balance = (*src)->view().GetInt(1);
+            if (balance < amount) return txn.UserAbort("insufficient funds");
+            (*src)->SetInt(1, balance - amount);
+            auto dst = txn.Modify(accounts, *b);
+            if (!dst.ok()) return dst.status();
+            (*dst)->SetInt(1, (*dst)->view().GetInt(1) + amount);
+            return true;
+          }));
+  auto total = engine.RegisterProcedure(
+      "total", std::function<absl::StatusOr<int64_t>(Txn&)>(
+                   [=](Txn& txn) -> absl::StatusOr<int64_t> {
+                     int64_t sum = 0;
+                     absl::Status read;
+                     absl::Status scan = txn.Scan(
+                         by_id, std::nullopt, std::nullopt, /*forward=*/true,
+                         UINT64_MAX,
+                         [&](std::string_view, storage::TupleAddress at) {
+                           auto row = txn.Read(accounts, at);
+                           if (!row.ok()) read = row.status();
+                           if (row.ok()) sum += row->GetInt(1);
+                           return row.ok();
+                         });
+                     if (!scan.ok()) return scan;
+                     if (!read.ok()) return read;
+                     return sum;
+                   }));
+  if (!open.ok()) return open.status();
+  if (!transfer.ok()) return transfer.status();
+  if (!total.ok()) return total.status();
+  bank.open = *open;
+  bank.transfer = *transfer;
+  bank.total = *total;
+  return bank;
+}
+
+int Main() {
+  auto fabric = rdma::FabricOptionsFromFlags();
+  if (!fabric.ok()) ExitWithUsageError(std::string(fabric.status().message()));
+  auto algorithm = txn::ParseCcAlgorithm(FLAGS_cc);
+  if (!algorithm.ok()) {
+    ExitWithUsageError(std::string(algorithm.status().message()));
+  }
+  if (FLAGS_accounts < 2 || FLAGS_threads < 1 || !(FLAGS_duration_s > 0)) {
+    ExitWithUsageError("--accounts >= 2, --threads >= 1, --duration_s > 0");
+  }
+  engine::EngineOptions options;
+  options.fabric = *fabric;
+  options.algorithm = *algorithm;
+  if (fabric->kind == rdma::FabricKind::kLoopback &&
+      fabric->compute_nodes == 1 &&
+      gflags::GetCommandLineFlagInfoOrDie("compute_nodes").is_default) {
+    options.fabric.compute_nodes = 2;  // show two nodes sharing the data
+  }
+  auto engine = Engine::Open(options);
+  if (!engine.ok()) {
+    std::cerr << "bank: " << engine.status() << "\n";
+    return 1;
+  }
+  const std::vector<rdma::ComputeNodeId> nodes =
+      (*engine)->local_compute_nodes();
+  const bool creator = nodes.front() == 0;
+  auto bank = Define(**engine, creator);
+  if (!bank.ok()) {
+    std::cerr << "bank: " << bank.status() << "\n";
+    return 1;
+  }
+  const int64_t expected = int64_t{FLAGS_accounts} * kInitialBalance;
+  if (creator) {
+    auto session = *(*engine)->NewSession(0);
+    for (int64_t first = 0; first < FLAGS_accounts; first += 100) {
+      auto r = session->Call<bool>(
+          bank->open, first, std::min<int64_t>(100, FLAGS_accounts - first));
+      if (!r.ok()) {
+        std::cerr << "bank: loading: " << r.status() << "\n";
+        return 1;
+      }
+    }
+  } else {
+    // Another process loads: start once every account is there.
+    auto session = *(*engine)->NewSession(nodes.front());
+    const absl::Time deadline = absl::Now() + absl::Seconds(120);
+    for (;;) {
+      auto total = session->Call<int64_t>(bank->total);
+      if (total.ok() && *total == expected) break;
+      if (absl::Now() > deadline) {
+        std::cerr << "bank: the accounts were never loaded\n";
+        return 1;
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  }
+
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> transfers{0}, refused{0}, failed{0};
+  std::vector<std::thread> workers;
+  for (rdma::ComputeNodeId node : nodes) {
+    for (int t = 0; t < FLAGS_threads; ++t) {
+      workers.emplace_back([&, node, t] {
+        auto session = *(*engine)->NewSession(node);
+        std::mt19937_64 rng(node * 1000 + t);
+        while (!stop.load()) {
+          const int64_t from = rng() % FLAGS_accounts;
+          const int64_t to =
+              (from + 1 + rng() % (FLAGS_accounts - 1)) % FLAGS_accounts;
+          auto r = session->Call<bool>(bank->transfer, from, to,
+                                       int64_t(rng() % 50));
+          if (r.ok()) {
+            transfers++;
+          } else if (r.status().message().find("user abort") !=
+                     std::string::npos) {
+            refused++;
+          } else {
+            std::cerr << "bank: transfer: " << r.status() << "\n";
+            failed++;
+          }
+        }
+      });
+    }
+  }
+  // Check the total while transfers run.
+  auto checker = *(*engine)->NewSession(nodes.front());
+  int checks = 0, wrong = 0;
+  const absl::Time end = absl::Now() + absl::Seconds(FLAGS_duration_s);
+  while (absl::Now() < end) {
+    auto total = checker->Call<int64_t>(bank->total);
+    if (!total.ok() || *total != expected) {
+      std::cerr << "bank: total is "
+                << (total.ok() ? absl::StrCat(*total)
+                               : total.status().ToString())
+                << ", expected " << expected << "\n";
+      ++wrong;
+    }
+    ++checks;
+  }
+  stop = true;
+  for (auto& w : workers) w.join();
+  auto final_total = checker->Call<int64_t>(bank->total);
+  if (!final_total.ok() || *final_total != expected) ++wrong;
+
+  const auto stats = (*engine)->Stats()[bank->transfer];
+  std::cout << absl::StrFormat(
+      "bank: compute nodes here %d, %d transfers (%.0f/s), %d refused for "
+      "insufficient funds, %d failed; total checked %d times while running: "
+      "%s\ntransfer stats: %s\n",
+      nodes.size(), transfers.load(), transfers.load() / FLAGS_duration_s,
+      refused.load(), failed.load(), checks + 1,
+      wrong == 0 ? "always exact" : "WRONG", stats.ToString());
+  return (wrong == 0 && failed == 0) ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace strand
+
+int main(int argc, char** argv) {
+  strand::ParseCommandLineOrExit(
+      &argc, &argv,
+      "Bank transfers on strand: the example embedding application.\n"
+      "Usage: bank [--compute_nodes=2] [--threads=2] [--cc=2pl|to|occ]");
+  return strand::Main();
+}
