@@ -80,7 +80,8 @@ Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
   return f;
 }
 
-Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, bool* cached) {
+Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,
+                              bool* cached) {
   Shard& s = ShardOf(gcl);
   ShardLockGuard lock(&s.mu);
   auto it = s.map.find(gcl);
@@ -89,6 +90,9 @@ Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, bool* cached) {
   Frame* f = it->second;
   if (f->latch.TryLockIdle()) return f;
   f->lease_active.store(true, std::memory_order_relaxed);
+  if (f->starved_priority.load(std::memory_order_relaxed) < priority) {
+    f->starved_priority.store(priority, std::memory_order_relaxed);
+  }
   return nullptr;
 }
 

@@ -101,8 +101,10 @@ class Cache {
 
   // For invalidation handlers: the frame of `gcl` latched exclusive by
   // TryLockIdle(), or nullptr with *cached telling whether it was cached.
-  // A cached frame whose latch is busy gets its lease started (5.3.1).
-  Frame* LatchForHandler(rdma::GlobalAddress gcl, bool* cached);
+  // A cached frame whose latch is busy gets its lease started (5.3.1) and
+  // remembers the request's `priority` if it is the highest so far.
+  Frame* LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,
+                         bool* cached);
 
   // A free frame (latch free, not in the map), or nullptr if none is left.
   Frame* TakeFree();

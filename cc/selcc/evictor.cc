@@ -14,6 +14,7 @@ void ResetVictim(Frame* f) {
   f->ClearDirty();
   f->ResetFairness();
   f->readers_hold_off_until_ns.store(0, std::memory_order_relaxed);
+  f->local_hold_off_until_ns.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace

@@ -71,6 +71,13 @@ struct Frame {
   // Spin-wait (5.3.2): global readers of this node wait until then (steady
   // clock ns) so a starved writer finds no reader in the way.
   std::atomic<int64_t> readers_hold_off_until_ns{0};
+  // Highest priority among requests dropped because the latch was busy; a
+  // starved peer (>= kLeaseBreakPriority) ends the lease at the next unlock.
+  std::atomic<uint32_t> starved_priority{0};
+  // After a lease ends for a starved peer, this node's threads do not
+  // re-acquire the line globally before then (steady clock ns), so the
+  // peer's next retry finds the latch free instead of losing the race.
+  std::atomic<int64_t> local_hold_off_until_ns{0};
 
   // LRU list of the shard (most recent at the head) and map membership.
   Frame* lru_prev = nullptr;
@@ -91,6 +98,7 @@ struct Frame {
   }
   void ResetFairness() {
     lease_active.store(false, std::memory_order_relaxed);
+    starved_priority.store(0, std::memory_order_relaxed);
     read_waits.store(0, std::memory_order_relaxed);
     write_waits.store(0, std::memory_order_relaxed);
     writer_priority = 0;

@@ -112,7 +112,7 @@ void InvalidationHandler::Serve(const InvalidationRequest& request,
   reply.seq = request.seq;
   const rdma::GlobalAddress gcl = rdma::GlobalAddress::FromRaw(request.gcl);
   bool cached = false;
-  Frame* f = state_->cache.LatchForHandler(gcl, &cached);
+  Frame* f = state_->cache.LatchForHandler(gcl, request.priority, &cached);
   if (f == nullptr) {
     reply.result = cached ? ReplyResult::kBusy : ReplyResult::kOutdated;
   } else if (InjectDrop()) {

@@ -73,6 +73,9 @@ inline void TsanAfterReceive(int) {}
 // Retries after which a requester counts as starved (spin-wait, priority
 // matching).
 inline constexpr uint32_t kStarvedPriority = 4;
+// Retries after which a peer's dropped request ends the holder's lease at
+// its next unlock, whatever gamma (unless gamma is infinite).
+inline constexpr uint32_t kLeaseBreakPriority = 16;
 
 enum class Want : uint8_t { kShared = 1, kExclusive = 2 };
 

@@ -345,18 +345,35 @@ absl::Status SelccManager::BackOff(SelccThread& t, uint32_t attempt,
   return absl::OkStatus();
 }
 
+absl::Status SelccManager::WaitUntil(SelccThread& t,
+                                     const std::atomic<int64_t>& until_ns,
+                                     absl::Time deadline, const char* what,
+                                     rdma::GlobalAddress gcl) {
+  const int64_t until = until_ns.load(std::memory_order_relaxed);
+  while (selcc::SteadyNowNanos() < until) {
+    if (absl::Now() > deadline) return TimedOut(t, what, gcl);
+    std::this_thread::yield();
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SelccManager::AcquireShared(SelccThread& t, Frame* f,
                                          LockOptions lock,
                                          absl::Time deadline) {
   const rdma::GlobalAddress gcl = f->gcl;
+  if (absl::Status s = WaitUntil(t, f->local_hold_off_until_ns, deadline,
+                                 "shared latch", gcl);
+      !s.ok()) {
+    return s;
+  }
   bool invalidated = false;
   for (uint32_t attempt = 1;; ++attempt) {
     if (options().spin_wait) {
       // A starved writer asked this node to step aside (5.3.2).
-      const int64_t until = f->readers_hold_off_until_ns.load();
-      while (selcc::SteadyNowNanos() < until) {
-        if (absl::Now() > deadline) return TimedOut(t, "shared latch", gcl);
-        std::this_thread::yield();
+      if (absl::Status s = WaitUntil(t, f->readers_hold_off_until_ns, deadline,
+                                     "shared latch", gcl);
+          !s.ok()) {
+        return s;
       }
     }
     uint64_t old = 0;
@@ -410,6 +427,11 @@ absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
                                             LockOptions lock,
                                             absl::Time deadline) {
   const rdma::GlobalAddress gcl = f->gcl;
+  if (absl::Status s = WaitUntil(t, f->local_hold_off_until_ns, deadline,
+                                 "exclusive latch", gcl);
+      !s.ok()) {
+    return s;
+  }
   bool invalidated = false;
   uint32_t upgrade_failures = 0;
   for (uint32_t attempt = 1;; ++attempt) {
@@ -603,10 +625,12 @@ absl::StatusOr<ExclusiveGuard> SelccManager::Upgrade(ThreadContext& ctx,
 
 bool SelccManager::LeaseExpired(const Frame& f) const {
   const int64_t gamma = options().lease_gamma;
-  if (gamma == CcOptions::kInfiniteLease ||
-      !f.lease_active.load(std::memory_order_relaxed)) {
-    return false;
+  if (gamma == CcOptions::kInfiniteLease) return false;
+  if (f.starved_priority.load(std::memory_order_relaxed) >=
+      selcc::kLeaseBreakPriority) {
+    return true;  // a peer has retried long enough: it goes first
   }
+  if (!f.lease_active.load(std::memory_order_relaxed)) return false;
   const int64_t p = std::max(1, state_->worker_threads.load());
   const int64_t a = f.read_waits.load(std::memory_order_relaxed) / p +
                     f.write_waits.load(std::memory_order_relaxed);
@@ -614,6 +638,14 @@ bool SelccManager::LeaseExpired(const Frame& f) const {
 }
 
 absl::Status SelccManager::ReleaseGlobal(SelccThread& t, Frame* f) {
+  if (f->starved_priority.load(std::memory_order_relaxed) >=
+      selcc::kLeaseBreakPriority) {
+    // Keep our own threads off the latch long enough for the starved
+    // peer's next retry (its back-off is below C * RTT / 16).
+    const int64_t window =
+        std::max<int64_t>(50'000, 16 * state_->rtt_ns.load());
+    f->local_hold_off_until_ns.store(selcc::SteadyNowNanos() + window);
+  }
   rdma::Batch b;
   state_->AppendRelease(*f, f->data, b, *t.stats, false);
   absl::Status s = Execute(t, b);

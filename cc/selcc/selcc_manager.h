@@ -129,6 +129,10 @@ class SelccManager : public GclManager {
   absl::Status BackOff(SelccThread& t, uint32_t attempt, absl::Time deadline,
                        const char* what, rdma::GlobalAddress gcl);
   absl::Status Execute(SelccThread& t, const rdma::Batch& b);
+  // Yields until the steady clock passes `until_ns` (a fairness hold-off).
+  absl::Status WaitUntil(SelccThread& t, const std::atomic<int64_t>& until_ns,
+                         absl::Time deadline, const char* what,
+                         rdma::GlobalAddress gcl);
   // Lease of 5.3.1: true when local threads kept the line long enough while
   // a peer was asking for it.
   bool LeaseExpired(const Frame& f) const;

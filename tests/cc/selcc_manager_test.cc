@@ -5,6 +5,7 @@
 
 #include "cc/selcc/selcc_manager.h"
 
+#include <atomic>
 #include <cstring>
 #include <thread>
 
@@ -257,9 +258,12 @@ TEST_F(SelccManagerTest, RunningHolderMakesNoWaitAbortAndOthersTimeOut) {
   EXPECT_GE(m(0).Stats().invalidations_dropped, 2u);
   // The words and memos did not move.
   EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(0));
+  // Node 1 retried for 300 ms, far past kLeaseBreakPriority: the unlock
+  // ends node 0's lease and releases the line for it (5.3.1).
   x->Unlock().IgnoreError();
-  ExpectMemos(Memo::kModified, Memo::kInvalid, Memo::kInvalid);
-  // A lazily held (not running) line is taken even under no_wait.
+  EXPECT_EQ(LatchWordNow(), 0u);
+  ExpectMemos(Memo::kInvalid, Memo::kInvalid, Memo::kInvalid);
+  // Any free line is taken even under no_wait.
   auto w = m(1).XLock(c(1), gcl_, {.no_wait = true});
   EXPECT_TRUE(w.ok()) << w.status();
 }
@@ -307,6 +311,35 @@ TEST_F(SelccManagerTest, LeaseOfZeroGivesTheLineUpAtTheNextUnlock) {
   // handler handed it over right after: either way node 1 holds it now.
   EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
   ExpectMemos(Memo::kInvalid, Memo::kModified, Memo::kInvalid);
+}
+
+// Two local threads keep a line busy; a peer's requests are dropped until
+// its priority ends their lease (5.3.1-5.3.2): it is served, not starved.
+TEST_F(SelccManagerTest, PeerIsNotStarvedByBusyLocalThreads) {
+  CcOptions o = SelccOptions();
+  o.lock_timeout = absl::Seconds(5);
+  Build(o);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> hogs;
+  for (int i = 0; i < 2; ++i) {
+    hogs.emplace_back([&] {
+      auto ctx = *m(0).NewThreadContext();
+      while (!stop.load()) {
+        auto x = m(0).XLock(*ctx, gcl_);
+        if (x.ok()) x->MutableRange(0, 1)[0]++;
+      }
+    });
+  }
+  absl::SleepFor(absl::Milliseconds(20));
+  int served = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto y = m(1).XLock(c(1), gcl_);
+    EXPECT_TRUE(y.ok()) << y.status();
+    served += y.ok();
+  }
+  stop = true;
+  for (auto& t : hogs) t.join();
+  EXPECT_EQ(served, 5);
 }
 
 TEST_F(SelccManagerTest, FreeInvalidatesOtherCopiesAndReturnsAZeroedBlock) {
