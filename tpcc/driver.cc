@@ -1,0 +1,255 @@
+#include "tpcc/driver.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "engine/session.h"
+#include "tpcc/delivery.h"
+#include "tpcc/order_status.h"
+#include "tpcc/payment.h"
+#include "tpcc/stock_level.h"
+
+namespace strand::tpcc {
+namespace {
+
+constexpr const char* kTypeNames[kTxnTypes] = {
+    "new_order", "payment", "order_status", "delivery", "stock_level"};
+
+// One thread's measured counts.
+struct ThreadResult {
+  std::array<TypeResult, kTxnTypes> by_type;
+  uint64_t commits = 0;
+  std::string error;
+};
+
+}  // namespace
+
+const char* TxnTypeName(int type) { return kTypeNames[type]; }
+
+absl::StatusOr<Mix> Mix::Parse(const std::string& text) {
+  Mix mix;
+  if (text == "standard") return mix;
+  for (int i = 0; i < kTxnTypes; ++i) {
+    if (text == kTypeNames[i]) {
+      mix.weights.fill(0);
+      mix.weights[i] = 100;
+      return mix;
+    }
+  }
+  std::vector<std::string> parts = absl::StrSplit(text, ',');
+  if (parts.size() != kTxnTypes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--mix=%s: expected 'standard', a transaction type (new_order, "
+        "payment, order_status, delivery, stock_level) or 5 comma-separated "
+        "weights",
+        text));
+  }
+  int sum = 0;
+  for (int i = 0; i < kTxnTypes; ++i) {
+    if (!absl::SimpleAtoi(parts[i], &mix.weights[i]) || mix.weights[i] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--mix=%s: '%s' is not a weight", text, parts[i]));
+    }
+    sum += mix.weights[i];
+  }
+  if (sum != 100) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--mix=%s: the weights sum to %d, not 100", text, sum));
+  }
+  return mix;
+}
+
+std::string Mix::ToString() const { return absl::StrJoin(weights, ","); }
+
+uint64_t RunResult::commits() const {
+  uint64_t n = 0;
+  for (const TypeResult& t : by_type) n += t.commits;
+  return n;
+}
+uint64_t RunResult::retried_aborts() const {
+  uint64_t n = 0;
+  for (const TypeResult& t : by_type) n += t.retried_aborts;
+  return n;
+}
+uint64_t RunResult::errors() const {
+  uint64_t n = 0;
+  for (const TypeResult& t : by_type) n += t.errors;
+  return n;
+}
+double RunResult::abort_rate() const {
+  uint64_t attempts = retried_aborts() + errors();
+  for (const TypeResult& t : by_type) attempts += t.commits + t.user_aborts;
+  return attempts == 0 ? 0 : static_cast<double>(retried_aborts()) / attempts;
+}
+
+absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
+                                    const DriverOptions& options) {
+  engine::Engine& engine = db.engine();
+  const Procedures& p = db.procedures();
+  const engine::ProcedureId ids[kTxnTypes] = {
+      p.new_order, p.payment, p.order_status, p.delivery, p.stock_level};
+  const Scale& scale = db.scale();
+  const int W = options.warehouses;
+  const std::vector<rdma::ComputeNodeId> nodes = engine.local_compute_nodes();
+  const int total_threads = nodes.size() * options.threads_per_node;
+  const uint64_t quota =
+      options.txns == 0 ? 0 : (options.txns + total_threads - 1) / total_threads;
+
+  std::atomic<bool> measuring{false}, stop{false};
+  std::atomic<int> running{0};
+  std::atomic<uint64_t> progress_commits{0};
+  std::vector<ThreadResult> results(total_threads);
+  std::vector<std::thread> threads;
+  for (int g = 0; g < total_threads; ++g) {
+    const rdma::ComputeNodeId node = nodes[g / options.threads_per_node];
+    ++running;
+    threads.emplace_back([&, g, node] {
+      ThreadResult& out = results[g];
+      auto session = engine.NewSession(node);
+      if (!session.ok()) {
+        out.error = session.status().ToString();
+        stop = true;
+        --running;
+        return;
+      }
+      Random r(options.seed * 7919 + g, db.run_constants());
+      const int w = g % W + 1;
+      uint64_t measured = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        int type = 0;
+        int roll = r.Uniform(0, 99);
+        while (roll >= options.mix.weights[type]) {
+          roll -= options.mix.weights[type];
+          ++type;
+        }
+        const int32_t now = static_cast<int32_t>(absl::ToUnixSeconds(absl::Now()));
+        const absl::Time start = absl::Now();
+        absl::Status status;
+        switch (type) {
+          case kNewOrder:
+            status = (*session)
+                         ->Call<NewOrderOutput>(
+                             ids[type], MakeNewOrderInput(r, scale, w, W,
+                                                          options.remote, now))
+                         .status();
+            break;
+          case kPayment:
+            status = (*session)
+                         ->Call<PaymentOutput>(
+                             ids[type], MakePaymentInput(r, scale, w, W, now))
+                         .status();
+            break;
+          case kOrderStatus:
+            status = (*session)
+                         ->Call<OrderStatusOutput>(
+                             ids[type], MakeOrderStatusInput(r, scale, w))
+                         .status();
+            break;
+          case kDelivery:
+            status = (*session)
+                         ->Call<DeliveryOutput>(ids[type],
+                                                MakeDeliveryInput(r, w, now))
+                         .status();
+            break;
+          default:
+            status = (*session)
+                         ->Call<StockLevelOutput>(
+                             ids[type], MakeStockLevelInput(r, scale, w))
+                         .status();
+        }
+        const uint64_t nanos = absl::ToInt64Nanoseconds(absl::Now() - start);
+        if (!measuring.load(std::memory_order_relaxed)) continue;
+        TypeResult& t = out.by_type[type];
+        if (status.ok()) {
+          ++t.commits;
+          ++out.commits;
+          t.latency.Record(nanos);
+          progress_commits.fetch_add(1, std::memory_order_relaxed);
+        } else if (absl::IsAborted(status) &&
+                   status.message().find("user abort") != std::string::npos) {
+          ++t.user_aborts;
+        } else {
+          ++t.errors;
+          if (out.error.empty()) out.error = status.ToString();
+        }
+        if (quota > 0 && ++measured >= quota) break;
+      }
+      --running;
+    });
+  }
+
+  const bool tty = options.progress && isatty(STDERR_FILENO);
+  const absl::Time warm_start = absl::Now();
+  while (running.load() > 0 &&
+         absl::Now() - warm_start < absl::Seconds(options.warmup_s)) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  const std::vector<engine::ProcedureStats> stats_before = engine.Stats();
+  const rdma::FabricCounters fabric_before = engine.FabricCounters();
+  const cc::CacheStats cache_before = engine.CacheStats();
+  const absl::Time start = absl::Now();
+  measuring = true;
+  absl::Time last_print = start;
+  uint64_t last_commits = 0;
+  while (running.load() > 0) {
+    const absl::Time now = absl::Now();
+    if (options.txns == 0 && now - start >= absl::Seconds(options.duration_s)) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+    if (tty && now - last_print >= absl::Seconds(1)) {
+      const uint64_t c = progress_commits.load();
+      std::fprintf(stderr, "\r  %5.1fs  %10.0f txn/s  %10llu committed",
+                   absl::ToDoubleSeconds(now - start),
+                   (c - last_commits) / absl::ToDoubleSeconds(now - last_print),
+                   static_cast<unsigned long long>(c));
+      last_print = now;
+      last_commits = c;
+    }
+  }
+  // Snapshot before stopping, so the drain does not count.
+  stop = true;
+  for (auto& t : threads) t.join();
+  if (tty) std::fprintf(stderr, "\r%60s\r", "");
+  RunResult result;
+  result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  result.fabric = engine.FabricCounters() - fabric_before;
+  result.cache = engine.CacheStats() - cache_before;
+  const std::vector<engine::ProcedureStats> stats_after = engine.Stats();
+  for (int type = 0; type < kTxnTypes; ++type) {
+    const engine::ProcedureStats& a = stats_after[ids[type]];
+    const engine::ProcedureStats& b = stats_before[ids[type]];
+    result.by_type[type].retried_aborts =
+        (a.aborts_for(txn::AbortReason::kConflict) -
+         b.aborts_for(txn::AbortReason::kConflict)) +
+        (a.aborts_for(txn::AbortReason::kValidation) -
+         b.aborts_for(txn::AbortReason::kValidation));
+  }
+  int max_node = 0;
+  for (rdma::ComputeNodeId n : nodes) max_node = std::max<int>(max_node, n);
+  result.commits_by_node.assign(max_node + 1, 0);
+  for (int g = 0; g < total_threads; ++g) {
+    const ThreadResult& t = results[g];
+    for (int type = 0; type < kTxnTypes; ++type) {
+      TypeResult& dst = result.by_type[type];
+      dst.commits += t.by_type[type].commits;
+      dst.user_aborts += t.by_type[type].user_aborts;
+      dst.errors += t.by_type[type].errors;
+      dst.latency.Merge(t.by_type[type].latency);
+    }
+    result.commits_by_node[nodes[g / options.threads_per_node]] += t.commits;
+    if (result.first_error.empty()) result.first_error = t.error;
+  }
+  return result;
+}
+
+}  // namespace strand::tpcc

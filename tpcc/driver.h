@@ -1,0 +1,87 @@
+#ifndef STRAND_TPCC_DRIVER_H_
+#define STRAND_TPCC_DRIVER_H_
+
+// The TPC-C driver: --threads threads on every hosted compute node, each
+// with a session on its node and a home warehouse (thread i of the whole
+// deployment gets warehouse i mod W + 1), running the transaction mix back
+// to back (no keying or think time) for a duration or a number of
+// transactions, after a warm-up that is not measured.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "base/latency_histogram.h"
+#include "cc/cache_stats.h"
+#include "rdma/counters.h"
+#include "tpcc/new_order.h"
+#include "tpcc/tpcc_db.h"
+
+namespace strand::tpcc {
+
+enum TxnType { kNewOrder, kPayment, kOrderStatus, kDelivery, kStockLevel };
+inline constexpr int kTxnTypes = 5;
+const char* TxnTypeName(int type);
+
+// Weights of the five types in percent, summing to 100.
+struct Mix {
+  std::array<int, kTxnTypes> weights = {45, 43, 4, 4, 4};
+
+  // "standard", a type name (new_order, payment, order_status, delivery,
+  // stock_level: 100% of it) or five comma-separated weights summing to
+  // 100. InvalidArgument otherwise.
+  static absl::StatusOr<Mix> Parse(const std::string& text);
+  std::string ToString() const;
+};
+
+struct DriverOptions {
+  int warehouses = 1;
+  int threads_per_node = 1;
+  Mix mix;
+  RemotePolicy remote;
+  double duration_s = 10;
+  uint64_t txns = 0;  // > 0: run this many measured transactions instead
+  double warmup_s = 0;
+  uint64_t seed = 1;
+  bool progress = false;  // one-line progress on stderr if it is a TTY
+};
+
+struct TypeResult {
+  uint64_t commits = 0;
+  uint64_t user_aborts = 0;      // rolled back on purpose (New-Order 1%)
+  uint64_t retried_aborts = 0;   // conflict/validation aborts, retried
+  uint64_t errors = 0;           // calls that failed otherwise (gave up, ...)
+  LatencyHistogram latency;      // committed calls, retries included
+
+  double abort_rate() const {
+    const double attempts = commits + user_aborts + retried_aborts + errors;
+    return attempts == 0 ? 0 : retried_aborts / attempts;
+  }
+};
+
+struct RunResult {
+  double seconds = 0;
+  std::array<TypeResult, kTxnTypes> by_type;
+  std::vector<uint64_t> commits_by_node;  // indexed by compute node id
+  rdma::FabricCounters fabric;
+  cc::CacheStats cache;
+  std::string first_error;
+
+  uint64_t commits() const;
+  uint64_t retried_aborts() const;
+  uint64_t errors() const;
+  double abort_rate() const;
+  double txn_per_sec() const { return seconds > 0 ? commits() / seconds : 0; }
+  double tpmC() const {
+    return seconds > 0 ? by_type[kNewOrder].commits * 60.0 / seconds : 0;
+  }
+};
+
+absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
+                                    const DriverOptions& options);
+
+}  // namespace strand::tpcc
+
+#endif  // STRAND_TPCC_DRIVER_H_

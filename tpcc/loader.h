@@ -1,0 +1,70 @@
+#ifndef STRAND_TPCC_LOADER_H_
+#define STRAND_TPCC_LOADER_H_
+
+// The initial database of clause 4.3, loaded through stored procedures like
+// any other transaction.
+//
+// Work is cut into units of bounded size (a batch of items, of one
+// warehouse's stock, of one district's customers or orders), each one
+// transaction; the threads of every compute node take units from a shared
+// queue in warehouse order, each through a session on its own node, so a
+// load of W warehouses runs on all compute nodes at once. Every unit draws
+// its random values from a seed derived from (--seed, unit), so a retried
+// unit writes the same rows and a load is reproducible.
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "engine/engine.h"
+#include "tpcc/random.h"
+#include "tpcc/schema.h"
+
+namespace strand::tpcc {
+
+struct LoadResult {
+  double seconds = 0;
+  uint64_t rows = 0;
+  uint64_t transactions = 0;
+  // Bytes the memory nodes handed out (bump pointers) before and after.
+  uint64_t pool_bytes_before = 0;
+  uint64_t pool_bytes_after = 0;
+  uint64_t pool_bytes_used() const {
+    return pool_bytes_after - pool_bytes_before;
+  }
+};
+
+class Loader {
+ public:
+  // Registers the load procedures on `engine` (before its first session).
+  // `load_time` is the value of every date column of the initial rows.
+  static absl::StatusOr<std::unique_ptr<Loader>> Register(
+      engine::Engine& engine, const Tables& tables, const Scale& scale,
+      const NURandConstants& constants, int32_t load_time);
+
+  // Loads ITEM and warehouses 1..`warehouses` with `threads_per_node`
+  // threads on each hosted compute node. Shows progress on stderr if
+  // `progress`.
+  absl::StatusOr<LoadResult> Load(int warehouses, int threads_per_node,
+                                  uint64_t seed, bool progress);
+
+ private:
+  Loader(engine::Engine& engine, const Scale& scale)
+      : engine_(engine), scale_(scale) {}
+  void RegisterProcedures(const Tables& tables,
+                          const NURandConstants& constants, int32_t load_time,
+                          absl::Status* status);
+
+  engine::Engine& engine_;
+  const Scale scale_;
+  engine::ProcedureId items_ = 0, warehouse_ = 0, stock_ = 0, customers_ = 0,
+                      orders_ = 0;
+};
+
+// Bytes all memory nodes have handed out so far (sum of the bump pointers
+// past the first chunk): the pool the database takes.
+absl::StatusOr<uint64_t> PoolBytesTaken(engine::Engine& engine);
+
+}  // namespace strand::tpcc
+
+#endif  // STRAND_TPCC_LOADER_H_

@@ -1,0 +1,143 @@
+#include "tpcc/new_order.h"
+
+#include <algorithm>
+
+#include "tpcc/procedure_util.h"
+
+namespace strand::tpcc {
+
+NewOrderInput MakeNewOrderInput(Random& r, const Scale& scale, int w,
+                                int warehouses, const RemotePolicy& remote,
+                                int32_t now) {
+  NewOrderInput in;
+  in.w = w;
+  in.d = r.Uniform(1, scale.districts);
+  in.c = r.NURand(1023, 1, scale.customers);
+  in.ol_cnt = r.Uniform(5, 15);
+  in.entry_d = now;
+  const bool rollback = r.Percent(1);
+  const int remote_line =
+      remote.remote_order_ratio >= 0 && warehouses > 1 &&
+              r.Percent(100 * remote.remote_order_ratio)
+          ? r.Uniform(0, in.ol_cnt - 1)
+          : -1;
+  for (int i = 0; i < in.ol_cnt; ++i) {
+    in.item[i] = r.NURand(8191, 1, scale.items);
+    bool is_remote = false;
+    if (warehouses > 1) {
+      is_remote = remote.remote_order_ratio < 0 ? r.Percent(1)
+                                                : i == remote_line;
+    }
+    in.supply_w[i] = w;
+    if (is_remote) {
+      int other = r.Uniform(1, warehouses - 1);
+      in.supply_w[i] = other >= w ? other + 1 : other;
+    }
+    in.quantity[i] = r.Uniform(1, 10);
+  }
+  if (rollback) in.item[in.ol_cnt - 1] = scale.items + 1;
+  return in;
+}
+
+absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
+                                                     const Tables& t) {
+  return engine.RegisterProcedure(
+      "tpcc_new_order",
+      std::function<absl::StatusOr<NewOrderOutput>(txn::Txn&, NewOrderInput)>(
+          [t](txn::Txn& txn,
+              const NewOrderInput& in) -> absl::StatusOr<NewOrderOutput> {
+            NewOrderOutput out;
+            TPCC_ASSIGN_OR_RETURN(auto wa,
+                                  txn.Lookup(t.warehouse_pk, WarehouseKey(in.w)));
+            TPCC_ASSIGN_OR_RETURN(auto wr, txn.Read(t.warehouse, wa));
+            const int64_t w_tax = wr.GetDecimal(warehouse::kTax);
+            TPCC_ASSIGN_OR_RETURN(
+                auto da, txn.Lookup(t.district_pk, DistrictKey(in.w, in.d)));
+            TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * dr,
+                                  txn.Modify(t.district, da));
+            const int64_t d_tax = dr->view().GetDecimal(district::kTax);
+            const int o_id = dr->view().GetInt(district::kNextOId);
+            dr->SetInt(district::kNextOId, o_id + 1);
+            TPCC_ASSIGN_OR_RETURN(
+                auto ca,
+                txn.Lookup(t.customer_pk, CustomerKey(in.w, in.d, in.c)));
+            TPCC_ASSIGN_OR_RETURN(auto cr, txn.Read(t.customer, ca));
+            const int64_t discount = cr.GetDecimal(customer::kDiscount);
+
+            for (int i = 0; i < in.ol_cnt; ++i) {
+              out.all_local &= in.supply_w[i] == in.w;
+            }
+            storage::TupleBuffer o(*t.order_schema);
+            o.SetInt(order::kId, o_id);
+            o.SetInt(order::kDId, in.d);
+            o.SetInt(order::kWId, in.w);
+            o.SetInt(order::kCId, in.c);
+            o.SetInt(order::kEntryD, in.entry_d);
+            o.SetInt(order::kCarrierId, 0);
+            o.SetInt(order::kOlCnt, in.ol_cnt);
+            o.SetInt(order::kAllLocal, out.all_local ? 1 : 0);
+            TPCC_ASSIGN_OR_RETURN(auto oa, txn.Insert(t.order, o));
+            txn.AddIndexEntry(t.order_pk, OrderKey(in.w, in.d, o_id), oa);
+            txn.AddIndexEntry(t.order_by_customer,
+                              OrderCustomerKey(in.w, in.d, in.c, o_id), oa);
+            storage::TupleBuffer no(*t.new_order_schema);
+            no.SetInt(new_order::kOId, o_id);
+            no.SetInt(new_order::kDId, in.d);
+            no.SetInt(new_order::kWId, in.w);
+            TPCC_ASSIGN_OR_RETURN(auto noa, txn.Insert(t.new_order, no));
+            txn.AddIndexEntry(t.new_order_pk, NewOrderKey(in.w, in.d, o_id),
+                              noa);
+
+            storage::TupleBuffer ol(*t.order_line_schema);
+            int64_t sum = 0;
+            for (int i = 0; i < in.ol_cnt; ++i) {
+              auto ia = txn.Lookup(t.item_pk, ItemKey(in.item[i]));
+              if (absl::IsNotFound(ia.status())) {
+                return txn.UserAbort("unused item id");  // clause 2.4.2.3
+              }
+              if (!ia.ok()) return ia.status();
+              TPCC_ASSIGN_OR_RETURN(auto ir, txn.Read(t.item, *ia));
+              const int64_t price = ir.GetDecimal(item::kPrice);
+              TPCC_ASSIGN_OR_RETURN(
+                  auto sa, txn.Lookup(t.stock_pk,
+                                      StockKey(in.supply_w[i], in.item[i])));
+              TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * s,
+                                    txn.Modify(t.stock, sa));
+              const storage::TupleView sv = s->view();
+              const int qty = in.quantity[i];
+              const int64_t s_qty = sv.GetInt(stock::kQuantity);
+              s->SetInt(stock::kQuantity,
+                        s_qty >= qty + 10 ? s_qty - qty : s_qty - qty + 91);
+              s->SetInt(stock::kYtd, sv.GetInt(stock::kYtd) + qty);
+              s->SetInt(stock::kOrderCnt, sv.GetInt(stock::kOrderCnt) + 1);
+              if (in.supply_w[i] != in.w) {
+                s->SetInt(stock::kRemoteCnt, sv.GetInt(stock::kRemoteCnt) + 1);
+              }
+              const int64_t amount = qty * price;
+              sum += amount;
+              ol.SetInt(order_line::kOId, o_id);
+              ol.SetInt(order_line::kDId, in.d);
+              ol.SetInt(order_line::kWId, in.w);
+              ol.SetInt(order_line::kNumber, i + 1);
+              ol.SetInt(order_line::kIId, in.item[i]);
+              ol.SetInt(order_line::kSupplyWId, in.supply_w[i]);
+              ol.SetInt(order_line::kDeliveryD, 0);
+              ol.SetInt(order_line::kQuantity, qty);
+              ol.SetDecimal(order_line::kAmount, amount);
+              ol.SetChars(order_line::kDistInfo,
+                          sv.GetChars(stock::kDist01 + in.d - 1));
+              TPCC_ASSIGN_OR_RETURN(auto ola, txn.Insert(t.order_line, ol));
+              txn.AddIndexEntry(t.order_line_pk,
+                                OrderLineKey(in.w, in.d, o_id, i + 1), ola);
+            }
+            // total = sum * (1 - discount) * (1 + w_tax + d_tax), rates in
+            // 10^-4 units.
+            out.total_cents = static_cast<int64_t>(
+                static_cast<double>(sum) * (10000 - discount) / 10000 *
+                (10000 + w_tax + d_tax) / 10000);
+            out.o_id = o_id;
+            return out;
+          }));
+}
+
+}  // namespace strand::tpcc

@@ -1,0 +1,156 @@
+#include "tpcc/report.h"
+
+#include "absl/strings/str_format.h"
+#include "base/json_line.h"
+
+namespace strand::tpcc {
+namespace {
+
+double PerTxn(uint64_t v, uint64_t txns) {
+  return txns == 0 ? 0 : static_cast<double>(v) / txns;
+}
+
+double BytesPerWarehouse(const RunConfig& c, const LoadResult& l) {
+  return c.warehouses == 0 ? 0
+                           : static_cast<double>(l.pool_bytes_used()) /
+                                 c.warehouses;
+}
+
+// Raw bytes of the loaded rows (ITEM included), per warehouse.
+double RawPerWarehouse(const RunConfig& c) {
+  return RawBytes::PerWarehouse(c.scale) +
+         static_cast<double>(RawBytes::Items(c.scale)) / c.warehouses;
+}
+
+}  // namespace
+
+void PrintLoad(std::ostream& out, const RunConfig& c, const LoadResult& l) {
+  out << absl::StrFormat(
+      "load: %d warehouses, %llu rows in %llu transactions, %.2f s "
+      "(%.0f rows/s)\n"
+      "memory: %.1f MiB of the pool (%.1f MiB per warehouse, ITEM shared); "
+      "raw TPC-C tuple bytes %.1f MiB per warehouse: %.2fx\n",
+      c.warehouses, static_cast<unsigned long long>(l.rows),
+      static_cast<unsigned long long>(l.transactions), l.seconds,
+      l.rows / std::max(l.seconds, 1e-9), l.pool_bytes_used() / 1048576.0,
+      BytesPerWarehouse(c, l) / 1048576.0, RawPerWarehouse(c) / 1048576.0,
+      BytesPerWarehouse(c, l) / RawPerWarehouse(c));
+}
+
+void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
+  const uint64_t txns = r.commits();
+  out << absl::StrFormat(
+      "run: cc=%s protocol=%s warehouses=%d compute_nodes=%d threads=%d/node "
+      "mix=%s rtt_ns=%d gcl_size=%d cache_mb=%d: %.2f s\n",
+      c.cc, c.protocol, c.warehouses, c.compute_nodes, c.threads_per_node,
+      c.mix, c.rtt_ns, c.gcl_size, c.cache_mb, r.seconds);
+  out << absl::StrFormat(
+      "throughput: %.0f txn/s committed, tpmC %.0f (New-Orders per minute), "
+      "abort rate %.2f%% (retried conflict/validation aborts / attempts)\n",
+      r.txn_per_sec(), r.tpmC(), 100 * r.abort_rate());
+  out << absl::StrFormat("%-13s %10s %10s %9s %9s %8s %10s %10s\n", "type",
+                         "commits", "txn/s", "rollbacks", "aborts", "abort%",
+                         "p50_us", "p99_us");
+  for (int t = 0; t < kTxnTypes; ++t) {
+    const TypeResult& x = r.by_type[t];
+    out << absl::StrFormat(
+        "%-13s %10llu %10.0f %9llu %9llu %7.2f%% %10.1f %10.1f\n",
+        TxnTypeName(t), static_cast<unsigned long long>(x.commits),
+        x.commits / std::max(r.seconds, 1e-9),
+        static_cast<unsigned long long>(x.user_aborts),
+        static_cast<unsigned long long>(x.retried_aborts),
+        100 * x.abort_rate(), x.latency.Percentile(0.5) / 1e3,
+        x.latency.Percentile(0.99) / 1e3);
+  }
+  out << absl::StrFormat(
+      "fabric per committed txn: %.2f round trips, %.2f remote ops, %.2f "
+      "messages, %.0f bytes\n",
+      PerTxn(r.fabric.round_trips, txns), PerTxn(r.fabric.ops(), txns),
+      PerTxn(r.fabric.messages_sent, txns),
+      PerTxn(r.fabric.bytes_read + r.fabric.bytes_written, txns));
+  out << absl::StrFormat(
+      "cache: hit ratio %.3f (%llu latch acquisitions), %.2f invalidations "
+      "sent and %.2f evictions per txn\n",
+      r.cache.hit_ratio(), static_cast<unsigned long long>(r.cache.locks()),
+      PerTxn(r.cache.invalidations_sent, txns),
+      PerTxn(r.cache.evictions, txns));
+  for (size_t n = 0; n < r.commits_by_node.size(); ++n) {
+    out << absl::StrFormat("compute node %d: %.0f txn/s\n", n,
+                           r.commits_by_node[n] / std::max(r.seconds, 1e-9));
+  }
+  if (r.errors() > 0) {
+    out << absl::StrFormat("errors: %llu calls failed; first: %s\n",
+                           static_cast<unsigned long long>(r.errors()),
+                           r.first_error);
+  }
+}
+
+void PrintConsistency(std::ostream& out, const ConsistencyResult& c) {
+  out << "consistency (clause 3.3.2): " << (c.ok() ? "ok" : "FAILED") << "\n"
+      << c.ToString();
+}
+
+std::string JsonReport(const RunConfig& c, const LoadResult& l,
+                       const RunResult& r, const ConsistencyResult& cons) {
+  const uint64_t txns = r.commits();
+  JsonLine per_type;
+  for (int t = 0; t < kTxnTypes; ++t) {
+    const TypeResult& x = r.by_type[t];
+    JsonLine j;
+    j.Add("commits", x.commits)
+        .Add("txn_per_sec", x.commits / std::max(r.seconds, 1e-9))
+        .Add("rollbacks", x.user_aborts)
+        .Add("aborts", x.retried_aborts)
+        .Add("abort_rate", x.abort_rate())
+        .Add("errors", x.errors)
+        .Add("p50_us", x.latency.Percentile(0.5) / 1e3)
+        .Add("p99_us", x.latency.Percentile(0.99) / 1e3);
+    per_type.AddRaw(TxnTypeName(t), j.str());
+  }
+  std::string nodes = "[";
+  for (size_t n = 0; n < r.commits_by_node.size(); ++n) {
+    nodes += absl::StrFormat("%s%.1f", n ? "," : "",
+                             r.commits_by_node[n] / std::max(r.seconds, 1e-9));
+  }
+  nodes += "]";
+  JsonLine j;
+  j.Add("bench", "tpcc")
+      .Add("cc", c.cc)
+      .Add("protocol", c.protocol)
+      .Add("warehouses", c.warehouses)
+      .Add("compute_nodes", c.compute_nodes)
+      .Add("memory_nodes", c.memory_nodes)
+      .Add("threads", c.threads_per_node)
+      .Add("mix", c.mix)
+      .Add("remote_neworder", c.remote_neworder)
+      .Add("rtt_ns", c.rtt_ns)
+      .Add("gcl_size", static_cast<uint64_t>(c.gcl_size))
+      .Add("cache_mb", c.cache_mb)
+      .Add("pool_mb", c.pool_mb)
+      .Add("seed", c.seed)
+      .Add("items", c.scale.items)
+      .Add("customers_per_district", c.scale.customers)
+      .Add("load_seconds", l.seconds)
+      .Add("load_rows", l.rows)
+      .Add("pool_bytes_used", l.pool_bytes_used())
+      .Add("bytes_per_warehouse", BytesPerWarehouse(c, l))
+      .Add("raw_bytes_per_warehouse", RawPerWarehouse(c))
+      .Add("duration_s", r.seconds)
+      .Add("commits", txns)
+      .Add("txn_per_sec", r.txn_per_sec())
+      .Add("tpmC", r.tpmC())
+      .Add("abort_rate", r.abort_rate())
+      .Add("errors", r.errors())
+      .Add("round_trips_per_txn", PerTxn(r.fabric.round_trips, txns))
+      .Add("remote_ops_per_txn", PerTxn(r.fabric.ops(), txns))
+      .Add("messages_per_txn", PerTxn(r.fabric.messages_sent, txns))
+      .Add("bytes_per_txn",
+           PerTxn(r.fabric.bytes_read + r.fabric.bytes_written, txns))
+      .Add("cache_hit_ratio", r.cache.hit_ratio())
+      .AddRaw("txn_per_sec_by_node", nodes)
+      .AddRaw("per_type", per_type.str())
+      .Add("consistency_ok", cons.ok());
+  return j.str();
+}
+
+}  // namespace strand::tpcc

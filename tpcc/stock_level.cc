@@ -1,0 +1,62 @@
+#include "tpcc/stock_level.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "tpcc/procedure_util.h"
+
+namespace strand::tpcc {
+
+StockLevelInput MakeStockLevelInput(Random& r, const Scale& scale, int w) {
+  StockLevelInput in;
+  in.w = w;
+  in.d = r.Uniform(1, scale.districts);
+  in.threshold = r.Uniform(10, 20);
+  return in;
+}
+
+absl::StatusOr<engine::ProcedureId> RegisterStockLevel(engine::Engine& engine,
+                                                       const Tables& t) {
+  return engine.RegisterProcedure(
+      "tpcc_stock_level",
+      std::function<absl::StatusOr<StockLevelOutput>(txn::Txn&,
+                                                     StockLevelInput)>(
+          [t](txn::Txn& txn, const StockLevelInput& in)
+              -> absl::StatusOr<StockLevelOutput> {
+            StockLevelOutput out;
+            TPCC_ASSIGN_OR_RETURN(
+                auto da, txn.Lookup(t.district_pk, DistrictKey(in.w, in.d)));
+            TPCC_ASSIGN_OR_RETURN(auto dr, txn.Read(t.district, da));
+            const int next = dr.GetInt(district::kNextOId);
+            std::vector<storage::TupleAddress> lines;
+            TPCC_RETURN_IF_ERROR(txn.Scan(
+                t.order_line_pk,
+                OrderLineKey(in.w, in.d, std::max(next - 20, 0), 0),
+                OrderLineKey(in.w, in.d, next - 1, 255), /*forward=*/true,
+                20 * Scale::kMaxOrderLines,
+                [&](std::string_view, storage::TupleAddress a) {
+                  lines.push_back(a);
+                  return true;
+                }));
+            std::vector<int> items;
+            items.reserve(lines.size());
+            for (storage::TupleAddress a : lines) {
+              auto ol = txn.Read(t.order_line, a);
+              if (absl::IsNotFound(ol.status())) continue;  // rolled back
+              if (!ol.ok()) return ol.status();
+              items.push_back(ol->GetInt(order_line::kIId));
+            }
+            std::sort(items.begin(), items.end());
+            items.erase(std::unique(items.begin(), items.end()), items.end());
+            out.distinct_items = items.size();
+            for (int i : items) {
+              TPCC_ASSIGN_OR_RETURN(auto sa,
+                                    txn.Lookup(t.stock_pk, StockKey(in.w, i)));
+              TPCC_ASSIGN_OR_RETURN(auto s, txn.Read(t.stock, sa));
+              out.low_stock += s.GetInt(stock::kQuantity) < in.threshold;
+            }
+            return out;
+          }));
+}
+
+}  // namespace strand::tpcc

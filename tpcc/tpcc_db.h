@@ -1,0 +1,54 @@
+#ifndef STRAND_TPCC_TPCC_DB_H_
+#define STRAND_TPCC_TPCC_DB_H_
+
+// A TPC-C database on one engine: the engine, the nine tables and their
+// indexes, the load procedures and the five transactions, all defined
+// before any session is opened (the engine freezes its schema then).
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "engine/engine.h"
+#include "tpcc/loader.h"
+#include "tpcc/random.h"
+#include "tpcc/schema.h"
+
+namespace strand::tpcc {
+
+struct Procedures {
+  engine::ProcedureId new_order = 0, payment = 0, order_status = 0,
+                      delivery = 0, stock_level = 0;
+};
+
+class TpccDatabase {
+ public:
+  // Opens an engine with `options` and defines everything on it. `seed`
+  // fixes the NURand constants of the load and of the run.
+  static absl::StatusOr<std::unique_ptr<TpccDatabase>> Open(
+      const engine::EngineOptions& options, const Scale& scale, uint64_t seed);
+
+  engine::Engine& engine() { return *engine_; }
+  const Tables& tables() const { return tables_; }
+  const Procedures& procedures() const { return procedures_; }
+  Loader& loader() { return *loader_; }
+  const Scale& scale() const { return scale_; }
+  const NURandConstants& load_constants() const { return load_constants_; }
+  const NURandConstants& run_constants() const { return run_constants_; }
+  int32_t load_time() const { return load_time_; }
+
+ private:
+  TpccDatabase() = default;
+
+  std::unique_ptr<engine::Engine> engine_;
+  Tables tables_{};
+  Procedures procedures_;
+  std::unique_ptr<Loader> loader_;
+  Scale scale_;
+  NURandConstants load_constants_, run_constants_;
+  int32_t load_time_ = 0;
+};
+
+}  // namespace strand::tpcc
+
+#endif  // STRAND_TPCC_TPCC_DB_H_

@@ -1,0 +1,214 @@
+// tpcc: loads a TPC-C database of --warehouses on the configured fabric,
+// runs the transaction mix on every compute node's threads, prints
+// throughput, aborts, latency and fabric cost, and checks the consistency
+// conditions of clause 3.3.2 (exit status 1 if any fails).
+//
+//   tpcc --warehouses=2 --compute_nodes=2 --duration_s=10
+//   tpcc --cc=occ --protocol=sel --mix=50,50,0,0,0 --rtt_ns=2000 --json
+
+#include <gflags/gflags.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+#include "base/command_line.h"
+#include "rdma/fabric_flags.h"
+#include "tpcc/consistency.h"
+#include "tpcc/driver.h"
+#include "tpcc/report.h"
+#include "tpcc/tpcc_db.h"
+
+DEFINE_int32(warehouses, 2, "TPC-C warehouses to load (>= 1)");
+DEFINE_int32(threads, 1,
+             "Worker threads per compute node (each gets a home warehouse; "
+             "also the load threads)");
+DEFINE_string(cc, "2pl", "Concurrency control: 2pl (no-wait), to or occ");
+DEFINE_string(protocol, "selcc",
+              "Coherence protocol: selcc (cached) or sel (no cache)");
+DEFINE_uint32(gcl_size, 1024,
+              "Bytes of one global cache line (latch word included)");
+DEFINE_uint64(cache_mb, 64, "GCL cache per compute node, in MiB (SELCC)");
+DEFINE_string(mix, "standard",
+              "Transaction mix: standard (45/43/4/4/4), one type (new_order, "
+              "payment, order_status, delivery, stock_level) or 5 weights "
+              "summing to 100 (e.g. 50,50,0,0,0)");
+DEFINE_double(remote_neworder, -1,
+              "Share (0..1) of New-Orders with one remote supply warehouse; "
+              "negative: the specification's 1% per order line");
+DEFINE_double(duration_s, 10, "Seconds of measured run (unless --txns)");
+DEFINE_uint64(txns, 0, "If > 0: run this many measured transactions instead "
+                       "of --duration_s");
+DEFINE_double(warmup_s, 1, "Seconds run before measuring starts");
+DEFINE_uint64(seed, 1, "Seed of the load and of the run's random inputs");
+DEFINE_int32(items, 100000,
+             "ITEM rows (and STOCK rows per warehouse); scale-down for tests");
+DEFINE_int32(customers, 3000,
+             "Customers (and initial orders) per district; scale-down for "
+             "tests");
+DEFINE_bool(json, false,
+            "Print one JSON object on stdout (the human report goes to "
+            "stderr)");
+
+namespace strand::tpcc {
+namespace {
+
+// Pool bytes a load of `warehouses` takes, generously (measured: see the
+// README), plus room for the rows a run inserts.
+uint64_t PoolBytesNeeded(int warehouses, const Scale& scale) {
+  const double per_warehouse = 2.0 * RawBytes::PerWarehouse(scale);
+  const double items = 2.0 * RawBytes::Items(scale);
+  return static_cast<uint64_t>(warehouses * per_warehouse + items) +
+         (uint64_t{768} << 20);
+}
+
+int Main() {
+  if (FLAGS_warehouses < 1 || FLAGS_warehouses > 10000) {
+    ExitWithUsageError("--warehouses must be from 1 to 10000");
+  }
+  if (FLAGS_threads < 1 || FLAGS_threads > 256) {
+    ExitWithUsageError("--threads must be from 1 to 256");
+  }
+  auto algorithm = txn::ParseCcAlgorithm(FLAGS_cc);
+  if (!algorithm.ok()) {
+    ExitWithUsageError("--cc=" + FLAGS_cc + ": expected 2pl, to or occ");
+  }
+  auto protocol = cc::ParseProtocol(FLAGS_protocol);
+  if (!protocol.ok()) {
+    ExitWithUsageError("--protocol=" + FLAGS_protocol +
+                       ": expected selcc or sel");
+  }
+  auto mix = Mix::Parse(FLAGS_mix);
+  if (!mix.ok()) ExitWithUsageError(std::string(mix.status().message()));
+  if (FLAGS_remote_neworder > 1) {
+    ExitWithUsageError("--remote_neworder must be at most 1 (a share)");
+  }
+  if (!(FLAGS_duration_s > 0) || FLAGS_duration_s > 86400) {
+    ExitWithUsageError("--duration_s must be > 0 and <= 86400");
+  }
+  if (!(FLAGS_warmup_s >= 0) || FLAGS_warmup_s > 3600) {
+    ExitWithUsageError("--warmup_s must be from 0 to 3600");
+  }
+  if (FLAGS_items < 1 || FLAGS_items > 100000) {
+    ExitWithUsageError("--items must be from 1 to 100000");
+  }
+  if (FLAGS_customers < 10 || FLAGS_customers > 3000) {
+    ExitWithUsageError("--customers must be from 10 to 3000");
+  }
+  Scale scale;
+  scale.items = FLAGS_items;
+  scale.customers = FLAGS_customers;
+
+  // Size the pool: by default large enough for the chosen warehouses (an
+  // untouched loopback region costs no memory); a given --pool_mb must fit.
+  const uint64_t need = PoolBytesNeeded(FLAGS_warehouses, scale);
+  const uint64_t memory_nodes =
+      std::max(1, gflags::GetCommandLineFlagInfoOrDie("memory_nodes")
+                              .current_value.empty()
+                      ? 1
+                      : std::stoi(gflags::GetCommandLineFlagInfoOrDie(
+                                      "memory_nodes")
+                                      .current_value));
+  const uint64_t need_mb = (need / memory_nodes >> 20) + 1;
+  if (gflags::GetCommandLineFlagInfoOrDie("pool_mb").is_default) {
+    const uint64_t pool_mb = std::max<uint64_t>(256, need_mb);
+    gflags::SetCommandLineOption("pool_mb", std::to_string(pool_mb).c_str());
+  } else {
+    const uint64_t pool_mb =
+        std::stoull(gflags::GetCommandLineFlagInfoOrDie("pool_mb").current_value);
+    if (pool_mb < need_mb) {
+      ExitWithUsageError(absl::StrFormat(
+          "--pool_mb=%d is too small for %d warehouses: they need about %d "
+          "MiB per memory node (load plus room for the run); raise --pool_mb "
+          "or leave it unset",
+          pool_mb, FLAGS_warehouses, need_mb));
+    }
+  }
+  auto fabric = rdma::FabricOptionsFromFlags();
+  if (!fabric.ok()) ExitWithUsageError(std::string(fabric.status().message()));
+
+  engine::EngineOptions options;
+  options.fabric = *fabric;
+  options.cc.protocol = *protocol;
+  options.cc.gcl_size = FLAGS_gcl_size;
+  options.cc.cache_bytes = FLAGS_cache_mb << 20;
+  options.algorithm = *algorithm;
+  options.retry.max_retries = 100000;
+  if (absl::Status s = options.Validate(); !s.ok()) {
+    ExitWithUsageError(std::string(s.message()));
+  }
+
+  std::ostream& human = FLAGS_json ? std::cerr : std::cout;
+  auto db = TpccDatabase::Open(options, scale, FLAGS_seed);
+  if (!db.ok()) {
+    std::cerr << "tpcc: " << db.status().message() << "\n";
+    return 1;
+  }
+  RunConfig config;
+  config.warehouses = FLAGS_warehouses;
+  config.compute_nodes = fabric->compute_nodes;
+  config.memory_nodes = fabric->memory_nodes;
+  config.threads_per_node = FLAGS_threads;
+  config.cc = txn::CcAlgorithmName(*algorithm);
+  config.protocol = cc::ProtocolName(*protocol);
+  config.mix = FLAGS_mix == "standard" ? "standard:" + mix->ToString()
+                                       : mix->ToString();
+  config.remote_neworder = FLAGS_remote_neworder;
+  config.rtt_ns = fabric->rtt_ns;
+  config.gcl_size = FLAGS_gcl_size;
+  config.cache_mb = FLAGS_cache_mb;
+  config.pool_mb = fabric->pool_bytes >> 20;
+  config.seed = FLAGS_seed;
+  config.scale = scale;
+
+  auto load = (*db)->loader().Load(FLAGS_warehouses, FLAGS_threads, FLAGS_seed,
+                                   /*progress=*/true);
+  if (!load.ok()) {
+    std::cerr << "tpcc: " << load.status().message() << "\n";
+    return 1;
+  }
+  PrintLoad(human, config, *load);
+
+  DriverOptions d;
+  d.warehouses = FLAGS_warehouses;
+  d.threads_per_node = FLAGS_threads;
+  d.mix = *mix;
+  d.remote.remote_order_ratio = FLAGS_remote_neworder;
+  d.duration_s = FLAGS_duration_s;
+  d.txns = FLAGS_txns;
+  d.warmup_s = FLAGS_warmup_s;
+  d.seed = FLAGS_seed;
+  d.progress = true;
+  auto run = RunDriver(**db, d);
+  if (!run.ok()) {
+    std::cerr << "tpcc: " << run.status().message() << "\n";
+    return 1;
+  }
+  PrintRun(human, config, *run);
+
+  auto consistency = CheckConsistency((*db)->engine(), FLAGS_warehouses, scale);
+  if (!consistency.ok()) {
+    std::cerr << "tpcc: consistency check could not run: "
+              << consistency.status().message() << "\n";
+    return 1;
+  }
+  PrintConsistency(human, *consistency);
+  if (FLAGS_json) {
+    std::cout << JsonReport(config, *load, *run, *consistency) << std::endl;
+  }
+  if (run->errors() > 0) return 1;
+  return consistency->ok() ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace strand::tpcc
+
+int main(int argc, char** argv) {
+  strand::ParseCommandLineOrExit(
+      &argc, &argv,
+      "Runs TPC-C on strand and checks its consistency conditions.\n"
+      "Usage: tpcc [--warehouses=2] [--compute_nodes=2] [--threads=1] "
+      "[--cc=2pl|to|occ] [--protocol=selcc|sel] [--mix=standard] "
+      "[--duration_s=10] [--json]");
+  return strand::tpcc::Main();
+}
