@@ -71,7 +71,7 @@ void Evictor::Loop() {
       kicked_ = false;
     }
     kick_pending_.store(false, std::memory_order_relaxed);
-    while (state_->cache.free_frames() < low_watermark_) {
+    while (state_->cache.free_frames() < high_watermark()) {
       auto freed = RunPass();
       if (!freed.ok()) {
         LOG(ERROR) << "compute node " << state_->node
@@ -86,9 +86,9 @@ void Evictor::Loop() {
 absl::StatusOr<size_t> Evictor::RunPass() {
   NodeState& st = *state_;
   const size_t free = st.cache.free_frames();
-  if (free >= low_watermark_) return 0;
+  if (free >= high_watermark()) return 0;
   std::vector<Frame*> victims;
-  st.cache.TakeVictims(std::min(low_watermark_ - free, kRingSlots), &victims);
+  st.cache.TakeVictims(std::min(high_watermark() - free, kRingSlots), &victims);
   if (victims.empty()) return 0;
 
   // Stage every release, grouped by memory node, and free the frames now.

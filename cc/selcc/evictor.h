@@ -48,15 +48,20 @@ class Evictor {
   absl::Status Start();
   void Stop();
 
-  // Free frames below which the background thread evicts (L of 5.2.1).
+  // Free frames below which the background thread evicts (L of 5.2.1),
+  // and up to which it then evicts (twice that: hysteresis, so passes are
+  // big batches rather than one victim per kick).
   size_t low_watermark() const { return low_watermark_; }
+  size_t high_watermark() const { return 2 * low_watermark_; }
 
   // Called after a miss took a free frame: wakes the thread if the free
   // list ran low. Cheap when it did not (one relaxed load).
   void MaybeKick();
 
   // Evicts one victim with the caller's endpoint (one round trip if it
-  // held ownership). False if every frame is in use.
+  // held ownership): the fallback of a miss that found no free frame even
+  // after letting the background thread run. False if every frame is in
+  // use.
   absl::StatusOr<bool> EvictOne(rdma::Endpoint& endpoint);
 
  private:

@@ -40,7 +40,8 @@ struct AtomicStats {
   X(exclusive_locks)                                                           \
   X(hits)                                                                      \
   X(upgrades)                                                                  \
-  X(lock_retries) X(lock_timeouts) X(no_wait_aborts) X(invalidating_locks)     \
+  X(lock_retries)                                                              \
+  X(lock_timeouts) X(no_wait_aborts) X(invalidating_locks)                     \
       X(invalidations_sent) X(invalidations_received) X(invalidations_dropped) \
           X(forwards) X(evictions) X(flushes) X(flushed_bytes)
 #define STRAND_DECLARE(f) std::atomic<uint64_t> f{0};

@@ -224,6 +224,13 @@ absl::StatusOr<SelccManager::Frame*> SelccManager::LatchFrame(
     }
     // Miss: a free frame for the GCL.
     Frame* fresh = cache.TakeFree();
+    if (fresh == nullptr && options().batched_eviction && round < 64) {
+      // The background evictor fell behind: let it run before paying a
+      // round trip for a foreground eviction on this miss's path.
+      evictor_.MaybeKick();
+      std::this_thread::yield();
+      continue;
+    }
     if (fresh == nullptr) {
       auto evicted = evictor_.EvictOne(t.endpoint());
       if (!evicted.ok()) return evicted.status();
