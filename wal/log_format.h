@@ -1,7 +1,11 @@
 #ifndef STRAND_WAL_LOG_FORMAT_H_
 #define STRAND_WAL_LOG_FORMAT_H_
 
-// The on-disk format of strand's write-ahead log (format version 1).
+// The on-disk format of strand's write-ahead log (format version 2).
+//
+// Versions: 1 had tuple redo ops only; 2 adds index-entry ops
+// (redo_record.h), same bytes otherwise. A reader accepts every version up
+// to its own and refuses newer ones.
 //
 // Layout. Each compute node writes its own log: a directory
 // <wal_dir>/node-<id>/ of segment files 00000001.wal, 00000002.wal, ...
@@ -60,7 +64,7 @@ namespace strand::wal {
 using Lsn = uint64_t;
 
 inline constexpr uint64_t kSegmentMagic = 0x4c57444e41525453;  // "STRANDWL"
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 // Unit of O_DIRECT I/O and of the segment header.
 inline constexpr size_t kBlockBytes = 4096;
 inline constexpr size_t kSegmentHeaderBytes = kBlockBytes;

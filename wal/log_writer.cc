@@ -230,6 +230,11 @@ Lsn LogWriter::durable_lsn() const {
   return durable_lsn_;
 }
 
+Lsn LogWriter::last_lsn() const {
+  absl::MutexLock lock(&mu_);
+  return last_lsn_;
+}
+
 LogWriterStats LogWriter::stats() const {
   absl::MutexLock lock(&mu_);
   LogWriterStats s = stats_;

@@ -117,6 +117,9 @@ class LogWriter {
   absl::Status Close();
 
   Lsn durable_lsn() const;
+  // The LSN of the last record appended (0 if none): a read-only
+  // transaction that released no latches early waits for it (txn/).
+  Lsn last_lsn() const;
   LogWriterStats stats() const;
   const std::string& node_dir() const { return node_dir_; }
 

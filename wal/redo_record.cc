@@ -55,6 +55,18 @@ RedoBuilder& RedoBuilder::Delete(uint32_t object_id, uint64_t address,
   return *this;
 }
 
+RedoBuilder& RedoBuilder::IndexInsert(uint32_t index_id, std::string_view key,
+                                      uint64_t value) {
+  Add({RedoKind::kIndexInsert, index_id, value, 0, 0, key});
+  return *this;
+}
+
+RedoBuilder& RedoBuilder::IndexRemove(uint32_t index_id, std::string_view key,
+                                      uint64_t value) {
+  Add({RedoKind::kIndexRemove, index_id, value, 0, 0, key});
+  return *this;
+}
+
 absl::Status ParseRedo(std::string_view payload, std::vector<RedoOp>* ops) {
   size_t pos = 0;
   while (pos < payload.size()) {
@@ -66,7 +78,7 @@ absl::Status ParseRedo(std::string_view payload, std::vector<RedoOp>* ops) {
     const char* p = payload.data() + pos;
     RedoOp op;
     const uint8_t kind = static_cast<uint8_t>(p[0]);
-    if (kind < 1 || kind > 3) {
+    if (kind < 1 || kind > 5) {
       return absl::DataLossError(absl::StrFormat(
           "redo payload: unknown op kind %d at offset %d", kind, pos));
     }

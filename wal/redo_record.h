@@ -15,6 +15,18 @@
 //   kInsert  a new tuple with `key` at `address`: after_image is the whole
 //            tuple (offset 0), the index entry key -> address is implied;
 //   kDelete  the tuple with `key` at `address` is gone (no image).
+//   kIndexInsert (format version 2) the entry after_image -> `address` was
+//            added to index `object_id`: after_image holds the key bytes
+//            (index keys are memcmp-ordered strings of up to 255 bytes, so
+//            they travel as the image, not in the u64 `key` field, which is
+//            0), `address` the entry's value (a storage::TupleAddress);
+//   kIndexRemove (version 2) the entry after_image -> `address` was removed.
+//
+// What the commit path (txn/write_set.cc) logs: `object_id` is the table's
+// or index's catalog id (stable across engines over the same pool, unlike
+// the dense per-engine TableId), `address` the tuple's address in the run
+// that wrote the log (recovery maps addresses of tuples inserted after the
+// initial image to where replay put them, engine/recovery.h), `key` 0.
 //
 // wal/ does not depend on rdma/, so addresses travel as their raw 8 bytes.
 //
@@ -31,7 +43,13 @@
 
 namespace strand::wal {
 
-enum class RedoKind : uint8_t { kUpdate = 1, kInsert = 2, kDelete = 3 };
+enum class RedoKind : uint8_t {
+  kUpdate = 1,
+  kInsert = 2,
+  kDelete = 3,
+  kIndexInsert = 4,  // format version 2
+  kIndexRemove = 5,  // format version 2
+};
 
 inline constexpr size_t kRedoOpHeaderBytes = 32;
 
@@ -55,6 +73,10 @@ class RedoBuilder {
   RedoBuilder& Insert(uint32_t object_id, uint64_t address, uint64_t key,
                       std::string_view tuple);
   RedoBuilder& Delete(uint32_t object_id, uint64_t address, uint64_t key);
+  RedoBuilder& IndexInsert(uint32_t index_id, std::string_view key,
+                           uint64_t value);
+  RedoBuilder& IndexRemove(uint32_t index_id, std::string_view key,
+                           uint64_t value);
 
   std::string_view payload() const { return payload_; }
   size_t op_count() const { return op_count_; }

@@ -125,6 +125,18 @@ TEST(RedoRecordTest, RoundTrip) {
   EXPECT_EQ(ops[3].after_image, "");
 }
 
+TEST(RedoRecordTest, IndexEntryOpsCarryLongKeys) {
+  const std::string key(255, '\x7f');  // the longest index key
+  RedoBuilder redo;
+  redo.IndexInsert(5, key, 0x0001000000002008).IndexRemove(6, "k", 42);
+  std::vector<RedoOp> ops;
+  ASSERT_TRUE(ParseRedo(redo.payload(), &ops).ok());
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0], (RedoOp{RedoKind::kIndexInsert, 5, 0x0001000000002008, 0,
+                            0, key}));
+  EXPECT_EQ(ops[1], (RedoOp{RedoKind::kIndexRemove, 6, 42, 0, 0, "k"}));
+}
+
 TEST(RedoRecordTest, MalformedPayloadIsDataLoss) {
   RedoBuilder redo;
   redo.Update(1, 2, 3, 4, "12345678");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/wal/wal_test_util.h"
 #include "wal/log_writer.h"
@@ -162,7 +163,7 @@ TEST(LogReaderTest, RefusesAnotherDatabaseAndANewerVersion) {
   ASSERT_TRUE(reader.ok());
   next = (*reader)->Next(&r);
   EXPECT_EQ(next.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(next.status().message().find("newer than version 1"),
+  EXPECT_NE(next.status().message().find(absl::StrCat("newer than version ", kFormatVersion)),
             std::string::npos)
       << next.status();
   EXPECT_NE(next.status().message().find(path), std::string::npos);
