@@ -1,6 +1,8 @@
 #include "engine/engine.h"
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "cc/root_words.h"
 #include "engine/node_runtime.h"
 #include "engine/session.h"
 #include "glog/logging.h"
@@ -27,6 +29,13 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
   auto fabric = rdma::CreateFabric(options.fabric);
   if (!fabric.ok()) return fabric.status();
   engine->fabric_ = *std::move(fabric);
+  std::optional<ImageInfo> image;
+  if (!options.image_path.empty()) {
+    // Before any compute node touches the pool (engine/image.h).
+    auto restored = RestoreImage(*engine->fabric_, options.image_path);
+    if (!restored.ok()) return restored.status();
+    image = *restored;
+  }
   engine->nodes_.resize(engine->fabric_->compute_node_count());
   for (rdma::ComputeNodeId id : engine->fabric_->local_compute_nodes()) {
     auto node = NodeRuntime::Create(*engine->fabric_, id, options.cc,
@@ -41,7 +50,98 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
     return absl::FailedPreconditionError(
         "this process hosts no compute node (check --node_id)");
   }
+  if (absl::Status s = engine->StartRecoveryAndLogging(); !s.ok()) return s;
   return engine;
+}
+
+absl::Status Engine::StartRecoveryAndLogging() {
+  NodeRuntime& first = *first_node_;
+  absl::MutexLock admin(&first.admin_mu());
+  const rdma::GlobalAddress id_word =
+      cc::RootWordAddress(cc::RootWord::kDatabaseId);
+  auto id = first.manager().FetchAndAdd(first.admin(), id_word, 0);
+  if (!id.ok()) return id.status();
+  database_id_ = *id;
+  if (database_id_ == 0) {
+    // The first open of a pool names its database (so an image taken later
+    // carries the id its logs will be checked against); a lost race uses
+    // the winner's id.
+    const uint64_t fresh =
+        (static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) *
+         0x9E3779B97F4A7C15ULL) |
+        1;
+    auto old = first.manager().CompareAndSwap(first.admin(), id_word, 0, fresh);
+    if (!old.ok()) return old.status();
+    database_id_ = *old == 0 ? fresh : *old;
+  }
+  if (!options_.recover_wal_dir.empty()) {
+    const rdma::GlobalAddress oracle =
+        cc::RootWordAddress(cc::RootWord::kTimestampOracle);
+    auto image_ts = first.manager().FetchAndAdd(first.admin(), oracle, 0);
+    if (!image_ts.ok()) return image_ts.status();
+    auto report =
+        ReplayLogs(first.manager(), first.admin(), first.catalog(),
+                   options_.recover_wal_dir, database_id_, *image_ts);
+    if (!report.ok()) return report.status();
+    LOG(INFO) << report->Summary();
+    recovery_report_ = *std::move(report);
+  }
+  if (options_.wal.dir.empty()) return absl::OkStatus();
+  if (options_.wal.dir == options_.recover_wal_dir) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--wal_dir %s is the log being recovered: after recovery, log to a "
+        "fresh directory (recovery.h explains why)",
+        options_.wal.dir));
+  }
+  if (options_.wal.early_lock_release && fabric_->compute_node_count() > 1) {
+    return absl::InvalidArgumentError(
+        "WAL early lock release is safe with one compute node only "
+        "(txn/concurrency_control.h): drop it or use --compute_nodes=1");
+  }
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    wal::LogWriterOptions log;
+    log.wal_dir = options_.wal.dir;
+    log.database_id = database_id_;
+    log.compute_node_id = node->id();
+    log.io_mode = options_.wal.io_mode;
+    log.segment_bytes = options_.wal.segment_bytes;
+    auto writer =
+        options_.wal.file_factory != nullptr
+            ? wal::LogWriter::Open(log, options_.wal.file_factory)
+            : wal::LogWriter::Open(log);
+    if (!writer.ok()) return writer.status();
+    node->SetLog(*std::move(writer), options_.wal.early_lock_release);
+  }
+  return absl::OkStatus();
+}
+
+wal::LogWriter* Engine::log(rdma::ComputeNodeId node) {
+  auto r = runtime(node);
+  return r.ok() ? (*r)->log() : nullptr;
+}
+
+absl::StatusOr<ImageInfo> Engine::SaveImage(const std::string& path) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) {
+      return absl::FailedPreconditionError("the engine is closed already");
+    }
+    closed_ = true;
+    frozen_ = true;
+  }
+  absl::Status log_status;
+  for (auto& node : nodes_) {
+    if (node == nullptr || node->log() == nullptr) continue;
+    if (absl::Status s = node->log()->Close(); !s.ok() && log_status.ok()) {
+      log_status = s;
+    }
+  }
+  // Destroying the managers writes back and releases every cached line.
+  nodes_.clear();
+  first_node_ = nullptr;
+  if (!log_status.ok()) return log_status;
+  return WriteImage(*fabric_, path);
 }
 
 Engine::Engine(const EngineOptions& options) : options_(options) {}
@@ -67,6 +167,10 @@ absl::Status Engine::CheckNotFrozen(std::string_view what) const {
 }
 
 absl::StatusOr<NodeRuntime*> Engine::runtime(rdma::ComputeNodeId node) const {
+  if (closed_) {
+    return absl::FailedPreconditionError(
+        "the engine was closed by SaveImage: open a new one from the image");
+  }
   if (node >= nodes_.size() || nodes_[node] == nullptr) {
     return absl::NotFoundError(
         absl::StrFormat("compute node %d is not hosted by this process", node));

@@ -29,6 +29,7 @@
 
 #include <any>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,8 @@
 #include "cc/cache_stats.h"
 #include "cc/gcl_manager.h"
 #include "engine/engine_options.h"
+#include "engine/image.h"
+#include "engine/recovery.h"
 #include "engine/procedure.h"
 #include "engine/procedure_stats.h"
 #include "rdma/fabric.h"
@@ -100,6 +103,22 @@ class Engine {
   absl::StatusOr<cc::GclManager*> manager(rdma::ComputeNodeId node);
   rdma::Fabric& fabric() { return *fabric_; }
 
+  // Write-ahead log (EngineOptions::wal). The pool's database id (set by
+  // the first Open of a pool, RootWord::kDatabaseId), the log of a hosted node (null without a log), and what
+  // recovery did at Open (empty unless EngineOptions::recover_wal_dir).
+  uint64_t database_id() const { return database_id_; }
+  wal::LogWriter* log(rdma::ComputeNodeId node);
+  const std::optional<RecoveryReport>& recovery_report() const {
+    return recovery_report_;
+  }
+
+  // Writes the pool image (engine/image.h) to `path` and CLOSES the
+  // engine: every log is closed (all appended records durable), every
+  // compute-node runtime destroyed (caches written back), then the memory
+  // nodes are copied. Every session must be gone and no thread may use the
+  // engine afterwards except to destroy it. Loopback fabric only.
+  absl::StatusOr<ImageInfo> SaveImage(const std::string& path);
+
  private:
   friend class Session;
   struct SessionStats {
@@ -119,8 +138,14 @@ class Engine {
   absl::StatusOr<txn::IndexId> AddIndex(const storage::IndexDescriptor& index)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Restores the image, replays logs and opens the logs (Open's steps).
+  absl::Status StartRecoveryAndLogging();
+
   const EngineOptions options_;
   std::unique_ptr<rdma::Fabric> fabric_;
+  uint64_t database_id_ = 0;
+  std::optional<RecoveryReport> recovery_report_;
+  bool closed_ = false;  // by SaveImage
   // One per hosted compute node, indexed by node id (null if not hosted).
   std::vector<std::unique_ptr<NodeRuntime>> nodes_;
   NodeRuntime* first_node_ = nullptr;  // runs catalog operations

@@ -6,12 +6,14 @@
 // SELCC, 2PL no-wait.
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "cc/options.h"
 #include "rdma/fabric_options.h"
 #include "txn/cc_algorithm.h"
+#include "wal/log_file.h"
 
 namespace strand::engine {
 
@@ -24,11 +26,33 @@ struct RetryPolicy {
   absl::Duration max_backoff = absl::Milliseconds(1);
 };
 
+// The write-ahead log (wal/): one log per hosted compute node under `dir`.
+// A commit is acknowledged (Txn::Commit OK, Session::Call returning) only
+// once its redo record is durable (txn/concurrency_control.h, "Logging").
+struct WalOptions {
+  std::string dir;  // empty: no log (--wal=off)
+  // Release latches when the record is appended, not when it is durable;
+  // only with one compute node (txn/concurrency_control.h).
+  bool early_lock_release = false;
+  wal::LogIoMode io_mode = wal::LogIoMode::kDirect;
+  uint64_t segment_bytes = uint64_t{64} << 20;
+  // The file layer (tests inject faults and delays); null: io_uring.
+  wal::LogFileFactory* file_factory = nullptr;
+};
+
 struct EngineOptions {
   rdma::FabricOptions fabric;
   cc::CcOptions cc;
   txn::CcAlgorithm algorithm = txn::CcAlgorithm::kTwoPhaseLocking;
   RetryPolicy retry;
+  WalOptions wal;
+  // Recovery (engine/recovery.h). `image_path`: restore every memory node
+  // from this image (engine/image.h; loopback fabric only) before opening.
+  // `recover_wal_dir`: then replay the logs found there over it, merged in
+  // commit-timestamp order. The engine's own log (wal.dir) must be another
+  // directory: the replayed log describes the image, not what follows.
+  std::string image_path;
+  std::string recover_wal_dir;
 
   absl::Status Validate() const;
 };

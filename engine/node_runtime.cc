@@ -39,7 +39,15 @@ absl::Status NodeRuntime::AddIndex(const storage::IndexDescriptor& index) {
   if (!tree.ok()) return tree.status();
   indexes_.push_back(*std::move(tree));
   db_.indexes.push_back(indexes_.back().get());
+  db_.index_catalog_ids.push_back(index.id);
   return absl::OkStatus();
+}
+
+void NodeRuntime::SetLog(std::unique_ptr<wal::LogWriter> log,
+                         bool early_lock_release) {
+  log_ = std::move(log);
+  db_.log = log_.get();
+  db_.early_lock_release = early_lock_release;
 }
 
 }  // namespace strand::engine

@@ -16,6 +16,7 @@
 #include "storage/heap_table.h"
 #include "txn/database.h"
 #include "txn/timestamp_oracle.h"
+#include "wal/log_writer.h"
 
 namespace strand::engine {
 
@@ -36,6 +37,10 @@ class NodeRuntime {
   absl::Status AddTable(const storage::TableDescriptor& table);
   absl::Status AddIndex(const storage::IndexDescriptor& index);
 
+  // Commits log to `log` from now on (before the first session).
+  void SetLog(std::unique_ptr<wal::LogWriter> log, bool early_lock_release);
+  wal::LogWriter* log() { return log_.get(); }
+
  private:
   NodeRuntime() = default;
 
@@ -47,6 +52,7 @@ class NodeRuntime {
   std::unique_ptr<storage::Catalog> catalog_;
   std::vector<std::unique_ptr<storage::HeapTable>> tables_;
   std::vector<std::unique_ptr<index::BLinkTree>> indexes_;
+  std::unique_ptr<wal::LogWriter> log_;  // null: no logging
   txn::Database db_;
 };
 

@@ -24,6 +24,55 @@
 // Commit timestamps order conflicting transactions as their serialization
 // order (what the redo log needs): 2PL and OCC take theirs while holding
 // every latch they conflict on; TO's serialization order is its timestamps.
+//
+// Logging (Database::log; write_set.h). Every algorithm logs the same way:
+// after its validation succeeded and its commit timestamp is taken, with
+// every write page latched exclusively, ApplyWrites applies the index
+// entries, appends ONE redo record {commit_ts, redo ops} to the node's log,
+// then applies the tuple writes; FinishCommit waits until the record is
+// durable and only then releases the latches; Txn::Commit returns OK (the
+// acknowledgement) after that. Why replaying all nodes' records in
+// commit-timestamp order rebuilds the committed state, per algorithm:
+//   2PL   T takes commit_ts while holding every lock (latch) it took; a
+//         transaction U that conflicts with T on a tuple gets that page's
+//         latch only after T released it, i.e. after T's commit_ts was
+//         taken, and takes its own commit_ts later still (FAA is
+//         linearizable): conflict order = commit_ts order. With a log, 2PL
+//         also latches the pages of its inserted tuples at commit, so a
+//         reader reaching them through the new index entries waits too.
+//   TO    commit_ts = start_ts. A write to X commits only if X's read_ts and
+//         write_ts are <= start_ts (checked under X's page latch), and a
+//         read of X aborts if X's write_ts > start_ts; so every conflicting
+//         pair on a tuple is ordered by start_ts, which is the order replay
+//         uses. Inserted tuples are stamped with write_ts = start_ts, so a
+//         reader with a smaller timestamp that finds one through the index
+//         aborts.
+//   OCC   commit_ts is taken after validation with every write latch held
+//         and every read still current (Silo's argument): a writer U of a
+//         tuple T read either committed before T validated (then U's
+//         commit_ts, taken under U's latch before it released it, is smaller)
+//         or T's validation would fail; a writer of a tuple T wrote waits for
+//         T's latch and takes its commit_ts later.
+// Durability at acknowledgement: the record is durable before the latches
+// are released, so any transaction, on any compute node, that reads or
+// overwrites these tuple writes does so after they are durable; its own
+// record (later in its own log) can never survive a crash that loses this
+// one. Records are appended before the tuple writes become visible, so
+// within one node's log a dependent always has a larger LSN.
+//   What latches do not cover: index entries are visible from ApplyWrites
+//   on, before the record is durable. A transaction that only observes an
+//   entry's presence or absence (a scan that does not read the tuple) on
+//   ANOTHER node could commit durably first. Tuple reads are covered (the
+//   tuple's page is latched), which is what the TPC-C and bank workloads
+//   do; on one compute node the LSN order covers it too.
+// Early lock release (Database::early_lock_release): latches are released
+// right after the append, Txn::Commit waits for durability before returning
+// OK, and a read-only transaction waits until everything appended before its
+// commit is durable. Safe with ONE compute node writing: a dependent reads
+// the writes after they were appended, so its record has a larger LSN in the
+// same log, and the log is durable in LSN order. With several compute nodes
+// a dependent on another node could become durable first; engine/ refuses
+// the option then.
 
 #include <memory>
 

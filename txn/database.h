@@ -14,6 +14,7 @@
 #include "storage/heap_table.h"
 #include "txn/cc_algorithm.h"
 #include "txn/timestamp_oracle.h"
+#include "wal/log_writer.h"
 
 namespace strand::index {
 class BLinkTree;
@@ -30,6 +31,18 @@ struct Database {
   CcAlgorithm algorithm = CcAlgorithm::kTwoPhaseLocking;
   std::vector<storage::HeapTable*> tables;  // by TableId
   std::vector<index::BLinkTree*> indexes;   // by IndexId
+  // Catalog id of each index, by IndexId: what the redo log names an index
+  // by (tables: HeapTable::table_id()), stable across engines.
+  std::vector<uint32_t> index_catalog_ids;
+
+  // The compute node's write-ahead log, or null (no logging). With a log,
+  // a commit is acknowledged (Txn::Commit returns OK) only once its redo
+  // record is durable; see concurrency_control.h, "Logging".
+  wal::LogWriter* log = nullptr;
+  // Release the commit's latches once its record is appended, before it is
+  // durable (the acknowledgement still waits). Safe only with one compute
+  // node writing (concurrency_control.h); engine/ enforces that.
+  bool early_lock_release = false;
 };
 
 }  // namespace strand::txn

@@ -56,4 +56,9 @@ absl::Status RemoveIndexEntries(TxnState& txn) {
   return absl::OkStatus();
 }
 
+void UndoIndexEntries(TxnState& txn) {
+  UndoFirst(txn, txn.index_removes, txn.index_removes.size(), Insert);
+  UndoFirst(txn, txn.index_inserts, txn.index_inserts.size(), Remove);
+}
+
 }  // namespace strand::txn

@@ -16,6 +16,8 @@ absl::Status InsertIndexEntries(TxnState& txn);
 // Removes txn.index_removes; NotFound if an entry is missing (the inserts
 // of this commit are undone too).
 absl::Status RemoveIndexEntries(TxnState& txn);
+// Undoes both steps after they succeeded (the commit's log append failed).
+void UndoIndexEntries(TxnState& txn);
 
 }  // namespace strand::txn
 

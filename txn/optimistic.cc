@@ -55,7 +55,7 @@ absl::Status Optimistic::Commit(TxnState& txn) {
   if (!ts.ok()) return ts.status();
   txn.commit_ts = *ts;
   if (absl::Status s = ApplyWrites(txn, txn.commit_ts); !s.ok()) return s;
-  return txn.latches.ReleaseAll();
+  return FinishCommit(txn);
 }
 
 }  // namespace strand::txn

@@ -62,7 +62,7 @@ absl::Status TimestampOrdering::Commit(TxnState& txn) {
   }
   txn.commit_ts = txn.start_ts;
   if (absl::Status s = ApplyWrites(txn, txn.start_ts); !s.ok()) return s;
-  return txn.latches.ReleaseAll();
+  return FinishCommit(txn);
 }
 
 }  // namespace strand::txn

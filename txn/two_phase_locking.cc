@@ -34,13 +34,18 @@ absl::Status TwoPhaseLocking::Commit(TxnState& txn) {
   auto ts = txn.db.oracle->Next(txn.ctx);
   if (!ts.ok()) return ts.status();
   txn.commit_ts = *ts;
-  // Pages of tuples modified after their insert in this transaction.
-  if (absl::Status s = LatchWritePages(txn, /*include_inserted=*/false);
+  // Pages of tuples modified after their insert in this transaction. With
+  // a log, also the pages of every inserted tuple: its index entries become
+  // visible in ApplyWrites, and a reader that follows them must wait for
+  // the latch until this commit is logged (durable, without early lock
+  // release), as it waits for every other write of this commit.
+  if (absl::Status s = LatchWritePages(
+          txn, /*include_inserted=*/txn.db.log != nullptr);
       !s.ok()) {
     return s;
   }
   if (absl::Status s = ApplyWrites(txn, std::nullopt); !s.ok()) return s;
-  return txn.latches.ReleaseAll();
+  return FinishCommit(txn);
 }
 
 }  // namespace strand::txn

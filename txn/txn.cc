@@ -6,6 +6,7 @@
 #include "glog/logging.h"
 #include "index/blink_tree.h"
 #include "storage/tuple_header.h"
+#include "txn/write_set.h"
 
 namespace strand::txn {
 
@@ -195,6 +196,12 @@ absl::Status Txn::Commit() {
     return s;
   }
   phase_ = Phase::kCommitted;
+  // Acknowledged only once durable (a no-op unless latches were released
+  // before the record was durable; write_set.h).
+  if (absl::Status d = WaitCommitDurable(state_); !d.ok()) {
+    state_.abort_reason = AbortReason::kError;
+    return d;
+  }
   return absl::OkStatus();
 }
 

@@ -59,6 +59,7 @@ struct TxnState {
 
   uint64_t start_ts = 0;   // TO: the transaction's timestamp
   uint64_t commit_ts = 0;  // every algorithm: orders the redo log
+  uint64_t commit_lsn = 0;  // the commit's redo record (0: none logged)
   AbortReason abort_reason = AbortReason::kNone;
 
   storage::HeapTable& table(TableId id) const { return *db.tables[id]; }

@@ -1,6 +1,8 @@
 #include "txn/write_set.h"
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 #include <cstring>
 #include <vector>
 
@@ -8,6 +10,7 @@
 #include "glog/logging.h"
 #include "storage/heap_page.h"
 #include "txn/index_writes.h"
+#include "wal/redo_record.h"
 
 namespace strand::txn {
 
@@ -70,22 +73,83 @@ absl::Status LatchWritePages(TxnState& txn, bool include_inserted) {
 
 namespace {
 
-// Writes the bytes of `access.modified` that differ from `original` (the
-// columns, not the header) into the latched page: only the changed span is
-// marked dirty, so only it is written back.
-void ApplyModification(const TxnState& txn, const Access& access,
-                       cc::ExclusiveGuard& page) {
+// The span [first, last) of `access.modified`'s columns (not the header)
+// that differs from `original`; first == last if none does.
+std::pair<size_t, size_t> ChangedSpan(const Access& access) {
   const uint8_t* before = access.original.data();
   const uint8_t* after = access.modified->data();
   const size_t bytes = access.original.size();
   size_t first = sizeof(TupleHeader);
   while (first < bytes && before[first] == after[first]) ++first;
-  if (first == bytes) return;
+  if (first == bytes) return {bytes, bytes};
   size_t last = bytes;
   while (last > first && before[last - 1] == after[last - 1]) --last;
+  return {first, last};
+}
+
+// Writes the bytes of `access.modified` that differ from `original` (the
+// columns, not the header) into the latched page: only the changed span is
+// marked dirty, so only it is written back.
+void ApplyModification(const TxnState& txn, const Access& access,
+                       cc::ExclusiveGuard& page) {
+  const auto [first, last] = ChangedSpan(access);
+  if (first == last) return;
   std::memcpy(page.MutableRange(TupleOffset(txn, access) + first,
                                 static_cast<uint32_t>(last - first)),
-              after + first, last - first);
+              access.modified->data() + first, last - first);
+}
+
+std::string_view Bytes(const uint8_t* data, size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+// The commit's redo ops (wal/redo_record.h), in the order recovery replays
+// them: tuple inserts first (replay learns their new addresses), then index
+// inserts and removes (as ApplyWrites applies them), then updates and
+// deletes. Returns false if the transaction wrote nothing.
+bool BuildRedo(const TxnState& txn, wal::RedoBuilder& redo) {
+  redo.Clear();
+  for (const auto& a : txn.accesses) {
+    if (!a->inserted) continue;
+    const storage::TupleBuffer& tuple = *a->modified;
+    redo.Insert(txn.table(a->table).table_id(), a->address.raw(), 0,
+                Bytes(tuple.data(), tuple.size()));
+  }
+  for (const IndexWrite& w : txn.index_inserts) {
+    redo.IndexInsert(txn.db.index_catalog_ids[w.index], w.key, w.value.raw());
+  }
+  for (const IndexWrite& w : txn.index_removes) {
+    redo.IndexRemove(txn.db.index_catalog_ids[w.index], w.key, w.value.raw());
+  }
+  for (const auto& a : txn.accesses) {
+    const uint32_t table = txn.table(a->table).table_id();
+    if (a->deleted) {
+      redo.Delete(table, a->address.raw(), 0);
+    } else if (a->modified && !a->inserted) {
+      const auto [first, last] = ChangedSpan(*a);
+      if (first == last) continue;
+      redo.Update(table, a->address.raw(), 0, static_cast<uint32_t>(first),
+                  Bytes(a->modified->data() + first, last - first));
+    }
+  }
+  return redo.op_count() > 0;
+}
+
+// Appends the commit's record (see ApplyWrites).
+absl::Status LogCommit(TxnState& txn) {
+  // One buffer per thread: a commit's redo is built and copied into the
+  // log buffer before the thread runs anything else.
+  thread_local wal::RedoBuilder redo;
+  if (!BuildRedo(txn, redo)) return absl::OkStatus();
+  // The transaction id only labels the record; commit timestamps are
+  // unique, so they serve.
+  auto lsn = txn.db.log->Append(txn.commit_ts, txn.commit_ts, redo.payload());
+  if (!lsn.ok()) {
+    txn.abort_reason = AbortReason::kError;
+    return lsn.status();
+  }
+  txn.commit_lsn = *lsn;
+  return absl::OkStatus();
 }
 
 template <typename Field>
@@ -104,6 +168,12 @@ absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp) {
   // key), and they undo themselves; the tuple writes below cannot fail.
   if (absl::Status s = InsertIndexEntries(txn); !s.ok()) return s;
   if (absl::Status s = RemoveIndexEntries(txn); !s.ok()) return s;
+  if (txn.db.log != nullptr) {
+    if (absl::Status s = LogCommit(txn); !s.ok()) {
+      UndoIndexEntries(txn);
+      return s;
+    }
+  }
   for (const auto& a : txn.accesses) {
     const bool touches_page =
         a->inserted ? stamp || a->modified_after_insert : a->writes();
@@ -124,6 +194,30 @@ absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp) {
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status FinishCommit(TxnState& txn) {
+  if (txn.db.log != nullptr && !txn.db.early_lock_release &&
+      txn.commit_lsn != 0) {
+    // A log failure is final for the node (wal/log_writer.h): the writes
+    // are in memory but the commit is not acknowledged; recovery decides.
+    if (absl::Status s = txn.db.log->WaitDurable(txn.commit_lsn); !s.ok()) {
+      txn.abort_reason = AbortReason::kError;
+      (void)txn.latches.ReleaseAll();
+      return s;
+    }
+  }
+  return txn.latches.ReleaseAll();
+}
+
+absl::Status WaitCommitDurable(TxnState& txn) {
+  if (txn.db.log == nullptr || !txn.db.early_lock_release) {
+    return absl::OkStatus();
+  }
+  const wal::Lsn lsn =
+      txn.commit_lsn != 0 ? txn.commit_lsn : txn.db.log->last_lsn();
+  if (lsn == 0) return absl::OkStatus();
+  return txn.db.log->WaitDurable(lsn);
 }
 
 }  // namespace strand::txn

@@ -35,7 +35,27 @@ absl::Status LatchWritePages(TxnState& txn, bool include_inserted);
 // latched exclusively. With `stamp`, every written and inserted tuple's
 // write_ts becomes *stamp. Index inserts go first and are undone if one
 // fails (a duplicate key: Aborted), so a failed commit changed nothing.
+//
+// With a log (txn.db.log), the commit's redo record (table/index catalog
+// ids, tuple addresses, after-images of the changed bytes, whole inserted
+// tuples, deletes, index entries) is appended after the index writes
+// succeeded and before any tuple write is applied, with txn.commit_ts,
+// while every write latch is held; txn.commit_lsn names it. If the append
+// fails the index writes are undone and nothing was applied.
 absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp);
+
+// The last step of every algorithm's successful commit: releases the
+// latches. With a log and without early lock release it first waits until
+// the commit's record is durable, so no other transaction (on any compute
+// node) can read this commit's tuple writes before they are durable.
+absl::Status FinishCommit(TxnState& txn);
+
+// Called by Txn::Commit after the algorithm's commit succeeded and released
+// its latches: waits until the commit is durable (early lock release), or,
+// for a read-only transaction under early lock release, until everything
+// appended before it is (it may have read such writes). OK means the commit
+// may be acknowledged.
+absl::Status WaitCommitDurable(TxnState& txn);
 
 }  // namespace strand::txn
 

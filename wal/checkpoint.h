@@ -3,6 +3,14 @@
 
 // Checkpointing: the design (not implemented yet; this header has no code).
 //
+// What exists today (engine/image.h, engine/recovery.h): a quiescent image.
+// Engine::SaveImage closes the engine (logs closed, every cache written
+// back) and copies the used part of every memory node with the oracle
+// timestamp; recovery restores it and replays the records with a larger
+// commit timestamp. It needs no transaction running, so it serves as the
+// initial image (after a load) and as the output of strand_recover, not as
+// a periodic checkpoint; the fuzzy checkpoint below removes that limit.
+//
 // Goal: bound recovery time and log size by copying the memory pool so the
 // log before the copy can be deleted.
 //

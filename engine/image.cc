@@ -1,0 +1,219 @@
+#include "engine/image.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "absl/strings/str_format.h"
+#include "cc/root_words.h"
+#include "rdma/loopback/loopback_fabric.h"
+#include "rdma/memory_node_layout.h"
+#include "wal/crc32c.h"
+#include "wal/log_file.h"
+
+namespace strand::engine {
+namespace {
+
+constexpr uint64_t kImageMagic = 0x4d49444e41525453;  // "STRANDIM"
+constexpr uint32_t kImageVersion = 1;
+constexpr size_t kImageHeaderBytes = 64;
+
+absl::StatusOr<rdma::LoopbackFabric*> Loopback(rdma::Fabric& fabric) {
+  auto* loopback = dynamic_cast<rdma::LoopbackFabric*>(&fabric);
+  if (loopback == nullptr) {
+    return absl::UnimplementedError(
+        "pool images need the loopback fabric (--fabric=loopback): other "
+        "fabrics' memory nodes are not in this process");
+  }
+  return loopback;
+}
+
+absl::StatusOr<uint8_t*> Region(rdma::LoopbackFabric& fabric, int node) {
+  return fabric.Translate(rdma::GlobalAddress(node, 0),
+                          fabric.memory_node_bytes());
+}
+
+uint64_t Word(const uint8_t* region, uint64_t offset) {
+  uint64_t value;
+  std::memcpy(&value, region + offset, sizeof(value));
+  return value;
+}
+
+// Bytes of a region in use: header, root area and allocated chunks.
+uint64_t UsedBytes(const uint8_t* region, uint64_t region_bytes) {
+  return std::min(region_bytes, Word(region, rdma::kNextChunkWordOffset));
+}
+
+absl::Status Errno(std::string_view what, const std::string& path) {
+  return absl::InternalError(absl::StrFormat(
+      "%s %s: %s", std::string(what), path, std::strerror(errno)));
+}
+
+absl::Status WriteAll(int fd, const void* data, size_t bytes,
+                      const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    ssize_t n = ::write(fd, p, bytes);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno("writing", path);
+    p += n;
+    bytes -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadAll(int fd, void* data, size_t bytes,
+                     const std::string& path) {
+  char* p = static_cast<char*>(data);
+  while (bytes > 0) {
+    ssize_t n = ::read(fd, p, bytes);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno("reading", path);
+    if (n == 0) {
+      return absl::DataLossError(
+          absl::StrFormat("image %s ends early: truncated?", path));
+    }
+    p += n;
+    bytes -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+void Put(char* dst, size_t offset, T value) {
+  std::memcpy(dst + offset, &value, sizeof(T));
+}
+template <typename T>
+T Get(const char* src, size_t offset) {
+  T value;
+  std::memcpy(&value, src + offset, sizeof(T));
+  return value;
+}
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
+                                     const std::string& path) {
+  auto loopback = Loopback(fabric);
+  if (!loopback.ok()) return loopback.status();
+  rdma::LoopbackFabric& f = **loopback;
+  auto region0 = Region(f, 0);
+  if (!region0.ok()) return region0.status();
+  ImageInfo info;
+  info.memory_nodes = static_cast<uint32_t>(f.memory_node_count());
+  info.database_id = Word(
+      *region0, cc::RootWordAddress(cc::RootWord::kDatabaseId).offset());
+  info.timestamp = Word(
+      *region0, cc::RootWordAddress(cc::RootWord::kTimestampOracle).offset());
+
+  const std::string tmp = path + ".tmp";
+  Fd file;
+  file.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (file.fd < 0) return Errno("creating", tmp);
+  char header[kImageHeaderBytes] = {};
+  Put<uint64_t>(header, 0, kImageMagic);
+  Put<uint32_t>(header, 8, kImageVersion);
+  Put<uint32_t>(header, 12, info.memory_nodes);
+  Put<uint64_t>(header, 16, info.database_id);
+  Put<uint64_t>(header, 24, info.timestamp);
+  Put<uint64_t>(header, 32, f.memory_node_bytes());
+  Put<uint64_t>(header, 40, f.chunk_bytes());
+  if (absl::Status s = WriteAll(file.fd, header, sizeof(header), tmp); !s.ok())
+    return s;
+  for (uint32_t n = 0; n < info.memory_nodes; ++n) {
+    auto region = Region(f, static_cast<int>(n));
+    if (!region.ok()) return region.status();
+    const uint64_t used = UsedBytes(*region, f.memory_node_bytes());
+    char node_header[16] = {};
+    Put<uint64_t>(node_header, 0, used);
+    Put<uint32_t>(node_header, 8,
+                  wal::Crc32c(std::string_view(
+                      reinterpret_cast<const char*>(*region), used)));
+    if (absl::Status s = WriteAll(file.fd, node_header, 16, tmp); !s.ok())
+      return s;
+    if (absl::Status s = WriteAll(file.fd, *region, used, tmp); !s.ok())
+      return s;
+    info.bytes += used;
+  }
+  if (::fsync(file.fd) != 0) return Errno("fsync of", tmp);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return Errno("renaming", tmp);
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  if (absl::Status s = wal::SyncDirectory(dir); !s.ok()) return s;
+  return info;
+}
+
+absl::StatusOr<ImageInfo> RestoreImage(rdma::Fabric& fabric,
+                                       const std::string& path) {
+  auto loopback = Loopback(fabric);
+  if (!loopback.ok()) return loopback.status();
+  rdma::LoopbackFabric& f = **loopback;
+  Fd file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0) return Errno("opening image", path);
+  char header[kImageHeaderBytes];
+  if (absl::Status s = ReadAll(file.fd, header, sizeof(header), path); !s.ok())
+    return s;
+  if (Get<uint64_t>(header, 0) != kImageMagic) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s is not a strand pool image (bad magic)", path));
+  }
+  if (Get<uint32_t>(header, 8) > kImageVersion) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "image %s has version %d, newer than this build's %d", path,
+        Get<uint32_t>(header, 8), kImageVersion));
+  }
+  ImageInfo info;
+  info.memory_nodes = Get<uint32_t>(header, 12);
+  info.database_id = Get<uint64_t>(header, 16);
+  info.timestamp = Get<uint64_t>(header, 24);
+  const uint64_t region_bytes = Get<uint64_t>(header, 32);
+  const uint64_t chunk_bytes = Get<uint64_t>(header, 40);
+  if (info.memory_nodes != static_cast<uint32_t>(f.memory_node_count()) ||
+      region_bytes != f.memory_node_bytes() || chunk_bytes != f.chunk_bytes()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "image %s was taken with %d memory nodes of %d MiB, chunks of %d "
+        "bytes; this engine has %d of %d MiB, chunks of %d: use the same "
+        "--memory_nodes and --pool_mb",
+        path, info.memory_nodes, region_bytes >> 20, chunk_bytes,
+        f.memory_node_count(), f.memory_node_bytes() >> 20, f.chunk_bytes()));
+  }
+  for (uint32_t n = 0; n < info.memory_nodes; ++n) {
+    char node_header[16];
+    if (absl::Status s = ReadAll(file.fd, node_header, 16, path); !s.ok())
+      return s;
+    const uint64_t used = Get<uint64_t>(node_header, 0);
+    if (used > region_bytes) {
+      return absl::DataLossError(absl::StrFormat(
+          "image %s: memory node %d claims %d bytes, more than its region",
+          path, n, used));
+    }
+    auto region = Region(f, static_cast<int>(n));
+    if (!region.ok()) return region.status();
+    if (absl::Status s = ReadAll(file.fd, *region, used, path); !s.ok())
+      return s;
+    if (wal::Crc32c(std::string_view(reinterpret_cast<const char*>(*region),
+                                     used)) != Get<uint32_t>(node_header, 8)) {
+      return absl::DataLossError(absl::StrFormat(
+          "image %s: memory node %d's bytes do not match their CRC", path, n));
+    }
+    info.bytes += used;
+  }
+  return info;
+}
+
+}  // namespace strand::engine

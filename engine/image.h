@@ -1,0 +1,55 @@
+#ifndef STRAND_ENGINE_IMAGE_H_
+#define STRAND_ENGINE_IMAGE_H_
+
+// Pool images: a copy of every memory node's used region in one file, the
+// initial image recovery replays the logs over (engine/recovery.h).
+//
+// An image is taken with no transaction running and no compute-node cache
+// holding dirty lines (Engine::SaveImage destroys the compute-node runtimes
+// first: SELCC writes back and releases every line then). It records the
+// timestamp oracle's value at that moment: every commit in it has a smaller
+// commit timestamp, every later one a larger; recovery replays the latter.
+// Allocator state (each node's chunk bump pointer) lives in the region, so
+// tuples that existed at the image keep their addresses after a restore.
+//
+// File (little endian):
+//   0 magic u64 "STRANDIM"  8 version u32  12 memory_nodes u32
+//  16 database_id u64      24 timestamp u64   32 region_bytes u64
+//  40 chunk_bytes u64      48 reserved (zero) up to 64
+//   then per memory node: used_bytes u64, crc32c u32, 0 u32, used_bytes of
+//   the region from offset 0 (header, root area, allocated chunks).
+// Written to <path>.tmp, fsynced and renamed, so a crash leaves the old
+// image or the new one, never half of one.
+//
+// Only the loopback fabric's memory nodes are in this process; other
+// fabrics get Unimplemented.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "rdma/fabric.h"
+
+namespace strand::engine {
+
+struct ImageInfo {
+  uint64_t database_id = 0;  // RootWord::kDatabaseId (0: never logged)
+  uint64_t timestamp = 0;    // the oracle word when the image was taken
+  uint32_t memory_nodes = 0;
+  uint64_t bytes = 0;        // of region data in the file
+};
+
+// Writes the image of `fabric`'s memory nodes (nobody may be using them).
+absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
+                                     const std::string& path);
+
+// Loads an image into `fabric`'s freshly created memory nodes, before any
+// compute node uses them. FailedPrecondition if the deployment differs
+// (memory node count, region or chunk size); DataLoss on a CRC mismatch;
+// InvalidArgument if the file is not an image.
+absl::StatusOr<ImageInfo> RestoreImage(rdma::Fabric& fabric,
+                                       const std::string& path);
+
+}  // namespace strand::engine
+
+#endif  // STRAND_ENGINE_IMAGE_H_
