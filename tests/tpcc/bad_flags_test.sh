@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Every misuse of the tpcc binary exits with status 2 and says why.
+# Usage: bad_flags_test.sh path/to/tpcc
+set -u
+tpcc="$1"
+failed=0
+expect_usage_error() {
+  local out rc
+  out=$("$tpcc" "$@" 2>&1 >/dev/null)
+  rc=$?
+  if [[ $rc -ne 2 || -z "$out" ]]; then
+    echo "FAIL: tpcc $* exited $rc (want 2) with message '$out'"
+    failed=1
+  else
+    echo "ok: tpcc $*: $out"
+  fi
+}
+expect_usage_error --warehouses=0
+expect_usage_error --cc=mvcc
+expect_usage_error --protocol=gam
+expect_usage_error --mix=50,40,0,0,0
+expect_usage_error --mix=new_orders
+expect_usage_error --threads=0
+expect_usage_error --pool_mb=16 --warehouses=4
+expect_usage_error --no_such_flag
+exit $failed

@@ -1,0 +1,154 @@
+// The initial database (clause 4.3) at the test scale: row counts of all
+// nine tables and a sample of the column rules.
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/tpcc/tpcc_test_db.h"
+#include "tpcc/consistency.h"
+#include "tpcc/random.h"
+
+namespace strand::tpcc {
+namespace {
+
+using storage::TupleView;
+using testing::CountRows;
+using testing::ForEachRow;
+using testing::TestScale;
+
+class LoaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = testing::LoadTestDb(
+        testing::TestOptions(txn::CcAlgorithm::kTwoPhaseLocking,
+                             cc::Protocol::kSelcc, 2),
+        kWarehouses);
+    ASSERT_NE(db_, nullptr);
+  }
+  engine::Engine& engine() { return db_->engine(); }
+
+  static constexpr int kWarehouses = 2;
+  std::unique_ptr<TpccDatabase> db_;
+};
+
+TEST_F(LoaderTest, RowCountsFollowTheScale) {
+  const Scale s = TestScale();
+  const int64_t districts = kWarehouses * s.districts;
+  EXPECT_EQ(CountRows(engine(), "item"), s.items);
+  EXPECT_EQ(CountRows(engine(), "warehouse"), kWarehouses);
+  EXPECT_EQ(CountRows(engine(), "district"), districts);
+  EXPECT_EQ(CountRows(engine(), "stock"), kWarehouses * s.items);
+  EXPECT_EQ(CountRows(engine(), "customer"), districts * s.customers);
+  EXPECT_EQ(CountRows(engine(), "history"), districts * s.customers);
+  EXPECT_EQ(CountRows(engine(), "order"), districts * s.customers);
+  EXPECT_EQ(CountRows(engine(), "new_order"), districts * s.new_orders());
+  int64_t lines = 0;
+  ForEachRow(engine(), "order", [&](const TupleView& o) {
+    lines += o.GetInt(order::kOlCnt);
+  });
+  EXPECT_EQ(CountRows(engine(), "order_line"), lines);
+  EXPECT_EQ(s.new_orders(), 18);
+  // The specification's cardinalities are the default.
+  EXPECT_EQ(Scale().items, 100000);
+  EXPECT_EQ(Scale().customers, 3000);
+  EXPECT_EQ(Scale().new_orders(), 900);
+}
+
+TEST_F(LoaderTest, ColumnsFollowTheRules) {
+  const Scale s = TestScale();
+  int bad_credit = 0, customers = 0;
+  ForEachRow(engine(), "customer", [&](const TupleView& c) {
+    ++customers;
+    const int id = c.GetInt(customer::kId);
+    EXPECT_EQ(c.GetChars(customer::kLast), LastName(id - 1));  // id <= 1000
+    EXPECT_EQ(c.GetChars(customer::kMiddle), "OE");
+    EXPECT_GE(c.GetChars(customer::kFirst).size(), 8u);
+    EXPECT_EQ(c.GetDecimal(customer::kBalance), -1000);
+    EXPECT_EQ(c.GetDecimal(customer::kCreditLim), 5000000);
+    EXPECT_LE(c.GetDecimal(customer::kDiscount), 5000);
+    EXPECT_GE(c.GetChars(customer::kData).size(), 300u);
+    EXPECT_EQ(c.GetChars(customer::kZip).substr(4), "11111");
+    const std::string credit(c.GetChars(customer::kCredit));
+    EXPECT_TRUE(credit == "BC" || credit == "GC") << credit;
+    bad_credit += credit == "BC";
+  });
+  EXPECT_GT(bad_credit, customers * 5 / 100);
+  EXPECT_LT(bad_credit, customers * 15 / 100);
+
+  int original = 0;
+  ForEachRow(engine(), "item", [&](const TupleView& i) {
+    EXPECT_GE(i.GetDecimal(item::kPrice), 100);
+    EXPECT_LE(i.GetDecimal(item::kPrice), 10000);
+    const std::string_view data = i.GetChars(item::kData);
+    EXPECT_GE(data.size(), 26u);
+    original += data.find("ORIGINAL") != std::string_view::npos;
+  });
+  EXPECT_GT(original, s.items * 5 / 100);
+  EXPECT_LT(original, s.items * 15 / 100);
+
+  ForEachRow(engine(), "stock", [&](const TupleView& st) {
+    EXPECT_GE(st.GetInt(stock::kQuantity), 10);
+    EXPECT_LE(st.GetInt(stock::kQuantity), 100);
+    EXPECT_EQ(st.GetChars(stock::kDist01 + 3).size(), 24u);
+  });
+  ForEachRow(engine(), "district", [&](const TupleView& d) {
+    EXPECT_EQ(d.GetInt(district::kNextOId), s.customers + 1);
+    EXPECT_EQ(d.GetDecimal(district::kYtd), 3000000);
+  });
+  ForEachRow(engine(), "warehouse", [&](const TupleView& w) {
+    EXPECT_EQ(w.GetDecimal(warehouse::kYtd), 30000000);
+  });
+  const int first_new = s.customers - s.new_orders() + 1;
+  std::map<std::pair<int, int>, std::set<int>> order_customers;
+  ForEachRow(engine(), "order", [&](const TupleView& o) {
+    const int id = o.GetInt(order::kId);
+    EXPECT_GE(o.GetInt(order::kOlCnt), 5);
+    EXPECT_LE(o.GetInt(order::kOlCnt), 15);
+    if (id < first_new) {
+      EXPECT_GE(o.GetInt(order::kCarrierId), 1);
+    } else {
+      EXPECT_EQ(o.GetInt(order::kCarrierId), 0);
+    }
+    order_customers[{o.GetInt(order::kWId), o.GetInt(order::kDId)}].insert(
+        o.GetInt(order::kCId));
+  });
+  // O_C_ID is a permutation of the customers in every district.
+  for (const auto& [wd, cs] : order_customers) {
+    EXPECT_EQ(cs.size(), size_t(s.customers));
+  }
+  ForEachRow(engine(), "order_line", [&](const TupleView& ol) {
+    const bool delivered = ol.GetInt(order_line::kOId) < first_new;
+    EXPECT_EQ(ol.GetDecimal(order_line::kAmount) == 0, delivered);
+    EXPECT_EQ(ol.GetInt(order_line::kDeliveryD) != 0, delivered);
+    EXPECT_EQ(ol.GetInt(order_line::kQuantity), 5);
+  });
+  ForEachRow(engine(), "new_order", [&](const TupleView& no) {
+    EXPECT_GE(no.GetInt(new_order::kOId), first_new);
+  });
+  auto c = CheckConsistency(engine(), kWarehouses, s);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->ok()) << c->ToString();
+}
+
+TEST(RandomTest, NURandAndLastNames) {
+  EXPECT_EQ(LastName(0), "BARBARBAR");
+  EXPECT_EQ(LastName(371), "PRICALLYOUGHT");
+  EXPECT_EQ(LastName(999), "EINGEINGEING");
+  const NURandConstants load = NURandConstants::ForLoad(7);
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    const int delta =
+        std::abs(NURandConstants::ForRun(load, seed).c_last - load.c_last);
+    EXPECT_TRUE(delta >= 65 && delta <= 119 && delta != 96 && delta != 112);
+  }
+  Random r(1, load);
+  for (int i = 0; i < 1000; ++i) {
+    const int64_t v = r.NURand(1023, 1, 3000);
+    EXPECT_GE(v, 1);
+    EXPECT_LE(v, 3000);
+  }
+}
+
+}  // namespace
+}  // namespace strand::tpcc
