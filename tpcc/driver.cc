@@ -17,6 +17,7 @@
 #include "tpcc/order_status.h"
 #include "tpcc/payment.h"
 #include "tpcc/stock_level.h"
+#include "wal/log_writer.h"
 
 namespace strand::tpcc {
 namespace {
@@ -30,6 +31,19 @@ struct ThreadResult {
   uint64_t commits = 0;
   std::string error;
 };
+
+WalRunStats SumWalStats(engine::Engine& engine) {
+  WalRunStats sum;
+  for (rdma::ComputeNodeId node : engine.local_compute_nodes()) {
+    const wal::LogWriter* log = engine.log(node);
+    if (log == nullptr) continue;
+    const wal::LogWriterStats s = log->stats();
+    sum.records += s.records;
+    sum.flushes += s.flushes;
+    sum.bytes += s.bytes_written;
+  }
+  return sum;
+}
 
 }  // namespace
 
@@ -62,8 +76,8 @@ absl::StatusOr<Mix> Mix::Parse(const std::string& text) {
     sum += mix.weights[i];
   }
   if (sum != 100) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--mix=%s: the weights sum to %d, not 100", text, sum));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--mix=%s: the weights sum to %d, not 100", text, sum));
   }
   return mix;
 }
@@ -102,7 +116,8 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   const std::vector<rdma::ComputeNodeId> nodes = engine.local_compute_nodes();
   const int total_threads = nodes.size() * options.threads_per_node;
   const uint64_t quota =
-      options.txns == 0 ? 0 : (options.txns + total_threads - 1) / total_threads;
+      options.txns == 0 ? 0
+                        : (options.txns + total_threads - 1) / total_threads;
 
   std::atomic<bool> measuring{false}, stop{false};
   std::atomic<int> running{0};
@@ -131,17 +146,26 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
           roll -= options.mix.weights[type];
           ++type;
         }
-        const int32_t now = static_cast<int32_t>(absl::ToUnixSeconds(absl::Now()));
+        const int32_t now =
+            static_cast<int32_t>(absl::ToUnixSeconds(absl::Now()));
         const absl::Time start = absl::Now();
         absl::Status status;
         switch (type) {
-          case kNewOrder:
-            status = (*session)
-                         ->Call<NewOrderOutput>(
-                             ids[type], MakeNewOrderInput(r, scale, w, W,
-                                                          options.remote, now))
-                         .status();
+          case kNewOrder: {
+            const NewOrderInput in =
+                MakeNewOrderInput(r, scale, w, W, options.remote, now);
+            auto result = (*session)->Call<NewOrderOutput>(ids[type], in);
+            status = result.status();
+            if (status.ok() && options.acked_log != nullptr) {
+              if (absl::Status s =
+                      options.acked_log->Append(in.w, in.d, result->o_id);
+                  !s.ok()) {
+                out.error = s.ToString();
+                stop = true;
+              }
+            }
             break;
+          }
           case kPayment:
             status = (*session)
                          ->Call<PaymentOutput>(
@@ -196,6 +220,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   const std::vector<engine::ProcedureStats> stats_before = engine.Stats();
   const rdma::FabricCounters fabric_before = engine.FabricCounters();
   const cc::CacheStats cache_before = engine.CacheStats();
+  const WalRunStats wal_before = SumWalStats(engine);
   const absl::Time start = absl::Now();
   measuring = true;
   absl::Time last_print = start;
@@ -224,6 +249,10 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   result.fabric = engine.FabricCounters() - fabric_before;
   result.cache = engine.CacheStats() - cache_before;
+  const WalRunStats wal_after = SumWalStats(engine);
+  result.wal.records = wal_after.records - wal_before.records;
+  result.wal.flushes = wal_after.flushes - wal_before.flushes;
+  result.wal.bytes = wal_after.bytes - wal_before.bytes;
   const std::vector<engine::ProcedureStats> stats_after = engine.Stats();
   for (int type = 0; type < kTxnTypes; ++type) {
     const engine::ProcedureStats& a = stats_after[ids[type]];
@@ -245,6 +274,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
       dst.user_aborts += t.by_type[type].user_aborts;
       dst.errors += t.by_type[type].errors;
       dst.latency.Merge(t.by_type[type].latency);
+      result.commit_latency.Merge(t.by_type[type].latency);
     }
     result.commits_by_node[nodes[g / options.threads_per_node]] += t.commits;
     if (result.first_error.empty()) result.first_error = t.error;

@@ -16,6 +16,7 @@
 #include "base/latency_histogram.h"
 #include "cc/cache_stats.h"
 #include "rdma/counters.h"
+#include "tpcc/acked_log.h"
 #include "tpcc/new_order.h"
 #include "tpcc/tpcc_db.h"
 
@@ -46,18 +47,32 @@ struct DriverOptions {
   double warmup_s = 0;
   uint64_t seed = 1;
   bool progress = false;  // one-line progress on stderr if it is a TTY
+  // Not null: every New-Order whose call returned OK (warm-up included) is
+  // appended here right after the call (tpcc/acked_log.h). Not owned.
+  AckedLogWriter* acked_log = nullptr;
 };
 
 struct TypeResult {
   uint64_t commits = 0;
-  uint64_t user_aborts = 0;      // rolled back on purpose (New-Order 1%)
-  uint64_t retried_aborts = 0;   // conflict/validation aborts, retried
-  uint64_t errors = 0;           // calls that failed otherwise (gave up, ...)
-  LatencyHistogram latency;      // committed calls, retries included
+  uint64_t user_aborts = 0;     // rolled back on purpose (New-Order 1%)
+  uint64_t retried_aborts = 0;  // conflict/validation aborts, retried
+  uint64_t errors = 0;          // calls that failed otherwise (gave up, ...)
+  LatencyHistogram latency;     // committed calls, retries included
 
   double abort_rate() const {
     const double attempts = commits + user_aborts + retried_aborts + errors;
     return attempts == 0 ? 0 : retried_aborts / attempts;
+  }
+};
+
+// The write-ahead log's work during the measured run, summed over the
+// hosted compute nodes' logs (all zero with the WAL off).
+struct WalRunStats {
+  uint64_t records = 0;  // commit records appended (writing transactions)
+  uint64_t flushes = 0;  // write + fdatasync rounds
+  uint64_t bytes = 0;    // written, rewritten partial blocks included
+  double commits_per_flush() const {
+    return flushes == 0 ? 0 : static_cast<double>(records) / flushes;
   }
 };
 
@@ -67,6 +82,11 @@ struct RunResult {
   std::vector<uint64_t> commits_by_node;  // indexed by compute node id
   rdma::FabricCounters fabric;
   cc::CacheStats cache;
+  WalRunStats wal;
+  // Every committed call, all types: Session::Call until it returned OK,
+  // retries included; with the WAL on this includes waiting for the commit
+  // record to be durable (the engine does not time that wait alone).
+  LatencyHistogram commit_latency;
   std::string first_error;
 
   uint64_t commits() const;

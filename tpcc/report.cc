@@ -11,9 +11,9 @@ double PerTxn(uint64_t v, uint64_t txns) {
 }
 
 double BytesPerWarehouse(const RunConfig& c, const LoadResult& l) {
-  return c.warehouses == 0 ? 0
-                           : static_cast<double>(l.pool_bytes_used()) /
-                                 c.warehouses;
+  return c.warehouses == 0
+             ? 0
+             : static_cast<double>(l.pool_bytes_used()) / c.warehouses;
 }
 
 // Raw bytes of the loaded rows (ITEM included), per warehouse.
@@ -45,6 +45,11 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
       c.cc, c.protocol, c.warehouses, c.compute_nodes, c.threads_per_node,
       c.mix, c.rtt_ns, c.gcl_size, c.cache_mb, r.seconds);
   out << absl::StrFormat(
+      "wal: %s%s%s\n", c.wal ? "on, dir " : "off", c.wal ? c.wal_dir : "",
+      c.wal ? (c.wal_early_lock_release ? ", early lock release on"
+                                        : ", early lock release off")
+            : "");
+  out << absl::StrFormat(
       "throughput: %.0f txn/s committed, tpmC %.0f (New-Orders per minute), "
       "abort rate %.2f%% (retried conflict/validation aborts / attempts)\n",
       r.txn_per_sec(), r.tpmC(), 100 * r.abort_rate());
@@ -58,9 +63,8 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
         TxnTypeName(t), static_cast<unsigned long long>(x.commits),
         x.commits / std::max(r.seconds, 1e-9),
         static_cast<unsigned long long>(x.user_aborts),
-        static_cast<unsigned long long>(x.retried_aborts),
-        100 * x.abort_rate(), x.latency.Percentile(0.5) / 1e3,
-        x.latency.Percentile(0.99) / 1e3);
+        static_cast<unsigned long long>(x.retried_aborts), 100 * x.abort_rate(),
+        x.latency.Percentile(0.5) / 1e3, x.latency.Percentile(0.99) / 1e3);
   }
   out << absl::StrFormat(
       "fabric per committed txn: %.2f round trips, %.2f remote ops, %.2f "
@@ -74,6 +78,20 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
       r.cache.hit_ratio(), static_cast<unsigned long long>(r.cache.locks()),
       PerTxn(r.cache.invalidations_sent, txns),
       PerTxn(r.cache.evictions, txns));
+  out << absl::StrFormat(
+      "commit latency (call to acknowledged commit, all types, retries "
+      "included): p50 %.1f us, p99 %.1f us\n",
+      r.commit_latency.Percentile(0.5) / 1e3,
+      r.commit_latency.Percentile(0.99) / 1e3);
+  if (c.wal) {
+    out << absl::StrFormat(
+        "wal: %llu commit records in %llu flushes (write + fdatasync): %.2f "
+        "commits per flush, %.0f flushes/s, %.1f MiB written\n",
+        static_cast<unsigned long long>(r.wal.records),
+        static_cast<unsigned long long>(r.wal.flushes),
+        r.wal.commits_per_flush(), r.wal.flushes / std::max(r.seconds, 1e-9),
+        r.wal.bytes / 1048576.0);
+  }
   for (size_t n = 0; n < r.commits_by_node.size(); ++n) {
     out << absl::StrFormat("compute node %d: %.0f txn/s\n", n,
                            r.commits_by_node[n] / std::max(r.seconds, 1e-9));
@@ -128,6 +146,9 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("cache_mb", c.cache_mb)
       .Add("pool_mb", c.pool_mb)
       .Add("seed", c.seed)
+      .Add("wal", c.wal ? "on" : "off")
+      .Add("wal_dir", c.wal_dir)
+      .Add("wal_early_lock_release", c.wal_early_lock_release)
       .Add("items", c.scale.items)
       .Add("customers_per_district", c.scale.customers)
       .Add("load_seconds", l.seconds)
@@ -147,6 +168,12 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("bytes_per_txn",
            PerTxn(r.fabric.bytes_read + r.fabric.bytes_written, txns))
       .Add("cache_hit_ratio", r.cache.hit_ratio())
+      .Add("commit_p50_us", r.commit_latency.Percentile(0.5) / 1e3)
+      .Add("commit_p99_us", r.commit_latency.Percentile(0.99) / 1e3)
+      .Add("wal_records", r.wal.records)
+      .Add("wal_flushes", r.wal.flushes)
+      .Add("wal_commits_per_flush", r.wal.commits_per_flush())
+      .Add("wal_bytes", r.wal.bytes)
       .AddRaw("txn_per_sec_by_node", nodes)
       .AddRaw("per_type", per_type.str())
       .Add("consistency_ok", cons.ok());

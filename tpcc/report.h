@@ -31,12 +31,14 @@ struct RunConfig {
   uint64_t pool_mb = 0;
   uint64_t seed = 0;
   Scale scale;
+  bool wal = false;  // --wal=on
+  std::string wal_dir;
+  bool wal_early_lock_release = false;
 };
 
 void PrintLoad(std::ostream& out, const RunConfig& config,
                const LoadResult& load);
-void PrintRun(std::ostream& out, const RunConfig& config,
-              const RunResult& run);
+void PrintRun(std::ostream& out, const RunConfig& config, const RunResult& run);
 void PrintConsistency(std::ostream& out, const ConsistencyResult& c);
 std::string JsonReport(const RunConfig& config, const LoadResult& load,
                        const RunResult& run, const ConsistencyResult& c);

@@ -96,6 +96,9 @@ struct Tables {
 
 // Creates every table and index in `engine` (before its first session).
 absl::StatusOr<Tables> CreateTables(engine::Engine& engine);
+// Opens them by name in an engine restored from an image (engine/image.h)
+// of a TPC-C database (NotFound if one is missing).
+absl::StatusOr<Tables> OpenTables(engine::Engine& engine);
 
 // Bytes of one row of each table as clause 1.3 sizes it ("raw TPC-C tuple
 // bytes"), and the raw bytes of one warehouse (ITEM excluded: it is one

@@ -10,7 +10,8 @@
 namespace strand::tpcc {
 
 absl::StatusOr<std::unique_ptr<TpccDatabase>> TpccDatabase::Open(
-    const engine::EngineOptions& options, const Scale& scale, uint64_t seed) {
+    const engine::EngineOptions& options, const Scale& scale, uint64_t seed,
+    TablesAt at) {
   std::unique_ptr<TpccDatabase> db(new TpccDatabase());
   auto engine = engine::Engine::Open(options);
   if (!engine.ok()) return engine.status();
@@ -19,7 +20,8 @@ absl::StatusOr<std::unique_ptr<TpccDatabase>> TpccDatabase::Open(
   db->load_constants_ = NURandConstants::ForLoad(seed);
   db->run_constants_ = NURandConstants::ForRun(db->load_constants_, seed);
   db->load_time_ = static_cast<int32_t>(absl::ToUnixSeconds(absl::Now()));
-  auto tables = CreateTables(*db->engine_);
+  auto tables = at == TablesAt::kCreate ? CreateTables(*db->engine_)
+                                        : OpenTables(*db->engine_);
   if (!tables.ok()) return tables.status();
   db->tables_ = *tables;
   auto loader = Loader::Register(*db->engine_, db->tables_, scale,

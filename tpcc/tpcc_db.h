@@ -23,10 +23,17 @@ struct Procedures {
 
 class TpccDatabase {
  public:
+  // What Open does with the tables: create them (an empty pool), or open
+  // them (a pool restored from an image of a loaded TPC-C database, with
+  // `options.image_path`, perhaps plus a recovered log).
+  enum class TablesAt { kCreate, kOpen };
+
   // Opens an engine with `options` and defines everything on it. `seed`
-  // fixes the NURand constants of the load and of the run.
+  // fixes the NURand constants of the load and of the run (give the load's
+  // seed when opening an image).
   static absl::StatusOr<std::unique_ptr<TpccDatabase>> Open(
-      const engine::EngineOptions& options, const Scale& scale, uint64_t seed);
+      const engine::EngineOptions& options, const Scale& scale, uint64_t seed,
+      TablesAt tables = TablesAt::kCreate);
 
   engine::Engine& engine() { return *engine_; }
   const Tables& tables() const { return tables_; }

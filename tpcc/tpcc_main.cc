@@ -5,15 +5,26 @@
 //
 //   tpcc --warehouses=2 --compute_nodes=2 --duration_s=10
 //   tpcc --cc=occ --protocol=sel --mix=50,50,0,0,0 --rtt_ns=2000 --json
+//   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --acked_log=/tmp/acked
+//
+// With --wal=on the load runs unlogged, is saved as a pool image
+// (<wal_dir>/load.img, engine/image.h), and the run continues from that
+// image with every commit logged under <wal_dir>; after a crash,
+// strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir> (with the
+// run's --pool_mb, --memory_nodes, --gcl_size) rebuilds the database.
 
 #include <gflags/gflags.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "base/command_line.h"
 #include "rdma/fabric_flags.h"
+#include "tpcc/acked_log.h"
 #include "tpcc/consistency.h"
 #include "tpcc/driver.h"
 #include "tpcc/report.h"
@@ -37,8 +48,9 @@ DEFINE_double(remote_neworder, -1,
               "Share (0..1) of New-Orders with one remote supply warehouse; "
               "negative: the specification's 1% per order line");
 DEFINE_double(duration_s, 10, "Seconds of measured run (unless --txns)");
-DEFINE_uint64(txns, 0, "If > 0: run this many measured transactions instead "
-                       "of --duration_s");
+DEFINE_uint64(txns, 0,
+              "If > 0: run this many measured transactions instead "
+              "of --duration_s");
 DEFINE_double(warmup_s, 1, "Seconds run before measuring starts");
 DEFINE_uint64(seed, 1, "Seed of the load and of the run's random inputs");
 DEFINE_int32(items, 100000,
@@ -46,6 +58,23 @@ DEFINE_int32(items, 100000,
 DEFINE_int32(customers, 3000,
              "Customers (and initial orders) per district; scale-down for "
              "tests");
+DEFINE_string(wal, "off",
+              "Write-ahead log: off, or on (every committing transaction is "
+              "acknowledged only once its redo record is durable in "
+              "--wal_dir; the load is unlogged and saved as "
+              "<wal_dir>/load.img first; loopback fabric only)");
+DEFINE_string(wal_dir, "",
+              "Directory of the log (one node-<id>/ per compute node) and of "
+              "the load image; required with --wal=on, must hold no log yet");
+DEFINE_bool(wal_early_lock_release, false,
+            "With --wal=on: release a committing transaction's latches when "
+            "its log record is appended instead of when it is durable (the "
+            "call still returns only once it is durable). Shortens lock hold "
+            "times by the fdatasync; safe with one compute node only");
+DEFINE_string(acked_log, "",
+              "Append (warehouse, district, order id) of every New-Order "
+              "whose call returned OK to this file, one 16-byte record per "
+              "write(2) (tpcc/acked_log.h); for crash tests");
 DEFINE_bool(json, false,
             "Print one JSON object on stdout (the human report goes to "
             "stderr)");
@@ -102,20 +131,19 @@ int Main() {
   // Size the pool: by default large enough for the chosen warehouses (an
   // untouched loopback region costs no memory); a given --pool_mb must fit.
   const uint64_t need = PoolBytesNeeded(FLAGS_warehouses, scale);
-  const uint64_t memory_nodes =
-      std::max(1, gflags::GetCommandLineFlagInfoOrDie("memory_nodes")
-                              .current_value.empty()
-                      ? 1
-                      : std::stoi(gflags::GetCommandLineFlagInfoOrDie(
-                                      "memory_nodes")
-                                      .current_value));
+  const uint64_t memory_nodes = std::max(
+      1,
+      gflags::GetCommandLineFlagInfoOrDie("memory_nodes").current_value.empty()
+          ? 1
+          : std::stoi(gflags::GetCommandLineFlagInfoOrDie("memory_nodes")
+                          .current_value));
   const uint64_t need_mb = (need / memory_nodes >> 20) + 1;
   if (gflags::GetCommandLineFlagInfoOrDie("pool_mb").is_default) {
     const uint64_t pool_mb = std::max<uint64_t>(256, need_mb);
     gflags::SetCommandLineOption("pool_mb", std::to_string(pool_mb).c_str());
   } else {
-    const uint64_t pool_mb =
-        std::stoull(gflags::GetCommandLineFlagInfoOrDie("pool_mb").current_value);
+    const uint64_t pool_mb = std::stoull(
+        gflags::GetCommandLineFlagInfoOrDie("pool_mb").current_value);
     if (pool_mb < need_mb) {
       ExitWithUsageError(absl::StrFormat(
           "--pool_mb=%d is too small for %d warehouses: they need about %d "
@@ -126,6 +154,55 @@ int Main() {
   }
   auto fabric = rdma::FabricOptionsFromFlags();
   if (!fabric.ok()) ExitWithUsageError(std::string(fabric.status().message()));
+  if (FLAGS_wal != "off" && FLAGS_wal != "on") {
+    ExitWithUsageError("--wal=" + FLAGS_wal + ": expected off or on");
+  }
+  const bool wal = FLAGS_wal == "on";
+  const std::string image_path = FLAGS_wal_dir + "/load.img";
+  if (wal) {
+    if (FLAGS_wal_dir.empty()) {
+      ExitWithUsageError("--wal=on needs --wal_dir=DIR (where the log goes)");
+    }
+    if (fabric->kind != rdma::FabricKind::kLoopback) {
+      ExitWithUsageError(
+          "--wal=on needs --fabric=loopback: the load is saved as a pool "
+          "image, which only the loopback fabric can write");
+    }
+    if (FLAGS_wal_early_lock_release && fabric->compute_nodes > 1) {
+      ExitWithUsageError(
+          "--wal_early_lock_release is safe with one compute node only: use "
+          "--compute_nodes=1 or drop it");
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(FLAGS_wal_dir, ec);
+    if (ec) {
+      ExitWithUsageError("--wal_dir=" + FLAGS_wal_dir + ": " + ec.message());
+    }
+    for (const auto& entry :
+         std::filesystem::directory_iterator(FLAGS_wal_dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("node-") || name == "load.img") {
+        ExitWithUsageError("--wal_dir=" + FLAGS_wal_dir + " already holds " +
+                           name + " of an earlier run: give a fresh directory");
+      }
+    }
+  } else {
+    if (!FLAGS_wal_dir.empty()) {
+      ExitWithUsageError("--wal_dir is given but --wal=off: add --wal=on");
+    }
+    if (FLAGS_wal_early_lock_release) {
+      ExitWithUsageError("--wal_early_lock_release needs --wal=on");
+    }
+  }
+  std::unique_ptr<AckedLogWriter> acked_log;
+  if (!FLAGS_acked_log.empty()) {
+    auto writer = AckedLogWriter::Open(FLAGS_acked_log);
+    if (!writer.ok()) {
+      ExitWithUsageError("--acked_log: " +
+                         std::string(writer.status().message()));
+    }
+    acked_log = *std::move(writer);
+  }
 
   engine::EngineOptions options;
   options.fabric = *fabric;
@@ -151,8 +228,8 @@ int Main() {
   config.threads_per_node = FLAGS_threads;
   config.cc = txn::CcAlgorithmName(*algorithm);
   config.protocol = cc::ProtocolName(*protocol);
-  config.mix = FLAGS_mix == "standard" ? "standard:" + mix->ToString()
-                                       : mix->ToString();
+  config.mix =
+      FLAGS_mix == "standard" ? "standard:" + mix->ToString() : mix->ToString();
   config.remote_neworder = FLAGS_remote_neworder;
   config.rtt_ns = fabric->rtt_ns;
   config.gcl_size = FLAGS_gcl_size;
@@ -160,6 +237,9 @@ int Main() {
   config.pool_mb = fabric->pool_bytes >> 20;
   config.seed = FLAGS_seed;
   config.scale = scale;
+  config.wal = wal;
+  config.wal_dir = FLAGS_wal_dir;
+  config.wal_early_lock_release = FLAGS_wal_early_lock_release;
 
   auto load = (*db)->loader().Load(FLAGS_warehouses, FLAGS_threads, FLAGS_seed,
                                    /*progress=*/true);
@@ -168,6 +248,43 @@ int Main() {
     return 1;
   }
   PrintLoad(human, config, *load);
+  if (wal) {
+    // Image the loaded pool (written under a temporary name, so a complete
+    // load.img is a usable one), then continue from it with the log on.
+    const absl::Time image_start = absl::Now();
+    const std::string tmp = image_path + ".tmp";
+    auto image = (*db)->engine().SaveImage(tmp);
+    if (!image.ok()) {
+      std::cerr << "tpcc: " << image.status().message() << "\n";
+      return 1;
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, image_path, ec);
+    if (ec) {
+      std::cerr << "tpcc: rename " << tmp << ": " << ec.message() << "\n";
+      return 1;
+    }
+    db->reset();
+    human << absl::StrFormat("wal: load image %s, %.1f MiB in %.2f s\n",
+                             image_path, image->bytes / 1048576.0,
+                             absl::ToDoubleSeconds(absl::Now() - image_start));
+    options.image_path = image_path;
+    options.wal.dir = FLAGS_wal_dir;
+    options.wal.early_lock_release = FLAGS_wal_early_lock_release;
+    db = TpccDatabase::Open(options, scale, FLAGS_seed,
+                            TpccDatabase::TablesAt::kOpen);
+    if (!db.ok()) {
+      std::cerr << "tpcc: reopening the load image with the log on: "
+                << db.status().message() << "\n";
+      return 1;
+    }
+    human << absl::StrFormat(
+        "wal: on, dir %s, io direct, early_lock_release %s; after a crash: "
+        "strand_recover --image=%s --wal_dir=%s --pool_mb=%d "
+        "--memory_nodes=%d --gcl_size=%d\n",
+        FLAGS_wal_dir, FLAGS_wal_early_lock_release ? "on" : "off", image_path,
+        FLAGS_wal_dir, config.pool_mb, config.memory_nodes, config.gcl_size);
+  }
 
   DriverOptions d;
   d.warehouses = FLAGS_warehouses;
@@ -179,6 +296,7 @@ int Main() {
   d.warmup_s = FLAGS_warmup_s;
   d.seed = FLAGS_seed;
   d.progress = true;
+  d.acked_log = acked_log.get();
   auto run = RunDriver(**db, d);
   if (!run.ok()) {
     std::cerr << "tpcc: " << run.status().message() << "\n";
@@ -209,6 +327,7 @@ int main(int argc, char** argv) {
       "Runs TPC-C on strand and checks its consistency conditions.\n"
       "Usage: tpcc [--warehouses=2] [--compute_nodes=2] [--threads=1] "
       "[--cc=2pl|to|occ] [--protocol=selcc|sel] [--mix=standard] "
-      "[--duration_s=10] [--json]");
+      "[--duration_s=10] [--wal=off|on --wal_dir=DIR "
+      "[--wal_early_lock_release]] [--acked_log=FILE] [--json]");
   return strand::tpcc::Main();
 }

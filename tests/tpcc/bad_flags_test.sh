@@ -23,4 +23,10 @@ expect_usage_error --mix=new_orders
 expect_usage_error --threads=0
 expect_usage_error --pool_mb=16 --warehouses=4
 expect_usage_error --no_such_flag
+expect_usage_error --wal=maybe
+expect_usage_error --wal=on
+expect_usage_error --wal_dir=/tmp/x
+expect_usage_error --wal_early_lock_release
+expect_usage_error --wal=on --wal_dir="$(mktemp -d)" --compute_nodes=2 \
+  --wal_early_lock_release
 exit $failed
