@@ -1,0 +1,291 @@
+// TPC-C crash test: the `tpcc` binary, in a child process, loads a small
+// database (2 warehouses, --items/--customers scaled down), saves it as a
+// pool image, and runs the standard mix with the WAL on and the
+// acknowledged-New-Order side file (--acked_log, tpcc/acked_log.h); it is
+// killed with SIGKILL at a random moment after the image exists. The test
+// then recovers (image + every node's log, engine/recovery.h) and checks
+//   (a) every acknowledged New-Order is there: its ORDER row, its
+//       NEW-ORDER row unless the order was delivered since (carrier set),
+//       and its O_OL_CNT ORDER-LINE rows;
+//   (b) the consistency conditions 1-4 of clause 3.3.2 (tpcc/consistency.h).
+//
+// Rounds cycle through 2PL, TO and OCC. Rounds per test:
+// STRAND_TPCC_CRASH_ROUNDS (default 2, 1 and 1: the short version ctest
+// runs). Prints rounds, acknowledged New-Orders checked and losses.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "engine/session.h"
+#include "gtest/gtest.h"
+#include "tests/wal/wal_test_util.h"
+#include "tpcc/acked_log.h"
+#include "tpcc/consistency.h"
+#include "tpcc/schema.h"
+#include "tpcc/tpcc_db.h"
+#include "wal/log_format.h"
+
+namespace strand::tpcc {
+namespace {
+
+constexpr int kWarehouses = 2;
+constexpr int kPoolMb = 1024;  // >= what tpcc needs for this scale
+
+Scale CrashScale() {
+  Scale s;
+  s.items = 2000;
+  s.customers = 60;
+  return s;
+}
+
+struct Config {
+  int compute_nodes = 1;
+  int threads = 2;
+  bool early_lock_release = false;
+};
+
+struct CrashStats {
+  int rounds = 0;
+  int killed_before_run = 0;  // no log yet: nothing acknowledged
+  int64_t acknowledged = 0;   // New-Orders checked after recovery
+  int64_t lost = 0;
+  int64_t partial_records = 0;  // side-file tails cut by the kill
+  int64_t replayed = 0;
+  uint64_t dropped_bytes = 0;
+};
+
+// "" if the acknowledged order (w, d, o) is complete; else what is missing.
+absl::StatusOr<engine::ProcedureId> RegisterCheckOrder(engine::Engine& e,
+                                                       const Tables& t) {
+  using txn::Txn;
+  return e.RegisterProcedure(
+      "crash_check_order",
+      std::function<absl::StatusOr<std::string>(Txn&, int, int, int)>(
+          [t](Txn& txn, int w, int d, int o) -> absl::StatusOr<std::string> {
+            auto addr = txn.Lookup(t.order_pk, OrderKey(w, d, o));
+            if (absl::IsNotFound(addr.status())) return "ORDER row missing";
+            if (!addr.ok()) return addr.status();
+            auto row = txn.Read(t.order, *addr);
+            if (!row.ok()) return row.status();
+            if (row->GetInt(order::kId) != o || row->GetInt(order::kDId) != d ||
+                row->GetInt(order::kWId) != w) {
+              return "ORDER row has other keys";
+            }
+            const int64_t ol_cnt = row->GetInt(order::kOlCnt);
+            const bool delivered = row->GetInt(order::kCarrierId) != 0;
+            if (ol_cnt < 5 || ol_cnt > 15) {
+              return absl::StrCat("O_OL_CNT ", ol_cnt);
+            }
+            auto no = txn.Lookup(t.new_order_pk, NewOrderKey(w, d, o));
+            if (!delivered && absl::IsNotFound(no.status())) {
+              return "NEW-ORDER row missing (order not delivered)";
+            }
+            if (!no.ok() && !absl::IsNotFound(no.status())) return no.status();
+            for (int ol = 1; ol <= ol_cnt; ++ol) {
+              auto line =
+                  txn.Lookup(t.order_line_pk, OrderLineKey(w, d, o, ol));
+              if (absl::IsNotFound(line.status())) {
+                return absl::StrCat("ORDER-LINE ", ol, " of ", ol_cnt,
+                                    " missing");
+              }
+              if (!line.ok()) return line.status();
+            }
+            return std::string();
+          }));
+}
+
+engine::EngineOptions RecoveryOptions(const Config& c, txn::CcAlgorithm cc) {
+  engine::EngineOptions o;
+  o.fabric.compute_nodes = c.compute_nodes;
+  o.fabric.pool_bytes = uint64_t{kPoolMb} << 20;
+  o.algorithm = cc;
+  return o;
+}
+
+class TpccCrashTest : public ::testing::Test {
+ protected:
+  // One round: run tpcc, kill it `kill_after` after its image exists,
+  // recover and check.
+  void Round(int round, const Config& c, txn::CcAlgorithm cc,
+             absl::Duration kill_after, CrashStats* st) {
+    const std::string dir = absl::StrCat(dir_.path(), "/round-", round);
+    ASSERT_TRUE(std::filesystem::create_directories(dir));
+    const std::string wal_dir = dir + "/wal";
+    const std::string acked = dir + "/acked";
+    const std::string output = dir + "/tpcc.out";
+    const std::string image = wal_dir + "/load.img";
+    std::vector<std::string> args = {
+        STRAND_TPCC_BINARY,
+        absl::StrCat("--warehouses=", kWarehouses),
+        absl::StrCat("--compute_nodes=", c.compute_nodes),
+        absl::StrCat("--threads=", c.threads),
+        absl::StrCat("--items=", CrashScale().items),
+        absl::StrCat("--customers=", CrashScale().customers),
+        absl::StrCat("--pool_mb=", kPoolMb),
+        absl::StrCat("--cc=", txn::CcAlgorithmName(cc)),
+        "--wal=on",
+        "--wal_dir=" + wal_dir,
+        "--acked_log=" + acked,
+        "--duration_s=3600",
+        "--warmup_s=0",
+        absl::StrCat("--seed=", seed_),
+    };
+    if (c.early_lock_release) args.push_back("--wal_early_lock_release");
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, STDOUT_FILENO);
+        ::dup2(fd, STDERR_FILENO);
+      }
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      std::_Exit(127);
+    }
+    // Wait for the image (renamed into place once complete), then let the
+    // run go for `kill_after`.
+    const absl::Time deadline = absl::Now() + absl::Seconds(120);
+    bool exited = false;
+    int status = 0;
+    while (!std::filesystem::exists(image) && absl::Now() < deadline) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        exited = true;
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    if (!exited) {
+      absl::SleepFor(kill_after);
+      ASSERT_EQ(::kill(pid, SIGKILL), 0);
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    }
+    ASSERT_TRUE(WIFSIGNALED(status))
+        << "round " << round << ": tpcc exited by itself with status "
+        << WEXITSTATUS(status) << ":\n"
+        << wal::testing::ReadFile(output);
+    ASSERT_TRUE(std::filesystem::exists(image))
+        << "round " << round << ": no image within 120 s:\n"
+        << wal::testing::ReadFile(output);
+
+    AckedLogContents side;
+    if (std::filesystem::exists(acked)) {
+      auto read = ReadAckedLog(acked);
+      ASSERT_TRUE(read.ok()) << read.status();
+      side = *std::move(read);
+    }
+    ++st->rounds;
+    st->partial_records += side.partial_tail_bytes > 0;
+    if (!std::filesystem::exists(wal::NodeDirectory(wal_dir, 0))) {
+      // Killed before the log was opened: nothing can be acknowledged.
+      EXPECT_TRUE(side.records.empty());
+      ++st->killed_before_run;
+      return;
+    }
+
+    engine::EngineOptions o = RecoveryOptions(c, cc);
+    o.image_path = image;
+    o.recover_wal_dir = wal_dir;
+    auto db = TpccDatabase::Open(o, CrashScale(), seed_,
+                                 TpccDatabase::TablesAt::kOpen);
+    ASSERT_TRUE(db.ok()) << "round " << round << ": " << db.status();
+    engine::Engine& engine = (*db)->engine();
+    const engine::RecoveryReport& report = *engine.recovery_report();
+    auto check = RegisterCheckOrder(engine, (*db)->tables());
+    ASSERT_TRUE(check.ok()) << check.status();
+
+    auto consistency = CheckConsistency(engine, kWarehouses, CrashScale());
+    ASSERT_TRUE(consistency.ok()) << consistency.status();
+    EXPECT_TRUE(consistency->ok())
+        << "round " << round << " (" << txn::CcAlgorithmName(cc)
+        << "): " << consistency->ToString();
+
+    auto session = engine.NewSession(0);
+    ASSERT_TRUE(session.ok()) << session.status();
+    int64_t lost = 0;
+    for (const AckedNewOrder& r : side.records) {
+      auto missing = (*session)->Call<std::string>(*check, r.w, r.d, r.o_id);
+      ASSERT_TRUE(missing.ok()) << missing.status();
+      if (!missing->empty()) {
+        if (++lost <= 5) {
+          ADD_FAILURE() << "round " << round << " (" << txn::CcAlgorithmName(cc)
+                        << "): acknowledged New-Order w=" << r.w << " d=" << r.d
+                        << " o=" << r.o_id << ": " << *missing;
+        }
+      }
+    }
+    EXPECT_LE(static_cast<int64_t>(side.records.size()),
+              static_cast<int64_t>(report.records_replayed));
+    st->acknowledged += static_cast<int64_t>(side.records.size());
+    st->lost += lost;
+    st->replayed += static_cast<int64_t>(report.records_replayed);
+    st->dropped_bytes += report.dropped_bytes;
+  }
+
+  void Run(const std::string& name, int rounds, const Config& c) {
+    CrashStats st;
+    std::mt19937_64 rng(std::random_device{}());
+    const txn::CcAlgorithm algorithms[] = {txn::CcAlgorithm::kTwoPhaseLocking,
+                                           txn::CcAlgorithm::kTimestampOrdering,
+                                           txn::CcAlgorithm::kOptimistic};
+    for (int r = 0; r < rounds; ++r) {
+      seed_ = 1 + rng() % 1000;
+      const auto kill_after = absl::Milliseconds(20 + rng() % 400);
+      Round(r, c, algorithms[r % 3], kill_after, &st);
+      if (HasFatalFailure()) return;
+    }
+    std::cout << "tpcc crash test " << name << " (" << c.compute_nodes
+              << " compute node(s) x " << c.threads << " threads"
+              << (c.early_lock_release ? ", early lock release" : "")
+              << "): " << st.rounds << " kill -9 rounds ("
+              << st.killed_before_run << " before the log opened), "
+              << st.acknowledged << " acknowledged New-Orders checked, "
+              << st.lost << " lost, " << st.partial_records
+              << " partial side-file records dropped, " << st.replayed
+              << " log records replayed, " << st.dropped_bytes
+              << " torn-tail bytes dropped\n";
+    EXPECT_EQ(st.lost, 0);
+  }
+
+  wal::testing::TempDir dir_;
+  uint64_t seed_ = 1;
+};
+
+int RoundsFromEnv(int fallback) {
+  const char* env = std::getenv("STRAND_TPCC_CRASH_ROUNDS");
+  int rounds;
+  if (env != nullptr && absl::SimpleAtoi(env, &rounds) && rounds > 0) {
+    return rounds;
+  }
+  return fallback;
+}
+
+TEST_F(TpccCrashTest, KillNineOneNodeTwoThreads) {
+  Run("KillNineOneNodeTwoThreads", RoundsFromEnv(2), {1, 2, false});
+}
+
+TEST_F(TpccCrashTest, KillNineTwoNodes) {
+  Run("KillNineTwoNodes", RoundsFromEnv(1), {2, 1, false});
+}
+
+TEST_F(TpccCrashTest, KillNineEarlyLockRelease) {
+  Run("KillNineEarlyLockRelease", RoundsFromEnv(1), {1, 2, true});
+}
+
+}  // namespace
+}  // namespace strand::tpcc
