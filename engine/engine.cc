@@ -79,9 +79,8 @@ absl::Status Engine::StartRecoveryAndLogging() {
         cc::RootWordAddress(cc::RootWord::kTimestampOracle);
     auto image_ts = first.manager().FetchAndAdd(first.admin(), oracle, 0);
     if (!image_ts.ok()) return image_ts.status();
-    auto report =
-        ReplayLogs(first.manager(), first.admin(), first.catalog(),
-                   options_.recover_wal_dir, database_id_, *image_ts);
+    auto report = ReplayLogs(first.manager(), first.admin(), first.catalog(),
+                             options_.recover_wal_dir, database_id_, *image_ts);
     if (!report.ok()) return report.status();
     LOG(INFO) << report->Summary();
     recovery_report_ = *std::move(report);
@@ -106,10 +105,9 @@ absl::Status Engine::StartRecoveryAndLogging() {
     log.compute_node_id = node->id();
     log.io_mode = options_.wal.io_mode;
     log.segment_bytes = options_.wal.segment_bytes;
-    auto writer =
-        options_.wal.file_factory != nullptr
-            ? wal::LogWriter::Open(log, options_.wal.file_factory)
-            : wal::LogWriter::Open(log);
+    auto writer = options_.wal.file_factory != nullptr
+                      ? wal::LogWriter::Open(log, options_.wal.file_factory)
+                      : wal::LogWriter::Open(log);
     if (!writer.ok()) return writer.status();
     node->SetLog(*std::move(writer), options_.wal.early_lock_release);
   }
@@ -191,7 +189,7 @@ absl::StatusOr<txn::TableId> Engine::AddTable(
     if (absl::Status s = node->AddTable(table); !s.ok()) return s;
   }
   const auto id = static_cast<txn::TableId>(schemas_.size());
-  schemas_.push_back(table.schema);
+  schemas_.push_back(std::make_unique<storage::Schema>(table.schema));
   tables_by_name_[table.name] = id;
   table_catalog_ids_.push_back(table.id);
   return id;
@@ -290,7 +288,7 @@ absl::StatusOr<txn::IndexId> Engine::OpenIndex(std::string_view name) {
 const storage::Schema& Engine::schema(txn::TableId table) const {
   absl::MutexLock lock(&mu_);
   CHECK_LT(table, schemas_.size()) << "no table with id " << table;
-  return schemas_[table];
+  return *schemas_[table];
 }
 
 absl::StatusOr<ProcedureId> Engine::Register(ErasedProcedure procedure) {

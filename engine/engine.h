@@ -42,9 +42,9 @@
 #include "cc/gcl_manager.h"
 #include "engine/engine_options.h"
 #include "engine/image.h"
-#include "engine/recovery.h"
 #include "engine/procedure.h"
 #include "engine/procedure_stats.h"
+#include "engine/recovery.h"
 #include "rdma/fabric.h"
 #include "storage/catalog.h"
 #include "storage/schema.h"
@@ -74,7 +74,8 @@ class Engine {
                                            txn::TableId table,
                                            uint16_t key_width, bool unique);
   absl::StatusOr<txn::IndexId> OpenIndex(std::string_view name);
-  // The schema of a table this engine created or opened.
+  // The schema of a table this engine created or opened; the reference
+  // stays valid as long as the engine.
   const storage::Schema& schema(txn::TableId table) const;
 
   // Registers `fn` under `name` (AlreadyExists if taken).
@@ -104,8 +105,9 @@ class Engine {
   rdma::Fabric& fabric() { return *fabric_; }
 
   // Write-ahead log (EngineOptions::wal). The pool's database id (set by
-  // the first Open of a pool, RootWord::kDatabaseId), the log of a hosted node (null without a log), and what
-  // recovery did at Open (empty unless EngineOptions::recover_wal_dir).
+  // the first Open of a pool, RootWord::kDatabaseId), the log of a hosted node
+  // (null without a log), and what recovery did at Open (empty unless
+  // EngineOptions::recover_wal_dir).
   uint64_t database_id() const { return database_id_; }
   wal::LogWriter* log(rdma::ComputeNodeId node);
   const std::optional<RecoveryReport>& recovery_report() const {
@@ -152,7 +154,9 @@ class Engine {
 
   mutable absl::Mutex mu_;
   bool frozen_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<storage::Schema> schemas_ ABSL_GUARDED_BY(mu_);
+  // unique_ptr: schema() hands out references that must survive later
+  // tables being added.
+  std::vector<std::unique_ptr<storage::Schema>> schemas_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, txn::TableId> tables_by_name_
       ABSL_GUARDED_BY(mu_);
   std::vector<uint32_t> table_catalog_ids_ ABSL_GUARDED_BY(mu_);

@@ -102,8 +102,9 @@ absl::StatusOr<GlobalAddress> HeapTable::AddPage(cc::ThreadContext& ctx) {
   return *page;
 }
 
-absl::StatusOr<TupleAddress> HeapTable::Insert(
-    cc::ThreadContext& ctx, absl::Span<const uint8_t> tuple) {
+absl::StatusOr<TupleAddress> HeapTable::Insert(cc::ThreadContext& ctx,
+                                               absl::Span<const uint8_t> tuple,
+                                               bool pending) {
   if (tuple.size() != tuple_bytes_) {
     return absl::InvalidArgumentError(
         absl::StrFormat("insert of %d bytes into a table of %d-byte tuples",
@@ -128,7 +129,8 @@ absl::StatusOr<TupleAddress> HeapTable::Insert(
   if (!guard.ok()) return guard.status();
   uint8_t* dst = guard->MutableRange(SlotOffset(slot), tuple_bytes_);
   TupleHeader header;
-  header.flags = TupleHeader::kLive;
+  header.flags =
+      TupleHeader::kLive | (pending ? TupleHeader::kPending : uint32_t{0});
   std::memcpy(dst, &header, kTupleHeaderBytes);
   std::memcpy(dst + kTupleHeaderBytes, tuple.data() + kTupleHeaderBytes,
               tuple_bytes_ - kTupleHeaderBytes);

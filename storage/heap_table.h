@@ -70,8 +70,11 @@ class HeapTable {
 
   // Appends `tuple` (schema().tuple_bytes() bytes; its TupleHeader part is
   // ignored and written as a fresh live header). Returns its address.
+  // With `pending`, the tuple starts with TupleHeader::kPending set: it is
+  // invisible to Read/Scan until its inserter clears the flag.
   absl::StatusOr<TupleAddress> Insert(cc::ThreadContext& ctx,
-                                      absl::Span<const uint8_t> tuple);
+                                      absl::Span<const uint8_t> tuple,
+                                      bool pending = false);
 
   // Copies the whole tuple (header included) into `out`, which must hold
   // tuple_bytes(). NotFound if the slot is empty or deleted.

@@ -20,8 +20,7 @@ absl::Status Optimistic::Read(TxnState& txn, Access& access, bool) {
 }
 
 absl::Status Optimistic::Commit(TxnState& txn) {
-  if (absl::Status s = LatchWritePages(txn, /*include_inserted=*/true);
-      !s.ok()) {
+  if (absl::Status s = LatchWritePages(txn, cc::LockOptions{}); !s.ok()) {
     return s;
   }
   for (const auto& a : txn.accesses) {

@@ -41,8 +41,7 @@ absl::Status TimestampOrdering::Read(TxnState& txn, Access& access, bool) {
 }
 
 absl::Status TimestampOrdering::Commit(TxnState& txn) {
-  if (absl::Status s = LatchWritePages(txn, /*include_inserted=*/true);
-      !s.ok()) {
+  if (absl::Status s = LatchWritePages(txn, cc::LockOptions{}); !s.ok()) {
     return s;
   }
   // The TO write rule, checked for every write before any is applied.

@@ -34,14 +34,10 @@ absl::Status TwoPhaseLocking::Commit(TxnState& txn) {
   auto ts = txn.db.oracle->Next(txn.ctx);
   if (!ts.ok()) return ts.status();
   txn.commit_ts = *ts;
-  // Pages of tuples modified after their insert in this transaction. With
-  // a log, also the pages of every inserted tuple: its index entries become
-  // visible in ApplyWrites, and a reader that follows them must wait for
-  // the latch until this commit is logged (durable, without early lock
-  // release), as it waits for every other write of this commit.
-  if (absl::Status s = LatchWritePages(
-          txn, /*include_inserted=*/txn.db.log != nullptr);
-      !s.ok()) {
+  // Only the pages of inserted tuples are not latched yet (commit makes
+  // them visible). No-wait, like every 2PL lock: waiting here while holding
+  // the transaction's other locks could close a cycle.
+  if (absl::Status s = LatchWritePages(txn, {.no_wait = true}); !s.ok()) {
     return s;
   }
   if (absl::Status s = ApplyWrites(txn, std::nullopt); !s.ok()) return s;

@@ -102,7 +102,6 @@ absl::StatusOr<storage::TupleBuffer*> Txn::Modify(
   auto access = Touch(table, address, /*for_update=*/true);
   if (!access.ok()) return access.status();
   Access& a = **access;
-  if (a.inserted) a.modified_after_insert = true;
   if (!a.modified) {
     a.modified = std::make_unique<storage::TupleBuffer>(
         state_.table(table).schema(), a.original);
@@ -117,7 +116,8 @@ absl::StatusOr<storage::TupleAddress> Txn::Insert(
     return absl::InvalidArgumentError(absl::StrCat("no table with id ", table));
   }
   auto address = state_.table(table).Insert(
-      state_.ctx, absl::MakeConstSpan(tuple.data(), tuple.size()));
+      state_.ctx, absl::MakeConstSpan(tuple.data(), tuple.size()),
+      /*pending=*/true);
   if (!address.ok()) return Fail(address.status());
   auto access = std::make_unique<Access>();
   access->table = table;
@@ -135,7 +135,6 @@ absl::Status Txn::Delete(TableId table, storage::TupleAddress address) {
   auto access = Touch(table, address, /*for_update=*/true);
   if (!access.ok()) return access.status();
   (*access)->deleted = true;
-  if ((*access)->inserted) (*access)->modified_after_insert = true;
   return absl::OkStatus();
 }
 
@@ -192,7 +191,6 @@ absl::Status Txn::Commit() {
     }
     phase_ = Phase::kAborted;
     (void)state_.latches.ReleaseAll();
-    UndoInserts();
     return s;
   }
   phase_ = Phase::kCommitted;
@@ -211,22 +209,11 @@ void Txn::Abort(AbortReason reason) {
   phase_ = Phase::kAborted;
   absl::Status s = state_.latches.ReleaseAll();
   LOG_IF(ERROR, !s.ok()) << "releasing latches on abort: " << s;
-  UndoInserts();
 }
 
 absl::Status Txn::UserAbort(std::string_view why) {
   Abort(AbortReason::kUser);
   return absl::AbortedError(absl::StrCat("user abort: ", std::string(why)));
-}
-
-void Txn::UndoInserts() {
-  for (const auto& access : state_.accesses) {
-    if (!access->inserted) continue;
-    absl::Status s =
-        state_.table(access->table).Delete(state_.ctx, access->address);
-    LOG_IF(ERROR, !s.ok()) << "undoing insert of " << access->address.ToString()
-                           << ": " << s;
-  }
 }
 
 }  // namespace strand::txn

@@ -24,8 +24,10 @@
 // UserAbort(). Reads of a missing or deleted tuple return NotFound and do
 // not abort. Dropping an active Txn aborts it.
 //
-// Inserted tuples go into the heap at Insert() (unreachable: their index
-// entries are added at commit) and are deleted again on abort.
+// Inserted tuples go into the heap at Insert() marked pending (invisible to
+// every reader and scan; their index entries are added at commit). Commit
+// clears the mark; an abort leaves it, so an aborted insert needs no undo
+// that could fail, and its slot is never reused (a documented leak).
 
 #include <cstdint>
 #include <optional>
@@ -108,8 +110,6 @@ class Txn {
                                 bool for_update);
   // Turns a failed step into an abort with the right reason.
   absl::Status Fail(absl::Status status);
-  // Deletes this transaction's inserted tuples again.
-  void UndoInserts();
 
   TxnState state_;
   ConcurrencyControl& cc_;

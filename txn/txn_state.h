@@ -31,7 +31,6 @@ struct Access {
   bool deleted = false;
   bool inserted = false;  // by this transaction: already in the heap, and
                           // unreachable until its index entries go in
-  bool modified_after_insert = false;
 
   uint64_t version() const;  // write_ts of `original`
   bool writes() const { return modified != nullptr || deleted; }
@@ -57,8 +56,8 @@ struct TxnState {
   std::vector<IndexWrite> index_inserts;
   std::vector<IndexWrite> index_removes;
 
-  uint64_t start_ts = 0;   // TO: the transaction's timestamp
-  uint64_t commit_ts = 0;  // every algorithm: orders the redo log
+  uint64_t start_ts = 0;    // TO: the transaction's timestamp
+  uint64_t commit_ts = 0;   // every algorithm: orders the redo log
   uint64_t commit_lsn = 0;  // the commit's redo record (0: none logged)
   AbortReason abort_reason = AbortReason::kNone;
 

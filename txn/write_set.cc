@@ -1,9 +1,9 @@
 #include "txn/write_set.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string_view>
 #include <utility>
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -52,20 +52,15 @@ absl::Status CopyTuple(const TxnState& txn, const uint8_t* payload,
   return absl::OkStatus();
 }
 
-absl::Status LatchWritePages(TxnState& txn, bool include_inserted) {
+absl::Status LatchWritePages(TxnState& txn, cc::LockOptions lock) {
   std::vector<rdma::GlobalAddress> pages;
   for (const auto& a : txn.accesses) {
-    const bool write = a->inserted
-                           ? include_inserted || a->modified_after_insert
-                           : a->writes();
-    if (write) {
-      pages.push_back(a->address.gcl());
-    }
+    if (a->writes()) pages.push_back(a->address.gcl());
   }
   std::sort(pages.begin(), pages.end());
   pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
   for (rdma::GlobalAddress page : pages) {
-    auto guard = txn.latches.Exclusive(page, cc::LockOptions{});
+    auto guard = txn.latches.Exclusive(page, lock);
     if (!guard.ok()) return guard.status();
   }
   return absl::OkStatus();
@@ -175,12 +170,16 @@ absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp) {
     }
   }
   for (const auto& a : txn.accesses) {
-    const bool touches_page =
-        a->inserted ? stamp || a->modified_after_insert : a->writes();
-    if (!touches_page) continue;
+    if (!a->writes()) continue;
     cc::ExclusiveGuard* page = txn.latches.HeldExclusive(a->address.gcl());
     CHECK(page != nullptr) << "write page of " << a->address.ToString()
                            << " is not latched at commit";
+    if (a->inserted && !a->deleted) {
+      // The insert commits: the tuple becomes visible with these writes.
+      const TupleHeader header = HeaderAt(txn, page->data(), *a);
+      PutHeaderField<uint32_t>(txn, *a, *page, offsetof(TupleHeader, flags),
+                               header.flags & ~TupleHeader::kPending);
+    }
     if (a->deleted) {
       const TupleHeader header = HeaderAt(txn, page->data(), *a);
       PutHeaderField<uint32_t>(txn, *a, *page, offsetof(TupleHeader, flags),

@@ -26,15 +26,16 @@ storage::TupleHeader HeaderAt(const TxnState& txn, const uint8_t* payload,
 // Offset of the tuple's slot in its page payload.
 uint32_t TupleOffset(const TxnState& txn, const Access& access);
 
-// Takes exclusive latches (waiting, bounded) on every page the transaction
-// writes, in address order; with `include_inserted` also the pages of its
-// inserted tuples (to stamp their write_ts).
-absl::Status LatchWritePages(TxnState& txn, bool include_inserted);
+// Takes exclusive latches on every page the transaction writes, its
+// inserted tuples' pages included (commit clears their kPending flag), in
+// address order. `lock` says whether to wait (bounded) or give up at once.
+absl::Status LatchWritePages(TxnState& txn, cc::LockOptions lock);
 
 // Applies the index entries and the buffered writes; the write pages must be
-// latched exclusively. With `stamp`, every written and inserted tuple's
-// write_ts becomes *stamp. Index inserts go first and are undone if one
-// fails (a duplicate key: Aborted), so a failed commit changed nothing.
+// latched exclusively. Inserted tuples become visible (kPending cleared).
+// With `stamp`, every written and inserted tuple's write_ts becomes *stamp.
+// Index inserts go first and are undone if one fails (a duplicate key:
+// Aborted), so a failed commit changed nothing.
 //
 // With a log (txn.db.log), the commit's redo record (table/index catalog
 // ids, tuple addresses, after-images of the changed bytes, whole inserted
