@@ -11,6 +11,10 @@
 
 namespace strand::cc {
 
+// How long a no-wait lock waits for a frame to become evictable before it
+// reports the cache too small (the miss path of the frame lookup).
+constexpr absl::Duration kNoWaitFrameBound = absl::Milliseconds(100);
+
 using selcc::AtomicStats;
 using selcc::Cache;
 using selcc::LatchWord;
@@ -192,6 +196,8 @@ absl::StatusOr<SelccManager::Frame*> SelccManager::LatchFrame(
   const char* what =
       mode == Cache::Mode::kShared ? "shared latch" : "exclusive latch";
   Cache& cache = state_->cache;
+  // When every frame was first found latched (no victim to evict).
+  absl::Time no_frame_since = absl::InfiniteFuture();
   for (int round = 0;; ++round) {
     bool latched = false;
     Frame* f = cache.Lookup(gcl, mode, &latched);
@@ -235,7 +241,13 @@ absl::StatusOr<SelccManager::Frame*> SelccManager::LatchFrame(
       auto evicted = evictor_.EvictOne(t.endpoint());
       if (!evicted.ok()) return evicted.status();
       if (!*evicted) {
-        if (absl::Now() > deadline) {
+        // Every frame is latched. Usually some holder lets go soon; but a
+        // transaction that holds more lines than the cache has frames
+        // never will, so a no-wait caller (2PL) hears it quickly.
+        const absl::Time now = absl::Now();
+        if (no_frame_since == absl::InfiniteFuture()) no_frame_since = now;
+        if (now > deadline ||
+            (lock.no_wait && now - no_frame_since > kNoWaitFrameBound)) {
           return absl::ResourceExhaustedError(absl::StrFormat(
               "every frame of compute node %d's cache is latched; raise "
               "--cache_mb",

@@ -410,5 +410,29 @@ TEST_F(SelccManagerTest, GlobalAtomicsOnRootWords) {
   EXPECT_EQ(*m(1).CompareAndSwap(c(1), ts, 2, 10), 2u);
 }
 
+TEST_F(SelccManagerTest, HoldingEveryFrameIsReportedNotWaitedOut) {
+  CcOptions o = SelccOptions();
+  o.cache_bytes = 256 * 16;  // 16 frames
+  o.lock_timeout = absl::Seconds(10);
+  Build(o, 1);
+  std::vector<rdma::GlobalAddress> lines;
+  for (int i = 0; i < 17; ++i) lines.push_back(*m(0).Allocate(c(0)));
+  // Like a 2PL transaction whose working set exceeds the cache.
+  std::vector<ExclusiveGuard> held;
+  for (int i = 0; i < 16; ++i) {
+    auto g = m(0).XLock(c(0), lines[i], {.no_wait = true});
+    ASSERT_TRUE(g.ok()) << g.status();
+    held.push_back(*std::move(g));
+  }
+  const absl::Time start = absl::Now();
+  auto one_more = m(0).XLock(c(0), lines[16], {.no_wait = true});
+  EXPECT_EQ(one_more.status().code(), absl::StatusCode::kResourceExhausted)
+      << one_more.status();
+  EXPECT_NE(one_more.status().message().find("--cache_mb"), std::string::npos);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));  // not the 10 s timeout
+  held.clear();
+  EXPECT_TRUE(m(0).XLock(c(0), lines[16], {.no_wait = true}).ok());
+}
+
 }  // namespace
 }  // namespace strand::cc
