@@ -41,8 +41,11 @@ struct CcOptions {
   bool gcl_forwarding = true;    // ownership handover + forwarding (4.4.1)
   bool batched_eviction = true;  // background batched flushes (5.2.1)
   bool dirty_bounds = true;      // flush only the dirty range (5.2.2)
-  // Lease threshold gamma (5.3.1): 0 disables leases; kInfiniteLease means
-  // a node never gives up a line that local threads keep using.
+  // Lease threshold gamma (5.3.1). Once a peer's invalidation was dropped
+  // because local threads held the line, the node counts local accesses
+  // that waited (R_c / threads + W_c) and gives the line up at the next
+  // unlock once the count reaches gamma: 0 gives it up at the very next
+  // unlock; kInfiniteLease never does (leases off).
   int64_t lease_gamma = 64;
   static constexpr int64_t kInfiniteLease = INT64_MAX;
   bool spin_wait = true;          // readers wait for starved writers (5.3.2)
