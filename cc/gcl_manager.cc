@@ -79,6 +79,21 @@ absl::Status ExclusiveGuard::Unlock() {
   return manager->UnlockExclusive(*ctx_, handle_, dirty_begin_, dirty_end_);
 }
 
+// Global words are not cached by any protocol: an atomic goes straight to
+// the memory node.
+absl::StatusOr<uint64_t> GclManager::FetchAndAdd(ThreadContext& ctx,
+                                                 rdma::GlobalAddress word,
+                                                 uint64_t delta) {
+  return ctx.endpoint().FetchAndAdd(word, delta);
+}
+
+absl::StatusOr<uint64_t> GclManager::CompareAndSwap(ThreadContext& ctx,
+                                                    rdma::GlobalAddress word,
+                                                    uint64_t expected,
+                                                    uint64_t desired) {
+  return ctx.endpoint().CompareAndSwap(word, expected, desired);
+}
+
 absl::StatusOr<std::unique_ptr<GclManager>> GclManager::Create(
     rdma::Fabric& fabric, rdma::ComputeNodeId node, const CcOptions& options) {
   if (absl::Status s = options.Validate(fabric.chunk_bytes()); !s.ok()) {

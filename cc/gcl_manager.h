@@ -175,11 +175,11 @@ class GclManager {
   // root word (root_words.h): timestamps and counters. One round trip each.
   virtual absl::StatusOr<uint64_t> FetchAndAdd(ThreadContext& ctx,
                                                rdma::GlobalAddress word,
-                                               uint64_t delta) = 0;
+                                               uint64_t delta);
   virtual absl::StatusOr<uint64_t> CompareAndSwap(ThreadContext& ctx,
                                                   rdma::GlobalAddress word,
                                                   uint64_t expected,
-                                                  uint64_t desired) = 0;
+                                                  uint64_t desired);
 
   // Counters since creation, summed over all threads of this node.
   virtual CacheStats Stats() const = 0;

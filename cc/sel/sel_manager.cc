@@ -238,19 +238,6 @@ absl::Status SelManager::UnlockExclusive(ThreadContext& ctx,
   return s;
 }
 
-absl::StatusOr<uint64_t> SelManager::FetchAndAdd(ThreadContext& ctx,
-                                                 rdma::GlobalAddress word,
-                                                 uint64_t delta) {
-  return ctx.endpoint().FetchAndAdd(word, delta);
-}
-
-absl::StatusOr<uint64_t> SelManager::CompareAndSwap(ThreadContext& ctx,
-                                                    rdma::GlobalAddress word,
-                                                    uint64_t expected,
-                                                    uint64_t desired) {
-  return ctx.endpoint().CompareAndSwap(word, expected, desired);
-}
-
 CacheStats SelManager::Stats() const {
   CacheStats s;
   s.shared_locks = counters_.shared_locks;
