@@ -24,7 +24,7 @@ using selcc::Want;
 
 // Per-thread state: the endpoint, the reply slot invalidation replies land
 // in, this thread's counters, and a random source for back-off jitter.
-class SelccManager::SelccThread : public ThreadContext {
+class SelccManager::SelccThread final : public ThreadContext {
  public:
   SelccThread(SelccManager* manager, std::unique_ptr<rdma::Endpoint> endpoint,
               int slot)
@@ -139,7 +139,9 @@ absl::StatusOr<rdma::GlobalAddress> SelccManager::Allocate(ThreadContext& ctx) {
 }
 
 absl::Status SelccManager::Free(ThreadContext& ctx, rdma::GlobalAddress gcl) {
-  auto& t = static_cast<SelccThread&>(ctx);
+  auto own = OwnThread(ctx);
+  if (!own.ok()) return own.status();
+  SelccThread& t = **own;
   const absl::Time deadline = absl::Now() + options().lock_timeout;
   bool exclusive = false;
   auto f =
@@ -188,6 +190,28 @@ absl::Status SelccManager::TimedOut(SelccThread& t, const char* what,
   return absl::DeadlineExceededError(absl::StrFormat(
       "%s of %s not granted within %s (compute node %d)", what, gcl.ToString(),
       absl::FormatDuration(options().lock_timeout), node_));
+}
+
+absl::StatusOr<SelccManager::SelccThread*> SelccManager::OwnThread(
+    ThreadContext& ctx) {
+  // A context carries its own node's endpoint: every message it sends names
+  // that node as its source, and a holder's handler hands the line over (or
+  // adds the reader bit of a downgrade) to the SOURCE, while this manager
+  // does its latch-word arithmetic as node_. Mixed, the two corrupt the
+  // word silently: node 0's context on node 1's manager made holder node 0
+  // downgrade "to node 0" (Reader(0) added twice is bit 1, and node 0 kept
+  // S without its bit); later releases borrowed bits out of the word and a
+  // node that believed it held the line waited until lock_timeout. Refuse
+  // such a call before it touches anything.
+  auto* t = dynamic_cast<SelccThread*>(&ctx);
+  if (t != nullptr && t->manager_ == this) return t;
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "a ThreadContext of %s used with compute node %d's SELCC manager; "
+      "each node's threads need contexts from that node's "
+      "NewThreadContext()",
+      t != nullptr ? absl::StrFormat("compute node %d", t->manager_->node_)
+                   : std::string("another protocol"),
+      node_));
 }
 
 absl::StatusOr<SelccManager::Frame*> SelccManager::LatchFrame(
@@ -531,7 +555,9 @@ absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
 absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
                                                 rdma::GlobalAddress gcl,
                                                 LockOptions lock) {
-  auto& t = static_cast<SelccThread&>(ctx);
+  auto own = OwnThread(ctx);
+  if (!own.ok()) return own.status();
+  SelccThread& t = **own;
   // Hit: the shared latch taken under the shard mutex, memo S or M.
   bool latched = false;
   Frame* f = state_->cache.Lookup(gcl, Cache::Mode::kShared, &latched);
@@ -577,7 +603,9 @@ absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
 absl::StatusOr<ExclusiveGuard> SelccManager::XLock(ThreadContext& ctx,
                                                    rdma::GlobalAddress gcl,
                                                    LockOptions lock) {
-  auto& t = static_cast<SelccThread&>(ctx);
+  auto own = OwnThread(ctx);
+  if (!own.ok()) return own.status();
+  SelccThread& t = **own;
   const uint32_t payload = state_->payload_bytes;
   bool latched = false;
   Frame* f = state_->cache.Lookup(gcl, Cache::Mode::kExclusive, &latched);
@@ -616,7 +644,9 @@ absl::StatusOr<ExclusiveGuard> SelccManager::Upgrade(ThreadContext& ctx,
   if (!guard.owns_lock()) {
     return absl::FailedPreconditionError("upgrade of a guard without a latch");
   }
-  auto& t = static_cast<SelccThread&>(ctx);
+  auto own = OwnThread(ctx);
+  if (!own.ok()) return own.status();
+  SelccThread& t = **own;
   const LatchHandle handle = TakeHandle(guard);
   auto* f = static_cast<Frame*>(handle.frame);
   if (f->latch.TryUpgrade()) {

@@ -28,6 +28,10 @@
 // plus at most two round trips); a peer that stops answering for
 // kReplyGrace is reported as Unavailable.
 //
+// Contexts: a ThreadContext works only with the manager that made it (its
+// endpoint's node is the requester the peers' handlers grant lines to);
+// another node's context gets FailedPrecondition, see OwnThread().
+//
 // Frames hold the GCL payload only; the latch word lives in remote memory.
 // Destroying the manager stops its handlers and evictor, then writes every
 // dirty line back and releases every latch it holds.
@@ -106,6 +110,9 @@ class SelccManager : public GclManager {
                const CcOptions& options,
                std::unique_ptr<rdma::BlockAllocator> allocator);
   absl::Status Start();
+  // The SELCC state behind `ctx`, or FailedPrecondition when `ctx` came
+  // from another node's manager (or another protocol).
+  absl::StatusOr<SelccThread*> OwnThread(ThreadContext& ctx);
 
   // The frame of `gcl` latched in `mode`, or a new frame latched EXCLUSIVE
   // with memo kInvalid (*exclusive tells which). Never waits past

@@ -214,6 +214,30 @@ TEST_F(SelccManagerTest, Case2ReaderDowngradesModifiedLine) {
             LatchWord::Reader(0) | LatchWord::Reader(1) | LatchWord::Reader(2));
 }
 
+// A context speaks for its own node (its endpoint is the requester peers
+// grant lines to), so another node's manager refuses it and the latch word
+// stays intact. Before, node 0's context on node 1's manager made node 0
+// downgrade to "node 0", which set node 1's reader bit, and later releases
+// borrowed bits out of the word (a node then starved until lock_timeout).
+TEST_F(SelccManagerTest, AnotherNodesContextIsRefusedAndTheWordStaysIntact) {
+  Write(0, 5, 8);
+  EXPECT_EQ(m(1).SLock(c(0), gcl_).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(m(1).XLock(c(0), gcl_).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(m(2).Free(c(1), gcl_).code(),
+            absl::StatusCode::kFailedPrecondition);
+  auto s = m(1).SLock(c(1), gcl_);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(m(1).Upgrade(c(2), *s).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(s->Unlock().ok());
+  EXPECT_EQ(LatchWordNow(), LatchWord::Reader(0) | LatchWord::Reader(1));
+  Write(2, 6, 8);
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(2));
+  EXPECT_EQ(Read(1, 8), 6u);
+}
+
 // Case 3: a writer invalidates Shared copies: each sharer releases, the
 // writer retries its CAS.
 TEST_F(SelccManagerTest, Case3WriterInvalidatesEverySharer) {
