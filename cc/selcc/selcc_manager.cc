@@ -735,19 +735,6 @@ absl::Status SelccManager::UnlockExclusive(ThreadContext& ctx,
   return s;
 }
 
-absl::StatusOr<uint64_t> SelccManager::FetchAndAdd(ThreadContext& ctx,
-                                                   rdma::GlobalAddress word,
-                                                   uint64_t delta) {
-  return ctx.endpoint().FetchAndAdd(word, delta);
-}
-
-absl::StatusOr<uint64_t> SelccManager::CompareAndSwap(ThreadContext& ctx,
-                                                      rdma::GlobalAddress word,
-                                                      uint64_t expected,
-                                                      uint64_t desired) {
-  return ctx.endpoint().CompareAndSwap(word, expected, desired);
-}
-
 CacheStats SelccManager::Stats() const {
   CacheStats s;
   state_->shared_stats.AddTo(s);

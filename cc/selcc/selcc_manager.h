@@ -74,13 +74,6 @@ class SelccManager : public GclManager {
                                        LockOptions lock) override;
   absl::StatusOr<ExclusiveGuard> Upgrade(ThreadContext& ctx, SharedGuard& guard,
                                          LockOptions lock) override;
-  absl::StatusOr<uint64_t> FetchAndAdd(ThreadContext& ctx,
-                                       rdma::GlobalAddress word,
-                                       uint64_t delta) override;
-  absl::StatusOr<uint64_t> CompareAndSwap(ThreadContext& ctx,
-                                          rdma::GlobalAddress word,
-                                          uint64_t expected,
-                                          uint64_t desired) override;
   CacheStats Stats() const override;
 
   // Test-only introspection of this node's copy of `gcl`.
