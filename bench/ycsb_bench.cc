@@ -411,7 +411,7 @@ int Main() {
     tree_stats = *stats;
   }
   const double tree_mb = (tree_stats.leaves + tree_stats.inner_nodes) *
-                         double{FLAGS_gcl_size} / (1 << 20);
+                         static_cast<double>(FLAGS_gcl_size) / (1 << 20);
   table_out << absl::StrFormat(
       "ycsb_bench: protocol=%s compute_nodes=%d threads/node=%d rtt_ns=%d "
       "gcl_size=%d cache_mb=%d records=%d value_bytes=%d distribution=%s%s\n"

@@ -2,7 +2,7 @@
 // logs of every compute node, merged in commit-timestamp order
 // (engine/recovery.h), and optionally writes the result as a new image.
 //
-//   strand_recover --image=/ssd/db.img --wal_dir=/ssd/wal \
+//   strand_recover --image=/ssd/db.img --wal_dir=/ssd/wal
 //       --out_image=/ssd/db-recovered.img [--pool_mb=... --memory_nodes=...
 //       --gcl_size=...: as the run that wrote the log]
 //

@@ -133,7 +133,9 @@ TEST_P(BLinkTreeModelTest, RandomOperationsMatchTheModel) {
                              ? unique_model.emplace(key, value).second
                              : model.emplace(key, value).second;
       ASSERT_EQ(s.ok(), fresh) << "op " << op << ": " << s;
-      if (!fresh) ASSERT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+      if (!fresh) {
+        ASSERT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+      }
     } else if (dice < 60) {
       absl::Status s;
       bool present;
@@ -145,7 +147,9 @@ TEST_P(BLinkTreeModelTest, RandomOperationsMatchTheModel) {
         present = model.erase({key, value}) == 1;
       }
       ASSERT_EQ(s.ok(), present) << "op " << op << ": " << s;
-      if (!present) ASSERT_EQ(s.code(), absl::StatusCode::kNotFound);
+      if (!present) {
+        ASSERT_EQ(s.code(), absl::StatusCode::kNotFound);
+      }
     } else if (dice < 70 && config_.unique) {
       absl::Status s = tree_->Update(*ctx_, key, value + 100);
       auto it = unique_model.find(key);
