@@ -159,7 +159,9 @@ TEST_P(BLinkTreeModelTest, RandomOperationsMatchTheModel) {
       auto v = tree_->Lookup(*ctx_, key);
       auto it = unique_model.find(key);
       ASSERT_EQ(v.ok(), it != unique_model.end()) << v.status();
-      if (v.ok()) ASSERT_EQ(*v, it->second);
+      if (v.ok()) {
+        ASSERT_EQ(*v, it->second);
+      }
     } else {
       // A scan: random direction, bounds, limit and early stop.
       const bool backward = rng() % 2;
