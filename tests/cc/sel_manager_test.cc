@@ -18,7 +18,9 @@ class SelManagerTest : public ::testing::Test {
     CcOptions o;
     o.protocol = Protocol::kSel;
     o.gcl_size = 512;
-    o.lock_timeout = absl::Milliseconds(200);
+    // Long enough that a waiter outlasts a 20 ms holder on a loaded
+    // machine under sanitizers; short enough for the timeout test.
+    o.lock_timeout = absl::Seconds(1);
     auto cluster = testing::CcCluster::Create(2, o);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = *std::move(cluster);
