@@ -50,8 +50,8 @@ uint64_t UsedBytes(const uint8_t* region, uint64_t region_bytes) {
 }
 
 absl::Status Errno(std::string_view what, const std::string& path) {
-  return absl::InternalError(absl::StrFormat(
-      "%s %s: %s", std::string(what), path, std::strerror(errno)));
+  return absl::InternalError(absl::StrFormat("%s %s: %s", std::string(what),
+                                             path, std::strerror(errno)));
 }
 
 absl::Status WriteAll(int fd, const void* data, size_t bytes,
@@ -113,8 +113,8 @@ absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
   if (!region0.ok()) return region0.status();
   ImageInfo info;
   info.memory_nodes = static_cast<uint32_t>(f.memory_node_count());
-  info.database_id = Word(
-      *region0, cc::RootWordAddress(cc::RootWord::kDatabaseId).offset());
+  info.database_id =
+      Word(*region0, cc::RootWordAddress(cc::RootWord::kDatabaseId).offset());
   info.timestamp = Word(
       *region0, cc::RootWordAddress(cc::RootWord::kTimestampOracle).offset());
 
@@ -173,9 +173,9 @@ absl::StatusOr<ImageInfo> RestoreImage(rdma::Fabric& fabric,
         absl::StrFormat("%s is not a strand pool image (bad magic)", path));
   }
   if (Get<uint32_t>(header, 8) > kImageVersion) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "image %s has version %d, newer than this build's %d", path,
-        Get<uint32_t>(header, 8), kImageVersion));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("image %s has version %d, newer than this build's %d",
+                        path, Get<uint32_t>(header, 8), kImageVersion));
   }
   ImageInfo info;
   info.memory_nodes = Get<uint32_t>(header, 12);

@@ -36,7 +36,7 @@ struct ImageInfo {
   uint64_t database_id = 0;  // RootWord::kDatabaseId (0: never logged)
   uint64_t timestamp = 0;    // the oracle word when the image was taken
   uint32_t memory_nodes = 0;
-  uint64_t bytes = 0;        // of region data in the file
+  uint64_t bytes = 0;  // of region data in the file
 };
 
 // Writes the image of `fabric`'s memory nodes (nobody may be using them).

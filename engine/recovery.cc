@@ -25,11 +25,11 @@ std::string RecoveryReport::Summary() const {
       image_timestamp, records_replayed, ops_replayed, records_skipped,
       max_commit_ts);
   for (const wal::LogReaderStats& n : nodes) {
-    absl::StrAppendFormat(&out, "\n  log: %d records up to LSN %d; %s", n.records,
-                          n.last_lsn, n.end.empty() ? "clean end" : n.end);
+    absl::StrAppendFormat(&out, "\n  log: %d records up to LSN %d; %s",
+                          n.records, n.last_lsn,
+                          n.end.empty() ? "clean end" : n.end);
     if (n.dropped_bytes > 0) {
-      absl::StrAppendFormat(&out,
-                            "; torn/corrupt tail cut: %d bytes dropped",
+      absl::StrAppendFormat(&out, "; torn/corrupt tail cut: %d bytes dropped",
                             n.dropped_bytes);
     }
   }
@@ -122,10 +122,9 @@ class Replayer {
       case wal::RedoKind::kIndexRemove: {
         auto tree = objects_.index(op.object_id);
         if (!tree.ok()) return tree.status();
-        return (*tree)->unique()
-                   ? (*tree)->Delete(ctx_, op.after_image)
-                   : (*tree)->DeleteEntry(ctx_, op.after_image,
-                                          Map(op.address));
+        return (*tree)->unique() ? (*tree)->Delete(ctx_, op.after_image)
+                                 : (*tree)->DeleteEntry(ctx_, op.after_image,
+                                                        Map(op.address));
       }
       case wal::RedoKind::kUpdate: {
         auto table = objects_.table(op.object_id);
@@ -133,9 +132,9 @@ class Replayer {
         const auto address = storage::TupleAddress::FromRaw(Map(op.address));
         tuple_.resize((*table)->schema().tuple_bytes());
         if (op.offset + op.after_image.size() > tuple_.size()) {
-          return absl::DataLossError(absl::StrFormat(
-              "update of %s writes past the tuple's %d bytes",
-              address.ToString(), tuple_.size()));
+          return absl::DataLossError(
+              absl::StrFormat("update of %s writes past the tuple's %d bytes",
+                              address.ToString(), tuple_.size()));
         }
         if (absl::Status s =
                 (*table)->Read(ctx_, address, absl::MakeSpan(tuple_));
@@ -149,8 +148,8 @@ class Replayer {
       case wal::RedoKind::kDelete: {
         auto table = objects_.table(op.object_id);
         if (!table.ok()) return table.status();
-        return (*table)->Delete(ctx_,
-                                storage::TupleAddress::FromRaw(Map(op.address)));
+        return (*table)->Delete(
+            ctx_, storage::TupleAddress::FromRaw(Map(op.address)));
       }
     }
     return absl::DataLossError("unknown redo op");

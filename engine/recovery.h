@@ -62,12 +62,9 @@ struct RecoveryReport {
 
 // Replays `wal_dir`'s logs into the pool `manager` sees (through `ctx`),
 // whose catalog names every table and index the logs mention.
-absl::StatusOr<RecoveryReport> ReplayLogs(cc::GclManager& manager,
-                                          cc::ThreadContext& ctx,
-                                          storage::Catalog& catalog,
-                                          const std::string& wal_dir,
-                                          uint64_t database_id,
-                                          uint64_t image_timestamp);
+absl::StatusOr<RecoveryReport> ReplayLogs(
+    cc::GclManager& manager, cc::ThreadContext& ctx, storage::Catalog& catalog,
+    const std::string& wal_dir, uint64_t database_id, uint64_t image_timestamp);
 
 }  // namespace strand::engine
 

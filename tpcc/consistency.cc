@@ -83,7 +83,8 @@ absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
   absl::Status s = ScanTable(m, **ctx, **catalog, "warehouse",
                              [&](const storage::TupleView& v) {
                                const int64_t w = v.GetInt(warehouse::kId);
-                               if (w < 1 || w > warehouses) return void(++stray);
+                               if (w < 1 || w > warehouses)
+                                 return void(++stray);
                                w_ytd[w] = v.GetDecimal(warehouse::kYtd);
                                w_seen[w] = true;
                              });
@@ -99,41 +100,40 @@ absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
                   });
   }
   if (s.ok()) {
-    s = ScanTable(m, **ctx, **catalog, "order",
-                  [&](const storage::TupleView& v) {
-                    DistrictFacts* f =
-                        at(v.GetInt(order::kWId), v.GetInt(order::kDId));
-                    if (f == nullptr) return void(++stray);
-                    f->max_o_id = std::max<int>(f->max_o_id,
-                                                v.GetInt(order::kId));
-                    f->sum_ol_cnt += v.GetInt(order::kOlCnt);
-                  });
+    s = ScanTable(
+        m, **ctx, **catalog, "order", [&](const storage::TupleView& v) {
+          DistrictFacts* f = at(v.GetInt(order::kWId), v.GetInt(order::kDId));
+          if (f == nullptr) return void(++stray);
+          f->max_o_id = std::max<int>(f->max_o_id, v.GetInt(order::kId));
+          f->sum_ol_cnt += v.GetInt(order::kOlCnt);
+        });
   }
   if (s.ok()) {
-    s = ScanTable(m, **ctx, **catalog, "new_order",
-                  [&](const storage::TupleView& v) {
-                    DistrictFacts* f = at(v.GetInt(new_order::kWId),
-                                          v.GetInt(new_order::kDId));
-                    if (f == nullptr) return void(++stray);
-                    const int o = v.GetInt(new_order::kOId);
-                    f->new_orders++;
-                    f->min_no = std::min(f->min_no, o);
-                    f->max_no = std::max(f->max_no, o);
-                  });
+    s = ScanTable(
+        m, **ctx, **catalog, "new_order", [&](const storage::TupleView& v) {
+          DistrictFacts* f =
+              at(v.GetInt(new_order::kWId), v.GetInt(new_order::kDId));
+          if (f == nullptr) return void(++stray);
+          const int o = v.GetInt(new_order::kOId);
+          f->new_orders++;
+          f->min_no = std::min(f->min_no, o);
+          f->max_no = std::max(f->max_no, o);
+        });
   }
   if (s.ok()) {
-    s = ScanTable(m, **ctx, **catalog, "order_line",
-                  [&](const storage::TupleView& v) {
-                    DistrictFacts* f = at(v.GetInt(order_line::kWId),
-                                          v.GetInt(order_line::kDId));
-                    if (f == nullptr) return void(++stray);
-                    f->order_lines++;
-                  });
+    s = ScanTable(
+        m, **ctx, **catalog, "order_line", [&](const storage::TupleView& v) {
+          DistrictFacts* f =
+              at(v.GetInt(order_line::kWId), v.GetInt(order_line::kDId));
+          if (f == nullptr) return void(++stray);
+          f->order_lines++;
+        });
   }
   if (!s.ok()) return s;
   if (stray > 0) {
-    fail(0, absl::StrCat(stray, " rows name a warehouse or district out of "
-                                "range"));
+    fail(0, absl::StrCat(stray,
+                         " rows name a warehouse or district out of "
+                         "range"));
   }
 
   for (int w = 1; w <= warehouses; ++w) {
@@ -149,10 +149,10 @@ absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
       for (int c = 1; c < 4; ++c) result.checked[c]++;
       if (!f.seen || f.next_o_id - 1 != f.max_o_id ||
           (f.new_orders > 0 && f.max_no != f.max_o_id)) {
-        fail(1, absl::StrFormat(
-                    "district %d/%d: D_NEXT_O_ID-1 %d, max(O_ID) %d, "
-                    "max(NO_O_ID) %d",
-                    w, d, f.next_o_id - 1, f.max_o_id, f.max_no));
+        fail(1,
+             absl::StrFormat("district %d/%d: D_NEXT_O_ID-1 %d, max(O_ID) %d, "
+                             "max(NO_O_ID) %d",
+                             w, d, f.next_o_id - 1, f.max_o_id, f.max_no));
       }
       if (f.new_orders > 0 && f.new_orders != f.max_no - f.min_no + 1) {
         fail(2, absl::StrFormat(
@@ -161,8 +161,8 @@ absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
       }
       if (f.sum_ol_cnt != f.order_lines) {
         fail(3, absl::StrFormat(
-                    "district %d/%d: sum(O_OL_CNT) %d != %d ORDER-LINE rows",
-                    w, d, f.sum_ol_cnt, f.order_lines));
+                    "district %d/%d: sum(O_OL_CNT) %d != %d ORDER-LINE rows", w,
+                    d, f.sum_ol_cnt, f.order_lines));
       }
     }
   }

@@ -53,14 +53,14 @@ absl::StatusOr<engine::ProcedureId> RegisterDelivery(engine::Engine& engine,
               o->SetInt(order::kCarrierId, in.carrier_id);
               const int c_id = o->view().GetInt(order::kCId);
               std::vector<storage::TupleAddress> lines;
-              TPCC_RETURN_IF_ERROR(txn.Scan(
-                  t.order_line_pk, OrderLineKey(in.w, d, o_id, 0),
-                  OrderLineKey(in.w, d, o_id, 255), /*forward=*/true,
-                  Scale::kMaxOrderLines,
-                  [&](std::string_view, storage::TupleAddress a) {
-                    lines.push_back(a);
-                    return true;
-                  }));
+              TPCC_RETURN_IF_ERROR(
+                  txn.Scan(t.order_line_pk, OrderLineKey(in.w, d, o_id, 0),
+                           OrderLineKey(in.w, d, o_id, 255), /*forward=*/true,
+                           Scale::kMaxOrderLines,
+                           [&](std::string_view, storage::TupleAddress a) {
+                             lines.push_back(a);
+                             return true;
+                           }));
               int64_t amount = 0;
               for (storage::TupleAddress a : lines) {
                 TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * ol,
@@ -69,7 +69,8 @@ absl::StatusOr<engine::ProcedureId> RegisterDelivery(engine::Engine& engine,
                 amount += ol->view().GetDecimal(order_line::kAmount);
               }
               TPCC_ASSIGN_OR_RETURN(
-                  auto ca, txn.Lookup(t.customer_pk, CustomerKey(in.w, d, c_id)));
+                  auto ca,
+                  txn.Lookup(t.customer_pk, CustomerKey(in.w, d, c_id)));
               TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * c,
                                     txn.Modify(t.customer, ca));
               c->SetDecimal(customer::kBalance,

@@ -58,10 +58,10 @@ absl::Status Put(Txn& txn, txn::TableId table, const TupleBuffer& t,
   return absl::OkStatus();
 }
 
-#define STRAND_RETURN_IF_ERROR(expr)    \
-  do {                                  \
-    absl::Status s_ = (expr);           \
-    if (!s_.ok()) return s_;            \
+#define STRAND_RETURN_IF_ERROR(expr) \
+  do {                               \
+    absl::Status s_ = (expr);        \
+    if (!s_.ok()) return s_;         \
   } while (0)
 
 }  // namespace
@@ -88,7 +88,8 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
       *id = *r;
     }
   };
-  reg("tpcc_load_items",
+  reg(
+      "tpcc_load_items",
       [t](Txn& txn, int64_t, int64_t, int64_t first, int64_t last,
           int64_t seed) -> absl::StatusOr<int64_t> {
         Random r(seed);
@@ -99,13 +100,13 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
           row.SetChars(item::kName, r.AString(14, 24));
           row.SetDecimal(item::kPrice, r.Uniform(100, 10000));
           row.SetChars(item::kData, r.DataWithOriginal(26, 50));
-          STRAND_RETURN_IF_ERROR(
-              Put(txn, t.item, row, t.item_pk, ItemKey(i)));
+          STRAND_RETURN_IF_ERROR(Put(txn, t.item, row, t.item_pk, ItemKey(i)));
         }
         return last - first + 1;
       },
       &items_);
-  reg("tpcc_load_warehouse",
+  reg(
+      "tpcc_load_warehouse",
       [t, scale](Txn& txn, int64_t w, int64_t, int64_t, int64_t,
                  int64_t seed) -> absl::StatusOr<int64_t> {
         Random r(seed);
@@ -132,7 +133,8 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
         return 1 + scale.districts;
       },
       &warehouse_);
-  reg("tpcc_load_stock",
+  reg(
+      "tpcc_load_stock",
       [t](Txn& txn, int64_t w, int64_t, int64_t first, int64_t last,
           int64_t seed) -> absl::StatusOr<int64_t> {
         Random r(seed);
@@ -154,7 +156,8 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
         return last - first + 1;
       },
       &stock_);
-  reg("tpcc_load_customers",
+  reg(
+      "tpcc_load_customers",
       [t, nc, now](Txn& txn, int64_t w, int64_t d, int64_t first, int64_t last,
                    int64_t seed) -> absl::StatusOr<int64_t> {
         Random r(seed, nc);
@@ -182,8 +185,8 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
           c.SetInt(customer::kDeliveryCnt, 0);
           c.SetChars(customer::kData, r.AString(300, 500));
           storage::TupleAddress a;
-          STRAND_RETURN_IF_ERROR(
-              Put(txn, t.customer, c, t.customer_pk, CustomerKey(w, d, id), &a));
+          STRAND_RETURN_IF_ERROR(Put(txn, t.customer, c, t.customer_pk,
+                                     CustomerKey(w, d, id), &a));
           txn.AddIndexEntry(t.customer_by_name,
                             CustomerNameKey(w, d, last_name, first_name, id),
                             a);
@@ -201,10 +204,10 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
         return 2 * (last - first + 1);
       },
       &customers_);
-  reg("tpcc_load_orders",
+  reg(
+      "tpcc_load_orders",
       [t, scale, now](Txn& txn, int64_t w, int64_t d, int64_t first,
-                      int64_t last,
-                      int64_t seed) -> absl::StatusOr<int64_t> {
+                      int64_t last, int64_t seed) -> absl::StatusOr<int64_t> {
         // O_C_ID is a random permutation of the customers, the same for
         // every unit of this district (seeded by the district alone).
         std::vector<int> perm(scale.customers);
@@ -272,8 +275,8 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   };
   std::vector<Unit> units;
   for (int i = 1; i <= scale_.items; i += kItemsPerUnit) {
-    units.push_back({items_, 0, 0, i, std::min(i + kItemsPerUnit - 1,
-                                               scale_.items)});
+    units.push_back(
+        {items_, 0, 0, i, std::min(i + kItemsPerUnit - 1, scale_.items)});
   }
   for (int w = 1; w <= warehouses; ++w) {
     units.push_back({warehouse_, w, 0, 0, 0});
@@ -283,9 +286,9 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
     }
     for (int d = 1; d <= scale_.districts; ++d) {
       for (int c = 1; c <= scale_.customers; c += kCustomersPerUnit) {
-        units.push_back({customers_, w, d, c,
-                         std::min(c + kCustomersPerUnit - 1,
-                                  scale_.customers)});
+        units.push_back(
+            {customers_, w, d, c,
+             std::min(c + kCustomersPerUnit - 1, scale_.customers)});
       }
       for (int o = 1; o <= scale_.customers; o += kOrdersPerUnit) {
         units.push_back({orders_, w, d, o,
@@ -318,8 +321,8 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
           const Unit& unit = units[u];
           auto r = (*session)->Call<int64_t>(
               unit.proc, unit.w, unit.d, unit.first, unit.last,
-              static_cast<int64_t>(Mix(seed, unit.proc, unit.w, unit.d,
-                                       unit.first)));
+              static_cast<int64_t>(
+                  Mix(seed, unit.proc, unit.w, unit.d, unit.first)));
           if (!r.ok()) {
             absl::MutexLock l(&mu);
             if (first_error.ok()) first_error = r.status();
@@ -335,7 +338,8 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   const bool tty = progress && isatty(STDERR_FILENO);
   while (tty && done.load() < units.size() && next.load() < units.size()) {
     absl::SleepFor(absl::Milliseconds(250));
-    std::fprintf(stderr, "\rloading %d warehouses: %zu/%zu units (%.0f%%) %.1fs",
+    std::fprintf(stderr,
+                 "\rloading %d warehouses: %zu/%zu units (%.0f%%) %.1fs",
                  warehouses, done.load(), units.size(),
                  100.0 * done.load() / units.size(),
                  absl::ToDoubleSeconds(absl::Now() - start));
@@ -343,8 +347,9 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   for (auto& th : threads) th.join();
   if (tty) std::fprintf(stderr, "\r%70s\r", "");
   if (!first_error.ok()) {
-    return absl::Status(first_error.code(),
-                        absl::StrCat("loading failed: ", first_error.message()));
+    return absl::Status(
+        first_error.code(),
+        absl::StrCat("loading failed: ", first_error.message()));
   }
   result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   result.rows = rows.load();

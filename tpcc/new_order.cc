@@ -16,17 +16,16 @@ NewOrderInput MakeNewOrderInput(Random& r, const Scale& scale, int w,
   in.ol_cnt = r.Uniform(5, 15);
   in.entry_d = now;
   const bool rollback = r.Percent(1);
-  const int remote_line =
-      remote.remote_order_ratio >= 0 && warehouses > 1 &&
-              r.Percent(100 * remote.remote_order_ratio)
-          ? r.Uniform(0, in.ol_cnt - 1)
-          : -1;
+  const int remote_line = remote.remote_order_ratio >= 0 && warehouses > 1 &&
+                                  r.Percent(100 * remote.remote_order_ratio)
+                              ? r.Uniform(0, in.ol_cnt - 1)
+                              : -1;
   for (int i = 0; i < in.ol_cnt; ++i) {
     in.item[i] = r.NURand(8191, 1, scale.items);
     bool is_remote = false;
     if (warehouses > 1) {
-      is_remote = remote.remote_order_ratio < 0 ? r.Percent(1)
-                                                : i == remote_line;
+      is_remote =
+          remote.remote_order_ratio < 0 ? r.Percent(1) : i == remote_line;
     }
     in.supply_w[i] = w;
     if (is_remote) {
@@ -47,8 +46,8 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
           [t](txn::Txn& txn,
               const NewOrderInput& in) -> absl::StatusOr<NewOrderOutput> {
             NewOrderOutput out;
-            TPCC_ASSIGN_OR_RETURN(auto wa,
-                                  txn.Lookup(t.warehouse_pk, WarehouseKey(in.w)));
+            TPCC_ASSIGN_OR_RETURN(
+                auto wa, txn.Lookup(t.warehouse_pk, WarehouseKey(in.w)));
             TPCC_ASSIGN_OR_RETURN(auto wr, txn.Read(t.warehouse, wa));
             const int64_t w_tax = wr.GetDecimal(warehouse::kTax);
             TPCC_ASSIGN_OR_RETURN(
@@ -99,8 +98,8 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
               TPCC_ASSIGN_OR_RETURN(auto ir, txn.Read(t.item, *ia));
               const int64_t price = ir.GetDecimal(item::kPrice);
               TPCC_ASSIGN_OR_RETURN(
-                  auto sa, txn.Lookup(t.stock_pk,
-                                      StockKey(in.supply_w[i], in.item[i])));
+                  auto sa,
+                  txn.Lookup(t.stock_pk, StockKey(in.supply_w[i], in.item[i])));
               TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * s,
                                     txn.Modify(t.stock, sa));
               const storage::TupleView sv = s->view();

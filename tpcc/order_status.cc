@@ -22,11 +22,11 @@ absl::StatusOr<engine::ProcedureId> RegisterOrderStatus(engine::Engine& engine,
       "tpcc_order_status",
       std::function<absl::StatusOr<OrderStatusOutput>(txn::Txn&,
                                                       OrderStatusInput)>(
-          [t](txn::Txn& txn, const OrderStatusInput& in)
-              -> absl::StatusOr<OrderStatusOutput> {
+          [t](txn::Txn& txn,
+              const OrderStatusInput& in) -> absl::StatusOr<OrderStatusOutput> {
             OrderStatusOutput out;
-            TPCC_ASSIGN_OR_RETURN(auto ca,
-                                  FindCustomer(txn, t, in.w, in.d, in.customer));
+            TPCC_ASSIGN_OR_RETURN(
+                auto ca, FindCustomer(txn, t, in.w, in.d, in.customer));
             TPCC_ASSIGN_OR_RETURN(auto c, txn.Read(t.customer, ca));
             out.c_id = c.GetInt(customer::kId);
             out.c_balance_cents = c.GetDecimal(customer::kBalance);
@@ -43,14 +43,14 @@ absl::StatusOr<engine::ProcedureId> RegisterOrderStatus(engine::Engine& engine,
             out.o_id = o.GetInt(order::kId);
             out.carrier_id = o.GetInt(order::kCarrierId);
             std::vector<storage::TupleAddress> lines;
-            TPCC_RETURN_IF_ERROR(txn.Scan(
-                t.order_line_pk, OrderLineKey(in.w, in.d, out.o_id, 0),
-                OrderLineKey(in.w, in.d, out.o_id, 255), /*forward=*/true,
-                Scale::kMaxOrderLines,
-                [&](std::string_view, storage::TupleAddress a) {
-                  lines.push_back(a);
-                  return true;
-                }));
+            TPCC_RETURN_IF_ERROR(
+                txn.Scan(t.order_line_pk, OrderLineKey(in.w, in.d, out.o_id, 0),
+                         OrderLineKey(in.w, in.d, out.o_id, 255),
+                         /*forward=*/true, Scale::kMaxOrderLines,
+                         [&](std::string_view, storage::TupleAddress a) {
+                           lines.push_back(a);
+                           return true;
+                         }));
             for (storage::TupleAddress a : lines) {
               TPCC_ASSIGN_OR_RETURN(auto ol, txn.Read(t.order_line, a));
               ++out.lines;

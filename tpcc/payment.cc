@@ -45,16 +45,16 @@ absl::StatusOr<engine::ProcedureId> RegisterPayment(engine::Engine& engine,
                 auto wa, txn.Lookup(t.warehouse_pk, WarehouseKey(in.w)));
             TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * wr,
                                   txn.Modify(t.warehouse, wa));
-            wr->SetDecimal(warehouse::kYtd,
-                           wr->view().GetDecimal(warehouse::kYtd) +
-                               in.amount_cents);
+            wr->SetDecimal(
+                warehouse::kYtd,
+                wr->view().GetDecimal(warehouse::kYtd) + in.amount_cents);
             TPCC_ASSIGN_OR_RETURN(
                 auto da, txn.Lookup(t.district_pk, DistrictKey(in.w, in.d)));
             TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * dr,
                                   txn.Modify(t.district, da));
-            dr->SetDecimal(district::kYtd,
-                           dr->view().GetDecimal(district::kYtd) +
-                               in.amount_cents);
+            dr->SetDecimal(
+                district::kYtd,
+                dr->view().GetDecimal(district::kYtd) + in.amount_cents);
             TPCC_ASSIGN_OR_RETURN(
                 auto ca, FindCustomer(txn, t, in.c_w, in.c_d, in.customer));
             TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * c,
@@ -64,16 +64,16 @@ absl::StatusOr<engine::ProcedureId> RegisterPayment(engine::Engine& engine,
             out.c_balance_cents =
                 cv.GetDecimal(customer::kBalance) - in.amount_cents;
             c->SetDecimal(customer::kBalance, out.c_balance_cents);
-            c->SetDecimal(customer::kYtdPayment,
-                          cv.GetDecimal(customer::kYtdPayment) +
-                              in.amount_cents);
+            c->SetDecimal(
+                customer::kYtdPayment,
+                cv.GetDecimal(customer::kYtdPayment) + in.amount_cents);
             c->SetInt(customer::kPaymentCnt,
                       cv.GetInt(customer::kPaymentCnt) + 1);
             out.bad_credit = cv.GetChars(customer::kCredit) == "BC";
             if (out.bad_credit) {
               std::string data = absl::StrCat(
-                  out.c_id, " ", in.c_d, " ", in.c_w, " ", in.d, " ", in.w,
-                  " ", in.amount_cents / 100, ".", in.amount_cents % 100, "|",
+                  out.c_id, " ", in.c_d, " ", in.c_w, " ", in.d, " ", in.w, " ",
+                  in.amount_cents / 100, ".", in.amount_cents % 100, "|",
                   std::string(cv.GetChars(customer::kData)));
               data.resize(std::min<size_t>(data.size(), 500));
               c->SetChars(customer::kData, data);
@@ -86,10 +86,11 @@ absl::StatusOr<engine::ProcedureId> RegisterPayment(engine::Engine& engine,
             h.SetInt(history::kWId, in.w);
             h.SetInt(history::kDate, in.date);
             h.SetDecimal(history::kAmount, in.amount_cents);
-            h.SetChars(history::kData,
-                       absl::StrCat(std::string(wr->view().GetChars(warehouse::kName)),
-                                    "    ",
-                                    std::string(dr->view().GetChars(district::kName))));
+            h.SetChars(
+                history::kData,
+                absl::StrCat(
+                    std::string(wr->view().GetChars(warehouse::kName)), "    ",
+                    std::string(dr->view().GetChars(district::kName))));
             TPCC_RETURN_IF_ERROR(txn.Insert(t.history, h).status());
             return out;
           }));

@@ -20,10 +20,10 @@
 
 #define TPCC_CONCAT_INNER(a, b) a##b
 #define TPCC_CONCAT(a, b) TPCC_CONCAT_INNER(a, b)
-#define TPCC_ASSIGN_OR_RETURN(lhs, expr)                     \
-  auto TPCC_CONCAT(r_, __LINE__) = (expr);                   \
-  if (!TPCC_CONCAT(r_, __LINE__).ok())                       \
-    return TPCC_CONCAT(r_, __LINE__).status();               \
+#define TPCC_ASSIGN_OR_RETURN(lhs, expr)       \
+  auto TPCC_CONCAT(r_, __LINE__) = (expr);     \
+  if (!TPCC_CONCAT(r_, __LINE__).ok())         \
+    return TPCC_CONCAT(r_, __LINE__).status(); \
   lhs = *std::move(TPCC_CONCAT(r_, __LINE__))
 
 namespace strand::tpcc {
@@ -44,12 +44,12 @@ inline absl::StatusOr<storage::TupleAddress> FindCustomer(
   const std::string high =
       CustomerNameKey(w, d, c.last, std::string(16, '\xff'), -1);
   std::vector<storage::TupleAddress> rows;
-  TPCC_RETURN_IF_ERROR(txn.Scan(
-      t.customer_by_name, low, high, /*forward=*/true, /*limit=*/1000,
-      [&](std::string_view, storage::TupleAddress a) {
-        rows.push_back(a);
-        return true;
-      }));
+  TPCC_RETURN_IF_ERROR(txn.Scan(t.customer_by_name, low, high, /*forward=*/true,
+                                /*limit=*/1000,
+                                [&](std::string_view, storage::TupleAddress a) {
+                                  rows.push_back(a);
+                                  return true;
+                                }));
   if (rows.empty()) {
     return absl::NotFoundError("no customer with last name " + c.last);
   }

@@ -5,9 +5,8 @@
 namespace strand::tpcc {
 namespace {
 
-constexpr const char* kSyllables[] = {"BAR",  "OUGHT", "ABLE",  "PRI",
-                                      "PRES", "ESE",   "ANTI",  "CALLY",
-                                      "ATION", "EING"};
+constexpr const char* kSyllables[] = {"BAR", "OUGHT", "ABLE",  "PRI",   "PRES",
+                                      "ESE", "ANTI",  "CALLY", "ATION", "EING"};
 constexpr char kAlnum[] =
     "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

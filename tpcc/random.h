@@ -26,8 +26,7 @@ struct NURandConstants {
 
 class Random {
  public:
-  explicit Random(uint64_t seed, NURandConstants c = {})
-      : rng_(seed), c_(c) {}
+  explicit Random(uint64_t seed, NURandConstants c = {}) : rng_(seed), c_(c) {}
 
   // Uniform in [lo, hi].
   int64_t Uniform(int64_t lo, int64_t hi) {

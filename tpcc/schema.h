@@ -30,27 +30,66 @@ namespace strand::tpcc {
 // Cardinalities (clause 1.2 and 4.3). The defaults are the specification's;
 // tests scale items and customers down to keep loads short.
 struct Scale {
-  int items = 100000;         // ITEM rows, and STOCK rows per warehouse
-  int districts = 10;         // per warehouse (fixed by the specification)
-  int customers = 3000;       // per district; also the orders per district
+  int items = 100000;    // ITEM rows, and STOCK rows per warehouse
+  int districts = 10;    // per warehouse (fixed by the specification)
+  int customers = 3000;  // per district; also the orders per district
   int new_orders() const { return customers * 3 / 10; }  // 900 of 3000
 
   static constexpr int kMaxOrderLines = 15;
 };
 
 namespace warehouse {
-enum : size_t { kId, kName, kStreet1, kStreet2, kCity, kState, kZip, kTax,
-                kYtd };
+enum : size_t {
+  kId,
+  kName,
+  kStreet1,
+  kStreet2,
+  kCity,
+  kState,
+  kZip,
+  kTax,
+  kYtd
+};
 }
 namespace district {
-enum : size_t { kId, kWId, kName, kStreet1, kStreet2, kCity, kState, kZip,
-                kTax, kYtd, kNextOId };
+enum : size_t {
+  kId,
+  kWId,
+  kName,
+  kStreet1,
+  kStreet2,
+  kCity,
+  kState,
+  kZip,
+  kTax,
+  kYtd,
+  kNextOId
+};
 }
 namespace customer {
-enum : size_t { kId, kDId, kWId, kFirst, kMiddle, kLast, kStreet1, kStreet2,
-                kCity, kState, kZip, kPhone, kSince, kCredit, kCreditLim,
-                kDiscount, kBalance, kYtdPayment, kPaymentCnt, kDeliveryCnt,
-                kData };
+enum : size_t {
+  kId,
+  kDId,
+  kWId,
+  kFirst,
+  kMiddle,
+  kLast,
+  kStreet1,
+  kStreet2,
+  kCity,
+  kState,
+  kZip,
+  kPhone,
+  kSince,
+  kCredit,
+  kCreditLim,
+  kDiscount,
+  kBalance,
+  kYtdPayment,
+  kPaymentCnt,
+  kDeliveryCnt,
+  kData
+};
 }
 namespace history {
 enum : size_t { kCId, kCDId, kCWId, kDId, kWId, kDate, kAmount, kData };
@@ -59,19 +98,36 @@ namespace new_order {
 enum : size_t { kOId, kDId, kWId };
 }
 namespace order {
-enum : size_t { kId, kDId, kWId, kCId, kEntryD, kCarrierId, kOlCnt,
-                kAllLocal };
+enum : size_t { kId, kDId, kWId, kCId, kEntryD, kCarrierId, kOlCnt, kAllLocal };
 }
 namespace order_line {
-enum : size_t { kOId, kDId, kWId, kNumber, kIId, kSupplyWId, kDeliveryD,
-                kQuantity, kAmount, kDistInfo };
+enum : size_t {
+  kOId,
+  kDId,
+  kWId,
+  kNumber,
+  kIId,
+  kSupplyWId,
+  kDeliveryD,
+  kQuantity,
+  kAmount,
+  kDistInfo
+};
 }
 namespace item {
 enum : size_t { kId, kImId, kName, kPrice, kData };
 }
 namespace stock {
-enum : size_t { kIId, kWId, kQuantity, kDist01, kYtd = kDist01 + 10,
-                kOrderCnt, kRemoteCnt, kData };
+enum : size_t {
+  kIId,
+  kWId,
+  kQuantity,
+  kDist01,
+  kYtd = kDist01 + 10,
+  kOrderCnt,
+  kRemoteCnt,
+  kData
+};
 }
 
 // Ids of the tables and indexes in one engine, and their schemas.

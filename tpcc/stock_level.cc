@@ -21,23 +21,23 @@ absl::StatusOr<engine::ProcedureId> RegisterStockLevel(engine::Engine& engine,
       "tpcc_stock_level",
       std::function<absl::StatusOr<StockLevelOutput>(txn::Txn&,
                                                      StockLevelInput)>(
-          [t](txn::Txn& txn, const StockLevelInput& in)
-              -> absl::StatusOr<StockLevelOutput> {
+          [t](txn::Txn& txn,
+              const StockLevelInput& in) -> absl::StatusOr<StockLevelOutput> {
             StockLevelOutput out;
             TPCC_ASSIGN_OR_RETURN(
                 auto da, txn.Lookup(t.district_pk, DistrictKey(in.w, in.d)));
             TPCC_ASSIGN_OR_RETURN(auto dr, txn.Read(t.district, da));
             const int next = dr.GetInt(district::kNextOId);
             std::vector<storage::TupleAddress> lines;
-            TPCC_RETURN_IF_ERROR(txn.Scan(
-                t.order_line_pk,
-                OrderLineKey(in.w, in.d, std::max(next - 20, 0), 0),
-                OrderLineKey(in.w, in.d, next - 1, 255), /*forward=*/true,
-                20 * Scale::kMaxOrderLines,
-                [&](std::string_view, storage::TupleAddress a) {
-                  lines.push_back(a);
-                  return true;
-                }));
+            TPCC_RETURN_IF_ERROR(
+                txn.Scan(t.order_line_pk,
+                         OrderLineKey(in.w, in.d, std::max(next - 20, 0), 0),
+                         OrderLineKey(in.w, in.d, next - 1, 255),
+                         /*forward=*/true, 20 * Scale::kMaxOrderLines,
+                         [&](std::string_view, storage::TupleAddress a) {
+                           lines.push_back(a);
+                           return true;
+                         }));
             std::vector<int> items;
             items.reserve(lines.size());
             for (storage::TupleAddress a : lines) {

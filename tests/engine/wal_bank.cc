@@ -69,49 +69,48 @@ absl::StatusOr<WalBank> WalBank::Define(engine::Engine& engine, bool create) {
   if (!create_fn.ok()) return create_fn.status();
   b.create = *create_fn;
   auto transfer = engine.RegisterProcedure(
-      "transfer",
-      std::function<absl::StatusOr<bool>(Txn&, int64_t, int64_t, int64_t,
-                                         int64_t)>(
-          [=](Txn& txn, int64_t from, int64_t to, int64_t amount,
-              int64_t seq) -> absl::StatusOr<bool> {
-            auto a = txn.Lookup(ids.account_by_id, Key(from));
-            if (!a.ok()) return a.status();
-            auto c = txn.Lookup(ids.account_by_id, Key(to));
-            if (!c.ok()) return c.status();
-            auto fa = txn.Modify(ids.accounts, *a);
-            if (!fa.ok()) return fa.status();
-            const int64_t balance = (*fa)->view().GetInt(1);
-            if (balance < amount) return txn.UserAbort("insufficient funds");
-            (*fa)->SetInt(1, balance - amount);
-            auto fc = txn.Modify(ids.accounts, *c);
-            if (!fc.ok()) return fc.status();
-            (*fc)->SetInt(1, (*fc)->view().GetInt(1) + amount);
-            storage::TupleBuffer h(*history_schema);
-            h.SetInt(0, seq);
-            h.SetInt(1, from);
-            h.SetInt(2, to);
-            h.SetInt(3, amount);
-            auto addr = txn.Insert(ids.history, h);
-            if (!addr.ok()) return addr.status();
-            txn.AddIndexEntry(ids.history_by_seq, Key(seq), *addr);
-            return true;
-          }));
+      "transfer", std::function<absl::StatusOr<bool>(Txn&, int64_t, int64_t,
+                                                     int64_t, int64_t)>(
+                      [=](Txn& txn, int64_t from, int64_t to, int64_t amount,
+                          int64_t seq) -> absl::StatusOr<bool> {
+                        auto a = txn.Lookup(ids.account_by_id, Key(from));
+                        if (!a.ok()) return a.status();
+                        auto c = txn.Lookup(ids.account_by_id, Key(to));
+                        if (!c.ok()) return c.status();
+                        auto fa = txn.Modify(ids.accounts, *a);
+                        if (!fa.ok()) return fa.status();
+                        const int64_t balance = (*fa)->view().GetInt(1);
+                        if (balance < amount)
+                          return txn.UserAbort("insufficient funds");
+                        (*fa)->SetInt(1, balance - amount);
+                        auto fc = txn.Modify(ids.accounts, *c);
+                        if (!fc.ok()) return fc.status();
+                        (*fc)->SetInt(1, (*fc)->view().GetInt(1) + amount);
+                        storage::TupleBuffer h(*history_schema);
+                        h.SetInt(0, seq);
+                        h.SetInt(1, from);
+                        h.SetInt(2, to);
+                        h.SetInt(3, amount);
+                        auto addr = txn.Insert(ids.history, h);
+                        if (!addr.ok()) return addr.status();
+                        txn.AddIndexEntry(ids.history_by_seq, Key(seq), *addr);
+                        return true;
+                      }));
   if (!transfer.ok()) return transfer.status();
   b.transfer = *transfer;
   auto balances = engine.RegisterProcedure(
-      "balances",
-      std::function<absl::StatusOr<std::vector<int64_t>>(Txn&)>(
-          [=](Txn& txn) -> absl::StatusOr<std::vector<int64_t>> {
-            std::vector<int64_t> out;
-            for (int id = 0; id < kWalBankAccounts; ++id) {
-              auto a = txn.Lookup(ids.account_by_id, Key(id));
-              if (!a.ok()) return a.status();
-              auto t = txn.Read(ids.accounts, *a);
-              if (!t.ok()) return t.status();
-              out.push_back(t->GetInt(1));
-            }
-            return out;
-          }));
+      "balances", std::function<absl::StatusOr<std::vector<int64_t>>(Txn&)>(
+                      [=](Txn& txn) -> absl::StatusOr<std::vector<int64_t>> {
+                        std::vector<int64_t> out;
+                        for (int id = 0; id < kWalBankAccounts; ++id) {
+                          auto a = txn.Lookup(ids.account_by_id, Key(id));
+                          if (!a.ok()) return a.status();
+                          auto t = txn.Read(ids.accounts, *a);
+                          if (!t.ok()) return t.status();
+                          out.push_back(t->GetInt(1));
+                        }
+                        return out;
+                      }));
   if (!balances.ok()) return balances.status();
   b.balances = *balances;
   auto rows = engine.RegisterProcedure(

@@ -70,8 +70,8 @@ int RunChild(const std::string& image, const std::string& wal_dir,
   }
   auto bank = WalBank::Define(**engine, false);
   if (!bank.ok()) return 3;
-  const int fd =
-      ::open(side_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int fd = ::open(side_file.c_str(),
+                        O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return 4;
   constexpr int kThreads = 2;
   std::vector<std::thread> threads;
@@ -135,10 +135,9 @@ class WalCrashTest : public ::testing::TestWithParam<txn::CcAlgorithm> {
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      const char* argv[] = {"/proc/self/exe", kChildFlag.data(),
-                            image_.c_str(),   wal_dir.c_str(),
-                            side.c_str(),     algorithm.c_str(),
-                            elr ? "1" : "0",  nullptr};
+      const char* argv[] = {
+          "/proc/self/exe", kChildFlag.data(), image_.c_str(),  wal_dir.c_str(),
+          side.c_str(),     algorithm.c_str(), elr ? "1" : "0", nullptr};
       ::execv("/proc/self/exe", const_cast<char* const*>(argv));
       std::_Exit(127);
     }
@@ -182,8 +181,8 @@ class WalCrashTest : public ::testing::TestWithParam<txn::CcAlgorithm> {
       ASSERT_TRUE(has.ok()) << has.status();
       if (!*has) {
         ++lost;
-        ADD_FAILURE() << "round " << round << ": acknowledged transfer "
-                      << seq << " is missing after recovery";
+        ADD_FAILURE() << "round " << round << ": acknowledged transfer " << seq
+                      << " is missing after recovery";
       }
     }
     EXPECT_LE(static_cast<int64_t>(acked.size()),

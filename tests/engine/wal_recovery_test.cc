@@ -112,7 +112,8 @@ TEST_P(WalRecoveryTest, AcknowledgedCommitIsDurable) {
 // A log that cannot be made durable: the commit is not acknowledged.
 TEST_P(WalRecoveryTest, FailedSyncIsNotAcknowledged) {
   wal::testing::FaultInjectingLogFileFactory files;
-  files.FailFromCall(1, wal::testing::FaultInjectingLogFileFactory::Fault::kSync);
+  files.FailFromCall(1,
+                     wal::testing::FaultInjectingLogFileFactory::Fault::kSync);
   auto engine = OpenLogged(&files);
   ASSERT_NE(engine, nullptr);
   auto bank = WalBank::Define(*engine, false);

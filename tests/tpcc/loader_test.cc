@@ -45,9 +45,8 @@ TEST_F(LoaderTest, RowCountsFollowTheScale) {
   EXPECT_EQ(CountRows(engine(), "order"), districts * s.customers);
   EXPECT_EQ(CountRows(engine(), "new_order"), districts * s.new_orders());
   int64_t lines = 0;
-  ForEachRow(engine(), "order", [&](const TupleView& o) {
-    lines += o.GetInt(order::kOlCnt);
-  });
+  ForEachRow(engine(), "order",
+             [&](const TupleView& o) { lines += o.GetInt(order::kOlCnt); });
   EXPECT_EQ(CountRows(engine(), "order_line"), lines);
   EXPECT_EQ(s.new_orders(), 18);
   // The specification's cardinalities are the default.

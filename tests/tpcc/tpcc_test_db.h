@@ -52,19 +52,20 @@ inline std::unique_ptr<TpccDatabase> LoadTestDb(
 }
 
 // Calls `visit` for every live row of table `name` (compute node 0).
-inline void ForEachRow(engine::Engine& engine, const char* name,
-                       const std::function<void(const storage::TupleView&)>&
-                           visit) {
+inline void ForEachRow(
+    engine::Engine& engine, const char* name,
+    const std::function<void(const storage::TupleView&)>& visit) {
   cc::GclManager& m = **engine.manager(0);
   auto ctx = *m.NewThreadContext();
   auto catalog = *storage::Catalog::Open(m, *ctx);
   auto desc = *catalog->FindTable(*ctx, name);
   auto heap = *storage::HeapTable::Open(m, *ctx, desc.root, desc.schema);
   const storage::Schema& schema = heap->schema();
-  ASSERT_TRUE(heap->Scan(*ctx, [&](storage::TupleAddress, const uint8_t* t) {
-                      visit(storage::TupleView(schema, t));
-                      return true;
-                    })
+  ASSERT_TRUE(heap->Scan(*ctx,
+                         [&](storage::TupleAddress, const uint8_t* t) {
+                           visit(storage::TupleView(schema, t));
+                           return true;
+                         })
                   .ok());
 }
 

@@ -55,9 +55,8 @@ class TransactionsTest : public ::testing::Test {
     });
   }
   int64_t StockQuantity(int i) {
-    return Get("stock", stock::kQuantity, [i](const TupleView& t) {
-      return t.GetInt(stock::kIId) == i;
-    });
+    return Get("stock", stock::kQuantity,
+               [i](const TupleView& t) { return t.GetInt(stock::kIId) == i; });
   }
 
   NewOrderInput Order(int d, int c, int lines) {
@@ -125,23 +124,25 @@ TEST_F(TransactionsTest, RolledBackNewOrderLeavesNothing) {
 
 TEST_F(TransactionsTest, PaymentMovesMoneyConsistently) {
   auto w_ytd = [&] {
-    return Get("warehouse", warehouse::kYtd,
-               [](const TupleView&) { return true; }, true);
+    return Get(
+        "warehouse", warehouse::kYtd, [](const TupleView&) { return true; },
+        true);
   };
   auto d_ytd = [&](int d) {
-    return Get("district", district::kYtd,
-               [d](const TupleView& t) { return t.GetInt(district::kId) == d; },
-               true);
+    return Get(
+        "district", district::kYtd,
+        [d](const TupleView& t) { return t.GetInt(district::kId) == d; }, true);
   };
   auto c_col = [&](int d, int c, size_t col, bool dec) {
-    return Get("customer", col,
-               [d, c](const TupleView& t) {
-                 return t.GetInt(customer::kDId) == d &&
-                        t.GetInt(customer::kId) == c;
-               },
-               dec);
+    return Get(
+        "customer", col,
+        [d, c](const TupleView& t) {
+          return t.GetInt(customer::kDId) == d && t.GetInt(customer::kId) == c;
+        },
+        dec);
   };
-  const int64_t w0 = w_ytd(), d0 = d_ytd(4), b0 = c_col(4, 9, customer::kBalance, true);
+  const int64_t w0 = w_ytd(), d0 = d_ytd(4),
+                b0 = c_col(4, 9, customer::kBalance, true);
   const int64_t y0 = c_col(4, 9, customer::kYtdPayment, true);
   const int64_t n0 = c_col(4, 9, customer::kPaymentCnt, false);
   const int64_t h0 = CountRows(engine(), "history");

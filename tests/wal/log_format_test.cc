@@ -132,8 +132,8 @@ TEST(RedoRecordTest, IndexEntryOpsCarryLongKeys) {
   std::vector<RedoOp> ops;
   ASSERT_TRUE(ParseRedo(redo.payload(), &ops).ok());
   ASSERT_EQ(ops.size(), 2u);
-  EXPECT_EQ(ops[0], (RedoOp{RedoKind::kIndexInsert, 5, 0x0001000000002008, 0,
-                            0, key}));
+  EXPECT_EQ(ops[0],
+            (RedoOp{RedoKind::kIndexInsert, 5, 0x0001000000002008, 0, 0, key}));
   EXPECT_EQ(ops[1], (RedoOp{RedoKind::kIndexRemove, 6, 42, 0, 0, "k"}));
 }
 

@@ -163,7 +163,8 @@ TEST(LogReaderTest, RefusesAnotherDatabaseAndANewerVersion) {
   ASSERT_TRUE(reader.ok());
   next = (*reader)->Next(&r);
   EXPECT_EQ(next.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(next.status().message().find(absl::StrCat("newer than version ", kFormatVersion)),
+  EXPECT_NE(next.status().message().find(
+                absl::StrCat("newer than version ", kFormatVersion)),
             std::string::npos)
       << next.status();
   EXPECT_NE(next.status().message().find(path), std::string::npos);
