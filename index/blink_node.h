@@ -27,6 +27,32 @@
 
 namespace strand::index {
 
+// Three-way compare of byte strings, ordered like std::string_view's
+// compare (memcmp, then length), 8 bytes at a time: keys are short and
+// fixed-width, and a memcmp call per probe showed in descents' profile.
+inline int CompareKeys(std::string_view a, std::string_view b) {
+  const size_t n = a.size() < b.size() ? a.size() : b.size();
+  const char* pa = a.data();
+  const char* pb = b.data();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, pa + i, 8);
+    std::memcpy(&y, pb + i, 8);
+    if (x != y) {
+      x = __builtin_bswap64(x);
+      y = __builtin_bswap64(y);
+      return x < y ? -1 : 1;
+    }
+  }
+  for (; i < n; ++i) {
+    const uint8_t x = static_cast<uint8_t>(pa[i]);
+    const uint8_t y = static_cast<uint8_t>(pb[i]);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
+}
+
 class BLinkNode {
  public:
   static constexpr uint32_t kMagic = 0x4b4e4c42;  // "BLNK"
@@ -68,14 +94,14 @@ class BLinkNode {
 
   // key < high (the key belongs here or to the left).
   bool BelowHigh(std::string_view key) const {
-    return high_is_max() || key < high();
+    return high_is_max() || CompareKeys(key, high()) < 0;
   }
   // First entry whose key is >= `key` (count() if none).
   uint32_t LowerBound(std::string_view key) const {
     uint32_t lo = 0, hi = count();
     while (lo < hi) {
       const uint32_t mid = (lo + hi) / 2;
-      if (this->key(mid) < key) {
+      if (CompareKeys(this->key(mid), key) < 0) {
         lo = mid + 1;
       } else {
         hi = mid;
@@ -87,7 +113,7 @@ class BLinkNode {
   // entry 0 stands for the low fence, which is <= key once moved right).
   uint32_t ChildFor(std::string_view key) const {
     uint32_t i = LowerBound(key);
-    if (i < count() && this->key(i) == key) return i;
+    if (i < count() && CompareKeys(this->key(i), key) == 0) return i;
     return i == 0 ? 0 : i - 1;
   }
   // Inner nodes: the child whose range holds the keys just below `bound`

@@ -169,7 +169,8 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::DescendShared(cc::ThreadContext& ctx,
     top = false;
     const bool move_right =
         !n.high_is_max() &&
-        (rule == Descent::kHolds ? key >= n.high() : n.high() < key);
+        (rule == Descent::kHolds ? CompareKeys(key, n.high()) >= 0
+                                 : CompareKeys(n.high(), key) < 0);
     if (move_right) {
       at = GlobalAddress::FromRaw(n.right());
       if (at.is_null()) return Corrupt(g->gcl(), "bounded node without right");
