@@ -16,7 +16,9 @@ namespace strand::txn {
 class PageLatches {
  public:
   PageLatches(cc::GclManager& manager, cc::ThreadContext& ctx)
-      : manager_(manager), ctx_(ctx) {}
+      : manager_(manager), ctx_(ctx) {
+    held_.reserve(32);  // no rehash chain for a typical transaction's pages
+  }
   ~PageLatches() { (void)ReleaseAll(); }
 
   // The payload of `page` under a shared (or already exclusive) latch.
