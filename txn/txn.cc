@@ -71,7 +71,7 @@ absl::StatusOr<Access*> Txn::Touch(TableId table, storage::TupleAddress address,
     }
     return access;
   }
-  auto access = std::make_unique<Access>();
+  auto access = TxnState::NewAccess();
   access->table = table;
   access->address = address;
   absl::Status s = cc_.Read(state_, *access, for_update);
@@ -119,7 +119,7 @@ absl::StatusOr<storage::TupleAddress> Txn::Insert(
       state_.ctx, absl::MakeConstSpan(tuple.data(), tuple.size()),
       /*pending=*/true);
   if (!address.ok()) return Fail(address.status());
-  auto access = std::make_unique<Access>();
+  auto access = TxnState::NewAccess();
   access->table = table;
   access->address = *address;
   access->inserted = true;

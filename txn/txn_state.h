@@ -50,7 +50,22 @@ struct TxnState {
     accesses.reserve(kExpectedAccesses);
     by_address.reserve(kExpectedAccesses);
   }
+  ~TxnState() {
+    // Hand the accesses back to this thread's pool: the next transaction
+    // reuses the objects and their `original` capacity (no malloc/free pair
+    // per tuple touched).
+    for (auto& a : accesses) RecycleAccess(std::move(a));
+  }
   static constexpr size_t kExpectedAccesses = 48;
+
+  // A fresh Access (default state), from this thread's pool if it has one.
+  static std::unique_ptr<Access> NewAccess() {
+    std::vector<std::unique_ptr<Access>>& pool = AccessPool();
+    if (pool.empty()) return std::make_unique<Access>();
+    std::unique_ptr<Access> a = std::move(pool.back());
+    pool.pop_back();
+    return a;
+  }
 
   const Database& db;
   cc::ThreadContext& ctx;
@@ -68,6 +83,25 @@ struct TxnState {
   AbortReason abort_reason = AbortReason::kNone;
 
   storage::HeapTable& table(TableId id) const { return *db.tables[id]; }
+
+ private:
+  static constexpr size_t kAccessPoolMax = 256;
+  static std::vector<std::unique_ptr<Access>>& AccessPool() {
+    thread_local std::vector<std::unique_ptr<Access>> pool;
+    return pool;
+  }
+  static void RecycleAccess(std::unique_ptr<Access> a) {
+    if (a == nullptr) return;
+    std::vector<std::unique_ptr<Access>>& pool = AccessPool();
+    if (pool.size() >= kAccessPoolMax || a->original.capacity() > 4096) return;
+    a->table = 0;
+    a->address = storage::TupleAddress();
+    a->original.clear();  // keeps the capacity
+    a->modified.reset();
+    a->deleted = false;
+    a->inserted = false;
+    pool.push_back(std::move(a));
+  }
 };
 
 }  // namespace strand::txn
