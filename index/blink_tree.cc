@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "index/blink_node.h"
 
@@ -33,7 +34,8 @@ absl::Status Corrupt(GlobalAddress gcl, const char* what) {
 // The inner node seen at each level on the way down: where a split posts
 // its separator (a hint; the insert moves right from it).
 struct BLinkTree::Path {
-  std::vector<GlobalAddress> at_level;
+  // Inline for any realistic height: no allocation per insert.
+  absl::InlinedVector<GlobalAddress, 8> at_level;
   void Record(int level, GlobalAddress gcl) {
     if (at_level.size() <= static_cast<size_t>(level)) {
       at_level.resize(level + 1);

@@ -49,6 +49,7 @@ struct TxnState {
     // rehashes) as an OLTP transaction's few dozen accesses come in.
     accesses.reserve(kExpectedAccesses);
     by_address.reserve(kExpectedAccesses);
+    index_inserts.reserve(16);
   }
   ~TxnState() {
     // Hand the accesses back to this thread's pool: the next transaction
