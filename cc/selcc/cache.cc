@@ -81,7 +81,7 @@ Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
 }
 
 Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,
-                              bool* cached) {
+                              uint64_t memo, bool* cached) {
   Shard& s = ShardOf(gcl);
   ShardLockGuard lock(&s.mu);
   auto it = s.map.find(gcl);
@@ -93,7 +93,23 @@ Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,
   if (f->starved_priority.load(std::memory_order_relaxed) < priority) {
     f->starved_priority.store(priority, std::memory_order_relaxed);
   }
+  if (memo != 0) {
+    const uint32_t p = HandoverMemo::Unpack(memo).priority;
+    uint64_t old = f->handover_memo.load(std::memory_order_relaxed);
+    while ((old == 0 || HandoverMemo::Unpack(old).priority < p) &&
+           !f->handover_memo.compare_exchange_weak(old, memo,
+                                                   std::memory_order_relaxed)) {
+    }
+  }
   return nullptr;
+}
+
+bool Cache::ClaimUncached(rdma::GlobalAddress gcl) {
+  Shard& s = ShardOf(gcl);
+  ShardLockGuard lock(&s.mu);
+  if (s.map.contains(gcl) || s.in_flight.contains(gcl)) return false;
+  s.in_flight.insert(gcl);
+  return true;
 }
 
 Frame* Cache::TakeFree() {

@@ -102,9 +102,15 @@ class Cache {
   // For invalidation handlers: the frame of `gcl` latched exclusive by
   // TryLockIdle(), or nullptr with *cached telling whether it was cached.
   // A cached frame whose latch is busy gets its lease started (5.3.1) and
-  // remembers the request's `priority` if it is the highest so far.
+  // remembers the request's `priority` if it is the highest so far, and
+  // `memo` (a HandoverMemo::Pack, 0 = nothing to remember) if its priority
+  // beats the frame's handover memo (5.3.2).
   Frame* LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,
-                         bool* cached);
+                         uint64_t memo, bool* cached);
+  // Marks `gcl` in flight if no frame caches it and no release of it is in
+  // flight (the handler's orphan check: no local thread can start acquiring
+  // it until EndInFlight).
+  bool ClaimUncached(rdma::GlobalAddress gcl);
 
   // A free frame (latch free, not in the map), or nullptr if none is left.
   Frame* TakeFree();

@@ -78,6 +78,12 @@ struct Frame {
   // re-acquire the line globally before then (steady clock ns), so the
   // peer's next retry finds the latch free instead of losing the race.
   std::atomic<int64_t> local_hold_off_until_ns{0};
+  // Priority handover (5.3.2): the most urgent exclusive request this node
+  // dropped while its latch was busy, packed by HandoverMemo (0 = none).
+  // Written by handlers (max by priority), taken by whoever gives the line
+  // up; one word so neither side needs a lock. Advisory: see
+  // invalidation.h for why a stale memo is harmless.
+  std::atomic<uint64_t> handover_memo{0};
 
   // LRU list of the shard (most recent at the head) and map membership.
   Frame* lru_prev = nullptr;
@@ -101,7 +107,29 @@ struct Frame {
     starved_priority.store(0, std::memory_order_relaxed);
     read_waits.store(0, std::memory_order_relaxed);
     write_waits.store(0, std::memory_order_relaxed);
+    handover_memo.store(0, std::memory_order_relaxed);
     writer_priority = 0;
+  }
+};
+
+// A remembered dropped request (Frame::handover_memo): the sender's node,
+// its priority (N_r) and whether it wants the line exclusive. Only
+// exclusive requests are remembered (invalidation.h says why).
+struct HandoverMemo {
+  int node = -1;  // -1: none
+  uint32_t priority = 0;
+  bool exclusive = false;
+
+  static uint64_t Pack(int node, uint32_t priority, bool exclusive) {
+    return uint64_t{priority} | (uint64_t(node + 1) & 0xff) << 32 |
+           uint64_t{exclusive} << 40;
+  }
+  static HandoverMemo Unpack(uint64_t w) {
+    HandoverMemo m;
+    m.priority = static_cast<uint32_t>(w);
+    m.node = static_cast<int>((w >> 32) & 0xff) - 1;
+    m.exclusive = ((w >> 40) & 1) != 0;
+    return m;
   }
 };
 

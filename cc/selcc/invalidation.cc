@@ -111,10 +111,22 @@ void InvalidationHandler::Serve(const InvalidationRequest& request,
   reply.slot = request.slot;
   reply.seq = request.seq;
   const rdma::GlobalAddress gcl = rdma::GlobalAddress::FromRaw(request.gcl);
+  const bool handover = state_->options.priority_matching;
+  const bool to_holder = (request.flags & kRequestToHolder) != 0;
+  const uint64_t memo =
+      handover && to_holder && request.want == Want::kExclusive &&
+              (request.flags & kRequestNoWait) == 0 && from != state_->node
+          ? HandoverMemo::Pack(from, request.priority, /*exclusive=*/true)
+          : 0;
   bool cached = false;
-  Frame* f = state_->cache.LatchForHandler(gcl, request.priority, &cached);
+  Frame* f =
+      state_->cache.LatchForHandler(gcl, request.priority, memo, &cached);
   if (f == nullptr) {
     reply.result = cached ? ReplyResult::kBusy : ReplyResult::kOutdated;
+    if (!cached && handover && to_holder && state_->cache.ClaimUncached(gcl)) {
+      reply.result = ReleaseOrphan(gcl, endpoint);
+      state_->cache.EndInFlight(gcl);
+    }
   } else if (InjectDrop()) {
     f->latch.Unlock();
     reply.result = ReplyResult::kBusy;
@@ -153,6 +165,22 @@ ReplyResult InvalidationHandler::Act(Frame* f,
     return ReplyResult::kReleased;
   };
 
+  if (f->memo == Memo::kModified && st.options.priority_matching) {
+    // Priority handover (invalidation.h): a more urgent writer was dropped
+    // earlier; it gets the line, and this requester asks it next.
+    const HandoverMemo memo =
+        HandoverMemo::Unpack(f->handover_memo.load(std::memory_order_relaxed));
+    if (memo.node >= 0 && memo.node != me && memo.node != from &&
+        memo.priority > request.priority) {
+      rdma::Batch b;
+      st.AppendHandover(*f, memo.node, b, stats, /*shared_stats_block=*/true);
+      if (absl::Status s = endpoint.Execute(b); !s.ok()) return fail(s);
+      f->memo = Memo::kInvalid;
+      f->ClearDirty();
+      f->ResetFairness();
+      return ReplyResult::kReleased;
+    }
+  }
   if (f->memo == Memo::kModified && request.want == Want::kExclusive) {
     // Case 1: hand the line and its dirty range over; nothing is flushed.
     if (!st.options.gcl_forwarding) return release();
@@ -200,6 +228,7 @@ ReplyResult InvalidationHandler::Act(Frame* f,
     f->memo = Memo::kShared;
     f->ClearDirty();
     f->writer_priority = 0;
+    f->handover_memo.store(0, std::memory_order_relaxed);
     AtomicStats::Add(stats.forwards);
     return ReplyResult::kGrantedShared;
   }
@@ -212,7 +241,31 @@ ReplyResult InvalidationHandler::Act(Frame* f,
     }
     return release();
   }
+  if (f->memo == Memo::kInvalid && st.options.priority_matching &&
+      (request.flags & kRequestToHolder) != 0) {
+    // We hold the latch, so no local thread is acquiring the line.
+    return ReleaseOrphan(f->gcl, endpoint);
+  }
   return ReplyResult::kOutdated;
+}
+
+ReplyResult InvalidationHandler::ReleaseOrphan(rdma::GlobalAddress gcl,
+                                               rdma::Endpoint& endpoint) {
+  const int me = state_->node;
+  uint64_t word = 0;
+  if (absl::Status s = endpoint.Read(gcl, &word, 8); !s.ok()) {
+    LOG(ERROR) << "compute node " << me << " reading " << gcl << ": " << s;
+    return ReplyResult::kOutdated;
+  }
+  if (LatchWord::Holder(word) != me) return ReplyResult::kOutdated;
+  // Only this node changes its holder field, so it still names us.
+  if (auto s = endpoint.FetchAndAdd(gcl, LatchWord::ReleaseExclusive(me));
+      !s.ok()) {
+    LOG(ERROR) << "compute node " << me << " releasing " << gcl << ": "
+               << s.status();
+    return ReplyResult::kOutdated;
+  }
+  return ReplyResult::kReleased;
 }
 
 void InvalidationHandler::Answer(rdma::Endpoint& endpoint,

@@ -31,6 +31,36 @@
 // starved writer is answered kOutranked unless its priority is as high.
 // Spin-wait (5.3.2): a starved writer's request makes this node's global
 // readers of that GCL hold off for priority * RTT.
+//
+// Priority handover (5.3.2; on with CcOptions::priority_matching): the
+// handler remembers in the frame (Frame::handover_memo) the most urgent
+// EXCLUSIVE request it answered kBusy, unless the request was no-wait (its
+// sender aborts at once) or not addressed to the holder (kToHolder). When
+// this node gives the line up - at an unlock whose lease expired
+// (SelccManager::ReleaseGlobal), or in a handler that finds the latch idle
+// while the memo outranks the live request - the line goes to the memo's
+// node w: flush the dirty range + FAA Handover(n, w) in one round trip; the
+// live requester, if any, is answered kReleased (it then asks w). The memo
+// is cleared whenever the line leaves this node (ResetFairness).
+// Why no forward and why only writers: w was answered kBusy and is not
+// waiting for a forward; its frame may have been reused, so writing into
+// it would break the rule above (no forward lands in a frame that is not
+// waiting for one). Memory is current instead, and w's next CAS (batched
+// with its READ) finds w itself the holder and takes the line: SelccManager
+// treats "the latch word names me, my memo is I" as won, in both acquire
+// paths. A reader cannot be handed a reader bit behind its back (its own
+// retry would add the bit twice), so readers are not remembered.
+// Stale memos are harmless (the "outdated" rule, extended): the memo only
+// names a node; the handover is legal arithmetic whenever this node holds
+// M, whatever w does. If w gave up (timed out, failed) it holds the line
+// as an ORPHAN: memo I, no acquisition in progress. A request kToHolder
+// that reaches a node whose frame is I and idle (latched by the handler),
+// or not cached (claimed via Cache::ClaimUncached, so no thread starts
+// acquiring meanwhile), reads the latch word; if it names this node the
+// handler releases it (memory is current) and answers kReleased, otherwise
+// kOutdated as before. If w got the line by a live request in between, it
+// holds M and serves requests as usual; a memo never survives the line
+// leaving the holder, so it never names a node for an older ownership.
 
 #include <atomic>
 #include <condition_variable>
@@ -95,7 +125,12 @@ struct InvalidationRequest {
   uint32_t seq = 0;              // ... and request number
   uint32_t priority = 0;         // failed attempts so far (N_r)
   Want want = Want::kShared;
+  uint8_t flags = 0;  // kRequest* bits
 };
+// The requester gives up at the first kBusy (LockOptions::no_wait).
+inline constexpr uint8_t kRequestNoWait = 1;
+// The requester's latch word named the receiver as exclusive holder.
+inline constexpr uint8_t kRequestToHolder = 2;
 static_assert(sizeof(InvalidationRequest) <= rdma::Message::kPayloadBytes);
 
 struct InvalidationReply {
@@ -171,6 +206,10 @@ class InvalidationHandler {
   ReplyResult Act(Frame* f, const InvalidationRequest& request,
                   rdma::ComputeNodeId from, rdma::Endpoint& endpoint,
                   InvalidationReply* reply);
+  // If the latch word of `gcl` names this node although it holds no copy
+  // and nothing local is acquiring it (the caller ensured that), releases
+  // it: kReleased; otherwise kOutdated. An orphan of priority handover.
+  ReplyResult ReleaseOrphan(rdma::GlobalAddress gcl, rdma::Endpoint& endpoint);
   void Answer(rdma::Endpoint& endpoint, rdma::ComputeNodeId to,
               InvalidationReply reply);
   bool InjectDrop();

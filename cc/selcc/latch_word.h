@@ -18,7 +18,11 @@
 //   (h, {})        node h-1 holds the Modified copy
 //   (h, T)         node h-1 holds the Modified copy and T are TRANSIENT
 //                  reader bits: readers whose FAA found a holder and whose
-//                  undoing FAA is in flight. h-1 is never in T.
+//                  undoing FAA is in flight. h-1 is never in T, with one
+//                  exception: a node handed the line by priority handover
+//                  (invalidation.h) while it was not waiting may find
+//                  itself holder through its own shared FAA; its bit is
+//                  then in T until its undoing FAA, one round trip.
 // A node's bit is set at most once at any time: a node has at most one
 // global acquisition of a GCL in progress (the frame's local exclusive
 // latch serializes them, cache.h), it adds its own bit only while it holds
@@ -44,6 +48,8 @@
 //                      reader bits, which their owners then undo)
 //   shared release     FAA -Reader(n)
 //   handover M->M      FAA Handover(n, to): (n+1,T) -> (to+1,T)   (4.4.1)
+//                      (priority handover, 5.3.2: WRITE dirty range +
+//                      the same FAA; `to` finds itself holder on retry)
 //   downgrade M->S,S   FAA Downgrade(n, r): (n+1,T) -> (0,T|{n,r}) + WRITE
 //                      dirty range                                 (4.4.2)
 // Garbage states (a carry or borrow) cannot arise; a word that is not

@@ -94,15 +94,43 @@ struct NodeState {
     rtt_ns.store(old + (ns - old) / 8, std::memory_order_relaxed);
   }
 
+  // Appends to `b` the WRITE of `f`'s dirty range (all of the payload when
+  // dirty_bounds is off) from `src`, counting the flush into `stats`.
+  void AppendFlush(const Frame& f, const uint8_t* src, rdma::Batch& b,
+                   AtomicStats& stats, bool shared_stats_block) const {
+    uint32_t begin = f.dirty_begin, end = f.dirty_end;
+    if (begin != end && !options.dirty_bounds) {
+      begin = 0;
+      end = payload_bytes;
+    }
+    if (begin == end) return;
+    b.Write(f.gcl + 8 + begin, src + begin, end - begin);
+    if (shared_stats_block) {
+      AtomicStats::Add(stats.flushes, 1);
+      AtomicStats::Add(stats.flushed_bytes, end - begin);
+    } else {
+      AtomicStats::Bump(stats.flushes, 1);
+      AtomicStats::Bump(stats.flushed_bytes, end - begin);
+    }
+  }
+
+  // Appends to `b` the priority handover of `f` (kModified) to node `to`
+  // (5.3.2): the flush of the dirty range, then FAA Handover(node, to). No
+  // forward: `to` is not waiting for one (invalidation.h); memory is
+  // current once the FAA lands, so `to`'s next CAS/FAA (batched with its
+  // READ) finds itself holder and reads the line. One round trip.
+  void AppendHandover(const Frame& f, int to, rdma::Batch& b,
+                      AtomicStats& stats, bool shared_stats_block) const {
+    AppendFlush(f, f.data, b, stats, shared_stats_block);
+    b.FetchAndAdd(f.gcl, LatchWord::Handover(node, to), nullptr);
+  }
+
   // Appends to `b` the release of `f`'s global ownership: for kModified the
   // WRITE of the dirty range (read from `src`, the payload copy: f->data or
   // a staging buffer) and FAA -Exclusive; for kShared FAA -Reader; nothing
   // for kInvalid. Counts flushes into `stats`. One round trip once executed.
   void AppendRelease(const Frame& f, const uint8_t* src, rdma::Batch& b,
                      AtomicStats& stats, bool shared_stats_block) const {
-    auto count = [&](std::atomic<uint64_t>& c, uint64_t n) {
-      shared_stats_block ? AtomicStats::Add(c, n) : AtomicStats::Bump(c, n);
-    };
     switch (f.memo) {
       case Memo::kInvalid:
         return;
@@ -110,16 +138,7 @@ struct NodeState {
         b.FetchAndAdd(f.gcl, LatchWord::ReleaseShared(node), nullptr);
         return;
       case Memo::kModified: {
-        uint32_t begin = f.dirty_begin, end = f.dirty_end;
-        if (begin != end && !options.dirty_bounds) {
-          begin = 0;
-          end = payload_bytes;
-        }
-        if (begin != end) {
-          b.Write(f.gcl + 8 + begin, src + begin, end - begin);
-          count(stats.flushes, 1);
-          count(stats.flushed_bytes, end - begin);
-        }
+        AppendFlush(f, src, b, stats, shared_stats_block);
         b.FetchAndAdd(f.gcl, LatchWord::ReleaseExclusive(node), nullptr);
         return;
       }

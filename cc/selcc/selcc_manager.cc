@@ -319,7 +319,8 @@ void SelccManager::NoWaitAccess(Frame* f) {
 }
 
 absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
-    SelccThread& t, Frame* f, uint64_t targets, Want want, uint32_t priority) {
+    SelccThread& t, Frame* f, uint64_t targets, Want want, uint32_t priority,
+    uint8_t flags) {
   const int nodes = fabric_.compute_node_count();
   std::vector<int> to;
   for (uint64_t rest = targets; rest != 0; rest &= rest - 1) {
@@ -340,6 +341,7 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
   request.seq = t.slot->Begin(static_cast<int>(to.size()));
   request.priority = priority;
   request.want = want;
+  request.flags = flags;
   rdma::Message m;
   m.type = selcc::kRequestMessage;
   m.Store(request);
@@ -430,15 +432,29 @@ absl::Status SelccManager::AcquireShared(SelccThread& t, Frame* f,
       if (invalidated) AtomicStats::Bump(t.stats->invalidating_locks);
       return absl::OkStatus();
     }
+    const bool handed_to_us = holder == node_;
     // A writer holds it: undo our transient bit BEFORE asking the writer,
     // whose downgrade adds the bit for us (latch_word.h).
     if (auto s = t.endpoint().FetchAndAdd(gcl, LatchWord::ReleaseShared(node_));
         !s.ok()) {
       return s.status();
     }
-    if (holder != node_) {
-      auto outcome =
-          Invalidate(t, f, LatchWord::Reader(holder), Want::kShared, attempt);
+    if (handed_to_us) {
+      // A peer handed us the line while we held no copy (priority
+      // handover, invalidation.h): memory was current before the FAA that
+      // named us, so the READ batched with our FAA has the line. M serves
+      // reads.
+      f->memo = Memo::kModified;
+      f->ClearDirty();
+      f->writer_priority = 0;
+      if (invalidated) AtomicStats::Bump(t.stats->invalidating_locks);
+      return absl::OkStatus();
+    }
+    {
+      const uint8_t flags =
+          selcc::kRequestToHolder | (lock.no_wait ? selcc::kRequestNoWait : 0);
+      auto outcome = Invalidate(t, f, LatchWord::Reader(holder), Want::kShared,
+                                attempt, flags);
       if (!outcome.ok()) return outcome.status();
       invalidated = true;
       if (outcome->granted_shared) {
@@ -454,10 +470,6 @@ absl::Status SelccManager::AcquireShared(SelccThread& t, Frame* f,
         AtomicStats::Bump(t.stats->lock_retries);
         continue;  // the holder let go: retry at once
       }
-    } else {
-      LOG_EVERY_N(WARNING, 1000)
-          << "compute node " << node_ << " finds itself holding " << gcl
-          << " exclusive while its frame is invalid";
     }
     if (absl::Status s = BackOff(t, attempt, deadline, "shared latch", gcl);
         !s.ok()) {
@@ -500,7 +512,9 @@ absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
       b.CompareAndSwap(gcl, 0, LatchWord::Exclusive(node_), &old)
           .Read(gcl + 8, f->data, state_->payload_bytes);
       if (absl::Status s = Execute(t, b); !s.ok()) return s;
-      won = old == 0;
+      // Or a peer handed us the line while we retried (priority handover,
+      // invalidation.h): the READ after the CAS has the current line.
+      won = old == 0 || LatchWord::Holder(old) == node_;
     }
     if (won) {
       f->memo = Memo::kModified;
@@ -519,7 +533,10 @@ absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
         holder >= 0 ? (holder == node_ ? 0 : LatchWord::Reader(holder))
                     : LatchWord::Readers(old) & ~LatchWord::Reader(node_);
     if (targets != 0) {
-      auto outcome = Invalidate(t, f, targets, Want::kExclusive, attempt);
+      const uint8_t flags = (holder >= 0 ? selcc::kRequestToHolder : 0) |
+                            (lock.no_wait ? selcc::kRequestNoWait : 0);
+      auto outcome =
+          Invalidate(t, f, targets, Want::kExclusive, attempt, flags);
       if (!outcome.ok()) return outcome.status();
       invalidated = true;
       if (outcome->granted_exclusive) {
@@ -695,8 +712,17 @@ absl::Status SelccManager::ReleaseGlobal(SelccThread& t, Frame* f) {
         std::max<int64_t>(50'000, 16 * state_->rtt_ns.load());
     f->local_hold_off_until_ns.store(selcc::SteadyNowNanos() + window);
   }
+  // Priority handover (5.3.2, invalidation.h): the most urgent writer we
+  // dropped gets the line instead of whoever retries first.
+  const selcc::HandoverMemo memo = selcc::HandoverMemo::Unpack(
+      f->handover_memo.exchange(0, std::memory_order_relaxed));
   rdma::Batch b;
-  state_->AppendRelease(*f, f->data, b, *t.stats, false);
+  if (options().priority_matching && f->memo == Memo::kModified &&
+      memo.node >= 0 && memo.node != node_ && memo.exclusive) {
+    state_->AppendHandover(*f, memo.node, b, *t.stats, false);
+  } else {
+    state_->AppendRelease(*f, f->data, b, *t.stats, false);
+  }
   absl::Status s = Execute(t, b);
   f->memo = Memo::kInvalid;
   f->ClearDirty();
@@ -741,6 +767,15 @@ CacheStats SelccManager::Stats() const {
   std::lock_guard<std::mutex> lock(state_->stats_mu);
   for (const auto& t : state_->thread_stats) t->AddTo(s);
   return s;
+}
+
+selcc::HandoverMemo SelccManager::DebugHandoverMemo(rdma::GlobalAddress gcl) {
+  bool latched = false;
+  Frame* f = state_->cache.Lookup(gcl, Cache::Mode::kShared, &latched);
+  if (f == nullptr) return {};
+  const uint64_t w = f->handover_memo.load();
+  latched ? f->latch.UnlockShared() : Cache::Unpin(f);
+  return selcc::HandoverMemo::Unpack(w);
 }
 
 SelccManager::DebugFrame SelccManager::DebugState(rdma::GlobalAddress gcl) {

@@ -13,7 +13,9 @@
 //                          take the latch from scratch
 //   Unlock                 0 (lazy release: the global latch stays until a
 //                          peer asks for it or the frame is evicted), except
-//                          when the frame's lease expired (5.3.1): 1
+//                          when the frame's lease expired (5.3.1): 1, and
+//                          the line goes to the most urgent writer dropped
+//                          meanwhile (priority handover, invalidation.h)
 // A conflicting latch word costs invalidation messages (invalidation.h):
 // the requester waits for every reply, then either holds the line (the
 // holder handed it over and forwarded the payload into our frame), or
@@ -84,6 +86,9 @@ class SelccManager : public GclManager {
     bool lease_active = false;
   };
   DebugFrame DebugState(rdma::GlobalAddress gcl);
+  // This node's handover memo for `gcl` (node -1: none or not cached);
+  // read without the latch, so callable while a thread holds the line.
+  selcc::HandoverMemo DebugHandoverMemo(rdma::GlobalAddress gcl);
   // Frames of the cache, and of them free.
   uint64_t cache_frames() const { return state_->cache.capacity(); }
   uint64_t free_frames() const { return state_->cache.free_frames(); }
@@ -119,11 +124,12 @@ class SelccManager : public GclManager {
   absl::Status AcquireExclusive(SelccThread& t, Frame* f, LockOptions lock,
                                 absl::Time deadline);
   // Sends an invalidation to every node in `targets` (a reader bitmap) and
-  // waits for all replies.
+  // waits for all replies. `flags`: selcc::kRequest* bits.
   absl::StatusOr<selcc::ReplySlot::Outcome> Invalidate(SelccThread& t, Frame* f,
                                                        uint64_t targets,
                                                        selcc::Want want,
-                                                       uint32_t priority);
+                                                       uint32_t priority,
+                                                       uint8_t flags);
   // Waits T = C * RTT / attempt after a failed attempt; DeadlineExceeded
   // past the deadline.
   absl::Status BackOff(SelccThread& t, uint32_t attempt, absl::Time deadline,
@@ -137,7 +143,9 @@ class SelccManager : public GclManager {
   // a peer was asking for it.
   bool LeaseExpired(const Frame& f) const;
   static void NoWaitAccess(Frame* f);
-  // Gives up the global ownership of `f` (latched exclusive).
+  // Gives up the global ownership of `f` (latched exclusive): to the node
+  // of its handover memo when it holds M and priority_matching is on
+  // (5.3.2, invalidation.h), otherwise a release.
   absl::Status ReleaseGlobal(SelccThread& t, Frame* f);
   absl::Status Aborted(SelccThread& t, const char* what,
                        rdma::GlobalAddress gcl);

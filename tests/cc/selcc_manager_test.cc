@@ -284,11 +284,12 @@ TEST_F(SelccManagerTest, RunningHolderMakesNoWaitAbortAndOthersTimeOut) {
   // The words and memos did not move.
   EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(0));
   // Node 1 retried for 300 ms, far past kLeaseBreakPriority: the unlock
-  // ends node 0's lease and releases the line for it (5.3.1).
+  // ends node 0's lease (5.3.1) and hands the line to node 1, its most
+  // urgent dropped writer (5.3.2), although node 1 gave up meanwhile.
   x->Unlock().IgnoreError();
-  EXPECT_EQ(LatchWordNow(), 0u);
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
   ExpectMemos(Memo::kInvalid, Memo::kInvalid, Memo::kInvalid);
-  // Any free line is taken even under no_wait.
+  // Node 1 finds itself holder and takes the line, even under no_wait.
   auto w = m(1).XLock(c(1), gcl_, {.no_wait = true});
   EXPECT_TRUE(w.ok()) << w.status();
 }
@@ -336,6 +337,107 @@ TEST_F(SelccManagerTest, LeaseOfZeroGivesTheLineUpAtTheNextUnlock) {
   // handler handed it over right after: either way node 1 holds it now.
   EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
   ExpectMemos(Memo::kInvalid, Memo::kModified, Memo::kInvalid);
+}
+
+// Priority handover (5.3.2): node 0 keeps the line busy; node 1 asks first
+// and keeps retrying (its priority grows), node 2 asks later (lower
+// priority). Node 0 remembers node 1's request; its unlock (lease 0) hands
+// the line straight to node 1 (no free window), node 2 gets it after.
+TEST_F(SelccManagerTest, LeaseEndHandsTheLineToTheMostUrgentDroppedWriter) {
+  CcOptions o = SelccOptions();
+  o.lease_gamma = 0;
+  o.lock_timeout = absl::Seconds(10);
+  Build(o);
+  auto x = m(0).XLock(c(0), gcl_);
+  ASSERT_TRUE(x.ok());
+  const uint64_t value = 0x5e1cc0de;
+  std::memcpy(x->MutableRange(0, 8), &value, 8);
+  std::atomic<int> order{0};
+  std::atomic<int> got1{-1}, got2{-1};
+  std::atomic<bool> let_go{false};
+  std::thread node1([&] {
+    auto y = m(1).XLock(c(1), gcl_);
+    ASSERT_TRUE(y.ok()) << y.status();
+    got1 = order.fetch_add(1);
+    uint64_t v;
+    std::memcpy(&v, y->data(), 8);
+    EXPECT_EQ(v, value);
+    while (!let_go.load()) absl::SleepFor(absl::Milliseconds(1));
+    const uint64_t v1 = value + 1;
+    std::memcpy(y->MutableRange(0, 8), &v1, 8);
+  });
+  // Node 1 retries until its priority (= its attempts) is far ahead.
+  auto memo = [&] { return sm(0).DebugHandoverMemo(gcl_); };
+  constexpr uint32_t kAhead = 200;
+  for (int i = 0; i < 20000 && memo().priority < kAhead; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_EQ(memo().node, 1);
+  ASSERT_GE(memo().priority, kAhead);
+  EXPECT_TRUE(memo().exclusive);
+  std::thread node2([&] {
+    auto z = m(2).XLock(c(2), gcl_);
+    ASSERT_TRUE(z.ok()) << z.status();
+    got2 = order.fetch_add(1);
+    uint64_t v;
+    std::memcpy(&v, z->data(), 8);
+    EXPECT_EQ(v, value + 1);
+  });
+  // Node 2's first request was dropped too (it backs off after a reply),
+  // and did not displace node 1's, whose priority is higher.
+  while (m(2).Stats().lock_retries == 0) std::this_thread::yield();
+  EXPECT_EQ(memo().node, 1) << "priority " << memo().priority;
+  ASSERT_TRUE(x->Unlock().ok());
+  // The unlock itself handed the line over: no moment without a holder.
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
+  EXPECT_EQ(MemoryWord(0), value);  // flushed by the handover
+  EXPECT_EQ(MemoOf(0), Memo::kInvalid);
+  EXPECT_EQ(sm(0).DebugHandoverMemo(gcl_).node, -1);  // cleared
+  for (int i = 0; i < 5000 && got1.load() < 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(got1.load(), 0);
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
+  let_go = true;
+  node1.join();
+  node2.join();
+  EXPECT_EQ(got2.load(), 1);
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(2));
+  ExpectMemos(Memo::kInvalid, Memo::kInvalid, Memo::kModified);
+}
+
+// A remembered writer that gave up before the handover holds the line as
+// an orphan; the next request to it makes its handler release the line
+// (memory is current), and its own next lock adopts it.
+TEST_F(SelccManagerTest, HandoverToAWriterThatGaveUpIsHarmless) {
+  CcOptions o = SelccOptions();
+  o.lease_gamma = 0;
+  o.lock_timeout = absl::Milliseconds(100);
+  Build(o);
+  for (int round = 0; round < 2; ++round) {
+    auto x = m(0).XLock(c(0), gcl_);
+    ASSERT_TRUE(x.ok()) << x.status();
+    const uint64_t value = 1000 + round;
+    std::memcpy(x->MutableRange(0, 8), &value, 8);
+    auto y = m(1).XLock(c(1), gcl_);  // times out: node 0 is busy
+    ASSERT_EQ(y.status().code(), absl::StatusCode::kDeadlineExceeded);
+    ASSERT_EQ(sm(0).DebugHandoverMemo(gcl_).node, 1);
+    ASSERT_TRUE(x->Unlock().ok());
+    EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));  // the orphan
+    ExpectMemos(Memo::kInvalid, Memo::kInvalid, Memo::kInvalid);
+    if (round == 0) {
+      // Another node asks the orphan's node: it lets go.
+      EXPECT_EQ(Read(2), value);
+      EXPECT_EQ(LatchWordNow(), LatchWord::Reader(2));
+      ExpectMemos(Memo::kInvalid, Memo::kInvalid, Memo::kShared);
+      Write(0, 0);  // back to node 0 for the next round
+    } else {
+      // The orphan's node reads: it finds itself holder and keeps M.
+      EXPECT_EQ(Read(1), value);
+      EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
+      ExpectMemos(Memo::kInvalid, Memo::kModified, Memo::kInvalid);
+    }
+  }
 }
 
 // Two local threads keep a line busy; a peer's requests are dropped until
