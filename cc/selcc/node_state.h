@@ -35,17 +35,24 @@ inline int64_t SteadyNowNanos() {
 // load and store, no locked instruction on the hit path); blocks shared by
 // handler threads use Add.
 struct AtomicStats {
-#define STRAND_SELCC_STATS(X)                                           \
-  X(shared_locks)                                                       \
-  X(exclusive_locks)                                                    \
-  X(hits)                                                               \
-  X(upgrades)                                                           \
-  X(lock_retries)                                                       \
-  X(lock_timeouts)                                                      \
-  X(no_wait_aborts)                                                     \
-  X(invalidating_locks) X(invalidations_sent) X(invalidations_received) \
-      X(invalidations_dropped) X(forwards) X(evictions) X(flushes)      \
-          X(flushed_bytes)
+// clang-format off
+#define STRAND_SELCC_STATS(X) \
+  X(shared_locks) \
+  X(exclusive_locks) \
+  X(hits) \
+  X(upgrades) \
+  X(lock_retries) \
+  X(lock_timeouts) \
+  X(no_wait_aborts) \
+  X(invalidating_locks) \
+  X(invalidations_sent) \
+  X(invalidations_received) \
+  X(invalidations_dropped) \
+  X(forwards) \
+  X(evictions) \
+  X(flushes) \
+  X(flushed_bytes)
+// clang-format on
 #define STRAND_DECLARE(f) std::atomic<uint64_t> f{0};
   STRAND_SELCC_STATS(STRAND_DECLARE)
 #undef STRAND_DECLARE
