@@ -122,6 +122,18 @@ absl::Status BLinkTree::CheckKey(std::string_view key) const {
   return absl::OkStatus();
 }
 
+absl::Status BLinkTree::CheckBounds(
+    std::optional<std::string_view> low,
+    std::optional<std::string_view> high) const {
+  if (low) {
+    if (absl::Status s = CheckKey(*low); !s.ok()) return s;
+  }
+  if (high) {
+    if (absl::Status s = CheckKey(*high); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 std::string BLinkTree::InternalKey(std::string_view key, uint64_t value) const {
   std::string k(key);
   if (!unique_) {
@@ -488,12 +500,7 @@ absl::Status BLinkTree::Scan(cc::ThreadContext& ctx,
                              std::optional<std::string_view> low,
                              std::optional<std::string_view> high,
                              uint64_t limit, Visitor visit) {
-  if (low) {
-    if (absl::Status s = CheckKey(*low); !s.ok()) return s;
-  }
-  if (high) {
-    if (absl::Status s = CheckKey(*high); !s.ok()) return s;
-  }
+  if (absl::Status s = CheckBounds(low, high); !s.ok()) return s;
   const std::string from =
       low ? InternalKey(*low, 0) : std::string(width_, '\0');
   std::optional<std::string> to;
@@ -537,12 +544,7 @@ absl::Status BLinkTree::ScanBackward(cc::ThreadContext& ctx,
                                      std::optional<std::string_view> high,
                                      std::optional<std::string_view> low,
                                      uint64_t limit, Visitor visit) {
-  if (low) {
-    if (absl::Status s = CheckKey(*low); !s.ok()) return s;
-  }
-  if (high) {
-    if (absl::Status s = CheckKey(*high); !s.ok()) return s;
-  }
+  if (absl::Status s = CheckBounds(low, high); !s.ok()) return s;
   const std::string from =
       high ? InternalKey(*high, ~uint64_t{0}) : std::string(width_, '\xff');
   std::optional<std::string> to;

@@ -140,6 +140,9 @@ class BLinkTree {
             uint16_t key_width, bool unique, rdma::GlobalAddress root);
 
   absl::Status CheckKey(std::string_view key) const;
+  // CheckKey on each scan bound that is given.
+  absl::Status CheckBounds(std::optional<std::string_view> low,
+                           std::optional<std::string_view> high) const;
   std::string InternalKey(std::string_view key, uint64_t value) const;
 
   // From the cached root down to the node of level `stop_level` (or the
