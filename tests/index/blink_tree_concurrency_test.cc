@@ -117,7 +117,9 @@ TEST_P(BLinkTreeConcurrencyTest, OverlappingAndDisjointInsertsFromAllNodes) {
   ASSERT_EQ(forward.size(), total);
   for (size_t i = 0; i < forward.size(); ++i) {
     const auto [k, v] = forward[i];
-    if (i > 0) ASSERT_LT(forward[i - 1].first, k);  // sorted, each once
+    if (i > 0) {
+      ASSERT_LT(forward[i - 1].first, k);  // sorted, each once
+    }
     if (k >= kSharedBase) {
       EXPECT_EQ(v, winners[k]);
     } else {

@@ -95,7 +95,8 @@ double Overhead(const Schema& s, uint32_t gcl_size) {
   const uint32_t slots = heap_page::SlotsPerPage(gcl_size - 8, s.tuple_bytes(),
                                                  TupleAddress::kMaxSlots);
   if (slots == 0) return 0;  // does not fit
-  return static_cast<double>(gcl_size) / (double{slots} * s.data_bytes());
+  return static_cast<double>(gcl_size) /
+         (static_cast<double>(slots) * s.data_bytes());
 }
 
 TEST(TpccOverheadTest, PrintsGclBytesPerTupleByte) {
