@@ -60,46 +60,26 @@ absl::StatusOr<uint8_t*> LoopbackComputeNode::TranslatePeer(
 
 absl::Status LoopbackComputeNode::StartHandlers(MessageHandler handler,
                                                 int threads) {
-  if (threads < 1) {
-    return absl::InvalidArgumentError("a compute node needs >= 1 handler");
-  }
-  absl::MutexLock lock(&handlers_mu_);
-  if (handlers_started_) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("compute node %d already runs message handlers", id_));
-  }
-  handlers_started_ = true;
-  handler_ = std::move(handler);
-  for (int i = 0; i < threads; ++i) {
-    auto endpoint = NewEndpoint();
-    if (!endpoint.ok()) return endpoint.status();
-    handler_endpoints_.push_back(*std::move(endpoint));
-  }
-  for (auto& endpoint : handler_endpoints_) {
-    handler_threads_.emplace_back(&LoopbackComputeNode::HandlerLoop, this,
-                                  endpoint.get());
-  }
-  return absl::OkStatus();
+  return handlers_.Start(
+      *this, std::move(handler), threads,
+      [this](Message* message) {
+        MessageInbox::Entry entry;
+        if (!inbox_.Pop(&entry)) return false;
+        // The cost model delays delivery by half a round trip.
+        if (!fabric_->cost_model().is_free()) {
+          CostModel::SpinUntil(entry.deliver_at_ns);
+        }
+        *message = entry.message;
+        return true;
+      },
+      [](Endpoint& endpoint) {
+        static_cast<LoopbackEndpoint&>(endpoint).CountReceived();
+      });
 }
 
 void LoopbackComputeNode::StopHandlers() {
   inbox_.Close();
-  absl::MutexLock lock(&handlers_mu_);
-  for (auto& t : handler_threads_) t.join();
-  handler_threads_.clear();
-  handler_endpoints_.clear();
-}
-
-void LoopbackComputeNode::HandlerLoop(Endpoint* endpoint) {
-  auto* loopback = static_cast<LoopbackEndpoint*>(endpoint);
-  MessageInbox::Entry entry;
-  while (inbox_.Pop(&entry)) {
-    if (!fabric_->cost_model().is_free()) {
-      CostModel::SpinUntil(entry.deliver_at_ns);
-    }
-    loopback->CountReceived();
-    handler_(entry.message, *endpoint);
-  }
+  handlers_.Join();
 }
 
 }  // namespace strand::rdma

@@ -8,12 +8,12 @@
 #include <array>
 #include <atomic>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "rdma/fabric.h"
+#include "rdma/handler_threads.h"
 #include "rdma/loopback/message_inbox.h"
 
 namespace strand::rdma {
@@ -43,8 +43,6 @@ class LoopbackComputeNode : public ComputeNode {
   MessageInbox& inbox() { return inbox_; }
 
  private:
-  void HandlerLoop(Endpoint* endpoint);
-
   LoopbackFabric* const fabric_;
   const ComputeNodeId id_;
   CounterRegistry counters_;
@@ -56,11 +54,7 @@ class LoopbackComputeNode : public ComputeNode {
   std::array<LocalRegion, kMaxRegions> regions_;
   std::atomic<int> region_count_{0};
 
-  absl::Mutex handlers_mu_;
-  bool handlers_started_ ABSL_GUARDED_BY(handlers_mu_) = false;
-  MessageHandler handler_;
-  std::vector<std::unique_ptr<Endpoint>> handler_endpoints_;
-  std::vector<std::thread> handler_threads_;
+  HandlerThreads handlers_;
 };
 
 }  // namespace strand::rdma

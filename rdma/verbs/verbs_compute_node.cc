@@ -119,41 +119,18 @@ absl::Status VerbsComputeNode::CheckPeerWrite(const PeerAddress& dst,
 
 absl::Status VerbsComputeNode::StartHandlers(MessageHandler handler,
                                              int threads) {
-  if (threads < 1) {
-    return absl::InvalidArgumentError("a compute node needs >= 1 handler");
-  }
-  absl::MutexLock lock(&handlers_mu_);
-  if (handlers_started_) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("compute node %d already runs message handlers", id_));
-  }
-  handlers_started_ = true;
-  handler_ = std::move(handler);
-  for (int i = 0; i < threads; ++i) {
-    auto endpoint = NewEndpoint();
-    if (!endpoint.ok()) return endpoint.status();
-    handler_endpoints_.push_back(*std::move(endpoint));
-  }
-  for (auto& endpoint : handler_endpoints_) {
-    auto* ep = static_cast<VerbsEndpoint*>(endpoint.get());
-    handler_threads_.emplace_back([this, ep] {
-      Message message;
-      while (ring_->Next(&message)) {
-        ep->CountReceived();
-        handler_(message, *ep);
-      }
-    });
-  }
-  return absl::OkStatus();
+  return handlers_.Start(
+      *this, std::move(handler), threads,
+      [this](Message* message) { return ring_->Next(message); },
+      [](Endpoint& endpoint) {
+        static_cast<VerbsEndpoint&>(endpoint).CountReceived();
+      });
 }
 
 void VerbsComputeNode::StopHandlers() {
   handlers_stopped_.store(true, std::memory_order_release);
   if (ring_ != nullptr) ring_->Stop();
-  absl::MutexLock lock(&handlers_mu_);
-  for (auto& t : handler_threads_) t.join();
-  handler_threads_.clear();
-  handler_endpoints_.clear();
+  handlers_.Join();
 }
 
 absl::Status VerbsComputeNode::AwaitBarrier(

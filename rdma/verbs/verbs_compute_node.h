@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "rdma/fabric.h"
+#include "rdma/handler_threads.h"
 #include "rdma/verbs/cluster_config.h"
 #include "rdma/verbs/device.h"
 #include "rdma/verbs/listener.h"
@@ -82,12 +83,8 @@ class VerbsComputeNode : public ComputeNode {
   absl::Mutex barrier_mu_;
   absl::flat_hash_set<int> arrived_ ABSL_GUARDED_BY(barrier_mu_);
 
-  absl::Mutex handlers_mu_;
-  bool handlers_started_ ABSL_GUARDED_BY(handlers_mu_) = false;
   std::atomic<bool> handlers_stopped_{false};
-  MessageHandler handler_;
-  std::vector<std::unique_ptr<Endpoint>> handler_endpoints_;
-  std::vector<std::thread> handler_threads_;
+  HandlerThreads handlers_;
 
   // The listener owns the queue pairs attached to the ring: declared after
   // it, so it is destroyed first.

@@ -1,0 +1,46 @@
+#include "rdma/handler_threads.h"
+
+#include "absl/strings/str_format.h"
+
+namespace strand::rdma {
+
+absl::Status HandlerThreads::Start(ComputeNode& node, MessageHandler handler,
+                                   int threads, NextMessage next,
+                                   CountReceived count) {
+  if (threads < 1) {
+    return absl::InvalidArgumentError("a compute node needs >= 1 handler");
+  }
+  absl::MutexLock lock(&mu_);
+  if (started_) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "compute node %d already runs message handlers", node.id()));
+  }
+  started_ = true;
+  handler_ = std::move(handler);
+  next_ = std::move(next);
+  count_ = std::move(count);
+  for (int i = 0; i < threads; ++i) {
+    auto endpoint = node.NewEndpoint();
+    if (!endpoint.ok()) return endpoint.status();
+    endpoints_.push_back(*std::move(endpoint));
+  }
+  for (auto& endpoint : endpoints_) {
+    threads_.emplace_back([this, ep = endpoint.get()] {
+      Message message;
+      while (next_(&message)) {
+        count_(*ep);
+        handler_(message, *ep);
+      }
+    });
+  }
+  return absl::OkStatus();
+}
+
+void HandlerThreads::Join() {
+  absl::MutexLock lock(&mu_);
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  endpoints_.clear();
+}
+
+}  // namespace strand::rdma
