@@ -60,7 +60,8 @@ struct Frame {
   uint32_t dirty_begin = 0;  // payload offsets, [begin, end); empty if equal
   uint32_t dirty_end = 0;
   // Priority matching (5.3.2): a starved writer's priority when it won the
-  // line; only a reader at least as urgent may take it away.
+  // line; until the writer unlocks, only a reader at least as urgent may
+  // take it away.
   uint32_t writer_priority = 0;
 
   // Lease (5.3.1): active once an invalidation was dropped because local

@@ -755,6 +755,12 @@ absl::Status SelccManager::UnlockExclusive(ThreadContext& ctx,
                                            uint32_t dirty_end) {
   auto* f = static_cast<Frame*>(handle.frame);
   f->AddDirty(dirty_begin, dirty_end);
+  // A starved writer's priority (priority matching) keeps readers from
+  // taking the line back before the writer used it; it has now. Kept any
+  // longer it would outrank every no-wait reader for as long as this node
+  // keeps the idle line, and a no-wait reader never retries past
+  // kNoWaitAttempts: starved for good.
+  f->writer_priority = 0;
   absl::Status s;
   if (LeaseExpired(*f)) s = ReleaseGlobal(static_cast<SelccThread&>(ctx), f);
   f->latch.Unlock();

@@ -316,6 +316,34 @@ TEST_F(SelccManagerTest, WaitingWriterGetsTheLineWhenTheHolderUnlocks) {
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(y->data()), 4), "abcd");
 }
 
+TEST_F(SelccManagerTest, StarvedWritersPriorityEndsWithItsUnlock) {
+  // A writer that won the line after many retries (high priority) used to
+  // keep outranking readers for as long as its node kept the line, even
+  // idle: a no-wait reader (priority < kNoWaitAttempts) was refused forever
+  // (TPC-C under 2PL hung on a line last written by a blocking index
+  // insert). The priority protects the writer only until it lets go.
+  // Node 0 reads and keeps its shared latch a while: node 1's writer
+  // retries (its invalidations are dropped while the latch is busy).
+  auto x = m(0).SLock(c(0), gcl_);
+  ASSERT_TRUE(x.ok());
+  std::thread releaser([&] {
+    absl::SleepFor(absl::Milliseconds(20));
+    ASSERT_TRUE(x->Unlock().ok());
+  });
+  {
+    auto y = m(1).XLock(c(1), gcl_);  // retries until node 0 lets go
+    releaser.join();
+    ASSERT_TRUE(y.ok()) << y.status();
+    ASSERT_GE(m(1).Stats().lock_retries, 8u);  // won as a starved writer
+    std::memcpy(y->MutableRange(0, 8), "starved!", 8);
+  }
+  EXPECT_EQ(MemoOf(1), Memo::kModified);  // lazy release: kept, idle
+  auto r = m(2).SLock(c(2), gcl_, LockOptions{.no_wait = true});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(r->data()), 8),
+            "starved!");
+}
+
 TEST_F(SelccManagerTest, LeaseOfZeroGivesTheLineUpAtTheNextUnlock) {
   CcOptions o = SelccOptions();
   o.lease_gamma = 0;
