@@ -259,7 +259,9 @@ class TpccCrashTest : public ::testing::Test {
     std::cout << "tpcc crash test " << name << " (" << c.compute_nodes
               << " compute node(s) x " << c.threads << " threads"
               << (c.early_lock_release ? ", early lock release" : "")
-              << (c.pipeline != 0 ? ", pipelined acknowledgement" : "")
+              << (c.pipeline > 0 || (c.pipeline < 0 && c.compute_nodes == 1)
+                      ? ", pipelined acknowledgement"
+                      : "")
               << "): " << st.rounds << " kill -9 rounds ("
               << st.killed_before_run << " before the log opened), "
               << st.acknowledged << " acknowledged New-Orders checked, "
