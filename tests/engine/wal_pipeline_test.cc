@@ -16,7 +16,6 @@
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "tests/engine/wal_bank.h"
-#include "tests/testing/test_fabric.h"
 #include "tests/wal/wal_test_util.h"
 #include "wal/log_format.h"
 #include "wal/log_reader.h"
@@ -27,42 +26,13 @@ namespace {
 using testing::WalBank;
 using wal::testing::FaultInjectingLogFileFactory;
 using wal::testing::LogPosition;
-using wal::testing::TempDir;
 
-EngineOptions Options(txn::CcAlgorithm algorithm) {
-  EngineOptions o;
-  o.fabric = testing::TestFabricOptions(1, 1);
-  o.algorithm = algorithm;
-  o.retry.max_retries = 100000;
-  return o;
-}
-
-class WalPipelineTest : public ::testing::TestWithParam<txn::CcAlgorithm> {
+class WalPipelineTest : public testing::WalBankTest {
  protected:
-  void SetUp() override {
-    image_ = dir_.path() + "/bank.img";
-    wal_dir_ = dir_.path() + "/wal";
-    auto engine = Engine::Open(Options(GetParam()));
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    auto bank = WalBank::Define(**engine, /*create=*/true);
-    ASSERT_TRUE(bank.ok()) << bank.status();
-    {
-      auto session = (*engine)->NewSession(0);
-      ASSERT_TRUE(session.ok());
-      ASSERT_TRUE(bank->Load(**session).ok());
-    }
-    ASSERT_TRUE((*engine)->SaveImage(image_).ok());
-  }
-
   // The bank over the image, logging to wal_dir_ with early lock release
   // (what pipelining needs).
   void OpenLogged(wal::LogFileFactory* files) {
-    EngineOptions o = Options(GetParam());
-    o.image_path = image_;
-    o.wal.dir = wal_dir_;
-    o.wal.file_factory = files;
-    o.wal.early_lock_release = true;
-    auto engine = Engine::Open(o);
+    auto engine = Engine::Open(LoggedOptions(files, true));
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = *std::move(engine);
     auto bank = WalBank::Define(*engine_, false);
@@ -82,8 +52,6 @@ class WalPipelineTest : public ::testing::TestWithParam<txn::CcAlgorithm> {
     s.CallAsync<bool>(bank_.transfer, std::move(done), from, to, amount, seq);
   }
 
-  TempDir dir_;
-  std::string image_, wal_dir_;
   std::unique_ptr<Engine> engine_;
   WalBank bank_;
 };
@@ -277,10 +245,7 @@ TEST_P(WalPipelineTest, ConcurrentPipelinesStaySerializableAndShareFlushes) {
   }
   engine_.reset();
 
-  EngineOptions o = Options(GetParam());
-  o.image_path = image_;
-  o.recover_wal_dir = wal_dir_;
-  auto recovered = Engine::Open(o);
+  auto recovered = Recover();
   ASSERT_TRUE(recovered.ok()) << recovered.status();
   auto bank = WalBank::Define(**recovered, false);
   ASSERT_TRUE(bank.ok());
@@ -296,7 +261,7 @@ TEST_P(WalPipelineTest, ConcurrentPipelinesStaySerializableAndShareFlushes) {
 
 // Without a log CallAsync delivers at once: nothing waits.
 TEST_P(WalPipelineTest, WithoutALogTheOutcomeComesAtOnce) {
-  EngineOptions o = Options(GetParam());
+  EngineOptions o = testing::WalBankOptions(GetParam());
   o.image_path = image_;
   auto engine = Engine::Open(o);
   ASSERT_TRUE(engine.ok()) << engine.status();
@@ -316,14 +281,9 @@ TEST_P(WalPipelineTest, WithoutALogTheOutcomeComesAtOnce) {
   EXPECT_EQ((*session)->unacknowledged(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Algorithms, WalPipelineTest,
-    ::testing::Values(txn::CcAlgorithm::kTwoPhaseLocking,
-                      txn::CcAlgorithm::kTimestampOrdering,
-                      txn::CcAlgorithm::kOptimistic),
-    [](const ::testing::TestParamInfo<txn::CcAlgorithm>& info) {
-      return std::string(txn::CcAlgorithmName(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Algorithms, WalPipelineTest,
+                         ::testing::ValuesIn(testing::kWalAlgorithms),
+                         testing::WalAlgorithmName);
 
 }  // namespace
 }  // namespace strand::engine
