@@ -85,10 +85,13 @@ size_t Session::Poll() {
     for (PendingCall& call : ready_) {
       Ran& ran = call.ran;
       if (ran.ack_lsn > durable) {
-        // Never reported as committed: its record may be lost.
+        // Not reported as it ended: a commit's record may be lost, and a
+        // rollback may rest on reads of lost writes.
         ran.outcome = failure;
-        stats_->by_procedure[ran.id]
-            .aborts[static_cast<int>(txn::AbortReason::kError)]++;
+        if (ran.committed) {
+          stats_->by_procedure[ran.id]
+              .aborts[static_cast<int>(txn::AbortReason::kError)]++;
+        }
       } else if (ran.committed) {
         ProcedureStats& stats = stats_->by_procedure[ran.id];
         stats.commits++;
