@@ -82,7 +82,7 @@ DEFINE_int32(wal_pipeline, -1,
              "counted, timed (commit latency) and written to --acked_log "
              "only once durable, never before. Lets one fdatasync serve "
              "many commits. 0: every transaction waits for its own commit "
-             "to be durable before the thread goes on. -1 (default): 128 "
+             "to be durable before the thread goes on. -1 (default): 1024 "
              "with one compute node, 0 with several (pipelining needs early "
              "lock release, which is safe with one compute node only; an "
              "explicit N > 0 with several is refused)");

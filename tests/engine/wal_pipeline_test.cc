@@ -233,7 +233,7 @@ TEST_P(WalPipelineTest, ConcurrentPipelinesStaySerializableAndShareFlushes) {
 
   const wal::LogWriterStats stats = engine_->log(0)->stats();
   EXPECT_EQ(stats.records, acked_seqs.size());
-  // A flush takes >= 2 ms; the writers keep up to 128 commits each in
+  // A flush takes >= 2 ms; the writers keep up to 1024 commits each in
   // flight, so flushes must be far fewer than commits (one commit per
   // flush without pipelining).
   EXPECT_GE(stats.records, 4 * stats.flushes)

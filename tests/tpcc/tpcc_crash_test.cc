@@ -11,7 +11,7 @@
 //
 // Configurations: 1 node x 2 threads without pipelining, 2 nodes x 1
 // thread, early lock release, and pipelined acknowledgement (--wal_pipeline,
-// tpcc's default with one node; depth 128 and 1). Rounds cycle through 2PL,
+// tpcc's default with one node; depth 1024 and 1). Rounds cycle through 2PL,
 // TO and OCC. Rounds per test: STRAND_TPCC_CRASH_ROUNDS (default 2, 1, 1,
 // 3 and 1: the short version ctest runs). Prints rounds, acknowledged
 // New-Orders checked and losses.
