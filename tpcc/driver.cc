@@ -34,6 +34,18 @@ struct ThreadResult {
   std::string error;
 };
 
+// Runs one call: with Session::Call and `done` at once (pipeline 0), or
+// pipelined with Session::CallAsync, `done` at acknowledgement.
+template <typename Out, typename In>
+void Issue(engine::Session& session, engine::ProcedureId id, size_t pipeline,
+           const In& in, absl::AnyInvocable<void(absl::StatusOr<Out>)> done) {
+  if (pipeline == 0) {
+    done(session.Call<Out>(id, in));
+  } else {
+    session.CallAsync<Out>(id, std::move(done), in);
+  }
+}
+
 WalRunStats SumWalStats(engine::Engine& engine) {
   WalRunStats sum;
   for (rdma::ComputeNodeId node : engine.local_compute_nodes()) {
@@ -161,15 +173,6 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
           if (out.error.empty()) out.error = status.ToString();
         }
       };
-      auto issue = [&]<typename Out, typename In>(
-                       int type, const In& in,
-                       absl::AnyInvocable<void(absl::StatusOr<Out>)> done) {
-        if (options.wal_pipeline == 0) {
-          done((*session)->Call<Out>(ids[type], in));
-        } else {
-          (*session)->CallAsync<Out>(ids[type], std::move(done), in);
-        }
-      };
       uint64_t measured = 0;
       while (!stop.load(std::memory_order_relaxed)) {
         int type = 0;
@@ -185,8 +188,8 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
           case kNewOrder: {
             const NewOrderInput in =
                 MakeNewOrderInput(r, scale, w, W, options.remote, now);
-            issue.operator()<NewOrderOutput>(
-                type, in,
+            Issue<NewOrderOutput>(
+                **session, ids[type], options.wal_pipeline, in,
                 [&, start, wd = std::pair(in.w, in.d)](
                     absl::StatusOr<NewOrderOutput> result) {
                   // Only an acknowledged New-Order goes to the side file:
@@ -204,29 +207,33 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
             break;
           }
           case kPayment:
-            issue.operator()<PaymentOutput>(
-                type, MakePaymentInput(r, scale, w, W, now),
+            Issue<PaymentOutput>(
+                **session, ids[type], options.wal_pipeline,
+                MakePaymentInput(r, scale, w, W, now),
                 [&, start](absl::StatusOr<PaymentOutput> result) {
                   record(kPayment, start, result.status());
                 });
             break;
           case kOrderStatus:
-            issue.operator()<OrderStatusOutput>(
-                type, MakeOrderStatusInput(r, scale, w),
+            Issue<OrderStatusOutput>(
+                **session, ids[type], options.wal_pipeline,
+                MakeOrderStatusInput(r, scale, w),
                 [&, start](absl::StatusOr<OrderStatusOutput> result) {
                   record(kOrderStatus, start, result.status());
                 });
             break;
           case kDelivery:
-            issue.operator()<DeliveryOutput>(
-                type, MakeDeliveryInput(r, w, now),
+            Issue<DeliveryOutput>(
+                **session, ids[type], options.wal_pipeline,
+                MakeDeliveryInput(r, w, now),
                 [&, start](absl::StatusOr<DeliveryOutput> result) {
                   record(kDelivery, start, result.status());
                 });
             break;
           default:
-            issue.operator()<StockLevelOutput>(
-                type, MakeStockLevelInput(r, scale, w),
+            Issue<StockLevelOutput>(
+                **session, ids[type], options.wal_pipeline,
+                MakeStockLevelInput(r, scale, w),
                 [&, start](absl::StatusOr<StockLevelOutput> result) {
                   record(kStockLevel, start, result.status());
                 });
