@@ -27,12 +27,15 @@ struct RetryPolicy {
 };
 
 // The write-ahead log (wal/): one log per hosted compute node under `dir`.
-// A commit is acknowledged (Txn::Commit OK, Session::Call returning) only
-// once its redo record is durable (txn/concurrency_control.h, "Logging").
+// A commit is acknowledged (Txn::Commit OK, Session::Call returning,
+// Session::CallAsync's callback) only once its redo record is durable
+// (txn/concurrency_control.h, "Logging").
 struct WalOptions {
   std::string dir;  // empty: no log (--wal=off)
   // Release latches when the record is appended, not when it is durable;
-  // only with one compute node (txn/concurrency_control.h).
+  // only with one compute node (txn/concurrency_control.h). Needed for
+  // Session::CallAsync to pipeline (without it a commit holds its latches,
+  // and its thread, until durable).
   bool early_lock_release = false;
   wal::LogIoMode io_mode = wal::LogIoMode::kDirect;
   uint64_t segment_bytes = uint64_t{64} << 20;

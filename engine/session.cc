@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "glog/logging.h"
 #include "txn/txn.h"
 
 namespace strand::engine {
@@ -19,7 +20,7 @@ Session::Session(Engine& engine, rdma::ComputeNodeId node,
       cc_(txn::ConcurrencyControl::Create(db.algorithm)),
       stats_(std::move(stats)) {}
 
-Session::~Session() = default;
+Session::~Session() { Drain(); }
 
 void Session::BackOff(int attempt) {
   const RetryPolicy& policy = engine_.options().retry;
@@ -40,32 +41,129 @@ absl::StatusOr<std::any> Session::CallErased(ProcedureId id,
                                              std::type_index args_type,
                                              std::type_index result_type,
                                              const std::any& args) {
+  CHECK(!delivering_) << "a CallAsync callback called its session";
+  Ran ran = Run(id, args_type, result_type, args, /*wait_durable=*/true);
+  // Earlier pipelined calls waited for smaller LSNs than this one: report
+  // them before this call returns, so outcomes stay in call order.
+  if (!pending_.empty()) Poll();
+  return std::move(ran.outcome);
+}
+
+void Session::CallAsyncErased(ProcedureId id, std::type_index args_type,
+                              std::type_index result_type, const std::any& args,
+                              ErasedCallback done) {
+  CHECK(!delivering_) << "a CallAsync callback called its session";
+  pending_.push_back(
+      {Run(id, args_type, result_type, args, /*wait_durable=*/false),
+       std::move(done)});
+  Poll();
+  while (pending_.size() > max_unacknowledged_) WaitForOldest();
+}
+
+size_t Session::Poll() {
+  CHECK(!delivering_) << "a CallAsync callback called its session";
+  if (pending_.empty()) return 0;
+  wal::LogWriter* const log = db_.log;
+  wal::Lsn durable = log == nullptr ? ~wal::Lsn{0} : log->durable_lsn();
+  absl::Status failure;
+  if (log != nullptr && log->failed()) {
+    failure = log->status();
+    // Final now (a failed writer publishes nothing more), and possibly
+    // newer than the value read above.
+    durable = log->durable_lsn();
+  }
+  ready_.clear();
+  while (!pending_.empty() &&
+         (pending_.front().ran.ack_lsn <= durable || !failure.ok())) {
+    ready_.push_back(std::move(pending_.front()));
+    pending_.pop_front();
+  }
+  if (ready_.empty()) return 0;
+  const absl::Time now = absl::Now();
+  {
+    absl::MutexLock lock(&stats_->mu);
+    for (PendingCall& call : ready_) {
+      Ran& ran = call.ran;
+      if (ran.ack_lsn > durable) {
+        // Not reported as it ended: a commit's record may be lost, and a
+        // rollback may rest on reads of lost writes.
+        ran.outcome = failure;
+        if (ran.committed) {
+          stats_->by_procedure[ran.id]
+              .aborts[static_cast<int>(txn::AbortReason::kError)]++;
+        }
+      } else if (ran.committed) {
+        ProcedureStats& stats = stats_->by_procedure[ran.id];
+        stats.commits++;
+        stats.latency.Record(absl::ToInt64Nanoseconds(now - ran.start));
+      }
+    }
+  }
+  delivering_ = true;
+  for (PendingCall& call : ready_) call.done(std::move(call.ran.outcome));
+  delivering_ = false;
+  const size_t delivered = ready_.size();
+  ready_.clear();
+  return delivered;
+}
+
+void Session::WaitForOldest() {
+  const wal::Lsn lsn = pending_.front().ran.ack_lsn;
+  // An error here (the log failed) is what Poll delivers.
+  if (db_.log != nullptr && lsn > db_.log->durable_lsn()) {
+    (void)db_.log->WaitDurable(lsn);
+  }
+  CHECK_GT(Poll(), 0u) << "the log neither reached LSN " << lsn
+                       << " nor failed";
+}
+
+void Session::Drain() {
+  while (!pending_.empty()) WaitForOldest();
+}
+
+Session::Ran Session::Run(ProcedureId id, std::type_index args_type,
+                          std::type_index result_type, const std::any& args,
+                          bool wait_durable) {
+  Ran ran;
+  ran.id = id;
+  ran.start = absl::Now();
   if (id >= engine_.procedures_.size()) {
-    return absl::NotFoundError(absl::StrFormat("no procedure with id %d", id));
+    ran.outcome =
+        absl::NotFoundError(absl::StrFormat("no procedure with id %d", id));
+    ran.id = 0;  // stats are by valid id; nothing is counted for this one
+    return ran;
   }
   const ErasedProcedure& procedure = engine_.procedures_[id];
   if (procedure.args_type != args_type ||
       procedure.result_type != result_type) {
-    return absl::InvalidArgumentError(absl::StrFormat(
+    ran.outcome = absl::InvalidArgumentError(absl::StrFormat(
         "procedure %s called with argument or result types other than it "
         "was registered with",
         procedure.name));
+    return ran;
   }
   const RetryPolicy& policy = engine_.options().retry;
-  const absl::Time start = absl::Now();
   ProcedureStats local;
   local.calls = 1;
-  absl::StatusOr<std::any> outcome;
   for (int attempt = 0;; ++attempt) {
     txn::Txn txn(db_, *ctx_, *cc_);
     absl::Status status = txn.Begin();
     if (status.ok()) {
-      outcome = procedure.body(txn, args);
-      status = outcome.ok() ? txn.Commit() : outcome.status();
+      ran.outcome = procedure.body(txn, args);
+      if (!ran.outcome.ok()) {
+        status = ran.outcome.status();
+      } else {
+        status = wait_durable ? txn.Commit() : txn.CommitNoWait();
+      }
     }
     if (status.ok()) {
-      local.commits = 1;
-      local.latency.Record(absl::ToInt64Nanoseconds(absl::Now() - start));
+      ran.committed = true;
+      if (wait_durable) {
+        local.commits = 1;
+        local.latency.Record(absl::ToInt64Nanoseconds(absl::Now() - ran.start));
+      } else {
+        ran.ack_lsn = txn.ack_lsn();
+      }
       break;
     }
     // An error the procedure returned without the transaction aborting is
@@ -73,15 +171,17 @@ absl::StatusOr<std::any> Session::CallErased(ProcedureId id,
     if (txn.active()) txn.Abort(txn::AbortReason::kUser);
     const txn::AbortReason reason = txn.abort_reason();
     local.aborts[static_cast<int>(reason)]++;
-    if (!txn::IsRetryable(reason)) {
-      outcome = status;
-      break;
-    }
-    if (attempt >= policy.max_retries) {
-      local.gave_up = 1;
-      outcome = absl::AbortedError(
-          absl::StrFormat("procedure %s gave up after %d retries; last: %s",
-                          procedure.name, attempt, status.message()));
+    if (!txn::IsRetryable(reason) || attempt >= policy.max_retries) {
+      if (!txn::IsRetryable(reason)) {
+        ran.outcome = status;
+      } else {
+        local.gave_up = 1;
+        ran.outcome = absl::AbortedError(
+            absl::StrFormat("procedure %s gave up after %d retries; last: %s",
+                            procedure.name, attempt, status.message()));
+      }
+      // The decision may rest on writes not durable yet (Txn::ack_lsn).
+      if (!wait_durable) ran.ack_lsn = txn.ack_lsn();
       break;
     }
     BackOff(attempt);
@@ -90,7 +190,7 @@ absl::StatusOr<std::any> Session::CallErased(ProcedureId id,
     absl::MutexLock lock(&stats_->mu);
     stats_->by_procedure[id].Merge(local);
   }
-  return outcome;
+  return ran;
 }
 
 }  // namespace strand::engine

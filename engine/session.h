@@ -6,22 +6,75 @@
 // and the session commits if it returned OK. Conflict aborts are retried
 // with back-off up to RetryPolicy::max_retries (then Aborted "gave up");
 // user aborts and errors are returned at once.
+//
+// Two ways to call, on the same session:
+//
+//   Call: returns the outcome once it may be reported; with a write-ahead
+//   log that means the commit is durable (txn/txn.h), so the thread waits
+//   for an fdatasync per call (group commit shares it between threads).
+//
+//   CallAsync (pipelined acknowledgement): runs and commits the procedure
+//   in memory, then returns and the thread goes on with its next call. The
+//   outcome goes to `on_acknowledged` later, on this thread, from a later
+//   CallAsync, Poll, Drain, Call or the destructor, and only once the
+//   node's log is durable up to what the call depends on: its own record,
+//   or, for a call that logged nothing (read-only, rolled back, failed),
+//   everything appended before it ended, since it may have read such
+//   writes (Txn::ack_lsn). Outcomes are delivered in call order. At most
+//   max_unacknowledged() calls wait for their outcome when CallAsync
+//   returns; past that it blocks for the oldest. If the log fails, every
+//   waiting call gets the log's error instead, never OK: its writes are in
+//   memory but may be lost, so it was not acknowledged (wal/log_writer.h).
+//
+//     session->CallAsync<Out>(id, [&](absl::StatusOr<Out> r) { ... }, in);
+//     ...
+//     session->Drain();  // every outcome delivered
+//
+//   Pipelining needs EngineOptions::wal.early_lock_release (so the commit
+//   releases its latches before its record is durable); without it a
+//   commit holds them until durable, so CallAsync waits as long as Call,
+//   still correct. Early lock release, hence pipelining, is refused with
+//   more than one compute node (txn/concurrency_control.h says why and
+//   sketches the watermark design that would lift it). Without a log, the
+//   outcome is delivered before CallAsync returns.
+//
+// Statistics (Engine::Stats): a call counts as committed, and its latency
+// (from the call to its acknowledgement) is recorded, only when its
+// outcome is delivered; aborted attempts count when they happen.
+//
+// Callbacks run on the session's thread and must not use the session.
 
 #include <any>
+#include <cstddef>
+#include <deque>
 #include <memory>
 #include <string_view>
 #include <typeindex>
+#include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/random/random.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "cc/gcl_manager.h"
 #include "engine/engine.h"
 #include "txn/concurrency_control.h"
+#include "wal/log_format.h"
 
 namespace strand::engine {
 
 class Session {
  public:
+  // A thread blocks once this many of its calls wait for the log. A flush
+  // is ~0.2-2 ms on the development VM's disk, but under other I/O it
+  // stalls for 25-270 ms at its p99; at ~5k transactions/s per thread,
+  // 1024 rides out ~200 ms (TPC-C measured 0.92x of WAL-off throughput
+  // there, 0.43-0.67x with 128). The bound keeps what a client has
+  // outstanding, and the memory (a result and a callback per call),
+  // finite.
+  static constexpr size_t kDefaultMaxUnacknowledged = 1024;
+
+  // Drains: every outstanding CallAsync gets its outcome first.
   ~Session();
 
   rdma::ComputeNodeId node() const { return node_; }
@@ -42,8 +95,54 @@ class Session {
     return Call<Result>(*id, std::move(args)...);
   }
 
+  // Pipelined call (see above): `on_acknowledged` gets the outcome exactly
+  // once, when it may be reported.
+  template <typename Result, typename... Args>
+  void CallAsync(
+      ProcedureId id,
+      absl::AnyInvocable<void(absl::StatusOr<Result>)> on_acknowledged,
+      Args... args) {
+    using ArgsTuple = std::tuple<std::decay_t<Args>...>;
+    CallAsyncErased(
+        id, typeid(ArgsTuple), typeid(Result), ArgsTuple(std::move(args)...),
+        [done =
+             std::move(on_acknowledged)](absl::StatusOr<std::any> r) mutable {
+          if (!r.ok()) {
+            done(r.status());
+          } else {
+            done(std::any_cast<Result>(*std::move(r)));
+          }
+        });
+  }
+
+  // Delivers the outcomes whose wait is over, without blocking. Returns
+  // how many it delivered.
+  size_t Poll();
+  // Blocks until every outstanding outcome is delivered.
+  void Drain();
+  // Calls whose outcome is not delivered yet.
+  size_t unacknowledged() const { return pending_.size(); }
+  size_t max_unacknowledged() const { return max_unacknowledged_; }
+  // 0: CallAsync returns only once its own outcome is delivered.
+  void set_max_unacknowledged(size_t n) { max_unacknowledged_ = n; }
+
  private:
   friend class Engine;
+  using ErasedCallback = absl::AnyInvocable<void(absl::StatusOr<std::any>)>;
+
+  // What running a call (every attempt) gave.
+  struct Ran {
+    absl::StatusOr<std::any> outcome;
+    ProcedureId id = 0;
+    bool committed = false;
+    wal::Lsn ack_lsn = 0;  // Txn::ack_lsn of the last attempt
+    absl::Time start;
+  };
+  struct PendingCall {
+    Ran ran;
+    ErasedCallback done;
+  };
+
   Session(Engine& engine, rdma::ComputeNodeId node, const txn::Database& db,
           std::unique_ptr<cc::ThreadContext> ctx,
           std::shared_ptr<Engine::SessionStats> stats);
@@ -51,6 +150,15 @@ class Session {
   absl::StatusOr<std::any> CallErased(ProcedureId id, std::type_index args_type,
                                       std::type_index result_type,
                                       const std::any& args);
+  void CallAsyncErased(ProcedureId id, std::type_index args_type,
+                       std::type_index result_type, const std::any& args,
+                       ErasedCallback done);
+  // Runs the call's attempts. `wait_durable`: commit with Txn::Commit (the
+  // commit is counted here) rather than CommitNoWait (counted at delivery).
+  Ran Run(ProcedureId id, std::type_index args_type,
+          std::type_index result_type, const std::any& args, bool wait_durable);
+  // Blocks until the oldest outstanding call's wait is over, then Poll.
+  void WaitForOldest();
   void BackOff(int attempt);
 
   Engine& engine_;
@@ -60,6 +168,11 @@ class Session {
   const std::unique_ptr<txn::ConcurrencyControl> cc_;
   const std::shared_ptr<Engine::SessionStats> stats_;
   absl::BitGen rng_;
+
+  size_t max_unacknowledged_ = kDefaultMaxUnacknowledged;
+  std::deque<PendingCall> pending_;  // in call order, so in ack_lsn order
+  std::vector<PendingCall> ready_;   // Poll's scratch, kept for its capacity
+  bool delivering_ = false;          // catches a callback using the session
 };
 
 }  // namespace strand::engine

@@ -47,8 +47,15 @@ struct DriverOptions {
   double warmup_s = 0;
   uint64_t seed = 1;
   bool progress = false;  // one-line progress on stderr if it is a TTY
-  // Not null: every New-Order whose call returned OK (warm-up included) is
-  // appended here right after the call (tpcc/acked_log.h). Not owned.
+  // 0: each thread runs Session::Call, one transaction at a time. N > 0:
+  // pipelined acknowledgement (Session::CallAsync, engine/session.h): a
+  // thread goes on while up to N of its commits wait for the log; a
+  // transaction is counted, its latency taken and its New-Order id written
+  // to acked_log only when acknowledged. Pipelines only with the WAL's
+  // early lock release on.
+  size_t wal_pipeline = 0;
+  // Not null: every acknowledged New-Order (warm-up included) is appended
+  // here when it is acknowledged (tpcc/acked_log.h). Not owned.
   AckedLogWriter* acked_log = nullptr;
 };
 
@@ -83,9 +90,10 @@ struct RunResult {
   rdma::FabricCounters fabric;
   cc::CacheStats cache;
   WalRunStats wal;
-  // Every committed call, all types: Session::Call until it returned OK,
-  // retries included; with the WAL on this includes waiting for the commit
-  // record to be durable (the engine does not time that wait alone).
+  // Every committed call, all types: from the call to its acknowledgement
+  // (Session::Call returning OK, or CallAsync's callback), retries
+  // included; with the WAL on this includes waiting for the commit record
+  // to be durable (the engine does not time that wait alone).
   LatencyHistogram commit_latency;
   std::string first_error;
 

@@ -45,10 +45,16 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
       c.cc, c.protocol, c.warehouses, c.compute_nodes, c.threads_per_node,
       c.mix, c.rtt_ns, c.gcl_size, c.cache_mb, r.seconds);
   out << absl::StrFormat(
-      "wal: %s%s%s\n", c.wal ? "on, dir " : "off", c.wal ? c.wal_dir : "",
+      "wal: %s%s%s%s\n", c.wal ? "on, dir " : "off", c.wal ? c.wal_dir : "",
       c.wal ? (c.wal_early_lock_release ? ", early lock release on"
                                         : ", early lock release off")
-            : "");
+            : "",
+      c.wal ? (c.wal_pipeline > 0
+                   ? absl::StrFormat(", pipelined acknowledgement (up to %d "
+                                     "unacknowledged commits per thread)",
+                                     c.wal_pipeline)
+                   : std::string(", every commit waits to be durable"))
+            : std::string());
   out << absl::StrFormat(
       "throughput: %.0f txn/s committed, tpmC %.0f (New-Orders per minute), "
       "abort rate %.2f%% (retried conflict/validation aborts / attempts)\n",
@@ -149,6 +155,7 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("wal", c.wal ? "on" : "off")
       .Add("wal_dir", c.wal_dir)
       .Add("wal_early_lock_release", c.wal_early_lock_release)
+      .Add("wal_pipeline", static_cast<int64_t>(c.wal_pipeline))
       .Add("items", c.scale.items)
       .Add("customers_per_district", c.scale.customers)
       .Add("load_seconds", l.seconds)

@@ -34,6 +34,7 @@ struct RunConfig {
   bool wal = false;  // --wal=on
   std::string wal_dir;
   bool wal_early_lock_release = false;
+  int wal_pipeline = 0;  // max unacknowledged commits per thread; 0: off
 };
 
 void PrintLoad(std::ostream& out, const RunConfig& config,

@@ -6,6 +6,7 @@
 //   tpcc --warehouses=2 --compute_nodes=2 --duration_s=10
 //   tpcc --cc=occ --protocol=sel --mix=50,50,0,0,0 --rtt_ns=2000 --json
 //   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --acked_log=/tmp/acked
+//   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --wal_pipeline=0   # no pipelining
 //
 // With --wal=on the load runs unlogged, is saved as a pool image
 // (<wal_dir>/load.img, engine/image.h), and the run continues from that
@@ -23,6 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
+#include "engine/session.h"
 #include "rdma/fabric_flags.h"
 #include "tpcc/acked_log.h"
 #include "tpcc/consistency.h"
@@ -70,11 +72,25 @@ DEFINE_bool(wal_early_lock_release, false,
             "With --wal=on: release a committing transaction's latches when "
             "its log record is appended instead of when it is durable (the "
             "call still returns only once it is durable). Shortens lock hold "
-            "times by the fdatasync; safe with one compute node only");
+            "times by the fdatasync; safe with one compute node only. "
+            "Implied by --wal_pipeline > 0");
+DEFINE_int32(wal_pipeline, -1,
+             "With --wal=on: pipelined commit acknowledgement. N > 0: a "
+             "worker thread commits in memory, releases its latches and "
+             "goes on with its next transaction while up to N of its "
+             "commits wait for their log record to be durable; each is "
+             "counted, timed (commit latency) and written to --acked_log "
+             "only once durable, never before. Lets one fdatasync serve "
+             "many commits. 0: every transaction waits for its own commit "
+             "to be durable before the thread goes on. -1 (default): 1024 "
+             "with one compute node, 0 with several (pipelining needs early "
+             "lock release, which is safe with one compute node only; an "
+             "explicit N > 0 with several is refused)");
 DEFINE_string(acked_log, "",
-              "Append (warehouse, district, order id) of every New-Order "
-              "whose call returned OK to this file, one 16-byte record per "
-              "write(2) (tpcc/acked_log.h); for crash tests");
+              "Append (warehouse, district, order id) of every New-Order to "
+              "this file when it is acknowledged (its call returned OK, or "
+              "with --wal_pipeline its commit became durable), one 16-byte "
+              "record per write(2) (tpcc/acked_log.h); for crash tests");
 DEFINE_bool(json, false,
             "Print one JSON object on stdout (the human report goes to "
             "stderr)");
@@ -173,6 +189,16 @@ int Main() {
           "--wal_early_lock_release is safe with one compute node only: use "
           "--compute_nodes=1 or drop it");
     }
+    if (FLAGS_wal_pipeline > 0 && fabric->compute_nodes > 1) {
+      ExitWithUsageError(
+          "--wal_pipeline > 0 needs early lock release, which is safe with "
+          "one compute node only (another node could make a dependent "
+          "commit durable first, txn/concurrency_control.h): use "
+          "--compute_nodes=1 or --wal_pipeline=0");
+    }
+    if (FLAGS_wal_pipeline < -1 || FLAGS_wal_pipeline > 100000) {
+      ExitWithUsageError("--wal_pipeline must be from -1 to 100000");
+    }
     std::error_code ec;
     std::filesystem::create_directories(FLAGS_wal_dir, ec);
     if (ec) {
@@ -193,7 +219,19 @@ int Main() {
     if (FLAGS_wal_early_lock_release) {
       ExitWithUsageError("--wal_early_lock_release needs --wal=on");
     }
+    if (FLAGS_wal_pipeline != -1) {
+      ExitWithUsageError("--wal_pipeline needs --wal=on");
+    }
   }
+  const int wal_pipeline =
+      !wal ? 0
+      : FLAGS_wal_pipeline >= 0
+          ? FLAGS_wal_pipeline
+          : (fabric->compute_nodes == 1
+                 ? static_cast<int>(engine::Session::kDefaultMaxUnacknowledged)
+                 : 0);
+  const bool early_lock_release =
+      FLAGS_wal_early_lock_release || wal_pipeline > 0;
   std::unique_ptr<AckedLogWriter> acked_log;
   if (!FLAGS_acked_log.empty()) {
     auto writer = AckedLogWriter::Open(FLAGS_acked_log);
@@ -239,7 +277,8 @@ int Main() {
   config.scale = scale;
   config.wal = wal;
   config.wal_dir = FLAGS_wal_dir;
-  config.wal_early_lock_release = FLAGS_wal_early_lock_release;
+  config.wal_early_lock_release = early_lock_release;
+  config.wal_pipeline = wal_pipeline;
 
   auto load = (*db)->loader().Load(FLAGS_warehouses, FLAGS_threads, FLAGS_seed,
                                    /*progress=*/true);
@@ -270,7 +309,7 @@ int Main() {
                              absl::ToDoubleSeconds(absl::Now() - image_start));
     options.image_path = image_path;
     options.wal.dir = FLAGS_wal_dir;
-    options.wal.early_lock_release = FLAGS_wal_early_lock_release;
+    options.wal.early_lock_release = early_lock_release;
     db = TpccDatabase::Open(options, scale, FLAGS_seed,
                             TpccDatabase::TablesAt::kOpen);
     if (!db.ok()) {
@@ -279,11 +318,12 @@ int Main() {
       return 1;
     }
     human << absl::StrFormat(
-        "wal: on, dir %s, io direct, early_lock_release %s; after a crash: "
-        "strand_recover --image=%s --wal_dir=%s --pool_mb=%d "
+        "wal: on, dir %s, io direct, early_lock_release %s, pipeline %d; "
+        "after a crash: strand_recover --image=%s --wal_dir=%s --pool_mb=%d "
         "--memory_nodes=%d --gcl_size=%d\n",
-        FLAGS_wal_dir, FLAGS_wal_early_lock_release ? "on" : "off", image_path,
-        FLAGS_wal_dir, config.pool_mb, config.memory_nodes, config.gcl_size);
+        FLAGS_wal_dir, early_lock_release ? "on" : "off", wal_pipeline,
+        image_path, FLAGS_wal_dir, config.pool_mb, config.memory_nodes,
+        config.gcl_size);
   }
 
   DriverOptions d;
@@ -297,6 +337,7 @@ int Main() {
   d.seed = FLAGS_seed;
   d.progress = true;
   d.acked_log = acked_log.get();
+  d.wal_pipeline = static_cast<size_t>(wal_pipeline);
   auto run = RunDriver(**db, d);
   if (!run.ok()) {
     std::cerr << "tpcc: " << run.status().message() << "\n";
@@ -328,6 +369,7 @@ int main(int argc, char** argv) {
       "Usage: tpcc [--warehouses=2] [--compute_nodes=2] [--threads=1] "
       "[--cc=2pl|to|occ] [--protocol=selcc|sel] [--mix=standard] "
       "[--duration_s=10] [--wal=off|on --wal_dir=DIR "
-      "[--wal_early_lock_release]] [--acked_log=FILE] [--json]");
+      "[--wal_pipeline=N] [--wal_early_lock_release]] [--acked_log=FILE] "
+      "[--json]");
   return strand::tpcc::Main();
 }

@@ -40,8 +40,9 @@ struct Database {
   // record is durable; see concurrency_control.h, "Logging".
   wal::LogWriter* log = nullptr;
   // Release the commit's latches once its record is appended, before it is
-  // durable (the acknowledgement still waits). Safe only with one compute
-  // node writing (concurrency_control.h); engine/ enforces that.
+  // durable (the acknowledgement still waits: Txn::Commit, or the caller of
+  // Txn::CommitNoWait via Txn::ack_lsn). Safe only with one compute node
+  // writing (concurrency_control.h); engine/ enforces that.
   bool early_lock_release = false;
 };
 

@@ -181,7 +181,13 @@ void Txn::RemoveIndexEntry(IndexId index, std::string_view key,
   state_.index_removes.push_back({index, std::string(key), value});
 }
 
-absl::Status Txn::Commit() {
+absl::Status Txn::Commit() { return CommitImpl(/*wait_durable=*/true); }
+
+absl::Status Txn::CommitNoWait() { return CommitImpl(/*wait_durable=*/false); }
+
+wal::Lsn Txn::ack_lsn() const { return AckLsn(state_); }
+
+absl::Status Txn::CommitImpl(bool wait_durable) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
   absl::Status s = cc_.Commit(state_);
   if (!s.ok()) {
@@ -194,6 +200,7 @@ absl::Status Txn::Commit() {
     return s;
   }
   phase_ = Phase::kCommitted;
+  if (!wait_durable) return absl::OkStatus();
   // Acknowledged only once durable (a no-op unless latches were released
   // before the record was durable; write_set.h).
   if (absl::Status d = WaitCommitDurable(state_); !d.ok()) {

@@ -42,6 +42,7 @@
 #include "txn/concurrency_control.h"
 #include "txn/database.h"
 #include "txn/txn_state.h"
+#include "wal/log_format.h"
 
 namespace strand::txn {
 
@@ -87,7 +88,20 @@ class Txn {
   void RemoveIndexEntry(IndexId index, std::string_view key,
                         storage::TupleAddress value);
 
+  // Commits and returns once the commit may be acknowledged (with a log:
+  // durable, see concurrency_control.h, "Logging").
   absl::Status Commit();
+  // Commits without waiting for the log: OK means committed in memory with
+  // every latch released, but NOT yet acknowledgeable; the caller reports
+  // it only once the log's durable LSN reaches ack_lsn() (engine/session.h,
+  // CallAsync). Without early lock release the latches were held until the
+  // record was durable, so this is Commit().
+  absl::Status CommitNoWait();
+  // Once the transaction ended (committed or aborted): the LSN the node's
+  // log must be durable up to before its outcome is reported; 0: at once
+  // (write_set.h, AckLsn). An abort's outcome waits too: the procedure's
+  // decision may rest on reads of writes that are not durable yet.
+  wal::Lsn ack_lsn() const;
   // Rolls back (idempotent). Counts as `reason`.
   void Abort(AbortReason reason);
   // Rolls back at the procedure's request; returns the Aborted status the
@@ -104,6 +118,7 @@ class Txn {
   enum class Phase { kIdle, kActive, kCommitted, kAborted };
 
   absl::Status CheckActive() const;
+  absl::Status CommitImpl(bool wait_durable);
   absl::Status CheckIndex(IndexId index) const;
   // The access for `address`, reading it first if new.
   absl::StatusOr<Access*> Touch(TableId table, storage::TupleAddress address,

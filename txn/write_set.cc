@@ -209,12 +209,13 @@ absl::Status FinishCommit(TxnState& txn) {
   return txn.latches.ReleaseAll();
 }
 
+wal::Lsn AckLsn(const TxnState& txn) {
+  if (txn.db.log == nullptr || !txn.db.early_lock_release) return 0;
+  return txn.commit_lsn != 0 ? txn.commit_lsn : txn.db.log->last_lsn();
+}
+
 absl::Status WaitCommitDurable(TxnState& txn) {
-  if (txn.db.log == nullptr || !txn.db.early_lock_release) {
-    return absl::OkStatus();
-  }
-  const wal::Lsn lsn =
-      txn.commit_lsn != 0 ? txn.commit_lsn : txn.db.log->last_lsn();
+  const wal::Lsn lsn = AckLsn(txn);
   if (lsn == 0) return absl::OkStatus();
   return txn.db.log->WaitDurable(lsn);
 }

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "storage/tuple_header.h"
 #include "txn/txn_state.h"
+#include "wal/log_format.h"
 
 namespace strand::txn {
 
@@ -51,11 +52,18 @@ absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp);
 // node) can read this commit's tuple writes before they are durable.
 absl::Status FinishCommit(TxnState& txn);
 
+// The LSN the node's log must be durable up to before the transaction's
+// outcome may be acknowledged; 0: at once. Without early lock release that
+// is 0 (FinishCommit waited under the latches, and nothing it read can be
+// undurable). With it: the commit's own record, or, for a transaction that
+// logged nothing (read-only, or ended without committing), the last LSN
+// appended by now, since it may have read writes appended before it that
+// are not durable yet (one log: their LSNs are smaller).
+wal::Lsn AckLsn(const TxnState& txn);
+
 // Called by Txn::Commit after the algorithm's commit succeeded and released
-// its latches: waits until the commit is durable (early lock release), or,
-// for a read-only transaction under early lock release, until everything
-// appended before it is (it may have read such writes). OK means the commit
-// may be acknowledged.
+// its latches: waits until the log is durable up to AckLsn. OK means the
+// commit may be acknowledged.
 absl::Status WaitCommitDurable(TxnState& txn);
 
 }  // namespace strand::txn

@@ -112,6 +112,8 @@ absl::StatusOr<std::unique_ptr<LogWriter>> LogWriter::Open(
     writer->append_offset_ = kSegmentHeaderBytes;
     writer->last_lsn_ = writer->taken_lsn_ = writer->durable_lsn_ =
         found.last_lsn;
+    writer->durable_lsn_published_.store(found.last_lsn,
+                                         std::memory_order_release);
   }
   writer->flusher_ = std::thread([w = writer.get()] { w->FlusherLoop(); });
   return writer;
@@ -225,9 +227,9 @@ absl::Status LogWriter::Close() {
   return failure_;
 }
 
-Lsn LogWriter::durable_lsn() const {
+absl::Status LogWriter::status() const {
   absl::MutexLock lock(&mu_);
-  return durable_lsn_;
+  return failure_;
 }
 
 Lsn LogWriter::last_lsn() const {
@@ -265,12 +267,14 @@ void LogWriter::FlusherLoop() {
     absl::MutexLock lock(&mu_);
     if (status.ok()) {
       durable_lsn_ = batch_lsn;
+      durable_lsn_published_.store(batch_lsn, std::memory_order_release);
       ++stats_.flushes;
     } else if (failure_.ok()) {
       failure_ = absl::Status(
           status.code(),
           absl::StrFormat("log of %s failed, LSNs after %d are not durable: %s",
                           node_dir_, durable_lsn_, status.message()));
+      failed_.store(true, std::memory_order_release);
     }
     unflushed_bytes_ -= batch_bytes;
     for (auto& b : batch) {

@@ -43,9 +43,13 @@
 //
 // The commit path (txn/) calls Commit after taking its commit timestamp and
 // before releasing its locks, or Append then WaitDurable to release locks
-// early (the acknowledgement to the client still waits). Checkpointing
-// (checkpoint.h) will drop old segments.
+// early (the acknowledgement to the client still waits). Pipelined
+// acknowledgement (engine/session.h, CallAsync) does not wait at all: it
+// polls durable_lsn() and failed(), both lock-free, and acknowledges a
+// commit once durable_lsn() reaches its LSN. Checkpointing (checkpoint.h)
+// will drop old segments.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -116,7 +120,15 @@ class LogWriter {
   // fail. Returns the writer's failure status, if any. Idempotent.
   absl::Status Close();
 
-  Lsn durable_lsn() const;
+  // Lock-free (an atomic mirror of the flusher's value): pollers do not
+  // contend with appenders for the mutex.
+  Lsn durable_lsn() const {
+    return durable_lsn_published_.load(std::memory_order_acquire);
+  }
+  // True once the writer failed for good (lock-free); status() says why.
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // The failure, or OK.
+  absl::Status status() const;
   // The LSN of the last record appended (0 if none): a read-only
   // transaction that released no latches early waits for it (txn/).
   Lsn last_lsn() const;
@@ -161,6 +173,11 @@ class LogWriter {
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   LogWriterStats stats_ ABSL_GUARDED_BY(mu_);
+  // Written under mu_ together with durable_lsn_ / failure_, read without.
+  // durable_lsn_published_ is stored after the data is durable (release),
+  // so a poller that sees it may acknowledge.
+  std::atomic<Lsn> durable_lsn_published_{0};
+  std::atomic<bool> failed_{false};
 
   std::unique_ptr<SegmentFile> file_;  // flusher only
   std::thread flusher_;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "index/key_codec.h"
 #include "storage/schema.h"
+#include "tests/testing/test_fabric.h"
 
 namespace strand::testing {
 namespace {
@@ -201,6 +202,62 @@ std::string WalBank::CheckConsistent(engine::Session& s) const {
                            kWalBankAccounts * kWalBankInitialBalance);
   }
   return "";
+}
+
+engine::EngineOptions WalBankOptions(txn::CcAlgorithm algorithm) {
+  engine::EngineOptions o;
+  o.fabric = TestFabricOptions(1, 1);
+  o.algorithm = algorithm;
+  o.retry.max_retries = 1000000;
+  return o;
+}
+
+absl::Status MakeWalBankImage(txn::CcAlgorithm algorithm,
+                              const std::string& path) {
+  auto engine = engine::Engine::Open(WalBankOptions(algorithm));
+  if (!engine.ok()) return engine.status();
+  auto bank = WalBank::Define(**engine, /*create=*/true);
+  if (!bank.ok()) return bank.status();
+  {
+    auto session = (*engine)->NewSession(0);
+    if (!session.ok()) return session.status();
+    if (absl::Status s = bank->Load(**session); !s.ok()) return s;
+  }
+  auto image = (*engine)->SaveImage(path);
+  if (!image.ok()) return image.status();
+  if (image->database_id == 0) {
+    return absl::InternalError("the image has no database id");
+  }
+  return absl::OkStatus();
+}
+
+std::string WalAlgorithmName(
+    const ::testing::TestParamInfo<txn::CcAlgorithm>& info) {
+  return std::string(txn::CcAlgorithmName(info.param));
+}
+
+void WalBankTest::SetUp() {
+  image_ = dir_.path() + "/bank.img";
+  wal_dir_ = dir_.path() + "/wal";
+  absl::Status s = MakeWalBankImage(GetParam(), image_);
+  ASSERT_TRUE(s.ok()) << s;
+}
+
+engine::EngineOptions WalBankTest::LoggedOptions(
+    wal::LogFileFactory* factory, bool early_lock_release) const {
+  engine::EngineOptions o = WalBankOptions(GetParam());
+  o.image_path = image_;
+  o.wal.dir = wal_dir_;
+  o.wal.file_factory = factory;
+  o.wal.early_lock_release = early_lock_release;
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<engine::Engine>> WalBankTest::Recover() const {
+  engine::EngineOptions o = WalBankOptions(GetParam());
+  o.image_path = image_;
+  o.recover_wal_dir = wal_dir_;
+  return engine::Engine::Open(o);
 }
 
 }  // namespace strand::testing

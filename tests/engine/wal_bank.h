@@ -17,6 +17,9 @@
 #include "absl/status/statusor.h"
 #include "engine/engine.h"
 #include "engine/session.h"
+#include "gtest/gtest.h"
+#include "tests/wal/wal_test_util.h"
+#include "wal/log_file.h"
 
 namespace strand::testing {
 
@@ -47,6 +50,40 @@ struct WalBank {
   // "" if the state is consistent (total, balances = initial + history);
   // else what is wrong.
   std::string CheckConsistent(engine::Session& s) const;
+};
+
+// What the WAL suites share: one compute node and one memory node on the
+// test fabric, `algorithm`, and enough retries that conflicts never end a
+// call.
+engine::EngineOptions WalBankOptions(txn::CcAlgorithm algorithm);
+
+// Creates the bank in a fresh pool (loaded) and saves its image at `path`.
+absl::Status MakeWalBankImage(txn::CcAlgorithm algorithm,
+                              const std::string& path);
+
+// The algorithms the WAL suites run under, and their test-name suffix:
+//   INSTANTIATE_TEST_SUITE_P(Algorithms, Suite,
+//                            ::testing::ValuesIn(kWalAlgorithms),
+//                            WalAlgorithmName);
+inline constexpr txn::CcAlgorithm kWalAlgorithms[] = {
+    txn::CcAlgorithm::kTwoPhaseLocking, txn::CcAlgorithm::kTimestampOrdering,
+    txn::CcAlgorithm::kOptimistic};
+std::string WalAlgorithmName(
+    const ::testing::TestParamInfo<txn::CcAlgorithm>& info);
+
+// A suite over a fresh bank image per test: image_ in dir_, logs in
+// wal_dir_.
+class WalBankTest : public ::testing::TestWithParam<txn::CcAlgorithm> {
+ protected:
+  void SetUp() override;
+  // Opens the image with the log in wal_dir_ (factory null: io_uring).
+  engine::EngineOptions LoggedOptions(wal::LogFileFactory* factory,
+                                      bool early_lock_release) const;
+  // Opens the image and replays wal_dir_ over it.
+  absl::StatusOr<std::unique_ptr<engine::Engine>> Recover() const;
+
+  wal::testing::TempDir dir_;
+  std::string image_, wal_dir_;
 };
 
 }  // namespace strand::testing

@@ -37,7 +37,6 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/engine/wal_bank.h"
-#include "tests/testing/test_fabric.h"
 #include "tests/wal/wal_test_util.h"
 
 namespace strand::engine {
@@ -47,19 +46,11 @@ using testing::WalBank;
 
 constexpr std::string_view kChildFlag = "--wal_crash_child";
 
-EngineOptions Options(txn::CcAlgorithm algorithm) {
-  EngineOptions o;
-  o.fabric = testing::TestFabricOptions(1, 1);
-  o.algorithm = algorithm;
-  o.retry.max_retries = 1000000;
-  return o;
-}
-
 // The child: transfers on `threads` sessions until killed.
 int RunChild(const std::string& image, const std::string& wal_dir,
              const std::string& side_file, txn::CcAlgorithm algorithm,
              bool early_lock_release) {
-  EngineOptions o = Options(algorithm);
+  EngineOptions o = testing::WalBankOptions(algorithm);
   o.image_path = image;
   o.wal.dir = wal_dir;
   o.wal.early_lock_release = early_lock_release;
@@ -115,16 +106,8 @@ class WalCrashTest : public ::testing::TestWithParam<txn::CcAlgorithm> {
  protected:
   void SetUp() override {
     image_ = dir_.path() + "/bank.img";
-    auto engine = Engine::Open(Options(GetParam()));
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    auto bank = WalBank::Define(**engine, true);
-    ASSERT_TRUE(bank.ok()) << bank.status();
-    {
-      auto session = (*engine)->NewSession(0);
-      ASSERT_TRUE(session.ok());
-      ASSERT_TRUE(bank->Load(**session).ok());
-    }
-    ASSERT_TRUE((*engine)->SaveImage(image_).ok());
+    absl::Status s = testing::MakeWalBankImage(GetParam(), image_);
+    ASSERT_TRUE(s.ok()) << s;
   }
 
   // One round: child runs, is killed after `kill_after`, we recover.
@@ -158,7 +141,7 @@ class WalCrashTest : public ::testing::TestWithParam<txn::CcAlgorithm> {
         acked.push_back(seq);
       }
     }
-    EngineOptions o = Options(GetParam());
+    EngineOptions o = testing::WalBankOptions(GetParam());
     o.image_path = image_;
     o.recover_wal_dir = wal_dir;
     if (!std::filesystem::exists(wal::NodeDirectory(wal_dir, 0))) {
@@ -229,14 +212,9 @@ TEST_P(WalCrashTest, KillNineEarlyLockRelease) {
   Run(RoundsFromEnv(2), /*elr=*/true);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Algorithms, WalCrashTest,
-    ::testing::Values(txn::CcAlgorithm::kTwoPhaseLocking,
-                      txn::CcAlgorithm::kTimestampOrdering,
-                      txn::CcAlgorithm::kOptimistic),
-    [](const ::testing::TestParamInfo<txn::CcAlgorithm>& info) {
-      return std::string(txn::CcAlgorithmName(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Algorithms, WalCrashTest,
+                         ::testing::ValuesIn(testing::kWalAlgorithms),
+                         testing::WalAlgorithmName);
 
 }  // namespace
 }  // namespace strand::engine

@@ -18,7 +18,6 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "tests/engine/wal_bank.h"
-#include "tests/testing/test_fabric.h"
 #include "tests/wal/wal_test_util.h"
 #include "wal/log_format.h"
 #include "wal/log_reader.h"
@@ -27,62 +26,16 @@ namespace strand::engine {
 namespace {
 
 using testing::WalBank;
-using wal::testing::TempDir;
 
-EngineOptions Options(txn::CcAlgorithm algorithm) {
-  EngineOptions o;
-  o.fabric = testing::TestFabricOptions(1, 1);
-  o.algorithm = algorithm;
-  o.retry.max_retries = 100000;
-  return o;
-}
-
-// Creates the bank in a fresh pool and saves its image.
-void MakeImage(txn::CcAlgorithm algorithm, const std::string& path) {
-  auto engine = Engine::Open(Options(algorithm));
-  ASSERT_TRUE(engine.ok()) << engine.status();
-  auto bank = WalBank::Define(**engine, /*create=*/true);
-  ASSERT_TRUE(bank.ok()) << bank.status();
-  {
-    auto session = (*engine)->NewSession(0);
-    ASSERT_TRUE(session.ok());
-    ASSERT_TRUE(bank->Load(**session).ok());
-  }
-  auto image = (*engine)->SaveImage(path);
-  ASSERT_TRUE(image.ok()) << image.status();
-  EXPECT_NE(image->database_id, 0u);
-}
-
-class WalRecoveryTest : public ::testing::TestWithParam<txn::CcAlgorithm> {
+class WalRecoveryTest : public testing::WalBankTest {
  protected:
-  void SetUp() override {
-    image_ = dir_.path() + "/bank.img";
-    wal_dir_ = dir_.path() + "/wal";
-    MakeImage(GetParam(), image_);
-  }
-
   // Opens the engine over the image, logging to wal_dir_.
   std::unique_ptr<Engine> OpenLogged(wal::LogFileFactory* factory = nullptr,
                                      bool early_lock_release = false) {
-    EngineOptions o = Options(GetParam());
-    o.image_path = image_;
-    o.wal.dir = wal_dir_;
-    o.wal.file_factory = factory;
-    o.wal.early_lock_release = early_lock_release;
-    auto engine = Engine::Open(o);
+    auto engine = Engine::Open(LoggedOptions(factory, early_lock_release));
     EXPECT_TRUE(engine.ok()) << engine.status();
     return engine.ok() ? *std::move(engine) : nullptr;
   }
-
-  absl::StatusOr<std::unique_ptr<Engine>> Recover() {
-    EngineOptions o = Options(GetParam());
-    o.image_path = image_;
-    o.recover_wal_dir = wal_dir_;
-    return Engine::Open(o);
-  }
-
-  TempDir dir_;
-  std::string image_, wal_dir_;
 };
 
 // After every acknowledged commit its record is durable: the file layer
@@ -176,7 +129,8 @@ TEST_P(WalRecoveryTest, RefusesLogOfAnotherDatabase) {
     auto session = engine->NewSession(0);
     ASSERT_TRUE(bank->Transfer(**session, 1, 2, 3, 1).ok());
   }
-  MakeImage(GetParam(), image_);  // another pool: another database id
+  // Another pool: another database id.
+  ASSERT_TRUE(testing::MakeWalBankImage(GetParam(), image_).ok());
   auto engine = Recover();
   ASSERT_FALSE(engine.ok());
   EXPECT_EQ(engine.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -222,14 +176,9 @@ TEST_P(WalRecoveryTest, TornTailIsCutAndReported) {
       << report.Summary();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Algorithms, WalRecoveryTest,
-    ::testing::Values(txn::CcAlgorithm::kTwoPhaseLocking,
-                      txn::CcAlgorithm::kTimestampOrdering,
-                      txn::CcAlgorithm::kOptimistic),
-    [](const ::testing::TestParamInfo<txn::CcAlgorithm>& info) {
-      return std::string(txn::CcAlgorithmName(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Algorithms, WalRecoveryTest,
+                         ::testing::ValuesIn(testing::kWalAlgorithms),
+                         testing::WalAlgorithmName);
 
 }  // namespace
 }  // namespace strand::engine

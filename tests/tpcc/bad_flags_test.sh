@@ -29,4 +29,8 @@ expect_usage_error --wal_dir=/tmp/x
 expect_usage_error --wal_early_lock_release
 expect_usage_error --wal=on --wal_dir="$(mktemp -d)" --compute_nodes=2 \
   --wal_early_lock_release
+expect_usage_error --wal_pipeline=8
+expect_usage_error --wal=on --wal_dir="$(mktemp -d)" --wal_pipeline=-2
+expect_usage_error --wal=on --wal_dir="$(mktemp -d)" --compute_nodes=2 \
+  --wal_pipeline=8
 exit $failed
