@@ -600,6 +600,7 @@ absl::StatusOr<BLinkTreeStats> BLinkTree::Verify(cc::ThreadContext& ctx) {
   if (!root.ok()) return root.status();
   BLinkTreeStats stats;
   stats.height = root_level + 1;
+  stats.node_capacity = capacity_;
   // (low fence, node) expected at the next level down, from the parents.
   std::vector<std::pair<std::string, GlobalAddress>> expected = {
       {std::string(), *root}};

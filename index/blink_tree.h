@@ -73,6 +73,7 @@ struct BLinkTreeStats {
   uint64_t inner_nodes = 0;
   uint64_t entries = 0;  // keys in leaves
   uint64_t empty_leaves = 0;
+  uint32_t node_capacity = 0;  // entries a full node holds
 };
 
 class BLinkTree {

@@ -27,6 +27,7 @@
 #include "tpcc/acked_log.h"
 #include "tpcc/consistency.h"
 #include "tpcc/driver.h"
+#include "tpcc/memory_breakdown.h"
 #include "tpcc/report.h"
 #include "tpcc/tpcc_db.h"
 
@@ -75,6 +76,9 @@ DEFINE_string(acked_log, "",
               "Append (warehouse, district, order id) of every New-Order "
               "whose call returned OK to this file, one 16-byte record per "
               "write(2) (tpcc/acked_log.h); for crash tests");
+DEFINE_bool(memory_breakdown, false,
+            "After the load, print the GCLs of every table and index and "
+            "the indexes' leaf fill (walks every index node)");
 DEFINE_bool(json, false,
             "Print one JSON object on stdout (the human report goes to "
             "stderr)");
@@ -248,6 +252,15 @@ int Main() {
     return 1;
   }
   PrintLoad(human, config, *load);
+  if (FLAGS_memory_breakdown) {
+    auto breakdown = MeasureMemory((*db)->engine(), FLAGS_warehouses, scale);
+    if (!breakdown.ok()) {
+      std::cerr << "tpcc: " << breakdown.status().message() << "\n";
+      return 1;
+    }
+    PrintMemoryBreakdown(human, *breakdown, FLAGS_warehouses,
+                         load->pool_bytes_used);
+  }
   if (wal) {
     // Image the loaded pool (written under a temporary name, so a complete
     // load.img is a usable one), then continue from it with the log on.
