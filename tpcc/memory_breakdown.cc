@@ -2,8 +2,8 @@
 
 #include "absl/strings/str_format.h"
 #include "index/blink_tree.h"
-#include "storage/catalog.h"
 #include "storage/heap_table.h"
+#include "tpcc/consistency.h"
 
 namespace strand::tpcc {
 namespace {
@@ -56,32 +56,29 @@ uint64_t MemoryBreakdown::index_bytes() const {
 absl::StatusOr<MemoryBreakdown> MeasureMemory(engine::Engine& engine,
                                               int warehouses,
                                               const Scale& scale) {
-  auto manager = engine.manager(engine.local_compute_nodes().front());
-  if (!manager.ok()) return manager.status();
-  cc::GclManager& m = **manager;
-  auto ctx = m.NewThreadContext();
-  if (!ctx.ok()) return ctx.status();
-  auto catalog = storage::Catalog::Open(m, **ctx);
-  if (!catalog.ok()) return catalog.status();
+  auto reader = CatalogReader::Open(engine);
+  if (!reader.ok()) return reader.status();
+  cc::ThreadContext& ctx = *reader->ctx;
 
   MemoryBreakdown result;
-  result.gcl_size = m.options().gcl_size;
+  result.gcl_size = reader->manager->options().gcl_size;
   for (const TableRows& rows : LoadedRows(warehouses, scale)) {
-    auto desc = (*catalog)->FindTable(**ctx, rows.name);
+    auto desc = reader->catalog->FindTable(ctx, rows.name);
     if (!desc.ok()) return desc.status();
-    auto heap = storage::HeapTable::Open(m, **ctx, desc->root, desc->schema);
+    auto heap = storage::HeapTable::Open(*reader->manager, ctx, desc->root,
+                                         desc->schema);
     if (!heap.ok()) return heap.status();
-    auto pages = (*heap)->PageCount(**ctx);
+    auto pages = (*heap)->PageCount(ctx);
     if (!pages.ok()) return pages.status();
     result.tables.push_back(
         {rows.name, *pages + 1, rows.rows * rows.row_bytes});
   }
   for (const char* name : kIndexes) {
-    auto desc = (*catalog)->FindIndex(**ctx, name);
+    auto desc = reader->catalog->FindIndex(ctx, name);
     if (!desc.ok()) return desc.status();
-    auto tree = index::BLinkTree::Open(m, **ctx, desc->anchor);
+    auto tree = index::BLinkTree::Open(*reader->manager, ctx, desc->anchor);
     if (!tree.ok()) return tree.status();
-    auto stats = (*tree)->Verify(**ctx);
+    auto stats = (*tree)->Verify(ctx);
     if (!stats.ok()) return stats.status();
     result.indexes.push_back({name, stats->leaves + stats->inner_nodes + 1,
                               stats->entries, stats->leaves,
