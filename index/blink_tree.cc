@@ -289,7 +289,13 @@ absl::Status BLinkTree::SplitAndInsert(cc::ThreadContext& ctx,
   std::memcpy(entries.data() + pos * eb + width_, &value, 8);
   std::memcpy(entries.data() + (pos + 1) * eb,
               guard.data() + n.EntryOffset(pos), (n.count() - pos) * eb);
-  const uint32_t mid = total / 2;
+  // Where the new right node starts. An insert past the last entry is what
+  // an ascending load (a loader's, any key-ordered bulk insert) does on
+  // every split: a middle split would leave each left node half empty for
+  // good (nodes are never merged), so split at the insertion point and keep
+  // the left node full; later ascending keys fill the right one. Other
+  // inserts split in the middle, leaving room on both sides.
+  const uint32_t mid = pos == n.count() ? pos : total / 2;
   const std::string sep(reinterpret_cast<const char*>(&entries[mid * eb]),
                         width_);
   const int level = n.level();
@@ -600,6 +606,7 @@ absl::StatusOr<BLinkTreeStats> BLinkTree::Verify(cc::ThreadContext& ctx) {
   if (!root.ok()) return root.status();
   BLinkTreeStats stats;
   stats.height = root_level + 1;
+  stats.node_capacity = capacity_;
   // (low fence, node) expected at the next level down, from the parents.
   std::vector<std::pair<std::string, GlobalAddress>> expected = {
       {std::string(), *root}};

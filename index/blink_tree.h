@@ -28,6 +28,11 @@
 // Every mutation (insert, update, delete, split) happens under an
 // exclusive latch; nothing is ever written under a shared one.
 //
+// Splits: a full node splits in the middle, except when the new key goes
+// past its last entry (ascending inserts): then the old entries stay and
+// the new node starts with the new key, so an ascending load leaves full
+// nodes instead of half-full ones.
+//
 // Underfull nodes: never merged or freed. Deletes only remove the entry;
 // empty leaves stay linked and are skipped by scans. Space is reclaimed
 // only by rebuilding the index.
@@ -73,6 +78,7 @@ struct BLinkTreeStats {
   uint64_t inner_nodes = 0;
   uint64_t entries = 0;  // keys in leaves
   uint64_t empty_leaves = 0;
+  uint32_t node_capacity = 0;  // entries a full node holds
 };
 
 class BLinkTree {

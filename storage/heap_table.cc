@@ -129,8 +129,8 @@ absl::StatusOr<TupleAddress> HeapTable::Insert(cc::ThreadContext& ctx,
   if (!guard.ok()) return guard.status();
   uint8_t* dst = guard->MutableRange(SlotOffset(slot), tuple_bytes_);
   TupleHeader header;
-  header.flags =
-      TupleHeader::kLive | (pending ? TupleHeader::kPending : uint32_t{0});
+  header.set_flags(pending ? TupleHeader::kLive | TupleHeader::kPending
+                           : TupleHeader::kLive);
   std::memcpy(dst, &header, kTupleHeaderBytes);
   std::memcpy(dst + kTupleHeaderBytes, tuple.data() + kTupleHeaderBytes,
               tuple_bytes_ - kTupleHeaderBytes);
@@ -154,9 +154,7 @@ absl::Status HeapTable::CheckLive(const uint8_t* payload,
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s is not in a page of table %d", address.ToString(), table_id_));
   }
-  TupleHeader header;
-  std::memcpy(&header, payload + SlotOffset(address.slot()), kTupleHeaderBytes);
-  if (!header.live()) {
+  if (!TupleHeader::From(payload + SlotOffset(address.slot())).live()) {
     return absl::NotFoundError(
         absl::StrFormat("no live tuple at %s", address.ToString()));
   }
@@ -228,8 +226,8 @@ absl::Status HeapTable::Delete(cc::ThreadContext& ctx, TupleAddress address) {
   if (!guard.ok()) return guard.status();
   if (absl::Status s = CheckLive(guard->data(), address); !s.ok()) return s;
   const uint32_t at = SlotOffset(address.slot()) + kTupleFlagsOffset;
-  const uint32_t flags = Get<uint32_t>(guard->data(), at);
-  Put<uint32_t>(guard->MutableRange(at, 4), flags | TupleHeader::kDeleted);
+  const uint8_t flags = Get<uint8_t>(guard->data(), at);
+  Put<uint8_t>(guard->MutableRange(at, 1), flags | TupleHeader::kDeleted);
   return guard->Unlock();
 }
 
@@ -258,9 +256,7 @@ absl::Status HeapTable::Scan(cc::ThreadContext& ctx, const Visitor& visit) {
     const uint32_t slots = Get<uint32_t>(copy.data(), heap_page::kSlotsOffset);
     for (uint32_t slot = 0; slot < slots; ++slot) {
       const uint8_t* tuple = copy.data() + SlotOffset(slot);
-      TupleHeader header;
-      std::memcpy(&header, tuple, kTupleHeaderBytes);
-      if (!header.live()) continue;
+      if (!TupleHeader::From(tuple).live()) continue;
       auto address = TupleAddress::Encode(page, slot);
       if (!address.ok()) return address.status();
       if (!visit(*address, tuple)) return absl::OkStatus();

@@ -90,7 +90,7 @@ class HeapTable {
   absl::Status UpdateColumn(cc::ThreadContext& ctx, TupleAddress address,
                             size_t column, absl::Span<const uint8_t> value);
 
-  // Marks the tuple deleted (only its flags word is written back). NotFound
+  // Marks the tuple deleted (only its flags byte is written back). NotFound
   // if it already is, or the slot is empty.
   absl::Status Delete(cc::ThreadContext& ctx, TupleAddress address);
 

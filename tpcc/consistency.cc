@@ -55,16 +55,28 @@ std::string ConsistencyResult::ToString() const {
   return s;
 }
 
+absl::StatusOr<CatalogReader> CatalogReader::Open(engine::Engine& engine) {
+  auto manager = engine.manager(engine.local_compute_nodes().front());
+  if (!manager.ok()) return manager.status();
+  auto ctx = (*manager)->NewThreadContext();
+  if (!ctx.ok()) return ctx.status();
+  auto catalog = storage::Catalog::Open(**manager, **ctx);
+  if (!catalog.ok()) return catalog.status();
+  CatalogReader reader;
+  reader.manager = *manager;
+  reader.ctx = *std::move(ctx);
+  reader.catalog = *std::move(catalog);
+  return reader;
+}
+
 absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
                                                    int warehouses,
                                                    const Scale& scale) {
-  auto manager = engine.manager(engine.local_compute_nodes().front());
-  if (!manager.ok()) return manager.status();
-  cc::GclManager& m = **manager;
-  auto ctx = m.NewThreadContext();
-  if (!ctx.ok()) return ctx.status();
-  auto catalog = storage::Catalog::Open(m, **ctx);
-  if (!catalog.ok()) return catalog.status();
+  auto reader = CatalogReader::Open(engine);
+  if (!reader.ok()) return reader.status();
+  cc::GclManager& m = *reader->manager;
+  cc::ThreadContext& ctx = *reader->ctx;
+  storage::Catalog& catalog = *reader->catalog;
 
   const int D = scale.districts;
   std::vector<int64_t> w_ytd(warehouses + 1, 0);
@@ -80,16 +92,15 @@ absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
     if (result.messages.size() < 10) result.messages.push_back(message);
   };
   int64_t stray = 0;  // rows of warehouses or districts out of range
-  absl::Status s = ScanTable(m, **ctx, **catalog, "warehouse",
-                             [&](const storage::TupleView& v) {
-                               const int64_t w = v.GetInt(warehouse::kId);
-                               if (w < 1 || w > warehouses)
-                                 return void(++stray);
-                               w_ytd[w] = v.GetDecimal(warehouse::kYtd);
-                               w_seen[w] = true;
-                             });
+  absl::Status s =
+      ScanTable(m, ctx, catalog, "warehouse", [&](const storage::TupleView& v) {
+        const int64_t w = v.GetInt(warehouse::kId);
+        if (w < 1 || w > warehouses) return void(++stray);
+        w_ytd[w] = v.GetDecimal(warehouse::kYtd);
+        w_seen[w] = true;
+      });
   if (s.ok()) {
-    s = ScanTable(m, **ctx, **catalog, "district",
+    s = ScanTable(m, ctx, catalog, "district",
                   [&](const storage::TupleView& v) {
                     DistrictFacts* f =
                         at(v.GetInt(district::kWId), v.GetInt(district::kId));
@@ -100,17 +111,16 @@ absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
                   });
   }
   if (s.ok()) {
-    s = ScanTable(
-        m, **ctx, **catalog, "order", [&](const storage::TupleView& v) {
-          DistrictFacts* f = at(v.GetInt(order::kWId), v.GetInt(order::kDId));
-          if (f == nullptr) return void(++stray);
-          f->max_o_id = std::max<int>(f->max_o_id, v.GetInt(order::kId));
-          f->sum_ol_cnt += v.GetInt(order::kOlCnt);
-        });
+    s = ScanTable(m, ctx, catalog, "order", [&](const storage::TupleView& v) {
+      DistrictFacts* f = at(v.GetInt(order::kWId), v.GetInt(order::kDId));
+      if (f == nullptr) return void(++stray);
+      f->max_o_id = std::max<int>(f->max_o_id, v.GetInt(order::kId));
+      f->sum_ol_cnt += v.GetInt(order::kOlCnt);
+    });
   }
   if (s.ok()) {
     s = ScanTable(
-        m, **ctx, **catalog, "new_order", [&](const storage::TupleView& v) {
+        m, ctx, catalog, "new_order", [&](const storage::TupleView& v) {
           DistrictFacts* f =
               at(v.GetInt(new_order::kWId), v.GetInt(new_order::kDId));
           if (f == nullptr) return void(++stray);
@@ -122,7 +132,7 @@ absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
   }
   if (s.ok()) {
     s = ScanTable(
-        m, **ctx, **catalog, "order_line", [&](const storage::TupleView& v) {
+        m, ctx, catalog, "order_line", [&](const storage::TupleView& v) {
           DistrictFacts* f =
               at(v.GetInt(order_line::kWId), v.GetInt(order_line::kDId));
           if (f == nullptr) return void(++stray);

@@ -13,11 +13,13 @@
 // shared latches, as tools may): it checks the tables' contents, not what
 // the indexes say. No transaction may run meanwhile.
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/engine.h"
+#include "storage/catalog.h"
 #include "tpcc/schema.h"
 
 namespace strand::tpcc {
@@ -33,6 +35,17 @@ struct ConsistencyResult {
     return violations[0] + violations[1] + violations[2] + violations[3] == 0;
   }
   std::string ToString() const;
+};
+
+// What a reader of a quiescent database (this check, the memory breakdown)
+// works with: compute node 0's manager, a thread context on it and the
+// catalog.
+struct CatalogReader {
+  static absl::StatusOr<CatalogReader> Open(engine::Engine& engine);
+
+  cc::GclManager* manager = nullptr;
+  std::unique_ptr<cc::ThreadContext> ctx;
+  std::unique_ptr<storage::Catalog> catalog;
 };
 
 absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,

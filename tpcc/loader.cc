@@ -298,9 +298,6 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   }
 
   LoadResult result;
-  auto before = PoolBytesTaken(engine_);
-  if (!before.ok()) return before.status();
-  result.pool_bytes_before = *before;
   const absl::Time start = absl::Now();
   std::atomic<size_t> next{0}, done{0};
   std::atomic<uint64_t> rows{0};
@@ -356,7 +353,7 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   result.transactions = units.size();
   auto after = PoolBytesTaken(engine_);
   if (!after.ok()) return after.status();
-  result.pool_bytes_after = *after;
+  result.pool_bytes_used = *after;
   return result;
 }
 

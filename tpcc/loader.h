@@ -26,12 +26,11 @@ struct LoadResult {
   double seconds = 0;
   uint64_t rows = 0;
   uint64_t transactions = 0;
-  // Bytes the memory nodes handed out (bump pointers) before and after.
-  uint64_t pool_bytes_before = 0;
-  uint64_t pool_bytes_after = 0;
-  uint64_t pool_bytes_used() const {
-    return pool_bytes_after - pool_bytes_before;
-  }
+  // Bytes the memory nodes have handed out (bump pointers) once the load
+  // is done: the whole database, catalog and table roots included. Not the
+  // growth during the load: the chunk a node began before it (for the
+  // catalog) is then partly filled by rows yet would not be counted.
+  uint64_t pool_bytes_used = 0;
 };
 
 class Loader {

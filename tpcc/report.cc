@@ -13,7 +13,7 @@ double PerTxn(uint64_t v, uint64_t txns) {
 double BytesPerWarehouse(const RunConfig& c, const LoadResult& l) {
   return c.warehouses == 0
              ? 0
-             : static_cast<double>(l.pool_bytes_used()) / c.warehouses;
+             : static_cast<double>(l.pool_bytes_used) / c.warehouses;
 }
 
 // Raw bytes of the loaded rows (ITEM included), per warehouse.
@@ -32,7 +32,7 @@ void PrintLoad(std::ostream& out, const RunConfig& c, const LoadResult& l) {
       "raw TPC-C tuple bytes %.1f MiB per warehouse: %.2fx\n",
       c.warehouses, static_cast<unsigned long long>(l.rows),
       static_cast<unsigned long long>(l.transactions), l.seconds,
-      l.rows / std::max(l.seconds, 1e-9), l.pool_bytes_used() / 1048576.0,
+      l.rows / std::max(l.seconds, 1e-9), l.pool_bytes_used / 1048576.0,
       BytesPerWarehouse(c, l) / 1048576.0, RawPerWarehouse(c) / 1048576.0,
       BytesPerWarehouse(c, l) / RawPerWarehouse(c));
 }
@@ -160,7 +160,7 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("customers_per_district", c.scale.customers)
       .Add("load_seconds", l.seconds)
       .Add("load_rows", l.rows)
-      .Add("pool_bytes_used", l.pool_bytes_used())
+      .Add("pool_bytes_used", l.pool_bytes_used)
       .Add("bytes_per_warehouse", BytesPerWarehouse(c, l))
       .Add("raw_bytes_per_warehouse", RawPerWarehouse(c))
       .Add("duration_s", r.seconds)

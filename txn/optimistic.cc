@@ -41,11 +41,11 @@ absl::Status Optimistic::Commit(TxnState& txn) {
       }
       now = HeaderAt(txn, page->data(), *a);
     }
-    if (now.write_ts != a->version() || !now.live()) {
+    if (now.write_ts() != a->version() || !now.live()) {
       txn.abort_reason = AbortReason::kValidation;
       return absl::AbortedError(absl::StrFormat(
           "OCC: %s changed since it was read (version %d, now %d)",
-          a->address.ToString(), a->version(), now.write_ts));
+          a->address.ToString(), a->version(), now.write_ts()));
     }
   }
   // Every write latch is held and the reads are still current: this is the

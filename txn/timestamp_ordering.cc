@@ -25,17 +25,17 @@ absl::Status TimestampOrdering::Read(TxnState& txn, Access& access, bool) {
     return s;
   }
   const TupleHeader header = HeaderAt(txn, page->data(), access);
-  if (header.write_ts > txn.start_ts) {
+  if (header.write_ts() > txn.start_ts) {
     return absl::AbortedError(absl::StrFormat(
         "TO: %s was written at %d, after this transaction's %d",
-        access.address.ToString(), header.write_ts, txn.start_ts));
+        access.address.ToString(), header.write_ts(), txn.start_ts));
   }
-  if (header.read_ts < txn.start_ts) {
+  if (header.read_ts() < txn.start_ts) {
     const uint64_t ts = txn.start_ts;
-    std::memcpy(page->MutableRange(
-                    TupleOffset(txn, access) + offsetof(TupleHeader, read_ts),
-                    sizeof(ts)),
-                &ts, sizeof(ts));
+    std::memcpy(
+        page->MutableRange(
+            TupleOffset(txn, access) + storage::kTupleReadTsOffset, sizeof(ts)),
+        &ts, sizeof(ts));
   }
   return page->Unlock();
 }
@@ -49,14 +49,14 @@ absl::Status TimestampOrdering::Commit(TxnState& txn) {
     if (!a->writes() || a->inserted) continue;
     const TupleHeader header =
         HeaderAt(txn, txn.latches.HeldExclusive(a->address.gcl())->data(), *a);
-    if (header.read_ts > txn.start_ts || header.write_ts > txn.start_ts ||
+    if (header.read_ts() > txn.start_ts || header.write_ts() > txn.start_ts ||
         !header.live()) {
       txn.abort_reason = AbortReason::kConflict;
       return absl::AbortedError(
           absl::StrFormat("TO: %s was read at %d or written at %d, after this "
                           "transaction's %d",
-                          a->address.ToString(), header.read_ts,
-                          header.write_ts, txn.start_ts));
+                          a->address.ToString(), header.read_ts(),
+                          header.write_ts(), txn.start_ts));
     }
   }
   txn.commit_ts = txn.start_ts;

@@ -11,9 +11,7 @@
 namespace strand::txn {
 
 uint64_t Access::version() const {
-  storage::TupleHeader header;
-  std::memcpy(&header, original.data(), sizeof(header));
-  return header.write_ts;
+  return storage::TupleHeader::From(original.data()).write_ts();
 }
 
 Txn::~Txn() {

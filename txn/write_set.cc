@@ -23,9 +23,7 @@ uint32_t TupleOffset(const TxnState& txn, const Access& access) {
 
 TupleHeader HeaderAt(const TxnState& txn, const uint8_t* payload,
                      const Access& access) {
-  TupleHeader header;
-  std::memcpy(&header, payload + TupleOffset(txn, access), sizeof(header));
-  return header;
+  return TupleHeader::From(payload + TupleOffset(txn, access));
 }
 
 absl::Status CopyTuple(const TxnState& txn, const uint8_t* payload,
@@ -42,9 +40,7 @@ absl::Status CopyTuple(const TxnState& txn, const uint8_t* payload,
   }
   const uint32_t bytes = table.schema().tuple_bytes();
   const uint8_t* tuple = payload + TupleOffset(txn, access);
-  TupleHeader header;
-  std::memcpy(&header, tuple, sizeof(header));
-  if (!header.live()) {
+  if (!TupleHeader::From(tuple).live()) {
     return absl::NotFoundError(
         absl::StrCat("no live tuple at ", access.address.ToString()));
   }
@@ -177,19 +173,22 @@ absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp) {
     if (a->inserted && !a->deleted) {
       // The insert commits: the tuple becomes visible with these writes.
       const TupleHeader header = HeaderAt(txn, page->data(), *a);
-      PutHeaderField<uint32_t>(txn, *a, *page, offsetof(TupleHeader, flags),
-                               header.flags & ~TupleHeader::kPending);
+      PutHeaderField<uint8_t>(txn, *a, *page, storage::kTupleFlagsOffset,
+                              header.flags() & ~TupleHeader::kPending);
     }
     if (a->deleted) {
       const TupleHeader header = HeaderAt(txn, page->data(), *a);
-      PutHeaderField<uint32_t>(txn, *a, *page, offsetof(TupleHeader, flags),
-                               header.flags | TupleHeader::kDeleted);
+      PutHeaderField<uint8_t>(txn, *a, *page, storage::kTupleFlagsOffset,
+                              header.flags() | TupleHeader::kDeleted);
     } else if (a->modified) {
       ApplyModification(txn, *a, *page);
     }
     if (stamp) {
-      PutHeaderField<uint64_t>(txn, *a, *page, offsetof(TupleHeader, write_ts),
-                               *stamp);
+      // write_ts shares its word with the flags just written.
+      TupleHeader header = HeaderAt(txn, page->data(), *a);
+      header.set_write_ts(*stamp);
+      PutHeaderField<uint64_t>(txn, *a, *page, storage::kTupleWriteWordOffset,
+                               header.write_word());
     }
   }
   return absl::OkStatus();

@@ -2,6 +2,7 @@
 // deletes, updates, lookups and scans in both directions with limits and
 // early stops, over several key widths and small GCLs so nodes split often.
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -62,6 +63,21 @@ class BLinkTreeModelTest
       b.Uint32(static_cast<uint32_t>(k)).String("", config_.key_width - 4);
     }
     return b.Build(config_.key_width);
+  }
+
+  // Distinct keys 0..n-1 in increasing order, for the load-order tests.
+  std::vector<std::string> AscendingKeys(uint64_t n) const {
+    std::vector<std::string> keys;
+    for (uint64_t k = 0; k < n; ++k) {
+      KeyBuilder b;
+      if (config_.key_width >= 8) {
+        b.Uint64(k).String("", config_.key_width - 8);
+      } else {
+        b.Uint32(static_cast<uint32_t>(k)).String("", config_.key_width - 4);
+      }
+      keys.push_back(b.Build(config_.key_width));
+    }
+    return keys;
   }
 
   ModelConfig config_;
@@ -211,6 +227,63 @@ TEST_P(BLinkTreeModelTest, RandomOperationsMatchTheModel) {
                          })
                   .ok());
   EXPECT_EQ(seen, model_entries());
+}
+
+// Inserts keys 0..n-1 in `order` and checks the tree holds exactly them.
+void InsertAllAndCheck(BLinkTree& tree, cc::ThreadContext& ctx,
+                       const std::vector<std::string>& order,
+                       BLinkTreeStats* stats) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    ASSERT_TRUE(tree.Insert(ctx, order[i], i).ok()) << "insert " << i;
+  }
+  auto verified = tree.Verify(ctx);
+  ASSERT_TRUE(verified.ok()) << verified.status();
+  *stats = *verified;
+  EXPECT_EQ(stats->entries, order.size());
+  std::vector<std::string> sorted = order, seen;
+  std::sort(sorted.begin(), sorted.end());
+  ASSERT_TRUE(tree.Scan(ctx, std::nullopt, std::nullopt, BLinkTree::kNoLimit,
+                        [&](std::string_view k, uint64_t) {
+                          seen.emplace_back(k);
+                          return true;
+                        })
+                  .ok());
+  EXPECT_EQ(seen, sorted);
+}
+
+double LeafFill(const BLinkTreeStats& s) {
+  return static_cast<double>(s.entries) /
+         (static_cast<double>(s.leaves) * s.node_capacity);
+}
+
+// A loader inserts in key order: the leaves must come out (nearly) full,
+// not half full as middle splits leave them.
+TEST_P(BLinkTreeModelTest, AscendingInsertsFillLeaves) {
+  std::vector<std::string> keys = AscendingKeys(3000);
+  BLinkTreeStats stats;
+  InsertAllAndCheck(*tree_, *ctx_, keys, &stats);
+  EXPECT_GE(stats.height, 2);
+  EXPECT_GE(LeafFill(stats), 0.9) << stats.leaves << " leaves";
+}
+
+// Shuffled and descending orders still build a correct tree, with the
+// usual fill of middle splits.
+TEST_P(BLinkTreeModelTest, ShuffledAndDescendingInsertsStillWork) {
+  std::vector<std::string> keys = AscendingKeys(3000);
+  std::mt19937_64 rng(7);
+  std::shuffle(keys.begin(), keys.end(), rng);
+  BLinkTreeStats stats;
+  InsertAllAndCheck(*tree_, *ctx_, keys, &stats);
+  EXPECT_GE(LeafFill(stats), 0.5);
+
+  auto anchor = BLinkTree::Create(
+      cluster_->manager(0), *ctx_,
+      {.key_width = config_.key_width, .unique = config_.unique});
+  ASSERT_TRUE(anchor.ok()) << anchor.status();
+  auto descending = *BLinkTree::Open(cluster_->manager(0), *ctx_, *anchor);
+  std::sort(keys.rbegin(), keys.rend());
+  InsertAllAndCheck(*descending, *ctx_, keys, &stats);
+  EXPECT_GE(LeafFill(stats), 0.45);
 }
 
 TEST_P(BLinkTreeModelTest, RejectsKeysOfTheWrongWidth) {

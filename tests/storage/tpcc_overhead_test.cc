@@ -2,7 +2,7 @@
 // per byte of user tuple data, per table and weighted by the row counts of
 // one warehouse, for several --gcl_size values. The overhead is the latch
 // word (8 B per GCL), the page header (24 B), each tuple's TupleHeader
-// (24 B) and the tail of the page no tuple fits in. Prints a table; run
+// (16 B) and the tail of the page no tuple fits in. Prints a table; run
 //   build/tests/storage/tpcc_overhead_test --gtest_filter=*Prints*
 // to see it.
 
@@ -121,7 +121,7 @@ TEST(TpccOverheadTest, PrintsGclBytesPerTupleByte) {
       weighted_gcl[i] += t.rows_per_warehouse * s->data_bytes() * o;
       if (sizes[i] >= 1024) {
         EXPECT_GT(o, 1.0) << t.name;
-        // new_order (12 data bytes) pays 3x for its 24-byte header.
+        // new_order (12 data bytes) pays over 2x for its 16-byte header.
         EXPECT_LT(o, 3.5) << t.name << " at gcl_size " << sizes[i];
       }
     }

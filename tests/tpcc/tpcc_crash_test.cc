@@ -46,6 +46,8 @@ namespace {
 
 constexpr int kWarehouses = 2;
 constexpr int kPoolMb = 1024;  // >= what tpcc needs for this scale
+// The run and the recovery must agree on it; tpcc's default.
+constexpr uint32_t kGclSize = 4096;
 
 Scale CrashScale() {
   Scale s;
@@ -116,6 +118,7 @@ engine::EngineOptions RecoveryOptions(const Config& c, txn::CcAlgorithm cc) {
   o.fabric.compute_nodes = c.compute_nodes;
   o.fabric.pool_bytes = uint64_t{kPoolMb} << 20;
   o.algorithm = cc;
+  o.cc.gcl_size = kGclSize;
   return o;
 }
 
@@ -139,6 +142,7 @@ class TpccCrashTest : public ::testing::Test {
         absl::StrCat("--items=", CrashScale().items),
         absl::StrCat("--customers=", CrashScale().customers),
         absl::StrCat("--pool_mb=", kPoolMb),
+        absl::StrCat("--gcl_size=", kGclSize),
         absl::StrCat("--cc=", txn::CcAlgorithmName(cc)),
         "--wal=on",
         "--wal_dir=" + wal_dir,
