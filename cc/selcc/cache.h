@@ -4,8 +4,14 @@
 // The compute-side cache of SELCC (paper 5): a fixed pool of frames whose
 // payload copies live in one arena registered with the fabric (so peers can
 // forward GCLs straight into a frame), a sharded hash map GlobalAddress ->
-// frame with one LRU list per shard, a free list, and per shard the set of
+// frame with one CLOCK list per shard, a free list, and per shard the set of
 // GCLs whose eviction's release is still in flight.
+//
+// Replacement is CLOCK (second chance) rather than LRU: a hit only sets the
+// frame's reference bit, where an LRU relink wrote the list head and both
+// neighbours (three more cache lines per hit, the hottest path of the
+// engine). Victims are taken at each shard's tail: a referenced frame loses
+// its bit and goes back to the head, an unreferenced idle one is evicted.
 //
 // Guarantees:
 //   - at most one frame per GCL is in the map, and a GCL whose release is in
@@ -93,7 +99,7 @@ class Cache {
 
   // The frame caching `gcl`, or nullptr. When found, the latch is tried in
   // `mode` under the shard lock: on success *latched = true and the frame
-  // moves to the LRU head; otherwise the frame is pinned (the caller waits
+  // is marked referenced; otherwise the frame is pinned (the caller waits
   // for the latch, then Unpin()s and checks frame->gcl, which a Free() may
   // have changed).
   Frame* Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched);
@@ -121,9 +127,10 @@ class Cache {
   // or the GCL's release is in flight.
   InsertResult Insert(rdma::GlobalAddress gcl, Frame* fresh);
 
-  // Appends up to `n` victims, least recently used first: each latched
-  // exclusive, out of the map, its GCL marked in flight. The caller
-  // releases the GCL's ownership, then calls EndInFlight(gcl).
+  // Appends up to `n` victims, unreferenced frames first (CLOCK): each
+  // latched exclusive, out of the map, its GCL marked in flight. The caller
+  // releases the GCL's ownership, then calls EndInFlight(gcl). Fewer than
+  // `n` only when the rest of the frames are pinned or latched.
   void TakeVictims(size_t n, std::vector<Frame*>* out);
   void EndInFlight(rdma::GlobalAddress gcl);
   bool InFlight(rdma::GlobalAddress gcl);
@@ -139,11 +146,15 @@ class Cache {
     ShardLock mu;
     absl::flat_hash_map<rdma::GlobalAddress, Frame*> map ABSL_GUARDED_BY(mu);
     absl::flat_hash_set<rdma::GlobalAddress> in_flight ABSL_GUARDED_BY(mu);
-    Frame* lru_head ABSL_GUARDED_BY(mu) = nullptr;  // most recently used
-    Frame* lru_tail ABSL_GUARDED_BY(mu) = nullptr;
+    Frame* clock_head ABSL_GUARDED_BY(mu) = nullptr;  // newest
+    Frame* clock_tail ABSL_GUARDED_BY(mu) = nullptr;  // the hand
   };
 
   Shard& ShardOf(rdma::GlobalAddress gcl);
+  // One visit of the clock hand to `s`: takes up to `n` victims; *swept
+  // tells whether it cleared any reference bit.
+  static size_t SweepShard(Shard& s, size_t n, std::vector<Frame*>* out,
+                           bool* swept);
   static void LinkHead(Shard& s, Frame* f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
   static void Unlink(Shard& s, Frame* f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
 

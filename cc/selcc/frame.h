@@ -5,8 +5,11 @@
 // node knows about it.
 //
 // Who may touch what:
-//   gcl, lru links, in_map   the cache shard's lock (cache.h); gcl is also
-//                            stable for anyone holding the latch or a pin
+//   gcl, clock links, in_map the cache shard's lock (cache.h), and gcl and
+//                            in_map change only while the latch is held
+//                            exclusive, so they are also stable for anyone
+//                            holding the latch (or a pin)
+//   referenced               atomic: set by hits, cleared by the clock
 //   memo, dirty_*, data,     the local latch: read under shared or
 //   writer_priority          exclusive, written under exclusive
 //   pins                     atomic; a pinned frame is never evicted
@@ -55,6 +58,9 @@ struct Frame {
   rdma::GlobalAddress gcl;
   LocalLatch latch;
   std::atomic<int> pins{0};
+  // CLOCK reference bit (cache.h): a hit only sets it, so a hit writes
+  // nothing outside its own frame.
+  std::atomic<bool> referenced{false};
 
   Memo memo = Memo::kInvalid;
   uint32_t dirty_begin = 0;  // payload offsets, [begin, end); empty if equal
@@ -85,9 +91,10 @@ struct Frame {
   // invalidation.h for why a stale memo is harmless.
   std::atomic<uint64_t> handover_memo{0};
 
-  // LRU list of the shard (most recent at the head) and map membership.
-  Frame* lru_prev = nullptr;
-  Frame* lru_next = nullptr;
+  // The shard's clock list (newest and second-chanced frames at the head,
+  // the hand at the tail) and map membership.
+  Frame* clock_prev = nullptr;
+  Frame* clock_next = nullptr;
   bool in_map = false;
 
   bool dirty() const { return dirty_begin != dirty_end; }
