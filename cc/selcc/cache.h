@@ -18,9 +18,10 @@
 //     flight gets no frame until the release is done (EndInFlight), so a
 //     node never re-acquires a latch word it has not finished releasing;
 //   - a frame is never handed out as a victim while pinned or latched.
-// Costs: every call takes one shard lock (or the free-list mutex) for a
-// few hash and list operations, never a remote operation and never a
-// blocking latch wait: latches are only TRIED under the shard lock.
+// Costs: every call but LatchHinted takes one shard lock (or the free-list
+// mutex) for a few hash and list operations, never a remote operation and
+// never a blocking latch wait: latches are only TRIED under the shard lock.
+// LatchHinted takes no lock at all: one latch attempt on the frame.
 // Capacity is cache_bytes / gcl_size frames.
 
 #include <atomic>
@@ -104,6 +105,28 @@ class Cache {
   // have changed).
   Frame* Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched);
   static void Unpin(Frame* f) { f->pins.fetch_sub(1); }
+
+  // The hit path without the shard lock: tries `f`'s latch in `mode` (no
+  // waiting), where `f` is a frame that cached `gcl` when last seen
+  // (frame_hints.h). True when `f` still caches `gcl`: then it is latched
+  // and marked referenced, as by Lookup. False: nothing is held (the frame
+  // was busy, evicted or reused meanwhile; use Lookup). The memo is the
+  // caller's to check, under the latch, like after Lookup.
+  static bool LatchHinted(Frame* f, rdma::GlobalAddress gcl, Mode mode) {
+    const bool latched =
+        mode == Mode::kShared ? f->latch.TryLockShared() : f->latch.TryLock();
+    if (!latched) return false;
+    // gcl and in_map change only under the exclusive latch (frame.h), so
+    // under ours they are stable; a frame sitting free has in_map false.
+    if (f->gcl != gcl || !f->in_map) {
+      mode == Mode::kShared ? f->latch.UnlockShared() : f->latch.Unlock();
+      return false;
+    }
+    if (!f->referenced.load(std::memory_order_relaxed)) {
+      f->referenced.store(true, std::memory_order_relaxed);
+    }
+    return true;
+  }
 
   // For invalidation handlers: the frame of `gcl` latched exclusive by
   // TryLockIdle(), or nullptr with *cached telling whether it was cached.

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "cc/selcc/frame_hints.h"
 #include "cc/selcc/latch_word.h"
 #include "glog/logging.h"
 
@@ -23,7 +24,8 @@ using selcc::ReplySlot;
 using selcc::Want;
 
 // Per-thread state: the endpoint, the reply slot invalidation replies land
-// in, this thread's counters, and a random source for back-off jitter.
+// in, this thread's counters, a random source for back-off jitter, and the
+// frames it latched last (the lock-free hit path).
 class SelccManager::SelccThread final : public ThreadContext {
  public:
   SelccThread(SelccManager* manager, std::unique_ptr<rdma::Endpoint> endpoint,
@@ -50,6 +52,7 @@ class SelccManager::SelccThread final : public ThreadContext {
   ReplySlot* const slot;
   const std::shared_ptr<AtomicStats> stats;
   std::mt19937_64 rng;
+  selcc::FrameHints hints;
 };
 
 absl::StatusOr<std::unique_ptr<GclManager>> SelccManager::Create(
@@ -575,13 +578,19 @@ absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
   auto own = OwnThread(ctx);
   if (!own.ok()) return own.status();
   SelccThread& t = **own;
-  // Hit: the shared latch taken under the shard mutex, memo S or M.
-  bool latched = false;
-  Frame* f = state_->cache.Lookup(gcl, Cache::Mode::kShared, &latched);
+  // Hit: the shared latch on the frame this thread last found for the GCL
+  // (no shard lock), else taken under the shard lock; memo S or M.
+  Frame* f = t.hints.Get(gcl);
+  bool latched =
+      f != nullptr && Cache::LatchHinted(f, gcl, Cache::Mode::kShared);
+  if (!latched) {
+    f = state_->cache.Lookup(gcl, Cache::Mode::kShared, &latched);
+  }
   if (f != nullptr && latched && f->memo != Memo::kInvalid) {
     if (f->lease_active.load(std::memory_order_relaxed)) NoWaitAccess(f);
     AtomicStats::Bump(t.stats->shared_locks);
     AtomicStats::Bump(t.stats->hits);
+    t.hints.Put(gcl, f);
     return SharedGuard(this, &ctx, LatchHandle{gcl, f->data, f});
   }
   if (f != nullptr) {
@@ -614,6 +623,7 @@ absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
   }
   AtomicStats::Bump(t.stats->shared_locks);
   if (!remote) AtomicStats::Bump(t.stats->hits);
+  t.hints.Put(gcl, f);
   return SharedGuard(this, &ctx, LatchHandle{gcl, f->data, f});
 }
 
@@ -624,12 +634,17 @@ absl::StatusOr<ExclusiveGuard> SelccManager::XLock(ThreadContext& ctx,
   if (!own.ok()) return own.status();
   SelccThread& t = **own;
   const uint32_t payload = state_->payload_bytes;
-  bool latched = false;
-  Frame* f = state_->cache.Lookup(gcl, Cache::Mode::kExclusive, &latched);
+  Frame* f = t.hints.Get(gcl);
+  bool latched =
+      f != nullptr && Cache::LatchHinted(f, gcl, Cache::Mode::kExclusive);
+  if (!latched) {
+    f = state_->cache.Lookup(gcl, Cache::Mode::kExclusive, &latched);
+  }
   if (f != nullptr && latched && f->memo == Memo::kModified) {
     if (f->lease_active.load(std::memory_order_relaxed)) NoWaitAccess(f);
     AtomicStats::Bump(t.stats->exclusive_locks);
     AtomicStats::Bump(t.stats->hits);
+    t.hints.Put(gcl, f);
     return ExclusiveGuard(this, &ctx, LatchHandle{gcl, f->data, f}, payload);
   }
   if (f != nullptr) {
@@ -652,6 +667,7 @@ absl::StatusOr<ExclusiveGuard> SelccManager::XLock(ThreadContext& ctx,
     if (upgrade) AtomicStats::Bump(t.stats->upgrades);
   }
   AtomicStats::Bump(t.stats->exclusive_locks);
+  t.hints.Put(gcl, f);
   return ExclusiveGuard(this, &ctx, LatchHandle{gcl, f->data, f}, payload);
 }
 
