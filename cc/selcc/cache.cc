@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "absl/hash/hash.h"
 #include "glog/logging.h"
 
 namespace strand::cc::selcc {
@@ -39,8 +38,9 @@ absl::Status Cache::Register(rdma::ComputeNode& node) {
   return absl::OkStatus();
 }
 
-Cache::Shard& Cache::ShardOf(rdma::GlobalAddress gcl) {
-  return shards_[absl::HashOf(gcl) % kShards];
+Cache::Shard& Cache::ShardOf(uint64_t hash) {
+  static_assert(kShards == 1 << FrameMap::kShardBits);
+  return shards_[hash % kShards];
 }
 
 void Cache::LinkHead(Shard& s, Frame* f) {
@@ -66,11 +66,11 @@ void Cache::Unlink(Shard& s, Frame* f) {
 }
 
 Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
-  Shard& s = ShardOf(gcl);
+  const uint64_t hash = FrameMap::Hash(gcl);
+  Shard& s = ShardOf(hash);
   ShardLockGuard lock(&s.mu);
-  auto it = s.map.find(gcl);
-  if (it == s.map.end()) return nullptr;
-  Frame* f = it->second;
+  Frame* f = s.map.Find(gcl, hash);
+  if (f == nullptr) return nullptr;
   *latched =
       mode == Mode::kShared ? f->latch.TryLockShared() : f->latch.TryLock();
   if (!*latched) f->pins.fetch_add(1);
@@ -83,12 +83,12 @@ Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
 
 Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,
                               uint64_t memo, bool* cached) {
-  Shard& s = ShardOf(gcl);
+  const uint64_t hash = FrameMap::Hash(gcl);
+  Shard& s = ShardOf(hash);
   ShardLockGuard lock(&s.mu);
-  auto it = s.map.find(gcl);
-  *cached = it != s.map.end();
+  Frame* f = s.map.Find(gcl, hash);
+  *cached = f != nullptr;
   if (!*cached) return nullptr;
-  Frame* f = it->second;
   if (f->latch.TryLockIdle()) return f;
   f->lease_active.store(true, std::memory_order_relaxed);
   if (f->starved_priority.load(std::memory_order_relaxed) < priority) {
@@ -106,9 +106,10 @@ Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,
 }
 
 bool Cache::ClaimUncached(rdma::GlobalAddress gcl) {
-  Shard& s = ShardOf(gcl);
+  const uint64_t hash = FrameMap::Hash(gcl);
+  Shard& s = ShardOf(hash);
   ShardLockGuard lock(&s.mu);
-  if (s.map.contains(gcl) || s.in_flight.contains(gcl)) return false;
+  if (s.map.Contains(gcl, hash) || s.in_flight.contains(gcl)) return false;
   s.in_flight.insert(gcl);
   return true;
 }
@@ -130,11 +131,11 @@ void Cache::PutFree(Frame* f) {
 }
 
 Cache::InsertResult Cache::Insert(rdma::GlobalAddress gcl, Frame* fresh) {
-  Shard& s = ShardOf(gcl);
+  const uint64_t hash = FrameMap::Hash(gcl);
+  Shard& s = ShardOf(hash);
   ShardLockGuard lock(&s.mu);
   if (s.in_flight.contains(gcl)) return InsertResult::kInFlight;
-  auto [it, inserted] = s.map.try_emplace(gcl, fresh);
-  if (!inserted) return InsertResult::kExists;
+  if (!s.map.Insert(gcl, hash, fresh)) return InsertResult::kExists;
   fresh->gcl = gcl;
   fresh->in_map = true;
   // Unreferenced: a line used once goes before one used again, but only
@@ -170,7 +171,7 @@ size_t Cache::SweepShard(Shard& s, size_t n, std::vector<Frame*>* out,
       ++candidates;
       if (f->pins.load() == 0 && f->latch.TryLockIdle()) {
         Unlink(s, f);
-        s.map.erase(f->gcl);
+        s.map.Erase(f->gcl, FrameMap::Hash(f->gcl));
         f->in_map = false;
         s.in_flight.insert(f->gcl);
         out->push_back(f);
@@ -201,30 +202,31 @@ void Cache::TakeVictims(size_t n, std::vector<Frame*>* out) {
 }
 
 void Cache::EndInFlight(rdma::GlobalAddress gcl) {
-  Shard& s = ShardOf(gcl);
+  Shard& s = ShardOf(FrameMap::Hash(gcl));
   ShardLockGuard lock(&s.mu);
   s.in_flight.erase(gcl);
 }
 
 bool Cache::InFlight(rdma::GlobalAddress gcl) {
-  Shard& s = ShardOf(gcl);
+  Shard& s = ShardOf(FrameMap::Hash(gcl));
   ShardLockGuard lock(&s.mu);
   return s.in_flight.contains(gcl);
 }
 
 void Cache::Remove(Frame* f) {
-  Shard& s = ShardOf(f->gcl);
+  const uint64_t hash = FrameMap::Hash(f->gcl);
+  Shard& s = ShardOf(hash);
   ShardLockGuard lock(&s.mu);
   if (!f->in_map) return;
   Unlink(s, f);
-  s.map.erase(f->gcl);
+  s.map.Erase(f->gcl, hash);
   f->in_map = false;
 }
 
 void Cache::ForEach(absl::FunctionRef<void(const Frame&)> fn) {
   for (int i = 0; i < kShards; ++i) {
     ShardLockGuard lock(&shards_[i].mu);
-    for (const auto& [gcl, f] : shards_[i].map) fn(*f);
+    shards_[i].map.ForEach([&](const Frame* f) { fn(*f); });
   }
 }
 
