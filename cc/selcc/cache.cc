@@ -71,6 +71,7 @@ Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
   ShardLockGuard lock(&s.mu);
   Frame* f = s.map.Find(gcl, hash);
   if (f == nullptr) return nullptr;
+  PrefetchData(f);
   *latched =
       mode == Mode::kShared ? f->latch.TryLockShared() : f->latch.TryLock();
   if (!*latched) f->pins.fetch_add(1);

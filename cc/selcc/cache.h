@@ -106,6 +106,15 @@ class Cache {
   Frame* Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched);
   static void Unpin(Frame* f) { f->pins.fetch_sub(1); }
 
+  // Starts loading the first cache line of `f`'s payload copy without
+  // touching `f` itself, so the miss on a cold frame and the miss on its
+  // data overlap: the latch CAS that comes next is a full barrier, and
+  // every caller reads the payload's header right after it.
+  void PrefetchData(const Frame* f) const {
+    __builtin_prefetch(arena_ +
+                       static_cast<size_t>(f - frames_.get()) * frame_bytes_);
+  }
+
   // The hit path without the shard lock: tries `f`'s latch in `mode` (no
   // waiting), where `f` is a frame that cached `gcl` when last seen
   // (frame_hints.h). True when `f` still caches `gcl`: then it is latched

@@ -313,6 +313,21 @@ absl::StatusOr<SelccManager::Frame*> SelccManager::LatchFrame(
   }
 }
 
+SelccManager::Frame* SelccManager::TryHit(SelccThread& t,
+                                          rdma::GlobalAddress gcl,
+                                          Cache::Mode mode, bool* latched) {
+  Cache& cache = state_->cache;
+  Frame* f = t.hints.Get(gcl);
+  if (f != nullptr) {
+    cache.PrefetchData(f);
+    if (Cache::LatchHinted(f, gcl, mode)) {
+      *latched = true;
+      return f;
+    }
+  }
+  return cache.Lookup(gcl, mode, latched);
+}
+
 void SelccManager::NoWaitAccess(Frame* f) {
   // Latched without waiting: the line is no longer hot here, so the lease
   // stops counting (5.3.1).
@@ -580,12 +595,8 @@ absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
   SelccThread& t = **own;
   // Hit: the shared latch on the frame this thread last found for the GCL
   // (no shard lock), else taken under the shard lock; memo S or M.
-  Frame* f = t.hints.Get(gcl);
-  bool latched =
-      f != nullptr && Cache::LatchHinted(f, gcl, Cache::Mode::kShared);
-  if (!latched) {
-    f = state_->cache.Lookup(gcl, Cache::Mode::kShared, &latched);
-  }
+  bool latched = false;
+  Frame* f = TryHit(t, gcl, Cache::Mode::kShared, &latched);
   if (f != nullptr && latched && f->memo != Memo::kInvalid) {
     if (f->lease_active.load(std::memory_order_relaxed)) NoWaitAccess(f);
     AtomicStats::Bump(t.stats->shared_locks);
@@ -634,12 +645,8 @@ absl::StatusOr<ExclusiveGuard> SelccManager::XLock(ThreadContext& ctx,
   if (!own.ok()) return own.status();
   SelccThread& t = **own;
   const uint32_t payload = state_->payload_bytes;
-  Frame* f = t.hints.Get(gcl);
-  bool latched =
-      f != nullptr && Cache::LatchHinted(f, gcl, Cache::Mode::kExclusive);
-  if (!latched) {
-    f = state_->cache.Lookup(gcl, Cache::Mode::kExclusive, &latched);
-  }
+  bool latched = false;
+  Frame* f = TryHit(t, gcl, Cache::Mode::kExclusive, &latched);
   if (f != nullptr && latched && f->memo == Memo::kModified) {
     if (f->lease_active.load(std::memory_order_relaxed)) NoWaitAccess(f);
     AtomicStats::Bump(t.stats->exclusive_locks);
