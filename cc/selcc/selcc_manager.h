@@ -50,7 +50,7 @@
 
 namespace strand::cc {
 
-class SelccManager : public GclManager {
+class SelccManager final : public GclManager {
  public:
   static constexpr int kUpgradeAttempts = 4;
   // Failed attempts after which a no_wait request gives up even if no
