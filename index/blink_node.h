@@ -45,7 +45,24 @@ inline int CompareKeys(std::string_view a, std::string_view b) {
       return x < y ? -1 : 1;
     }
   }
-  for (; i < n; ++i) {
+  // The tail in one 4-, 2- and 1-byte step each rather than byte by byte:
+  // 4-byte keys (item, warehouse) and 4-byte tails (12-byte keys) are
+  // common, and a byte loop's exit mispredicts on nearly every probe.
+  if (i + 4 <= n) {
+    uint32_t x, y;
+    std::memcpy(&x, pa + i, 4);
+    std::memcpy(&y, pb + i, 4);
+    if (x != y) return __builtin_bswap32(x) < __builtin_bswap32(y) ? -1 : 1;
+    i += 4;
+  }
+  if (i + 2 <= n) {
+    uint16_t x, y;
+    std::memcpy(&x, pa + i, 2);
+    std::memcpy(&y, pb + i, 2);
+    if (x != y) return __builtin_bswap16(x) < __builtin_bswap16(y) ? -1 : 1;
+    i += 2;
+  }
+  if (i < n) {
     const uint8_t x = static_cast<uint8_t>(pa[i]);
     const uint8_t y = static_cast<uint8_t>(pb[i]);
     if (x != y) return x < y ? -1 : 1;
