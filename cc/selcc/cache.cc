@@ -185,12 +185,14 @@ size_t Cache::SweepShard(Shard& s, size_t n, std::vector<Frame*>* out,
 }
 
 void Cache::TakeVictims(size_t n, std::vector<Frame*>* out) {
-  // Visit the shards round robin. Rounds go on while the last one found a
-  // victim or cleared a reference bit: bits are finite, so this ends, and
-  // only a round that found every frame busy stops it short of `n`.
+  // Visit the shards round robin, while the last round found a victim or
+  // cleared a reference bit, but at most kMaxRounds rounds: hits on other
+  // threads may set bits again as fast as the hand clears them, and a
+  // caller must not spin here (a miss waits for a frame with a deadline).
+  constexpr int kMaxRounds = 8;
   size_t taken = 0;
   bool progress = true;
-  while (taken < n && progress) {
+  for (int round = 0; round < kMaxRounds && taken < n && progress; ++round) {
     progress = false;
     for (int visited = 0; visited < kShards && taken < n; ++visited) {
       Shard& s = shards_[next_victim_shard_.fetch_add(1) % kShards];

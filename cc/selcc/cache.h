@@ -162,7 +162,9 @@ class Cache {
   // Appends up to `n` victims, unreferenced frames first (CLOCK): each
   // latched exclusive, out of the map, its GCL marked in flight. The caller
   // releases the GCL's ownership, then calls EndInFlight(gcl). Fewer than
-  // `n` only when the rest of the frames are pinned or latched.
+  // `n` when the rest of the frames are pinned or latched, or (bounded
+  // work per call) are still being referenced faster than the hand goes
+  // round; the next call goes on from where the hand stopped.
   void TakeVictims(size_t n, std::vector<Frame*>* out);
   void EndInFlight(rdma::GlobalAddress gcl);
   bool InFlight(rdma::GlobalAddress gcl);
