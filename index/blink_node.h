@@ -27,29 +27,48 @@
 
 namespace strand::index {
 
+// Three-way compare of the big-endian `Word`s at pa and pb (memcmp order).
+template <typename Word>
+inline int CompareWords(const char* pa, const char* pb) {
+  Word x, y;
+  std::memcpy(&x, pa, sizeof(Word));
+  std::memcpy(&y, pb, sizeof(Word));
+  if (x == y) return 0;
+  if constexpr (sizeof(Word) == 8) {
+    return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+  } else if constexpr (sizeof(Word) == 4) {
+    return __builtin_bswap32(x) < __builtin_bswap32(y) ? -1 : 1;
+  } else if constexpr (sizeof(Word) == 2) {
+    return __builtin_bswap16(x) < __builtin_bswap16(y) ? -1 : 1;
+  } else {
+    return x < y ? -1 : 1;
+  }
+}
+
 // Three-way compare of byte strings, ordered like std::string_view's
 // compare (memcmp, then length), 8 bytes at a time: keys are short and
 // fixed-width, and a memcmp call per probe showed in descents' profile.
+// The tail goes in one 4-, 2- and 1-byte step each rather than byte by
+// byte: 4-byte keys (item, warehouse) and 4-byte tails (12-byte keys) are
+// common, and a byte loop's exit mispredicts on nearly every probe.
 inline int CompareKeys(std::string_view a, std::string_view b) {
   const size_t n = a.size() < b.size() ? a.size() : b.size();
   const char* pa = a.data();
   const char* pb = b.data();
   size_t i = 0;
+  int c = 0;
   for (; i + 8 <= n; i += 8) {
-    uint64_t x, y;
-    std::memcpy(&x, pa + i, 8);
-    std::memcpy(&y, pb + i, 8);
-    if (x != y) {
-      x = __builtin_bswap64(x);
-      y = __builtin_bswap64(y);
-      return x < y ? -1 : 1;
-    }
+    if ((c = CompareWords<uint64_t>(pa + i, pb + i)) != 0) return c;
   }
-  for (; i < n; ++i) {
-    const uint8_t x = static_cast<uint8_t>(pa[i]);
-    const uint8_t y = static_cast<uint8_t>(pb[i]);
-    if (x != y) return x < y ? -1 : 1;
+  if (i + 4 <= n) {
+    if ((c = CompareWords<uint32_t>(pa + i, pb + i)) != 0) return c;
+    i += 4;
   }
+  if (i + 2 <= n) {
+    if ((c = CompareWords<uint16_t>(pa + i, pb + i)) != 0) return c;
+    i += 2;
+  }
+  if (i < n && (c = CompareWords<uint8_t>(pa + i, pb + i)) != 0) return c;
   return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
 }
 

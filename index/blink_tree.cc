@@ -24,6 +24,16 @@ T Load(const uint8_t* p) {
   return v;
 }
 
+// Starts loading every line of a node's payload past the first (which the
+// cache layer prefetches). For a leaf, which is usually cold: the binary
+// search's probes then wait for one round of misses instead of a chain of
+// four or five dependent ones.
+void PrefetchNode(const uint8_t* payload, uint32_t bytes) {
+  for (uint32_t offset = 64; offset < bytes; offset += 64) {
+    __builtin_prefetch(payload + offset);
+  }
+}
+
 absl::Status Corrupt(GlobalAddress gcl, const char* what) {
   return absl::DataLossError(
       absl::StrFormat("B-link node %s: %s", gcl.ToString(), what));
@@ -196,8 +206,10 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::DescendShared(cc::ThreadContext& ctx,
           rule == Descent::kHolds ? n.ChildFor(key) : n.ChildBefore(key)));
     }
     // Take the next latch before giving up this one (coupling).
+    const bool to_leaf = n.level() == 1 && !move_right;
     auto next = manager_.SLock(ctx, at);
     if (!next.ok()) return next.status();
+    if (to_leaf) PrefetchNode(next->data(), manager_.payload_bytes());
     *g = *std::move(next);
   }
 }
@@ -217,6 +229,7 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
     } else {
       leaf = GlobalAddress::FromRaw(n.value(n.ChildFor(key)));
       x = manager_.XLock(ctx, leaf);
+      if (x.ok()) PrefetchNode(x->data(), manager_.payload_bytes());
       if (absl::Status st = s->Unlock(); !st.ok()) return st;
     }
   }

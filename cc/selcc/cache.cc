@@ -1,8 +1,8 @@
 #include "cc/selcc/cache.h"
 
+#include <algorithm>
 #include <cstdlib>
 
-#include "absl/hash/hash.h"
 #include "glog/logging.h"
 
 namespace strand::cc::selcc {
@@ -38,56 +38,58 @@ absl::Status Cache::Register(rdma::ComputeNode& node) {
   return absl::OkStatus();
 }
 
-Cache::Shard& Cache::ShardOf(rdma::GlobalAddress gcl) {
-  return shards_[absl::HashOf(gcl) % kShards];
+Cache::Shard& Cache::ShardOf(uint64_t hash) {
+  static_assert(kShards == 1 << FrameMap::kShardBits);
+  return shards_[hash % kShards];
 }
 
 void Cache::LinkHead(Shard& s, Frame* f) {
-  f->lru_prev = nullptr;
-  f->lru_next = s.lru_head;
-  if (s.lru_head != nullptr) s.lru_head->lru_prev = f;
-  s.lru_head = f;
-  if (s.lru_tail == nullptr) s.lru_tail = f;
+  f->clock_prev = nullptr;
+  f->clock_next = s.clock_head;
+  if (s.clock_head != nullptr) s.clock_head->clock_prev = f;
+  s.clock_head = f;
+  if (s.clock_tail == nullptr) s.clock_tail = f;
 }
 
 void Cache::Unlink(Shard& s, Frame* f) {
-  if (f->lru_prev != nullptr) {
-    f->lru_prev->lru_next = f->lru_next;
+  if (f->clock_prev != nullptr) {
+    f->clock_prev->clock_next = f->clock_next;
   } else {
-    s.lru_head = f->lru_next;
+    s.clock_head = f->clock_next;
   }
-  if (f->lru_next != nullptr) {
-    f->lru_next->lru_prev = f->lru_prev;
+  if (f->clock_next != nullptr) {
+    f->clock_next->clock_prev = f->clock_prev;
   } else {
-    s.lru_tail = f->lru_prev;
+    s.clock_tail = f->clock_prev;
   }
-  f->lru_prev = f->lru_next = nullptr;
+  f->clock_prev = f->clock_next = nullptr;
 }
 
 Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
-  Shard& s = ShardOf(gcl);
+  const uint64_t hash = FrameMap::Hash(gcl);
+  Shard& s = ShardOf(hash);
   ShardLockGuard lock(&s.mu);
-  auto it = s.map.find(gcl);
-  if (it == s.map.end()) return nullptr;
-  Frame* f = it->second;
+  Frame* f = s.map.Find(gcl, hash);
+  if (f == nullptr) return nullptr;
+  PrefetchData(f);
   *latched =
       mode == Mode::kShared ? f->latch.TryLockShared() : f->latch.TryLock();
   if (!*latched) f->pins.fetch_add(1);
-  if (s.lru_head != f) {
-    Unlink(s, f);
-    LinkHead(s, f);
+  // Test first: a hit on a frame already referenced writes nothing more.
+  if (!f->referenced.load(std::memory_order_relaxed)) {
+    f->referenced.store(true, std::memory_order_relaxed);
   }
   return f;
 }
 
 Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,
                               uint64_t memo, bool* cached) {
-  Shard& s = ShardOf(gcl);
+  const uint64_t hash = FrameMap::Hash(gcl);
+  Shard& s = ShardOf(hash);
   ShardLockGuard lock(&s.mu);
-  auto it = s.map.find(gcl);
-  *cached = it != s.map.end();
+  Frame* f = s.map.Find(gcl, hash);
+  *cached = f != nullptr;
   if (!*cached) return nullptr;
-  Frame* f = it->second;
   if (f->latch.TryLockIdle()) return f;
   f->lease_active.store(true, std::memory_order_relaxed);
   if (f->starved_priority.load(std::memory_order_relaxed) < priority) {
@@ -105,9 +107,10 @@ Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,
 }
 
 bool Cache::ClaimUncached(rdma::GlobalAddress gcl) {
-  Shard& s = ShardOf(gcl);
+  const uint64_t hash = FrameMap::Hash(gcl);
+  Shard& s = ShardOf(hash);
   ShardLockGuard lock(&s.mu);
-  if (s.map.contains(gcl) || s.in_flight.contains(gcl)) return false;
+  if (s.map.Contains(gcl, hash) || s.in_flight.contains(gcl)) return false;
   s.in_flight.insert(gcl);
   return true;
 }
@@ -129,66 +132,104 @@ void Cache::PutFree(Frame* f) {
 }
 
 Cache::InsertResult Cache::Insert(rdma::GlobalAddress gcl, Frame* fresh) {
-  Shard& s = ShardOf(gcl);
+  const uint64_t hash = FrameMap::Hash(gcl);
+  Shard& s = ShardOf(hash);
   ShardLockGuard lock(&s.mu);
   if (s.in_flight.contains(gcl)) return InsertResult::kInFlight;
-  auto [it, inserted] = s.map.try_emplace(gcl, fresh);
-  if (!inserted) return InsertResult::kExists;
+  if (!s.map.Insert(gcl, hash, fresh)) return InsertResult::kExists;
   fresh->gcl = gcl;
   fresh->in_map = true;
+  // Unreferenced: a line used once goes before one used again, but only
+  // after a whole trip of the hand through the shard.
+  fresh->referenced.store(false, std::memory_order_relaxed);
   LinkHead(s, fresh);
   return InsertResult::kInserted;
 }
 
-void Cache::TakeVictims(size_t n, std::vector<Frame*>* out) {
-  // Walk the shards round robin from their LRU tails, a few frames deep
-  // each, skipping frames in use; two rounds at most.
-  constexpr int kDepth = 8;
+size_t Cache::SweepShard(Shard& s, size_t n, std::vector<Frame*>* out,
+                         bool* swept) {
+  // Per visit at most kCandidates frames are tried for eviction and at most
+  // kSweep looked at, so the shard lock is held for a bounded walk even
+  // when every frame was referenced since the hand last passed.
+  constexpr int kCandidates = 8;
+  constexpr int kSweep = 256;
+  ShardLockGuard lock(&s.mu);
+  // Never more than the shard holds, so a frame sent back to the head is
+  // not met again in the same visit.
+  const size_t budget = std::min<size_t>(kSweep, s.map.size());
   size_t taken = 0;
-  for (int visited = 0; visited < 2 * kShards && taken < n; ++visited) {
-    Shard& s = shards_[next_victim_shard_.fetch_add(1) % kShards];
-    ShardLockGuard lock(&s.mu);
-    Frame* f = s.lru_tail;
-    for (int d = 0; d < kDepth && f != nullptr && taken < n; ++d) {
-      Frame* prev = f->lru_prev;
+  int candidates = 0;
+  Frame* f = s.clock_tail;
+  for (size_t i = 0;
+       i < budget && f != nullptr && taken < n && candidates < kCandidates;
+       ++i) {
+    Frame* prev = f->clock_prev;
+    if (f->referenced.exchange(false, std::memory_order_relaxed)) {
+      Unlink(s, f);  // second chance
+      LinkHead(s, f);
+      *swept = true;
+    } else {
+      ++candidates;
       if (f->pins.load() == 0 && f->latch.TryLockIdle()) {
         Unlink(s, f);
-        s.map.erase(f->gcl);
+        s.map.Erase(f->gcl, FrameMap::Hash(f->gcl));
         f->in_map = false;
         s.in_flight.insert(f->gcl);
         out->push_back(f);
         ++taken;
       }
-      f = prev;
+    }
+    f = prev;
+  }
+  return taken;
+}
+
+void Cache::TakeVictims(size_t n, std::vector<Frame*>* out) {
+  // Visit the shards round robin, while the last round found a victim or
+  // cleared a reference bit, but at most kMaxRounds rounds: hits on other
+  // threads may set bits again as fast as the hand clears them, and a
+  // caller must not spin here (a miss waits for a frame with a deadline).
+  constexpr int kMaxRounds = 8;
+  size_t taken = 0;
+  bool progress = true;
+  for (int round = 0; round < kMaxRounds && taken < n && progress; ++round) {
+    progress = false;
+    for (int visited = 0; visited < kShards && taken < n; ++visited) {
+      Shard& s = shards_[next_victim_shard_.fetch_add(1) % kShards];
+      bool swept = false;
+      const size_t got = SweepShard(s, n - taken, out, &swept);
+      taken += got;
+      progress = progress || swept || got > 0;
     }
   }
 }
 
 void Cache::EndInFlight(rdma::GlobalAddress gcl) {
-  Shard& s = ShardOf(gcl);
+  Shard& s = ShardOf(FrameMap::Hash(gcl));
   ShardLockGuard lock(&s.mu);
   s.in_flight.erase(gcl);
 }
 
 bool Cache::InFlight(rdma::GlobalAddress gcl) {
-  Shard& s = ShardOf(gcl);
+  Shard& s = ShardOf(FrameMap::Hash(gcl));
   ShardLockGuard lock(&s.mu);
   return s.in_flight.contains(gcl);
 }
 
 void Cache::Remove(Frame* f) {
-  Shard& s = ShardOf(f->gcl);
+  const uint64_t hash = FrameMap::Hash(f->gcl);
+  Shard& s = ShardOf(hash);
   ShardLockGuard lock(&s.mu);
   if (!f->in_map) return;
   Unlink(s, f);
-  s.map.erase(f->gcl);
+  s.map.Erase(f->gcl, hash);
   f->in_map = false;
 }
 
 void Cache::ForEach(absl::FunctionRef<void(const Frame&)> fn) {
   for (int i = 0; i < kShards; ++i) {
     ShardLockGuard lock(&shards_[i].mu);
-    for (const auto& [gcl, f] : shards_[i].map) fn(*f);
+    shards_[i].map.ForEach([&](const Frame* f) { fn(*f); });
   }
 }
 

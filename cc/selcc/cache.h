@@ -4,17 +4,24 @@
 // The compute-side cache of SELCC (paper 5): a fixed pool of frames whose
 // payload copies live in one arena registered with the fabric (so peers can
 // forward GCLs straight into a frame), a sharded hash map GlobalAddress ->
-// frame with one LRU list per shard, a free list, and per shard the set of
-// GCLs whose eviction's release is still in flight.
+// frame (frame_map.h) with one CLOCK list per shard, a free list, and per shard
+// the set of GCLs whose eviction's release is still in flight.
+//
+// Replacement is CLOCK (second chance) rather than LRU: a hit only sets the
+// frame's reference bit, where an LRU relink wrote the list head and both
+// neighbours (three more cache lines per hit, the hottest path of the
+// engine). Victims are taken at each shard's tail: a referenced frame loses
+// its bit and goes back to the head, an unreferenced idle one is evicted.
 //
 // Guarantees:
 //   - at most one frame per GCL is in the map, and a GCL whose release is in
 //     flight gets no frame until the release is done (EndInFlight), so a
 //     node never re-acquires a latch word it has not finished releasing;
 //   - a frame is never handed out as a victim while pinned or latched.
-// Costs: every call takes one shard lock (or the free-list mutex) for a
-// few hash and list operations, never a remote operation and never a
-// blocking latch wait: latches are only TRIED under the shard lock.
+// Costs: every call but LatchHinted takes one shard lock (or the free-list
+// mutex) for a few hash and list operations, never a remote operation and
+// never a blocking latch wait: latches are only TRIED under the shard lock.
+// LatchHinted takes no lock at all: one latch attempt on the frame.
 // Capacity is cache_bytes / gcl_size frames.
 
 #include <atomic>
@@ -25,12 +32,12 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "cc/selcc/frame.h"
+#include "cc/selcc/frame_map.h"
 #include "rdma/fabric.h"
 
 namespace strand::cc::selcc {
@@ -93,11 +100,42 @@ class Cache {
 
   // The frame caching `gcl`, or nullptr. When found, the latch is tried in
   // `mode` under the shard lock: on success *latched = true and the frame
-  // moves to the LRU head; otherwise the frame is pinned (the caller waits
+  // is marked referenced; otherwise the frame is pinned (the caller waits
   // for the latch, then Unpin()s and checks frame->gcl, which a Free() may
   // have changed).
   Frame* Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched);
   static void Unpin(Frame* f) { f->pins.fetch_sub(1); }
+
+  // Starts loading the first cache line of `f`'s payload copy without
+  // touching `f` itself, so the miss on a cold frame and the miss on its
+  // data overlap: the latch CAS that comes next is a full barrier, and
+  // every caller reads the payload's header right after it.
+  void PrefetchData(const Frame* f) const {
+    __builtin_prefetch(arena_ +
+                       static_cast<size_t>(f - frames_.get()) * frame_bytes_);
+  }
+
+  // The hit path without the shard lock: tries `f`'s latch in `mode` (no
+  // waiting), where `f` is a frame that cached `gcl` when last seen
+  // (frame_hints.h). True when `f` still caches `gcl`: then it is latched
+  // and marked referenced, as by Lookup. False: nothing is held (the frame
+  // was busy, evicted or reused meanwhile; use Lookup). The memo is the
+  // caller's to check, under the latch, like after Lookup.
+  static bool LatchHinted(Frame* f, rdma::GlobalAddress gcl, Mode mode) {
+    const bool latched =
+        mode == Mode::kShared ? f->latch.TryLockShared() : f->latch.TryLock();
+    if (!latched) return false;
+    // gcl and in_map change only under the exclusive latch (frame.h), so
+    // under ours they are stable; a frame sitting free has in_map false.
+    if (f->gcl != gcl || !f->in_map) {
+      mode == Mode::kShared ? f->latch.UnlockShared() : f->latch.Unlock();
+      return false;
+    }
+    if (!f->referenced.load(std::memory_order_relaxed)) {
+      f->referenced.store(true, std::memory_order_relaxed);
+    }
+    return true;
+  }
 
   // For invalidation handlers: the frame of `gcl` latched exclusive by
   // TryLockIdle(), or nullptr with *cached telling whether it was cached.
@@ -121,9 +159,12 @@ class Cache {
   // or the GCL's release is in flight.
   InsertResult Insert(rdma::GlobalAddress gcl, Frame* fresh);
 
-  // Appends up to `n` victims, least recently used first: each latched
-  // exclusive, out of the map, its GCL marked in flight. The caller
-  // releases the GCL's ownership, then calls EndInFlight(gcl).
+  // Appends up to `n` victims, unreferenced frames first (CLOCK): each
+  // latched exclusive, out of the map, its GCL marked in flight. The caller
+  // releases the GCL's ownership, then calls EndInFlight(gcl). Fewer than
+  // `n` when the rest of the frames are pinned or latched, or (bounded
+  // work per call) are still being referenced faster than the hand goes
+  // round; the next call goes on from where the hand stopped.
   void TakeVictims(size_t n, std::vector<Frame*>* out);
   void EndInFlight(rdma::GlobalAddress gcl);
   bool InFlight(rdma::GlobalAddress gcl);
@@ -137,13 +178,17 @@ class Cache {
  private:
   struct alignas(64) Shard {
     ShardLock mu;
-    absl::flat_hash_map<rdma::GlobalAddress, Frame*> map ABSL_GUARDED_BY(mu);
+    FrameMap map ABSL_GUARDED_BY(mu);
     absl::flat_hash_set<rdma::GlobalAddress> in_flight ABSL_GUARDED_BY(mu);
-    Frame* lru_head ABSL_GUARDED_BY(mu) = nullptr;  // most recently used
-    Frame* lru_tail ABSL_GUARDED_BY(mu) = nullptr;
+    Frame* clock_head ABSL_GUARDED_BY(mu) = nullptr;  // newest
+    Frame* clock_tail ABSL_GUARDED_BY(mu) = nullptr;  // the hand
   };
 
-  Shard& ShardOf(rdma::GlobalAddress gcl);
+  Shard& ShardOf(uint64_t hash);  // of FrameMap::Hash
+  // One visit of the clock hand to `s`: takes up to `n` victims; *swept
+  // tells whether it cleared any reference bit.
+  static size_t SweepShard(Shard& s, size_t n, std::vector<Frame*>* out,
+                           bool* swept);
   static void LinkHead(Shard& s, Frame* f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
   static void Unlink(Shard& s, Frame* f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
 

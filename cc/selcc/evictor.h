@@ -7,7 +7,7 @@
 //
 // Batched (CcOptions::batched_eviction, 5.2.1): a background thread keeps
 // at least low_watermark() frames free. When fewer are, it takes
-// low_watermark - free victims from the LRU tails (at most kRingSlots per
+// low_watermark - free victims from the CLOCK tails (at most kRingSlots per
 // pass), copies each dirty range into a slot of its staging ring, returns
 // the frame to the free list AT ONCE, and then releases all of them with
 // one batch per memory node: one round trip per memory node per pass

@@ -5,8 +5,11 @@
 // node knows about it.
 //
 // Who may touch what:
-//   gcl, lru links, in_map   the cache shard's lock (cache.h); gcl is also
-//                            stable for anyone holding the latch or a pin
+//   gcl, clock links, in_map the cache shard's lock (cache.h), and gcl and
+//                            in_map change only while the latch is held
+//                            exclusive, so they are also stable for anyone
+//                            holding the latch (or a pin)
+//   referenced               atomic: set by hits, cleared by the clock
 //   memo, dirty_*, data,     the local latch: read under shared or
 //   writer_priority          exclusive, written under exclusive
 //   pins                     atomic; a pinned frame is never evicted
@@ -23,6 +26,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "cc/selcc/local_latch.h"
@@ -46,35 +50,43 @@ inline const char* MemoName(Memo m) {
   return "?";
 }
 
-struct Frame {
+// Cache-line aligned, with what a hit and its unlock touch (data, gcl,
+// latch, memo, map membership, lease flags) in the first 64 bytes: a hit
+// on a cold frame then costs one cache miss for the frame, not two.
+struct alignas(64) Frame {
   // Fixed at start-up: the payload copy lives in the registered arena, so
   // a peer can forward a GCL straight into it (4.4.1).
   uint8_t* data = nullptr;
-  rdma::PeerAddress peer;  // of `data`
 
   rdma::GlobalAddress gcl;
   LocalLatch latch;
   std::atomic<int> pins{0};
-
+  // CLOCK reference bit (cache.h): a hit only sets it, so a hit writes
+  // nothing outside its own frame.
+  std::atomic<bool> referenced{false};
   Memo memo = Memo::kInvalid;
-  uint32_t dirty_begin = 0;  // payload offsets, [begin, end); empty if equal
-  uint32_t dirty_end = 0;
+  bool in_map = false;  // in the shard's map and clock list
+  // Lease (5.3.1): active once an invalidation was dropped because local
+  // threads held the latch; counts local waits for the latch while active.
+  std::atomic<bool> lease_active{false};
   // Priority matching (5.3.2): a starved writer's priority when it won the
   // line; until the writer unlocks, only a reader at least as urgent may
   // take it away.
   uint32_t writer_priority = 0;
-
-  // Lease (5.3.1): active once an invalidation was dropped because local
-  // threads held the latch; counts local waits for the latch while active.
-  std::atomic<bool> lease_active{false};
-  std::atomic<uint32_t> read_waits{0};
-  std::atomic<uint32_t> write_waits{0};
-  // Spin-wait (5.3.2): global readers of this node wait until then (steady
-  // clock ns) so a starved writer finds no reader in the way.
-  std::atomic<int64_t> readers_hold_off_until_ns{0};
+  uint32_t dirty_begin = 0;  // payload offsets, [begin, end); empty if equal
+  uint32_t dirty_end = 0;
   // Highest priority among requests dropped because the latch was busy; a
   // starved peer (>= kLeaseBreakPriority) ends the lease at the next unlock.
   std::atomic<uint32_t> starved_priority{0};
+  std::atomic<uint32_t> read_waits{0};
+  std::atomic<uint32_t> write_waits{0};
+
+  // Colder: the rest of the fairness state, the peer address and the
+  // clock links.
+  rdma::PeerAddress peer;  // of `data`
+  // Spin-wait (5.3.2): global readers of this node wait until then (steady
+  // clock ns) so a starved writer finds no reader in the way.
+  std::atomic<int64_t> readers_hold_off_until_ns{0};
   // After a lease ends for a starved peer, this node's threads do not
   // re-acquire the line globally before then (steady clock ns), so the
   // peer's next retry finds the latch free instead of losing the race.
@@ -85,11 +97,10 @@ struct Frame {
   // up; one word so neither side needs a lock. Advisory: see
   // invalidation.h for why a stale memo is harmless.
   std::atomic<uint64_t> handover_memo{0};
-
-  // LRU list of the shard (most recent at the head) and map membership.
-  Frame* lru_prev = nullptr;
-  Frame* lru_next = nullptr;
-  bool in_map = false;
+  // The shard's clock list (newest and second-chanced frames at the head,
+  // the hand at the tail).
+  Frame* clock_prev = nullptr;
+  Frame* clock_next = nullptr;
 
   bool dirty() const { return dirty_begin != dirty_end; }
   void ClearDirty() { dirty_begin = dirty_end = 0; }
@@ -112,6 +123,9 @@ struct Frame {
     writer_priority = 0;
   }
 };
+
+static_assert(offsetof(Frame, write_waits) + sizeof(Frame::write_waits) <= 64,
+              "a hit's fields no longer fit the frame's first cache line");
 
 // A remembered dropped request (Frame::handover_memo): the sender's node,
 // its priority (N_r) and whether it wants the line exclusive. Only

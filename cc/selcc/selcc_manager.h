@@ -50,7 +50,7 @@
 
 namespace strand::cc {
 
-class SelccManager : public GclManager {
+class SelccManager final : public GclManager {
  public:
   static constexpr int kUpgradeAttempts = 4;
   // Failed attempts after which a no_wait request gives up even if no
@@ -112,6 +112,11 @@ class SelccManager : public GclManager {
   // from another node's manager (or another protocol).
   absl::StatusOr<SelccThread*> OwnThread(ThreadContext& ctx);
 
+  // The hit path: the frame of `gcl` with its latch tried in `mode` (no
+  // waiting), through the thread's frame hints (frame_hints.h), else
+  // Cache::Lookup, whose contract for *latched and the pin it follows.
+  Frame* TryHit(SelccThread& t, rdma::GlobalAddress gcl,
+                selcc::Cache::Mode mode, bool* latched);
   // The frame of `gcl` latched in `mode`, or a new frame latched EXCLUSIVE
   // with memo kInvalid (*exclusive tells which). Never waits past
   // `deadline`, and not at all for a busy latch under no_wait.

@@ -558,6 +558,62 @@ TEST_F(SelccManagerTest, ForegroundEvictionWhenBatchingIsOff) {
   }
 }
 
+TEST_F(SelccManagerTest, InvalidationBetweenHitsIsNeverMissed) {
+  // Each thread context remembers the frame it last latched for a line and
+  // goes straight to it on the next lock; a peer's invalidation in between
+  // must still be seen.
+  Write(0, 1);
+  EXPECT_EQ(Read(0), 1u);
+  uint64_t before = RoundTrips(0);
+  EXPECT_EQ(Read(0), 1u);
+  EXPECT_EQ(RoundTrips(0) - before, 0u);  // a hit
+  Write(1, 2);                            // node 0's copy is invalidated
+  ExpectMemos(Memo::kInvalid, Memo::kModified, Memo::kInvalid);
+  before = RoundTrips(0);
+  EXPECT_EQ(Read(0), 2u);
+  EXPECT_GE(RoundTrips(0) - before, 1u);  // a miss, not the stale copy
+  Write(0, 3);
+  before = RoundTrips(0);
+  Write(0, 4);
+  EXPECT_EQ(RoundTrips(0) - before, 0u);  // M: an exclusive hit
+  EXPECT_EQ(Read(2), 4u);                 // downgrades node 0 to S
+  ExpectMemos(Memo::kShared, Memo::kInvalid, Memo::kShared);
+  before = RoundTrips(0);
+  Write(0, 5);  // S is no exclusive hit: the upgrade invalidates node 2
+  EXPECT_GE(RoundTrips(0) - before, 1u);
+  EXPECT_EQ(Read(2), 5u);
+  EXPECT_EQ(Read(1), 5u);
+}
+
+TEST_F(SelccManagerTest, FrameReusedForAnotherLineIsNotTakenForTheOld) {
+  CcOptions o = SelccOptions();
+  o.cache_bytes = 16 * o.gcl_size;  // 16 frames for 64 lines
+  Build(o, 1);
+  std::vector<rdma::GlobalAddress> lines;
+  for (int i = 0; i < 64; ++i) lines.push_back(*m(0).Allocate(c(0)));
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 64; ++i) {
+      auto x = m(0).XLock(c(0), lines[i]);
+      ASSERT_TRUE(x.ok()) << x.status();
+      uint64_t v;
+      std::memcpy(&v, x->data(), 8);
+      // The frame this context last used for the line now caches another.
+      ASSERT_EQ(v, round == 0 ? 0u : uint64_t(1000 * round + i))
+          << "line " << i << " round " << round;
+      v = 1000 * (round + 1) + i;
+      std::memcpy(x->MutableRange(0, 8), &v, 8);
+    }
+    for (int i = 63; i >= 0; --i) {
+      auto r = m(0).SLock(c(0), lines[i]);
+      ASSERT_TRUE(r.ok()) << r.status();
+      uint64_t v;
+      std::memcpy(&v, r->data(), 8);
+      ASSERT_EQ(v, uint64_t(1000 * (round + 1) + i)) << "line " << i;
+    }
+  }
+  EXPECT_GE(m(0).Stats().evictions, 100u);
+}
+
 TEST_F(SelccManagerTest, GlobalAtomicsOnRootWords) {
   const rdma::GlobalAddress ts = RootWordAddress(RootWord::kTimestampOracle);
   EXPECT_EQ(*m(0).FetchAndAdd(c(0), ts, 1), 0u);
