@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "absl/hash/hash.h"
 #include "glog/logging.h"
 
 namespace strand::cc::selcc {
@@ -38,9 +39,8 @@ absl::Status Cache::Register(rdma::ComputeNode& node) {
   return absl::OkStatus();
 }
 
-Cache::Shard& Cache::ShardOf(uint64_t hash) {
-  static_assert(kShards == 1 << FrameMap::kShardBits);
-  return shards_[hash % kShards];
+Cache::Shard& Cache::ShardOf(rdma::GlobalAddress gcl) {
+  return shards_[absl::HashOf(gcl) % kShards];
 }
 
 void Cache::LinkHead(Shard& s, Frame* f) {
@@ -66,11 +66,11 @@ void Cache::Unlink(Shard& s, Frame* f) {
 }
 
 Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
-  const uint64_t hash = FrameMap::Hash(gcl);
-  Shard& s = ShardOf(hash);
+  Shard& s = ShardOf(gcl);
   ShardLockGuard lock(&s.mu);
-  Frame* f = s.map.Find(gcl, hash);
-  if (f == nullptr) return nullptr;
+  auto it = s.map.find(gcl);
+  if (it == s.map.end()) return nullptr;
+  Frame* f = it->second;
   PrefetchData(f);
   *latched =
       mode == Mode::kShared ? f->latch.TryLockShared() : f->latch.TryLock();
@@ -84,12 +84,12 @@ Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
 
 Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,
                               uint64_t memo, bool* cached) {
-  const uint64_t hash = FrameMap::Hash(gcl);
-  Shard& s = ShardOf(hash);
+  Shard& s = ShardOf(gcl);
   ShardLockGuard lock(&s.mu);
-  Frame* f = s.map.Find(gcl, hash);
-  *cached = f != nullptr;
+  auto it = s.map.find(gcl);
+  *cached = it != s.map.end();
   if (!*cached) return nullptr;
+  Frame* f = it->second;
   if (f->latch.TryLockIdle()) return f;
   f->lease_active.store(true, std::memory_order_relaxed);
   if (f->starved_priority.load(std::memory_order_relaxed) < priority) {
@@ -107,10 +107,9 @@ Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,
 }
 
 bool Cache::ClaimUncached(rdma::GlobalAddress gcl) {
-  const uint64_t hash = FrameMap::Hash(gcl);
-  Shard& s = ShardOf(hash);
+  Shard& s = ShardOf(gcl);
   ShardLockGuard lock(&s.mu);
-  if (s.map.Contains(gcl, hash) || s.in_flight.contains(gcl)) return false;
+  if (s.map.contains(gcl) || s.in_flight.contains(gcl)) return false;
   s.in_flight.insert(gcl);
   return true;
 }
@@ -132,11 +131,11 @@ void Cache::PutFree(Frame* f) {
 }
 
 Cache::InsertResult Cache::Insert(rdma::GlobalAddress gcl, Frame* fresh) {
-  const uint64_t hash = FrameMap::Hash(gcl);
-  Shard& s = ShardOf(hash);
+  Shard& s = ShardOf(gcl);
   ShardLockGuard lock(&s.mu);
   if (s.in_flight.contains(gcl)) return InsertResult::kInFlight;
-  if (!s.map.Insert(gcl, hash, fresh)) return InsertResult::kExists;
+  auto [it, inserted] = s.map.try_emplace(gcl, fresh);
+  if (!inserted) return InsertResult::kExists;
   fresh->gcl = gcl;
   fresh->in_map = true;
   // Unreferenced: a line used once goes before one used again, but only
@@ -172,7 +171,7 @@ size_t Cache::SweepShard(Shard& s, size_t n, std::vector<Frame*>* out,
       ++candidates;
       if (f->pins.load() == 0 && f->latch.TryLockIdle()) {
         Unlink(s, f);
-        s.map.Erase(f->gcl, FrameMap::Hash(f->gcl));
+        s.map.erase(f->gcl);
         f->in_map = false;
         s.in_flight.insert(f->gcl);
         out->push_back(f);
@@ -205,31 +204,30 @@ void Cache::TakeVictims(size_t n, std::vector<Frame*>* out) {
 }
 
 void Cache::EndInFlight(rdma::GlobalAddress gcl) {
-  Shard& s = ShardOf(FrameMap::Hash(gcl));
+  Shard& s = ShardOf(gcl);
   ShardLockGuard lock(&s.mu);
   s.in_flight.erase(gcl);
 }
 
 bool Cache::InFlight(rdma::GlobalAddress gcl) {
-  Shard& s = ShardOf(FrameMap::Hash(gcl));
+  Shard& s = ShardOf(gcl);
   ShardLockGuard lock(&s.mu);
   return s.in_flight.contains(gcl);
 }
 
 void Cache::Remove(Frame* f) {
-  const uint64_t hash = FrameMap::Hash(f->gcl);
-  Shard& s = ShardOf(hash);
+  Shard& s = ShardOf(f->gcl);
   ShardLockGuard lock(&s.mu);
   if (!f->in_map) return;
   Unlink(s, f);
-  s.map.Erase(f->gcl, hash);
+  s.map.erase(f->gcl);
   f->in_map = false;
 }
 
 void Cache::ForEach(absl::FunctionRef<void(const Frame&)> fn) {
   for (int i = 0; i < kShards; ++i) {
     ShardLockGuard lock(&shards_[i].mu);
-    shards_[i].map.ForEach([&](const Frame* f) { fn(*f); });
+    for (const auto& [gcl, f] : shards_[i].map) fn(*f);
   }
 }
 

@@ -4,8 +4,8 @@
 // The compute-side cache of SELCC (paper 5): a fixed pool of frames whose
 // payload copies live in one arena registered with the fabric (so peers can
 // forward GCLs straight into a frame), a sharded hash map GlobalAddress ->
-// frame (frame_map.h) with one CLOCK list per shard, a free list, and per shard
-// the set of GCLs whose eviction's release is still in flight.
+// frame with one CLOCK list per shard, a free list, and per shard the set of
+// GCLs whose eviction's release is still in flight.
 //
 // Replacement is CLOCK (second chance) rather than LRU: a hit only sets the
 // frame's reference bit, where an LRU relink wrote the list head and both
@@ -32,12 +32,12 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "cc/selcc/frame.h"
-#include "cc/selcc/frame_map.h"
 #include "rdma/fabric.h"
 
 namespace strand::cc::selcc {
@@ -178,13 +178,13 @@ class Cache {
  private:
   struct alignas(64) Shard {
     ShardLock mu;
-    FrameMap map ABSL_GUARDED_BY(mu);
+    absl::flat_hash_map<rdma::GlobalAddress, Frame*> map ABSL_GUARDED_BY(mu);
     absl::flat_hash_set<rdma::GlobalAddress> in_flight ABSL_GUARDED_BY(mu);
     Frame* clock_head ABSL_GUARDED_BY(mu) = nullptr;  // newest
     Frame* clock_tail ABSL_GUARDED_BY(mu) = nullptr;  // the hand
   };
 
-  Shard& ShardOf(uint64_t hash);  // of FrameMap::Hash
+  Shard& ShardOf(rdma::GlobalAddress gcl);
   // One visit of the clock hand to `s`: takes up to `n` victims; *swept
   // tells whether it cleared any reference bit.
   static size_t SweepShard(Shard& s, size_t n, std::vector<Frame*>* out,
