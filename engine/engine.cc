@@ -105,6 +105,7 @@ absl::Status Engine::StartRecoveryAndLogging() {
     log.compute_node_id = node->id();
     log.io_mode = options_.wal.io_mode;
     log.segment_bytes = options_.wal.segment_bytes;
+    log.group_commit_window = options_.wal.group_commit_window;
     auto writer = options_.wal.file_factory != nullptr
                       ? wal::LogWriter::Open(log, options_.wal.file_factory)
                       : wal::LogWriter::Open(log);

@@ -39,6 +39,8 @@ struct WalOptions {
   bool early_lock_release = false;
   wal::LogIoMode io_mode = wal::LogIoMode::kDirect;
   uint64_t segment_bytes = uint64_t{64} << 20;
+  // wal::LogWriterOptions::group_commit_window.
+  absl::Duration group_commit_window = absl::ZeroDuration();
   // The file layer (tests inject faults and delays); null: io_uring.
   wal::LogFileFactory* file_factory = nullptr;
 };

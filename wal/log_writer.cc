@@ -191,7 +191,9 @@ absl::StatusOr<Lsn> LogWriter::Append(uint64_t txn_id, uint64_t commit_ts,
   untaken_bytes_ += size;
   unflushed_bytes_ += size;
   ++stats_.records;
-  work_cv_.Signal();
+  // Only an idle flusher needs waking: a busy one takes this record with
+  // its next batch (no futex call per commit under load).
+  if (flusher_idle_) work_cv_.Signal();
   return lsn;
 }
 
@@ -245,14 +247,26 @@ LogWriterStats LogWriter::stats() const {
 }
 
 void LogWriter::FlusherLoop() {
+  absl::Time last_flush_start = absl::InfinitePast();
   for (;;) {
     std::vector<std::unique_ptr<Buffer>> batch;
     Lsn batch_lsn = 0;
     uint64_t batch_bytes = 0;
     {
       absl::MutexLock lock(&mu_);
+      flusher_idle_ = true;
       while (last_lsn_ == taken_lsn_ && !closing_) work_cv_.Wait(&mu_);
+      flusher_idle_ = false;
       if (last_lsn_ == taken_lsn_) return;  // closing, everything flushed
+      // Group-commit window: let more commits join this flush. Appenders
+      // keep appending meanwhile (the wait releases mu_) without waking
+      // us (flusher_idle_ is false); Close does.
+      const absl::Time open_until =
+          last_flush_start + options_.group_commit_window;
+      while (!closing_ && absl::Now() < open_until) {
+        work_cv_.WaitWithDeadline(&mu_, open_until);
+      }
+      last_flush_start = absl::Now();
       for (auto& b : pending_) batch.push_back(std::move(b));
       pending_.clear();
       // Appends continue in a buffer that starts with the partial block.

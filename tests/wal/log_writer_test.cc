@@ -221,6 +221,40 @@ TEST(LogWriterTest, GroupCommitAcknowledgesOnlyDurableRecords) {
       << stats.flushes << " flushes for " << stats.records << " commits";
 }
 
+TEST(LogWriterTest, GroupCommitWindowSpacesFlushesAndCloseCutsItShort) {
+  TempDir dir;
+  FaultInjectingLogFileFactory files;
+  LogWriterOptions options = Options(dir.path());
+  options.group_commit_window = absl::Milliseconds(50);
+  auto writer = LogWriter::Open(options, &files);
+  ASSERT_TRUE(writer.ok());
+  // Appends that never wait: the window alone decides how many flushes.
+  const absl::Time start = absl::Now();
+  Lsn last = 0;
+  while (absl::Now() - start < absl::Milliseconds(300)) {
+    auto lsn = (*writer)->Append(last + 1, last + 1, std::string(64, 'w'));
+    ASSERT_TRUE(lsn.ok()) << lsn.status();
+    last = *lsn;
+    absl::SleepFor(absl::Microseconds(100));
+  }
+  ASSERT_TRUE((*writer)->WaitDurable(last).ok());
+  const absl::Duration elapsed = absl::Now() - start;
+  const LogWriterStats stats = (*writer)->stats();
+  // At most one flush per window (plus the first, which opens at once).
+  EXPECT_LE(stats.flushes, elapsed / absl::Milliseconds(50) + 1)
+      << stats.flushes << " flushes in " << elapsed;
+  EXPECT_GE(stats.records, 100u);
+  // A record appended right after a flush would wait a whole window;
+  // Close does not: it makes it durable at once.
+  auto lsn = (*writer)->Append(last + 1, last + 1, "closing");
+  ASSERT_TRUE(lsn.ok());
+  const absl::Time close_start = absl::Now();
+  ASSERT_TRUE((*writer)->Close().ok());
+  EXPECT_LT(absl::Now() - close_start, absl::Milliseconds(40));
+  EXPECT_EQ((*writer)->durable_lsn(), *lsn);
+  EXPECT_EQ(ReadAll((*writer)->node_dir(), kDb, nullptr).size(), *lsn);
+}
+
 void RunUntilFailure(FaultInjectingLogFileFactory::Fault fault) {
   TempDir dir;
   FaultInjectingLogFileFactory files;
