@@ -102,9 +102,9 @@ absl::StatusOr<GlobalAddress> HeapTable::AddPage(cc::ThreadContext& ctx) {
   return *page;
 }
 
-absl::StatusOr<TupleAddress> HeapTable::Insert(cc::ThreadContext& ctx,
-                                               absl::Span<const uint8_t> tuple,
-                                               bool pending) {
+absl::StatusOr<TupleAddress> HeapTable::Insert(
+    cc::ThreadContext& ctx, absl::Span<const uint8_t> tuple, bool pending,
+    absl::FunctionRef<bool(rdma::GlobalAddress page)> caller_holds) {
   if (tuple.size() != tuple_bytes_) {
     return absl::InvalidArgumentError(
         absl::StrFormat("insert of %d bytes into a table of %d-byte tuples",
@@ -114,7 +114,8 @@ absl::StatusOr<TupleAddress> HeapTable::Insert(cc::ThreadContext& ctx,
   uint32_t slot = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (current_page_.is_null() || next_slot_ == slots_per_page_) {
+    if (current_page_.is_null() || next_slot_ == slots_per_page_ ||
+        caller_holds(current_page_)) {
       auto added = AddPage(ctx);
       if (!added.ok()) return added.status();
       current_page_ = *added;

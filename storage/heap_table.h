@@ -35,6 +35,7 @@
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -72,9 +73,16 @@ class HeapTable {
   // ignored and written as a fresh live header). Returns its address.
   // With `pending`, the tuple starts with TupleHeader::kPending set: it is
   // invisible to Read/Scan until its inserter clears the flag.
-  absl::StatusOr<TupleAddress> Insert(cc::ThreadContext& ctx,
-                                      absl::Span<const uint8_t> tuple,
-                                      bool pending = false);
+  // `caller_holds(page)` says whether the caller already holds a latch on
+  // `page`: such a page is not used (the node moves on to a fresh page,
+  // leaving the rest of the old one empty), since latching it again would
+  // wait for the caller itself (a 2PL transaction that read a tuple of
+  // this node's current page). Called under the table's mutex.
+  absl::StatusOr<TupleAddress> Insert(
+      cc::ThreadContext& ctx, absl::Span<const uint8_t> tuple,
+      bool pending = false,
+      absl::FunctionRef<bool(rdma::GlobalAddress page)> caller_holds =
+          [](rdma::GlobalAddress) { return false; });
 
   // Copies the whole tuple (header included) into `out`, which must hold
   // tuple_bytes(). NotFound if the slot is empty or deleted.

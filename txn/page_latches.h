@@ -27,6 +27,8 @@ class PageLatches {
   // The exclusive guard of `page`, upgrading a shared latch we hold.
   absl::StatusOr<cc::ExclusiveGuard*> Exclusive(rdma::GlobalAddress page,
                                                 cc::LockOptions lock);
+  // Whether we hold a latch on `page`, in either mode.
+  bool Holds(rdma::GlobalAddress page) const { return held_.contains(page); }
   // The exclusive guard of `page` if we hold one, else null.
   cc::ExclusiveGuard* HeldExclusive(rdma::GlobalAddress page);
 

@@ -113,9 +113,13 @@ absl::StatusOr<storage::TupleAddress> Txn::Insert(
   if (table >= state_.db.tables.size()) {
     return absl::InvalidArgumentError(absl::StrCat("no table with id ", table));
   }
+  // Not into a page this transaction holds latched (2PL: it read a tuple
+  // there): the heap would wait for our own latch.
+  const PageLatches& latches = state_.latches;
   auto address = state_.table(table).Insert(
       state_.ctx, absl::MakeConstSpan(tuple.data(), tuple.size()),
-      /*pending=*/true);
+      /*pending=*/true,
+      [&latches](rdma::GlobalAddress page) { return latches.Holds(page); });
   if (!address.ok()) return Fail(address.status());
   auto access = TxnState::NewAccess();
   access->table = table;
