@@ -100,11 +100,21 @@ absl::Status SelccManager::Start() {
 
 SelccManager::~SelccManager() {
   evictor_.Stop();
-  compute_node_->StopHandlers();
   // Write back and release whatever this node still holds, so the pool is
-  // left as if every line had been evicted.
+  // left as if every line had been evicted. First while the handlers still
+  // answer: a peer asking for one of our lines meanwhile hears busy or
+  // outdated and retries. Stopping them first left such a peer waiting
+  // kReplyGrace (30 s) for an answer that never came, while we still held
+  // the line (seen in the two-process bank run over verbs). Then once more
+  // after they stopped, for a frame a handler had latched during the first
+  // pass.
   auto endpoint = compute_node_->NewEndpoint();
-  if (!endpoint.ok()) return;
+  if (endpoint.ok()) ReleaseEverything(**endpoint);
+  compute_node_->StopHandlers();
+  if (endpoint.ok()) ReleaseEverything(**endpoint);
+}
+
+void SelccManager::ReleaseEverything(rdma::Endpoint& endpoint) {
   std::vector<Frame*> victims;
   do {
     victims.clear();
@@ -112,7 +122,7 @@ SelccManager::~SelccManager() {
     for (Frame* f : victims) {
       rdma::Batch b;
       state_->AppendRelease(*f, f->data, b, state_->shared_stats, true);
-      absl::Status s = (*endpoint)->Execute(b);
+      absl::Status s = endpoint.Execute(b);
       LOG_IF(ERROR, !s.ok()) << "releasing " << f->gcl << ": " << s;
       state_->cache.EndInFlight(f->gcl);
       f->memo = Memo::kInvalid;

@@ -147,6 +147,8 @@ class SelccManager final : public GclManager {
   // Lease of 5.3.1: true when local threads kept the line long enough while
   // a peer was asking for it.
   bool LeaseExpired(const Frame& f) const;
+  // Writes back and releases every cached line (the destructor's).
+  void ReleaseEverything(rdma::Endpoint& endpoint);
   static void NoWaitAccess(Frame* f);
   // Gives up the global ownership of `f` (latched exclusive): to the node
   // of its handover memo when it holds M and priority_matching is on
