@@ -10,8 +10,8 @@
 //                            exclusive, so they are also stable for anyone
 //                            holding the latch (or a pin)
 //   referenced               atomic: set by hits, cleared by the clock
-//   memo, dirty_*, data,     the local latch: read under shared or
-//   writer_priority          exclusive, written under exclusive
+//   memo, dirty_*, data      the local latch: read under shared or
+//                            exclusive, written under exclusive
 //   pins                     atomic; a pinned frame is never evicted
 //   fairness counters        atomics, advisory (a lost update only shifts
 //                            when a lease expires)
@@ -69,10 +69,6 @@ struct alignas(64) Frame {
   // Lease (5.3.1): active once an invalidation was dropped because local
   // threads held the latch; counts local waits for the latch while active.
   std::atomic<bool> lease_active{false};
-  // Priority matching (5.3.2): a starved writer's priority when it won the
-  // line; until the writer unlocks, only a reader at least as urgent may
-  // take it away.
-  uint32_t writer_priority = 0;
   uint32_t dirty_begin = 0;  // payload offsets, [begin, end); empty if equal
   uint32_t dirty_end = 0;
   // Highest priority among requests dropped because the latch was busy; a
@@ -120,7 +116,6 @@ struct alignas(64) Frame {
     read_waits.store(0, std::memory_order_relaxed);
     write_waits.store(0, std::memory_order_relaxed);
     handover_memo.store(0, std::memory_order_relaxed);
-    writer_priority = 0;
   }
 };
 

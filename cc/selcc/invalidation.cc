@@ -36,7 +36,6 @@ void ReplySlot::Deliver(const InvalidationReply& reply) {
       outcome_.released = true;
       break;
     case ReplyResult::kBusy:
-    case ReplyResult::kOutranked:
       outcome_.busy = true;
       break;
     case ReplyResult::kOutdated:
@@ -134,8 +133,7 @@ void InvalidationHandler::Serve(const InvalidationRequest& request,
     reply.result = Act(f, request, from, endpoint, &reply);
     f->latch.Unlock();
   }
-  if (reply.result == ReplyResult::kBusy ||
-      reply.result == ReplyResult::kOutranked) {
+  if (reply.result == ReplyResult::kBusy) {
     AtomicStats::Add(stats.invalidations_dropped);
   }
   Answer(endpoint, from, reply);
@@ -203,9 +201,6 @@ ReplyResult InvalidationHandler::Act(Frame* f,
   }
   if (f->memo == Memo::kModified && request.want == Want::kShared) {
     // Case 2: downgrade both to shared, flushing in the same round trip.
-    if (st.options.priority_matching && request.priority < f->writer_priority) {
-      return ReplyResult::kOutranked;
-    }
     if (!st.options.gcl_forwarding) return release();
     rdma::Batch b;
     uint32_t begin = f->dirty_begin, end = f->dirty_end;
@@ -227,7 +222,6 @@ ReplyResult InvalidationHandler::Act(Frame* f,
     }
     f->memo = Memo::kShared;
     f->ClearDirty();
-    f->writer_priority = 0;
     f->handover_memo.store(0, std::memory_order_relaxed);
     AtomicStats::Add(stats.forwards);
     return ReplyResult::kGrantedShared;

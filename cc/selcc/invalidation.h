@@ -27,8 +27,10 @@
 //                                frame starts counting, 5.3.1)
 //   not cached / other memo      reply kOutdated (the request was built
 //                                from an old latch word; it is discarded)
-// Priority matching (5.3.2): a reader's request to a frame won by a
-// starved writer is answered kOutranked unless its priority is as high.
+// A starved writer that wins a line needs no protection from readers here:
+// it holds the frame's latch until it has used the line, and a handler
+// never acts on a latched frame. (An earlier "outranked" reply kept its
+// priority on the idle line afterwards and starved no-wait readers.)
 // Spin-wait (5.3.2): a starved writer's request makes this node's global
 // readers of that GCL hold off for priority * RTT.
 //
@@ -100,8 +102,7 @@ inline void TsanBeforeSend(int) {}
 inline void TsanAfterReceive(int) {}
 #endif
 
-// Retries after which a requester counts as starved (spin-wait, priority
-// matching).
+// Retries after which a requester counts as starved (spin-wait).
 inline constexpr uint32_t kStarvedPriority = 4;
 // Retries after which a peer's dropped request ends the holder's lease at
 // its next unlock, whatever gamma (unless gamma is infinite).
@@ -115,7 +116,6 @@ enum class ReplyResult : uint8_t {
   kReleased,           // the holder gave its copy up; retry the latch
   kBusy,               // local threads hold the holder's latch; retry later
   kOutdated,           // no such copy any more; re-read the latch word
-  kOutranked,          // a more urgent writer owns it; retry later
 };
 
 struct InvalidationRequest {
@@ -152,7 +152,7 @@ class ReplySlot {
     bool granted_shared = false;
     bool granted_exclusive = false;
     bool released = false;
-    bool busy = false;  // kBusy or kOutranked: a running holder
+    bool busy = false;  // kBusy: a running holder
     uint32_t dirty_begin = 0, dirty_end = 0;
   };
 

@@ -482,7 +482,6 @@ absl::Status SelccManager::AcquireShared(SelccThread& t, Frame* f,
       // reads.
       f->memo = Memo::kModified;
       f->ClearDirty();
-      f->writer_priority = 0;
       if (invalidated) AtomicStats::Bump(t.stats->invalidating_locks);
       return absl::OkStatus();
     }
@@ -555,10 +554,6 @@ absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
     if (won) {
       f->memo = Memo::kModified;
       f->ClearDirty();
-      f->writer_priority =
-          options().priority_matching && attempt >= selcc::kStarvedPriority
-              ? attempt
-              : 0;
       if (invalidated) AtomicStats::Bump(t.stats->invalidating_locks);
       return absl::OkStatus();
     }
@@ -579,10 +574,6 @@ absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
         f->memo = Memo::kModified;
         f->dirty_begin = outcome->dirty_begin;
         f->dirty_end = outcome->dirty_end;
-        f->writer_priority =
-            options().priority_matching && attempt >= selcc::kStarvedPriority
-                ? attempt
-                : 0;
         AtomicStats::Bump(t.stats->invalidating_locks);
         return absl::OkStatus();
       }
@@ -796,12 +787,6 @@ absl::Status SelccManager::UnlockExclusive(ThreadContext& ctx,
                                            uint32_t dirty_end) {
   auto* f = static_cast<Frame*>(handle.frame);
   f->AddDirty(dirty_begin, dirty_end);
-  // A starved writer's priority (priority matching) keeps readers from
-  // taking the line back before the writer used it; it has now. Kept any
-  // longer it would outrank every no-wait reader for as long as this node
-  // keeps the idle line, and a no-wait reader never retries past
-  // kNoWaitAttempts: starved for good.
-  f->writer_priority = 0;
   absl::Status s;
   if (LeaseExpired(*f)) s = ReleaseGlobal(static_cast<SelccThread&>(ctx), f);
   f->latch.Unlock();

@@ -321,7 +321,7 @@ TEST_F(SelccManagerTest, StarvedWritersPriorityEndsWithItsUnlock) {
   // keep outranking readers for as long as its node kept the line, even
   // idle: a no-wait reader (priority < kNoWaitAttempts) was refused forever
   // (TPC-C under 2PL hung on a line last written by a blocking index
-  // insert). The priority protects the writer only until it lets go.
+  // insert). Its own latch is all the protection the writer needs.
   // Node 0 reads and keeps its shared latch a while: node 1's writer
   // retries (its invalidations are dropped while the latch is busy).
   auto x = m(0).SLock(c(0), gcl_);
