@@ -75,10 +75,7 @@ Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
   *latched =
       mode == Mode::kShared ? f->latch.TryLockShared() : f->latch.TryLock();
   if (!*latched) f->pins.fetch_add(1);
-  // Test first: a hit on a frame already referenced writes nothing more.
-  if (!f->referenced.load(std::memory_order_relaxed)) {
-    f->referenced.store(true, std::memory_order_relaxed);
-  }
+  f->MarkReferenced();
   return f;
 }
 

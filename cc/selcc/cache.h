@@ -131,9 +131,7 @@ class Cache {
       mode == Mode::kShared ? f->latch.UnlockShared() : f->latch.Unlock();
       return false;
     }
-    if (!f->referenced.load(std::memory_order_relaxed)) {
-      f->referenced.store(true, std::memory_order_relaxed);
-    }
+    f->MarkReferenced();
     return true;
   }
 

@@ -64,6 +64,13 @@ struct alignas(64) Frame {
   // CLOCK reference bit (cache.h): a hit only sets it, so a hit writes
   // nothing outside its own frame.
   std::atomic<bool> referenced{false};
+  // Sets the reference bit; tests first, so a hit on a frame already
+  // referenced writes nothing (no cache-line ping-pong between readers).
+  void MarkReferenced() {
+    if (!referenced.load(std::memory_order_relaxed)) {
+      referenced.store(true, std::memory_order_relaxed);
+    }
+  }
   Memo memo = Memo::kInvalid;
   bool in_map = false;  // in the shard's map and clock list
   // Lease (5.3.1): active once an invalidation was dropped because local
