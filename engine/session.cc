@@ -53,6 +53,18 @@ void Session::CallAsyncErased(ProcedureId id, std::type_index args_type,
                               std::type_index result_type, const std::any& args,
                               ErasedCallback done) {
   CHECK(!delivering_) << "a CallAsync callback called its session";
+  if (db_.log == nullptr || max_unacknowledged_ == 0) {
+    // Nothing to pipeline: the outcome is due before we return anyway. Run
+    // it as Call does (no queue entry, stats counted once), after every
+    // earlier call's outcome, so outcomes stay in call order.
+    Drain();
+    absl::StatusOr<std::any> outcome =
+        CallErased(id, args_type, result_type, args);
+    delivering_ = true;
+    done(std::move(outcome));
+    delivering_ = false;
+    return;
+  }
   pending_.push_back(
       {Run(id, args_type, result_type, args, /*wait_durable=*/false),
        std::move(done)});

@@ -7,7 +7,6 @@
 #include <thread>
 #include <utility>
 
-#include "absl/functional/any_invocable.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -33,18 +32,6 @@ struct ThreadResult {
   uint64_t commits = 0;
   std::string error;
 };
-
-// Runs one call: with Session::Call and `done` at once (pipeline 0), or
-// pipelined with Session::CallAsync, `done` at acknowledgement.
-template <typename Out, typename In>
-void Issue(engine::Session& session, engine::ProcedureId id, size_t pipeline,
-           const In& in, absl::AnyInvocable<void(absl::StatusOr<Out>)> done) {
-  if (pipeline == 0) {
-    done(session.Call<Out>(id, in));
-  } else {
-    session.CallAsync<Out>(id, std::move(done), in);
-  }
-}
 
 WalRunStats SumWalStats(engine::Engine& engine) {
   WalRunStats sum;
@@ -152,9 +139,11 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
       }
       Random r(options.seed * 7919 + g, db.run_constants());
       const int w = g % W + 1;
+      // Every call goes through CallAsync; with wal_pipeline 0 it returns
+      // only once its own outcome is reported, as Call would.
       (*session)->set_max_unacknowledged(options.wal_pipeline);
-      // Counts a call when its outcome is reported: at once for Call, at
-      // acknowledgement (the log durable) for CallAsync.
+      // Counts a call when its outcome is reported: at acknowledgement
+      // (with a log, once durable).
       auto record = [&](int type, absl::Time start,
                         const absl::Status& status) {
         const uint64_t nanos = absl::ToInt64Nanoseconds(absl::Now() - start);
@@ -188,8 +177,8 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
           case kNewOrder: {
             const NewOrderInput in =
                 MakeNewOrderInput(r, scale, w, W, options.remote, now);
-            Issue<NewOrderOutput>(
-                **session, ids[type], options.wal_pipeline, in,
+            (*session)->CallAsync<NewOrderOutput>(
+                ids[type],
                 [&, start, wd = std::pair(in.w, in.d)](
                     absl::StatusOr<NewOrderOutput> result) {
                   // Only an acknowledged New-Order goes to the side file:
@@ -203,40 +192,41 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
                     }
                   }
                   record(kNewOrder, start, result.status());
-                });
+                },
+                in);
             break;
           }
           case kPayment:
-            Issue<PaymentOutput>(
-                **session, ids[type], options.wal_pipeline,
-                MakePaymentInput(r, scale, w, W, now),
+            (*session)->CallAsync<PaymentOutput>(
+                ids[type],
                 [&, start](absl::StatusOr<PaymentOutput> result) {
                   record(kPayment, start, result.status());
-                });
+                },
+                MakePaymentInput(r, scale, w, W, now));
             break;
           case kOrderStatus:
-            Issue<OrderStatusOutput>(
-                **session, ids[type], options.wal_pipeline,
-                MakeOrderStatusInput(r, scale, w),
+            (*session)->CallAsync<OrderStatusOutput>(
+                ids[type],
                 [&, start](absl::StatusOr<OrderStatusOutput> result) {
                   record(kOrderStatus, start, result.status());
-                });
+                },
+                MakeOrderStatusInput(r, scale, w));
             break;
           case kDelivery:
-            Issue<DeliveryOutput>(
-                **session, ids[type], options.wal_pipeline,
-                MakeDeliveryInput(r, w, now),
+            (*session)->CallAsync<DeliveryOutput>(
+                ids[type],
                 [&, start](absl::StatusOr<DeliveryOutput> result) {
                   record(kDelivery, start, result.status());
-                });
+                },
+                MakeDeliveryInput(r, w, now));
             break;
           default:
-            Issue<StockLevelOutput>(
-                **session, ids[type], options.wal_pipeline,
-                MakeStockLevelInput(r, scale, w),
+            (*session)->CallAsync<StockLevelOutput>(
+                ids[type],
                 [&, start](absl::StatusOr<StockLevelOutput> result) {
                   record(kStockLevel, start, result.status());
-                });
+                },
+                MakeStockLevelInput(r, scale, w));
         }
         if (quota > 0 && measuring.load(std::memory_order_relaxed) &&
             ++measured >= quota) {
