@@ -69,6 +69,15 @@ absl::Status Put(Txn& txn, txn::TableId table, const TupleBuffer& t,
 absl::StatusOr<std::unique_ptr<Loader>> Loader::Register(
     engine::Engine& engine, const Tables& tables, const Scale& scale,
     const NURandConstants& constants, int32_t load_time) {
+  if (scale.districts < 1 || scale.districts > kMaxDistricts ||
+      scale.customers < 1 || scale.customers > kMaxCustomers ||
+      scale.items < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "scale of %d districts, %d customers, %d items: the schema holds 1 "
+        "to %d districts per warehouse and 1 to %d customers per district",
+        scale.districts, scale.customers, scale.items, kMaxDistricts,
+        kMaxCustomers));
+  }
   std::unique_ptr<Loader> loader(new Loader(engine, scale));
   absl::Status status;
   loader->RegisterProcedures(tables, constants, load_time, &status);
@@ -269,6 +278,11 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
 
 absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
                                         uint64_t seed, bool progress) {
+  if (warehouses < 1 || warehouses > kMaxWarehouses) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cannot load %d warehouses: the schema holds 1 to %d",
+                        warehouses, kMaxWarehouses));
+  }
   struct Unit {
     engine::ProcedureId proc;
     int64_t w, d, first, last;

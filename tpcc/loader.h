@@ -36,6 +36,8 @@ struct LoadResult {
 class Loader {
  public:
   // Registers the load procedures on `engine` (before its first session).
+  // InvalidArgument if `scale` exceeds what the schema's columns hold
+  // (kMaxDistricts, kMaxCustomers).
   // `load_time` is the value of every date column of the initial rows.
   static absl::StatusOr<std::unique_ptr<Loader>> Register(
       engine::Engine& engine, const Tables& tables, const Scale& scale,
@@ -43,7 +45,7 @@ class Loader {
 
   // Loads ITEM and warehouses 1..`warehouses` with `threads_per_node`
   // threads on each hosted compute node. Shows progress on stderr if
-  // `progress`.
+  // `progress`. InvalidArgument unless 1 <= warehouses <= kMaxWarehouses.
   absl::StatusOr<LoadResult> Load(int warehouses, int threads_per_node,
                                   uint64_t seed, bool progress);
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "tests/tpcc/tpcc_test_db.h"
@@ -129,6 +130,31 @@ TEST_F(LoaderTest, ColumnsFollowTheRules) {
   auto c = CheckConsistency(engine(), kWarehouses, s);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->ok()) << c->ToString();
+}
+
+// The narrow id columns (tpcc/schema.h) bound the scale: a load they cannot
+// hold fails before it writes a row.
+TEST_F(LoaderTest, RejectsLoadsTheIdColumnsCannotHold) {
+  EXPECT_EQ(
+      db_->loader().Load(kMaxWarehouses + 1, 1, 42, false).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(db_->loader().Load(0, 1, 42, false).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(kMaxWarehouses, 32767);
+  EXPECT_EQ(kMaxCustomers, 32767);
+  for (auto [districts, customers] :
+       {std::pair{kMaxDistricts + 1, 60}, std::pair{10, kMaxCustomers + 1},
+        std::pair{0, 60}}) {
+    Scale s = TestScale();
+    s.districts = districts;
+    s.customers = customers;
+    auto db = TpccDatabase::Open(
+        testing::TestOptions(txn::CcAlgorithm::kTwoPhaseLocking,
+                             cc::Protocol::kSelcc, 1),
+        s, /*seed=*/42);
+    EXPECT_EQ(db.status().code(), absl::StatusCode::kInvalidArgument)
+        << districts << " districts, " << customers << " customers";
+  }
 }
 
 TEST(RandomTest, NURandAndLastNames) {
