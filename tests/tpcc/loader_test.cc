@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "gtest/gtest.h"
+#include "storage/heap_page.h"
+#include "storage/tuple_address.h"
 #include "tests/tpcc/tpcc_test_db.h"
 #include "tpcc/consistency.h"
 #include "tpcc/random.h"
@@ -130,6 +132,26 @@ TEST_F(LoaderTest, ColumnsFollowTheRules) {
   auto c = CheckConsistency(engine(), kWarehouses, s);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->ok()) << c->ToString();
+}
+
+// The memory target (tpcc/schema.h) rests on these widths: each table's
+// column bytes, and six CUSTOMER rows to a 4 KiB GCL (five would cost
+// about 4 MiB per warehouse).
+TEST_F(LoaderTest, RowsAreAsNarrowAsTheMemoryTargetNeeds) {
+  const Tables& t = db_->tables();
+  EXPECT_EQ(t.warehouse_schema->data_bytes(), 93u);
+  EXPECT_EQ(t.district_schema->data_bytes(), 98u);
+  EXPECT_EQ(t.customer_schema->data_bytes(), 662u);
+  EXPECT_EQ(t.history_schema->data_bytes(), 40u);
+  EXPECT_EQ(t.new_order_schema->data_bytes(), 7u);
+  EXPECT_EQ(t.order_schema->data_bytes(), 16u);
+  EXPECT_EQ(t.order_line_schema->data_bytes(), 47u);
+  EXPECT_EQ(t.item_schema->data_bytes(), 86u);
+  EXPECT_EQ(t.stock_schema->data_bytes(), 310u);
+  EXPECT_EQ(storage::heap_page::SlotsPerPage(4096 - 8,
+                                             t.customer_schema->tuple_bytes(),
+                                             storage::TupleAddress::kMaxSlots),
+            6u);
 }
 
 // The narrow id columns (tpcc/schema.h) bound the scale: a load they cannot
