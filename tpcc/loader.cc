@@ -377,7 +377,7 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
       one(stock_, w, 0, i, std::min(i + kStockPerUnit - 1, scale_.items));
     }
     for (int d = 1; d <= scale_.districts; ++d) {
-      const int64_t district_seed = DistrictSeed(seed, w, d);
+      const uint64_t district_seed = DistrictSeed(seed, w, d);
       for (int c = 1; c <= scale_.customers; c += kCustomersPerUnit) {
         rows_phase.push_back(
             {{customers_, w, d, c,
@@ -427,36 +427,41 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
 absl::Status Loader::Run(const std::vector<Task>& tasks, int threads_per_node,
                          Progress& progress) {
   std::atomic<size_t> next{0};
-  std::atomic<size_t> finished{0};
   absl::Mutex mu;
   absl::Status first_error;
+  // Takes tasks until none is left or a call fails (which stops every
+  // thread at its next task).
+  auto work = [&](rdma::ComputeNodeId node) {
+    auto fail = [&](const absl::Status& s) {
+      absl::MutexLock l(&mu);
+      if (first_error.ok()) first_error = s;
+      next = tasks.size();
+    };
+    auto session = engine_.NewSession(node);
+    if (!session.ok()) return fail(session.status());
+    for (size_t u = next++; u < tasks.size(); u = next++) {
+      for (const Call& call : tasks[u]) {
+        auto r = (*session)->Call<int64_t>(call.proc, call.w, call.d,
+                                           call.first, call.last,
+                                           static_cast<int64_t>(call.seed));
+        if (!r.ok()) return fail(r.status());
+        progress.rows += *r;
+        ++progress.done;
+      }
+    }
+  };
   std::vector<std::thread> threads;
+  std::atomic<size_t> running{0};
   for (rdma::ComputeNodeId node : engine_.local_compute_nodes()) {
     for (int i = 0; i < threads_per_node; ++i) {
+      ++running;
       threads.emplace_back([&, node] {
-        auto fail = [&](const absl::Status& s) {
-          absl::MutexLock l(&mu);
-          if (first_error.ok()) first_error = s;
-          next = tasks.size();
-        };
-        auto session = engine_.NewSession(node);
-        if (!session.ok()) return fail(session.status());
-        for (size_t u = next++; u < tasks.size(); u = next++) {
-          for (const Call& call : tasks[u]) {
-            auto r = (*session)->Call<int64_t>(call.proc, call.w, call.d,
-                                               call.first, call.last,
-                                               static_cast<int64_t>(call.seed));
-            if (!r.ok()) return fail(r.status());
-            progress.rows += *r;
-            ++progress.done;
-          }
-          ++finished;
-        }
+        work(node);
+        --running;
       });
     }
   }
-  while (progress.tty && finished.load() < tasks.size() &&
-         next.load() < tasks.size()) {
+  while (progress.tty && running.load() > 0) {
     absl::SleepFor(absl::Milliseconds(250));
     std::fprintf(stderr,
                  "\rloading %d warehouses: %zu/%zu units (%.0f%%) %.1fs",
