@@ -20,8 +20,9 @@
 // bytes), with 16 it holds 6. The magic and the table id together are the
 // sanity check of a tuple address (IsPageOf); the tuple bytes are the
 // table's, in its root. `slots` (<= TupleAddress::kMaxSlots, 4096) is the
-// table's slots_per_page, kept in the page so a scan needs no schema.
-
+// table's slots_per_page, which a scan checks too before it trusts a page
+// it reached by a next-page link.
+//
 // Invariants: a page's header is written once, before the page is linked
 // from the root, and never changes; a slot's kLive flag is set once (by the
 // insert that owns the slot) and never cleared (delete sets kDeleted).

@@ -20,7 +20,7 @@
 //   {"i_price", ColumnType::kDecimal, 4, 2}  // int32 cents, |v| < 2^31
 //
 // Integers come in 1, 2, 4 and 8 bytes (kInt8 .. kInt64). Narrow columns
-// exist to save memory: every byte of a row is paid once per row on the
+// exist to save memory: every byte of a column is paid once per row on the
 // memory nodes. Writes CHECK that the value fits (a bug, not an input
 // error: the application chose the width for the values it stores); reads
 // sign-extend to int64, so callers never see the stored width.
