@@ -13,6 +13,9 @@ using heap_page::Get;
 using heap_page::Put;
 using rdma::GlobalAddress;
 
+// A page stores its slot count in a u16 (heap_page.h).
+static_assert(TupleAddress::kMaxSlots <= UINT16_MAX);
+
 absl::StatusOr<GlobalAddress> HeapTable::Create(cc::GclManager& manager,
                                                 cc::ThreadContext& ctx,
                                                 uint32_t table_id,
@@ -30,8 +33,8 @@ absl::StatusOr<GlobalAddress> HeapTable::Create(cc::GclManager& manager,
   auto guard = manager.XLock(ctx, *root);
   if (!guard.ok()) return guard.status();
   uint8_t* p = guard->MutableRange(0, heap_page::kRootBytes);
-  Put<uint32_t>(p + heap_page::kMagicOffset, heap_page::kRootMagic);
-  Put<uint32_t>(p + heap_page::kTableIdOffset, table_id);
+  Put<uint32_t>(p + heap_page::kRootMagicOffset, heap_page::kRootMagic);
+  Put<uint32_t>(p + heap_page::kRootTableIdOffset, table_id);
   Put<uint32_t>(p + heap_page::kTupleBytesOffset, schema.tuple_bytes());
   if (absl::Status s = guard->Unlock(); !s.ok()) return s;
   return *root;
@@ -43,7 +46,7 @@ absl::StatusOr<std::unique_ptr<HeapTable>> HeapTable::Open(
   auto guard = manager.SLock(ctx, root);
   if (!guard.ok()) return guard.status();
   const uint8_t* p = guard->data();
-  if (Get<uint32_t>(p, heap_page::kMagicOffset) != heap_page::kRootMagic) {
+  if (Get<uint32_t>(p, heap_page::kRootMagicOffset) != heap_page::kRootMagic) {
     return absl::DataLossError(
         absl::StrFormat("%s is not the root of a heap table", root.ToString()));
   }
@@ -53,7 +56,7 @@ absl::StatusOr<std::unique_ptr<HeapTable>> HeapTable::Open(
         root.ToString(), Get<uint32_t>(p, heap_page::kTupleBytesOffset),
         schema.tuple_bytes()));
   }
-  const uint32_t table_id = Get<uint32_t>(p, heap_page::kTableIdOffset);
+  const uint32_t table_id = Get<uint32_t>(p, heap_page::kRootTableIdOffset);
   return std::unique_ptr<HeapTable>(
       new HeapTable(manager, root, table_id, std::move(schema)));
 }
@@ -87,10 +90,10 @@ absl::StatusOr<GlobalAddress> HeapTable::AddPage(cc::ThreadContext& ctx) {
     auto guard = manager_.XLock(ctx, *page);
     if (!guard.ok()) return guard.status();
     uint8_t* p = guard->MutableRange(0, heap_page::kPageHeaderBytes);
-    Put<uint32_t>(p + heap_page::kMagicOffset, heap_page::kPageMagic);
-    Put<uint32_t>(p + heap_page::kTableIdOffset, table_id_);
-    Put<uint32_t>(p + heap_page::kTupleBytesOffset, tuple_bytes_);
-    Put<uint32_t>(p + heap_page::kSlotsOffset, slots_per_page_);
+    Put<uint16_t>(p + heap_page::kPageMagicOffset, heap_page::kPageMagic);
+    Put<uint16_t>(p + heap_page::kSlotsOffset,
+                  static_cast<uint16_t>(slots_per_page_));
+    Put<uint32_t>(p + heap_page::kPageTableIdOffset, table_id_);
     Put<uint64_t>(p + heap_page::kNextPageOffset, head);
     // The page is complete in memory before the root points to it.
     if (absl::Status s = guard->Unlock(); !s.ok()) return s;
@@ -149,9 +152,7 @@ absl::Status HeapTable::CheckAddress(TupleAddress address) const {
 
 absl::Status HeapTable::CheckLive(const uint8_t* payload,
                                   TupleAddress address) const {
-  if (Get<uint32_t>(payload, heap_page::kMagicOffset) !=
-          heap_page::kPageMagic ||
-      Get<uint32_t>(payload, heap_page::kTableIdOffset) != table_id_) {
+  if (!heap_page::IsPageOf(payload, table_id_)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s is not in a page of table %d", address.ToString(), table_id_));
   }
@@ -253,9 +254,15 @@ absl::Status HeapTable::Scan(cc::ThreadContext& ctx, const Visitor& visit) {
       if (!guard.ok()) return guard.status();
       std::memcpy(copy.data(), guard->data(), copy.size());
     }
+    if (!heap_page::IsPageOf(copy.data(), table_id_) ||
+        Get<uint16_t>(copy.data(), heap_page::kSlotsOffset) !=
+            slots_per_page_) {
+      return absl::DataLossError(absl::StrFormat(
+          "%s in the page list of table %d is not one of its pages",
+          page.ToString(), table_id_));
+    }
     next = Get<uint64_t>(copy.data(), heap_page::kNextPageOffset);
-    const uint32_t slots = Get<uint32_t>(copy.data(), heap_page::kSlotsOffset);
-    for (uint32_t slot = 0; slot < slots; ++slot) {
+    for (uint32_t slot = 0; slot < slots_per_page_; ++slot) {
       const uint8_t* tuple = copy.data() + SlotOffset(slot);
       if (!TupleHeader::From(tuple).live()) continue;
       auto address = TupleAddress::Encode(page, slot);

@@ -1,6 +1,7 @@
 #include "storage/schema.h"
 
 #include <cstring>
+#include <limits>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
@@ -15,8 +16,14 @@ constexpr size_t kNameField = Schema::kMaxNameBytes + 1;
 constexpr size_t kColumnRecord = kNameField + 4;
 constexpr uint32_t kSchemaMagic = 0x53434831;  // "SCH1"
 
+// The width of a fixed-size type (kDecimal: its default), 0 for kChar and
+// for a code no type has.
 uint16_t FixedLength(ColumnType type) {
   switch (type) {
+    case ColumnType::kInt8:
+      return 1;
+    case ColumnType::kInt16:
+      return 2;
     case ColumnType::kInt32:
       return 4;
     case ColumnType::kInt64:
@@ -29,6 +36,19 @@ uint16_t FixedLength(ColumnType type) {
   return 0;
 }
 
+// Most digits after the point a decimal of `length` bytes may have: its
+// scale unit must leave the integer room for values of at least 1.
+int MaxDecimalScale(uint16_t length) {
+  switch (length) {
+    case 2:
+      return 4;  // 10^4 < 2^15
+    case 4:
+      return 9;  // 10^9 < 2^31
+    default:
+      return 18;  // 10^18 < 2^63
+  }
+}
+
 template <typename T>
 T Load(const uint8_t* p) {
   T v;
@@ -36,10 +56,57 @@ T Load(const uint8_t* p) {
   return v;
 }
 
+// The signed integer of `bytes` (1, 2, 4 or 8) bytes at p, sign-extended.
+int64_t LoadSigned(const uint8_t* p, uint16_t bytes) {
+  switch (bytes) {
+    case 1:
+      return Load<int8_t>(p);
+    case 2:
+      return Load<int16_t>(p);
+    case 4:
+      return Load<int32_t>(p);
+    default:
+      return Load<int64_t>(p);
+  }
+}
+
+template <typename T>
+void StoreChecked(uint8_t* p, int64_t value, const Column& c) {
+  CHECK(value >= std::numeric_limits<T>::min() &&
+        value <= std::numeric_limits<T>::max())
+      << value << " does not fit " << c.length << "-byte "
+      << ColumnTypeName(c.type) << " column " << c.name;
+  const T v = static_cast<T>(value);
+  std::memcpy(p, &v, sizeof(T));
+}
+
+// Stores `value` in the c.length bytes at p; CHECKs that it fits.
+void StoreSigned(uint8_t* p, int64_t value, const Column& c) {
+  switch (c.length) {
+    case 1:
+      return StoreChecked<int8_t>(p, value, c);
+    case 2:
+      return StoreChecked<int16_t>(p, value, c);
+    case 4:
+      return StoreChecked<int32_t>(p, value, c);
+    default:
+      return StoreChecked<int64_t>(p, value, c);
+  }
+}
+
+bool IsInt(ColumnType type) {
+  return type == ColumnType::kInt8 || type == ColumnType::kInt16 ||
+         type == ColumnType::kInt32 || type == ColumnType::kInt64;
+}
+
 }  // namespace
 
 const char* ColumnTypeName(ColumnType type) {
   switch (type) {
+    case ColumnType::kInt8:
+      return "int8";
+    case ColumnType::kInt16:
+      return "int16";
     case ColumnType::kInt32:
       return "int32";
     case ColumnType::kInt64:
@@ -82,11 +149,25 @@ absl::StatusOr<Schema> Schema::Create(std::vector<ColumnSpec> specs) {
       length = spec.length;
     } else if (length == 0) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("column '%s' has an unknown type", spec.name));
-    }
-    if (spec.type == ColumnType::kDecimal && spec.scale > 18) {
+          absl::StrFormat("column '%s' has an unknown type %d", spec.name,
+                          static_cast<int>(spec.type)));
+    } else if (spec.type == ColumnType::kDecimal) {
+      if (spec.length != 0 && spec.length != 2 && spec.length != 4 &&
+          spec.length != 8) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "decimal column '%s' has %d bytes; it takes 2, 4 or 8", spec.name,
+            spec.length));
+      }
+      if (spec.length != 0) length = spec.length;
+      if (spec.scale > MaxDecimalScale(length)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "decimal column '%s': scale %d exceeds %d for %d bytes", spec.name,
+            spec.scale, MaxDecimalScale(length), length));
+      }
+    } else if (spec.length != 0 && spec.length != length) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "decimal column '%s': scale %d exceeds 18", spec.name, spec.scale));
+          "%s column '%s' is %d bytes, not %d", ColumnTypeName(spec.type),
+          spec.name, length, spec.length));
     }
     schema.columns_.push_back(Column{
         std::move(spec.name), spec.type, length,
@@ -160,10 +241,9 @@ bool operator==(const Schema& a, const Schema& b) {
 
 int64_t TupleView::GetInt(size_t column) const {
   const Column& c = schema_->column(column);
-  if (c.type == ColumnType::kInt32) return Load<int32_t>(bytes_ + c.offset);
-  CHECK(c.type == ColumnType::kInt64)
-      << "column " << c.name << " is " << ColumnTypeName(c.type);
-  return Load<int64_t>(bytes_ + c.offset);
+  CHECK(IsInt(c.type)) << "column " << c.name << " is "
+                       << ColumnTypeName(c.type);
+  return LoadSigned(bytes_ + c.offset, c.length);
 }
 
 double TupleView::GetDouble(size_t column) const {
@@ -175,7 +255,7 @@ double TupleView::GetDouble(size_t column) const {
 int64_t TupleView::GetDecimal(size_t column) const {
   const Column& c = schema_->column(column);
   CHECK(c.type == ColumnType::kDecimal) << "column " << c.name;
-  return Load<int64_t>(bytes_ + c.offset);
+  return LoadSigned(bytes_ + c.offset, c.length);
 }
 
 std::string_view TupleView::GetChars(size_t column) const {
@@ -187,15 +267,9 @@ std::string_view TupleView::GetChars(size_t column) const {
 
 void TupleBuffer::SetInt(size_t column, int64_t value) {
   const Column& c = schema_->column(column);
-  if (c.type == ColumnType::kInt32) {
-    CHECK(value >= INT32_MIN && value <= INT32_MAX)
-        << value << " does not fit int32 column " << c.name;
-    const int32_t v = static_cast<int32_t>(value);
-    std::memcpy(bytes_.data() + c.offset, &v, 4);
-    return;
-  }
-  CHECK(c.type == ColumnType::kInt64) << "column " << c.name;
-  std::memcpy(bytes_.data() + c.offset, &value, 8);
+  CHECK(IsInt(c.type)) << "column " << c.name << " is "
+                       << ColumnTypeName(c.type);
+  StoreSigned(bytes_.data() + c.offset, value, c);
 }
 
 void TupleBuffer::SetDouble(size_t column, double value) {
@@ -207,7 +281,7 @@ void TupleBuffer::SetDouble(size_t column, double value) {
 void TupleBuffer::SetDecimal(size_t column, int64_t units) {
   const Column& c = schema_->column(column);
   CHECK(c.type == ColumnType::kDecimal) << "column " << c.name;
-  std::memcpy(bytes_.data() + c.offset, &units, 8);
+  StoreSigned(bytes_.data() + c.offset, units, c);
 }
 
 void TupleBuffer::SetChars(size_t column, std::string_view value) {

@@ -13,7 +13,17 @@
 //
 // Values are stored in native byte order (the tuple is never compared with
 // memcmp; index keys are encoded separately by index/key_codec.h). A
-// decimal is an int64 count of 10^-scale units, so money stays exact.
+// decimal is a signed integer count of 10^-scale units, so money stays
+// exact; it takes 8 bytes (int64) unless its spec asks for 4 (int32) or 2
+// (int16), for values the application knows are bounded:
+//
+//   {"i_price", ColumnType::kDecimal, 4, 2}  // int32 cents, |v| < 2^31
+//
+// Integers come in 1, 2, 4 and 8 bytes (kInt8 .. kInt64). Narrow columns
+// exist to save memory: every byte of a column is paid once per row on the
+// memory nodes. Writes CHECK that the value fits (a bug, not an input
+// error: the application chose the width for the values it stores); reads
+// sign-extend to int64, so callers never see the stored width.
 
 #include <cstdint>
 #include <string>
@@ -25,12 +35,15 @@
 
 namespace strand::storage {
 
+// The values are the serialized codes (catalog): never renumber.
 enum class ColumnType : uint8_t {
   kInt32 = 1,
   kInt64 = 2,
   kDouble = 3,
-  kDecimal = 4,  // int64 scaled by 10^scale
+  kDecimal = 4,  // int64, int32 or int16 (length 8, 4, 2) scaled by 10^scale
   kChar = 5,     // fixed array of `length` bytes, NUL-padded
+  kInt8 = 6,
+  kInt16 = 7,
 };
 
 const char* ColumnTypeName(ColumnType type);
@@ -38,8 +51,10 @@ const char* ColumnTypeName(ColumnType type);
 struct ColumnSpec {
   std::string name;
   ColumnType type = ColumnType::kInt64;
-  uint16_t length = 0;  // kChar only: bytes of the array
-  uint8_t scale = 0;    // kDecimal only: digits after the point
+  // kChar: bytes of the array (required). kDecimal: 8 (or 0), 4 or 2 bytes.
+  // Other types: 0, or their fixed width.
+  uint16_t length = 0;
+  uint8_t scale = 0;  // kDecimal only: digits after the point
 };
 
 struct Column {
@@ -56,8 +71,10 @@ class Schema {
   static constexpr size_t kMaxColumns = 256;
   static constexpr uint16_t kMaxCharLength = 4096;
 
-  // InvalidArgument on an empty schema, a duplicate or over-long name, a
-  // kChar without a length, or a scale above 18.
+  // InvalidArgument on an empty schema, a duplicate or over-long name, an
+  // unknown type, a kChar without a length, a length the type does not
+  // have, or a scale above what the decimal's width holds (18 digits for 8
+  // bytes, 9 for 4, 4 for 2).
   static absl::StatusOr<Schema> Create(std::vector<ColumnSpec> columns);
 
   // Serialized form (what the catalog stores) and back.
@@ -91,7 +108,7 @@ class TupleView {
   TupleView(const Schema& schema, const uint8_t* bytes)
       : schema_(&schema), bytes_(bytes) {}
 
-  int64_t GetInt(size_t column) const;  // kInt32 or kInt64
+  int64_t GetInt(size_t column) const;  // kInt8, kInt16, kInt32 or kInt64
   double GetDouble(size_t column) const;
   int64_t GetDecimal(size_t column) const;  // in 10^-scale units
   // The bytes up to the first NUL (or the whole array).
@@ -113,7 +130,8 @@ class TupleBuffer {
   TupleBuffer(const Schema& schema, absl::Span<const uint8_t> bytes)
       : schema_(&schema), bytes_(bytes.begin(), bytes.end()) {}
 
-  void SetInt(size_t column, int64_t value);  // CHECKs the range of kInt32
+  // Both CHECK that the value fits the column's width.
+  void SetInt(size_t column, int64_t value);
   void SetDouble(size_t column, double value);
   void SetDecimal(size_t column, int64_t units);
   // Copies up to length bytes and NUL-pads; longer values are truncated.

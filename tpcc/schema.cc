@@ -12,17 +12,35 @@ namespace {
 using storage::ColumnSpec;
 using storage::ColumnType;
 
-constexpr ColumnType kInt = ColumnType::kInt32;
-constexpr ColumnType kChar = ColumnType::kChar;
-constexpr ColumnType kDec = ColumnType::kDecimal;
-
-ColumnSpec Int(std::string name) { return {std::move(name), kInt}; }
-ColumnSpec Date(std::string name) { return {std::move(name), kInt}; }
-ColumnSpec Char(std::string name, uint16_t n) {
-  return {std::move(name), kChar, n};
+// Column helpers by domain; schema.h says why each has its width.
+ColumnSpec Int(std::string name) {
+  return {std::move(name), ColumnType::kInt32};
 }
-ColumnSpec Money(std::string name) { return {std::move(name), kDec, 0, 2}; }
-ColumnSpec Rate(std::string name) { return {std::move(name), kDec, 0, 4}; }
+ColumnSpec Int16(std::string name) {
+  return {std::move(name), ColumnType::kInt16};
+}
+ColumnSpec Int8(std::string name) {
+  return {std::move(name), ColumnType::kInt8};
+}
+ColumnSpec WarehouseId(std::string name) { return Int16(std::move(name)); }
+ColumnSpec DistrictId(std::string name) { return Int8(std::move(name)); }
+ColumnSpec CustomerId(std::string name) { return Int16(std::move(name)); }
+ColumnSpec Date(std::string name) { return Int(std::move(name)); }
+ColumnSpec Char(std::string name, uint16_t n) {
+  return {std::move(name), ColumnType::kChar, n};
+}
+// Sums that grow with the run: int64 cents.
+ColumnSpec Money(std::string name) {
+  return {std::move(name), ColumnType::kDecimal, 8, 2};
+}
+// Amounts the specification bounds far below 2^31 cents: int32 cents.
+ColumnSpec BoundedMoney(std::string name) {
+  return {std::move(name), ColumnType::kDecimal, 4, 2};
+}
+// Rates, 0 to 0.5 with 4 digits: int16 count of 10^-4.
+ColumnSpec Rate(std::string name) {
+  return {std::move(name), ColumnType::kDecimal, 2, 4};
+}
 
 std::vector<ColumnSpec> Address(const std::string& p) {
   return {Char(p + "_street_1", 20), Char(p + "_street_2", 20),
@@ -68,60 +86,64 @@ absl::StatusOr<Tables> DefineTables(engine::Engine& e, bool create) {
     if (!r.ok()) return r.status(); \
     lhs = *r;                       \
   } while (0)
-  STRAND_ASSIGN(
-      t.warehouse,
-      Create(e, create, "warehouse",
-             Concat(Concat({Int("w_id"), Char("w_name", 10)}, Address("w")),
-                    {Rate("w_tax"), Money("w_ytd")}),
-             &t.warehouse_schema));
+  STRAND_ASSIGN(t.warehouse,
+                Create(e, create, "warehouse",
+                       Concat(Concat({WarehouseId("w_id"), Char("w_name", 10)},
+                                     Address("w")),
+                              {Rate("w_tax"), Money("w_ytd")}),
+                       &t.warehouse_schema));
   STRAND_ASSIGN(
       t.district,
       Create(e, create, "district",
-             Concat(Concat({Int("d_id"), Int("d_w_id"), Char("d_name", 10)},
+             Concat(Concat({DistrictId("d_id"), WarehouseId("d_w_id"),
+                            Char("d_name", 10)},
                            Address("d")),
                     {Rate("d_tax"), Money("d_ytd"), Int("d_next_o_id")}),
              &t.district_schema));
-  STRAND_ASSIGN(t.customer,
-                Create(e, create, "customer",
-                       Concat(Concat({Int("c_id"), Int("c_d_id"), Int("c_w_id"),
-                                      Char("c_first", 16), Char("c_middle", 2),
-                                      Char("c_last", 16)},
-                                     Address("c")),
-                              {Char("c_phone", 16), Date("c_since"),
-                               Char("c_credit", 2), Money("c_credit_lim"),
-                               Rate("c_discount"), Money("c_balance"),
-                               Money("c_ytd_payment"), Int("c_payment_cnt"),
-                               Int("c_delivery_cnt"), Char("c_data", 500)}),
-                       &t.customer_schema));
+  STRAND_ASSIGN(
+      t.customer,
+      Create(e, create, "customer",
+             Concat(Concat({CustomerId("c_id"), DistrictId("c_d_id"),
+                            WarehouseId("c_w_id"), Char("c_first", 16),
+                            Char("c_middle", 2), Char("c_last", 16)},
+                           Address("c")),
+                    {Char("c_phone", 16), Date("c_since"), Char("c_credit", 2),
+                     BoundedMoney("c_credit_lim"), Rate("c_discount"),
+                     Money("c_balance"), Money("c_ytd_payment"),
+                     Int("c_payment_cnt"), Int("c_delivery_cnt"),
+                     Char("c_data", 500)}),
+             &t.customer_schema));
   STRAND_ASSIGN(t.history,
                 Create(e, create, "history",
-                       {Int("h_c_id"), Int("h_c_d_id"), Int("h_c_w_id"),
-                        Int("h_d_id"), Int("h_w_id"), Date("h_date"),
-                        Money("h_amount"), Char("h_data", 24)},
+                       {CustomerId("h_c_id"), DistrictId("h_c_d_id"),
+                        WarehouseId("h_c_w_id"), DistrictId("h_d_id"),
+                        WarehouseId("h_w_id"), Date("h_date"),
+                        BoundedMoney("h_amount"), Char("h_data", 24)},
                        &t.history_schema));
-  STRAND_ASSIGN(t.new_order,
-                Create(e, create, "new_order",
-                       {Int("no_o_id"), Int("no_d_id"), Int("no_w_id")},
-                       &t.new_order_schema));
-  STRAND_ASSIGN(
-      t.order, Create(e, create, "order",
-                      {Int("o_id"), Int("o_d_id"), Int("o_w_id"), Int("o_c_id"),
-                       Date("o_entry_d"), Int("o_carrier_id"), Int("o_ol_cnt"),
-                       Int("o_all_local")},
-                      &t.order_schema));
+  STRAND_ASSIGN(t.new_order, Create(e, create, "new_order",
+                                    {Int("no_o_id"), DistrictId("no_d_id"),
+                                     WarehouseId("no_w_id")},
+                                    &t.new_order_schema));
+  STRAND_ASSIGN(t.order, Create(e, create, "order",
+                                {Int("o_id"), DistrictId("o_d_id"),
+                                 WarehouseId("o_w_id"), CustomerId("o_c_id"),
+                                 Date("o_entry_d"), Int8("o_carrier_id"),
+                                 Int8("o_ol_cnt"), Int8("o_all_local")},
+                                &t.order_schema));
   STRAND_ASSIGN(
       t.order_line,
       Create(e, create, "order_line",
-             {Int("ol_o_id"), Int("ol_d_id"), Int("ol_w_id"), Int("ol_number"),
-              Int("ol_i_id"), Int("ol_supply_w_id"), Date("ol_delivery_d"),
-              Int("ol_quantity"), Money("ol_amount"), Char("ol_dist_info", 24)},
+             {Int("ol_o_id"), DistrictId("ol_d_id"), WarehouseId("ol_w_id"),
+              Int8("ol_number"), Int("ol_i_id"), WarehouseId("ol_supply_w_id"),
+              Date("ol_delivery_d"), Int8("ol_quantity"),
+              BoundedMoney("ol_amount"), Char("ol_dist_info", 24)},
              &t.order_line_schema));
   STRAND_ASSIGN(t.item, Create(e, create, "item",
                                {Int("i_id"), Int("i_im_id"), Char("i_name", 24),
-                                Money("i_price"), Char("i_data", 50)},
+                                BoundedMoney("i_price"), Char("i_data", 50)},
                                &t.item_schema));
-  std::vector<ColumnSpec> stock = {Int("s_i_id"), Int("s_w_id"),
-                                   Int("s_quantity")};
+  std::vector<ColumnSpec> stock = {Int("s_i_id"), WarehouseId("s_w_id"),
+                                   Int16("s_quantity")};
   for (int i = 1; i <= 10; ++i) {
     stock.push_back(Char(absl::StrCat("s_dist_", i < 10 ? "0" : "", i), 24));
   }

@@ -122,8 +122,13 @@ uint64_t PoolBytesNeeded(int warehouses, const Scale& scale) {
          (uint64_t{768} << 20);
 }
 
+// The driver's cap on --warehouses, below what the schema's int16
+// warehouse numbers hold.
+constexpr int kMaxWarehousesFlag = 10000;
+static_assert(kMaxWarehousesFlag <= kMaxWarehouses);
+
 int Main() {
-  if (FLAGS_warehouses < 1 || FLAGS_warehouses > 10000) {
+  if (FLAGS_warehouses < 1 || FLAGS_warehouses > kMaxWarehousesFlag) {
     ExitWithUsageError("--warehouses must be from 1 to 10000");
   }
   if (FLAGS_threads < 1 || FLAGS_threads > 256) {

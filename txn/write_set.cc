@@ -29,10 +29,7 @@ TupleHeader HeaderAt(const TxnState& txn, const uint8_t* payload,
 absl::Status CopyTuple(const TxnState& txn, const uint8_t* payload,
                        Access& access) {
   const storage::HeapTable& table = txn.table(access.table);
-  if (heap_page::Get<uint32_t>(payload, heap_page::kMagicOffset) !=
-          heap_page::kPageMagic ||
-      heap_page::Get<uint32_t>(payload, heap_page::kTableIdOffset) !=
-          table.table_id() ||
+  if (!heap_page::IsPageOf(payload, table.table_id()) ||
       access.address.slot() >= table.slots_per_page()) {
     return absl::InvalidArgumentError(absl::StrCat(access.address.ToString(),
                                                    " is not a tuple of table ",

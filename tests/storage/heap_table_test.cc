@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "gtest/gtest.h"
+#include "storage/heap_page.h"
 #include "storage/tuple_header.h"
 #include "tests/testing/cc_cluster.h"
 #include "tests/testing/protocols.h"
@@ -130,6 +131,43 @@ TEST_P(HeapTableTest, InsertReadUpdateDeleteScan) {
                                     const uint8_t*) { return ++visited < 10; })
                   .ok());
   EXPECT_EQ(visited, 10);  // the visitor stopped the scan
+}
+
+// heap_page.h: a 16-byte page header (magic, slots, table id, next page),
+// then the slots; an address into another table's page is not a tuple.
+TEST_P(HeapTableTest, PagesFollowTheDocumentedLayout) {
+  Start(1, 256);
+  auto table = OpenOn(0, *ctx_);
+  ASSERT_NE(table, nullptr);
+  ASSERT_EQ(schema_.tuple_bytes(), 48u);
+  TupleBuffer row = Row(1, 0);
+  auto a = table->Insert(*ctx_, absl::MakeConstSpan(row.data(), row.size()));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->slot(), 0u);
+  {
+    auto page = m(0).SLock(*ctx_, a->gcl());
+    ASSERT_TRUE(page.ok()) << page.status();
+    const uint8_t* p = page->data();
+    EXPECT_EQ(heap_page::Get<uint16_t>(p, 0), 0x5048);  // "HP"
+    EXPECT_EQ(heap_page::Get<uint16_t>(p, 2), table->slots_per_page());
+    EXPECT_EQ(heap_page::Get<uint32_t>(p, 4), 7u);
+    EXPECT_EQ(heap_page::Get<uint64_t>(p, 8), 0u);  // the only page
+    EXPECT_EQ(TupleView(schema_, p + 16).GetInt(0), 1);
+    ASSERT_TRUE(page->Unlock().ok());
+  }
+  EXPECT_EQ(table->slots_per_page(), (256u - 8 - 16) / 48);
+
+  auto other_root = HeapTable::Create(m(0), *ctx_, /*table_id=*/8, schema_);
+  ASSERT_TRUE(other_root.ok());
+  auto other = *HeapTable::Open(m(0), *ctx_, *other_root, schema_);
+  auto b = other->Insert(*ctx_, absl::MakeConstSpan(row.data(), row.size()));
+  ASSERT_TRUE(b.ok());
+  TupleBuffer out(schema_);
+  EXPECT_EQ(
+      table->Read(*ctx_, *b, absl::MakeSpan(out.data(), out.size())).code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(
+      other->Read(*ctx_, *b, absl::MakeSpan(out.data(), out.size())).ok());
 }
 
 TEST_P(HeapTableTest, UpdateWritesBackOnlyTheChangedBytes) {

@@ -69,6 +69,105 @@ TEST(SchemaTest, SerializeRoundTrips) {
   EXPECT_FALSE(Schema::Deserialize("garbage").ok());
 }
 
+TEST(SchemaTest, NarrowColumnsTakeTheirWidth) {
+  auto s = Schema::Create({{"a", ColumnType::kInt8},
+                           {"b", ColumnType::kInt16},
+                           {"c", ColumnType::kDecimal, 4, 2},
+                           {"d", ColumnType::kDecimal, 2, 4},
+                           {"e", ColumnType::kDecimal, 0, 2},
+                           {"f", ColumnType::kDecimal, 8, 2},
+                           {"g", ColumnType::kInt16, 2}});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->column(0).length, 1u);
+  EXPECT_EQ(s->column(1).offset, kTupleHeaderBytes + 1);
+  EXPECT_EQ(s->column(1).length, 2u);
+  EXPECT_EQ(s->column(2).length, 4u);
+  EXPECT_EQ(s->column(3).length, 2u);
+  EXPECT_EQ(s->column(4).length, 8u);  // a decimal's default width
+  EXPECT_EQ(s->column(5).length, 8u);
+  EXPECT_EQ(s->data_bytes(), 1u + 2 + 4 + 2 + 8 + 8 + 2);
+  EXPECT_STREQ(ColumnTypeName(ColumnType::kInt8), "int8");
+  EXPECT_STREQ(ColumnTypeName(ColumnType::kInt16), "int16");
+}
+
+TEST(SchemaTest, RejectsBadNarrowColumns) {
+  // A decimal is 2, 4 or 8 bytes, with room for at least one unit.
+  EXPECT_FALSE(Schema::Create({{"d", ColumnType::kDecimal, 3, 2}}).ok());
+  EXPECT_FALSE(Schema::Create({{"d", ColumnType::kDecimal, 16, 2}}).ok());
+  EXPECT_TRUE(Schema::Create({{"d", ColumnType::kDecimal, 4, 9}}).ok());
+  EXPECT_FALSE(Schema::Create({{"d", ColumnType::kDecimal, 4, 10}}).ok());
+  EXPECT_TRUE(Schema::Create({{"d", ColumnType::kDecimal, 2, 4}}).ok());
+  EXPECT_FALSE(Schema::Create({{"d", ColumnType::kDecimal, 2, 5}}).ok());
+  // A fixed-width type takes no other length.
+  EXPECT_FALSE(Schema::Create({{"i", ColumnType::kInt8, 2}}).ok());
+  EXPECT_FALSE(Schema::Create({{"i", ColumnType::kInt16, 4}}).ok());
+  EXPECT_FALSE(Schema::Create({{"i", ColumnType::kInt32, 8}}).ok());
+  EXPECT_FALSE(Schema::Create({{"x", static_cast<ColumnType>(0)}}).ok());
+  EXPECT_FALSE(Schema::Create({{"x", static_cast<ColumnType>(8)}}).ok());
+}
+
+TEST(SchemaTest, NarrowValuesRoundTripAtTheirBounds) {
+  auto s = *Schema::Create({{"a", ColumnType::kInt8},
+                            {"b", ColumnType::kInt16},
+                            {"c", ColumnType::kDecimal, 4, 2},
+                            {"d", ColumnType::kDecimal, 2, 4},
+                            {"z", ColumnType::kInt8}});
+  TupleBuffer t(s);
+  t.SetInt(4, 0x5a);  // a neighbour no write may touch
+  for (int64_t a : {int64_t{INT8_MIN}, int64_t{-1}, int64_t{0}, int64_t{1},
+                    int64_t{INT8_MAX}}) {
+    t.SetInt(0, a);
+    EXPECT_EQ(t.view().GetInt(0), a);
+  }
+  for (int64_t b : {int64_t{INT16_MIN}, int64_t{-1}, int64_t{INT16_MAX}}) {
+    t.SetInt(1, b);
+    EXPECT_EQ(t.view().GetInt(1), b);
+  }
+  for (int64_t c : {int64_t{INT32_MIN}, int64_t{-12345}, int64_t{INT32_MAX}}) {
+    t.SetDecimal(2, c);
+    EXPECT_EQ(t.view().GetDecimal(2), c);
+  }
+  for (int64_t d :
+       {int64_t{INT16_MIN}, int64_t{-1}, int64_t{5000}, int64_t{INT16_MAX}}) {
+    t.SetDecimal(3, d);
+    EXPECT_EQ(t.view().GetDecimal(3), d);
+  }
+  EXPECT_EQ(t.view().GetInt(4), 0x5a);
+  // The stored bytes are the value's own, in native order.
+  t.SetInt(1, -2);
+  EXPECT_EQ(t.data()[s.column(1).offset], 0xfe);
+  EXPECT_EQ(t.data()[s.column(1).offset + 1], 0xff);
+}
+
+TEST(SchemaTest, NarrowTypesSerializeAndBadCodesAreRejected) {
+  auto s = *Schema::Create({{"a", ColumnType::kInt8},
+                            {"b", ColumnType::kInt16},
+                            {"c", ColumnType::kDecimal, 4, 2},
+                            {"d", ColumnType::kDecimal, 2, 4},
+                            {"e", ColumnType::kDecimal, 0, 2}});
+  const std::string bytes = s.Serialize();
+  auto back = Schema::Deserialize(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == s);
+  EXPECT_EQ(back->column(2).length, 4u);
+  EXPECT_EQ(back->column(3).length, 2u);
+  EXPECT_EQ(back->column(3).scale, 4u);
+  // Record layout (schema.cc): 8 header bytes, then per column a 32-byte
+  // name, the type code, the scale and a u16 length.
+  constexpr size_t kRecord = 36, kType = 32, kLength = 34;
+  for (uint8_t code : {0, 8, 99}) {
+    std::string bad = bytes;
+    bad[8 + kType] = static_cast<char>(code);
+    EXPECT_FALSE(Schema::Deserialize(bad).ok()) << int{code};
+  }
+  std::string bad_width = bytes;
+  bad_width[8 + 2 * kRecord + kLength] = 3;  // a 3-byte decimal
+  EXPECT_FALSE(Schema::Deserialize(bad_width).ok());
+  std::string bad_int = bytes;
+  bad_int[8 + kLength] = 2;  // a 2-byte kInt8
+  EXPECT_FALSE(Schema::Deserialize(bad_int).ok());
+}
+
 TEST(TupleAddressTest, EncodesGclAndSlotInEightBytes) {
   const rdma::GlobalAddress gcl(3, 0x10040);
   auto a = TupleAddress::Encode(gcl, 4095);

@@ -1,7 +1,7 @@
 // Space overhead of heap tables for a TPC-C-like schema: bytes of GCL space
 // per byte of user tuple data, per table and weighted by the row counts of
 // one warehouse, for several --gcl_size values. The overhead is the latch
-// word (8 B per GCL), the page header (24 B), each tuple's TupleHeader
+// word (8 B per GCL), the page header (16 B), each tuple's TupleHeader
 // (16 B) and the tail of the page no tuple fits in. Prints a table; run
 //   build/tests/storage/tpcc_overhead_test --gtest_filter=*Prints*
 // to see it.
@@ -156,7 +156,7 @@ TEST_P(TpccLayoutTest, EveryTableFitsAndPacksAsComputed) {
     ASSERT_TRUE(root.ok()) << t.name << ": " << root.status();
     auto table = *HeapTable::Open(cluster->manager(0), *ctx, *root, s);
     const uint32_t slots = table->slots_per_page();
-    EXPECT_EQ(slots, (1024 - 8 - 24) / s.tuple_bytes()) << t.name;
+    EXPECT_EQ(slots, (1024 - 8 - 16) / s.tuple_bytes()) << t.name;
     TupleBuffer row(s);
     for (uint32_t i = 0; i < slots + 1; ++i) {
       ASSERT_TRUE(

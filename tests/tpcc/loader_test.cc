@@ -1,13 +1,21 @@
 // The initial database (clause 4.3) at the test scale: row counts of all
 // nine tables and a sample of the column rules.
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "engine/session.h"
 #include "gtest/gtest.h"
+#include "storage/heap_page.h"
+#include "storage/tuple_address.h"
 #include "tests/tpcc/tpcc_test_db.h"
 #include "tpcc/consistency.h"
+#include "tpcc/memory_breakdown.h"
 #include "tpcc/random.h"
 
 namespace strand::tpcc {
@@ -129,6 +137,136 @@ TEST_F(LoaderTest, ColumnsFollowTheRules) {
   auto c = CheckConsistency(engine(), kWarehouses, s);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->ok()) << c->ToString();
+}
+
+// The memory target (tpcc/schema.h) rests on these widths: each table's
+// column bytes, and six CUSTOMER rows to a 4 KiB GCL (five would cost
+// about 4 MiB per warehouse).
+TEST_F(LoaderTest, RowsAreAsNarrowAsTheMemoryTargetNeeds) {
+  const Tables& t = db_->tables();
+  EXPECT_EQ(t.warehouse_schema->data_bytes(), 93u);
+  EXPECT_EQ(t.district_schema->data_bytes(), 98u);
+  EXPECT_EQ(t.customer_schema->data_bytes(), 662u);
+  EXPECT_EQ(t.history_schema->data_bytes(), 40u);
+  EXPECT_EQ(t.new_order_schema->data_bytes(), 7u);
+  EXPECT_EQ(t.order_schema->data_bytes(), 16u);
+  EXPECT_EQ(t.order_line_schema->data_bytes(), 47u);
+  EXPECT_EQ(t.item_schema->data_bytes(), 86u);
+  EXPECT_EQ(t.stock_schema->data_bytes(), 310u);
+  EXPECT_EQ(storage::heap_page::SlotsPerPage(4096 - 8,
+                                             t.customer_schema->tuple_bytes(),
+                                             storage::TupleAddress::kMaxSlots),
+            6u);
+}
+
+// The narrow id columns (tpcc/schema.h) bound the scale: a load they cannot
+// hold fails before it writes a row.
+TEST_F(LoaderTest, RejectsLoadsTheIdColumnsCannotHold) {
+  EXPECT_EQ(
+      db_->loader().Load(kMaxWarehouses + 1, 1, 42, false).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(db_->loader().Load(0, 1, 42, false).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(kMaxWarehouses, 32767);
+  EXPECT_EQ(kMaxCustomers, 32767);
+  for (auto [districts, customers] :
+       {std::pair{kMaxDistricts + 1, 60}, std::pair{10, kMaxCustomers + 1},
+        std::pair{0, 60}}) {
+    Scale s = TestScale();
+    s.districts = districts;
+    s.customers = customers;
+    auto db = TpccDatabase::Open(
+        testing::TestOptions(txn::CcAlgorithm::kTwoPhaseLocking,
+                             cc::Protocol::kSelcc, 1),
+        s, /*seed=*/42);
+    EXPECT_EQ(db.status().code(), absl::StatusCode::kInvalidArgument)
+        << districts << " districts, " << customers << " customers";
+  }
+}
+
+// At a scale with several units per district: O_C_ID is one permutation
+// per district (not one per unit), and the secondary indexes, loaded per
+// district in ascending key order, hold exactly one entry per row, pointing
+// at that row, in full leaves.
+TEST(LoaderIndexTest, SecondaryIndexesAreCompleteAndTheirLeavesFull) {
+  Scale s = TestScale();
+  s.customers = 1200;  // 12 order units, 3 index units per district
+  engine::EngineOptions options = testing::TestOptions(
+      txn::CcAlgorithm::kTwoPhaseLocking, cc::Protocol::kSelcc, 2);
+  // The check reads a district's 1200 customers in one transaction.
+  options.cc.cache_bytes = 8 << 20;
+  auto db = TpccDatabase::Open(options, s, /*seed=*/42);
+  ASSERT_TRUE(db.ok()) << db.status();
+  engine::Engine& e = (*db)->engine();
+  const Tables t = (*db)->tables();
+  // (w, d, 0) checks customer_by_name, (w, d, 1) order_by_customer: the
+  // entries of the district, each the key of the row it points to.
+  auto check = e.RegisterProcedure(
+      "test_check_secondary",
+      std::function<absl::StatusOr<int64_t>(txn::Txn&, int, int, int)>(
+          [t](txn::Txn& txn, int w, int d,
+              int which) -> absl::StatusOr<int64_t> {
+            const bool names = which == 0;
+            const std::string low = names ? CustomerNameKey(w, d, "", "", 0)
+                                          : OrderCustomerKey(w, d, 0, 0);
+            const std::string high = names
+                                         ? CustomerNameKey(w, d + 1, "", "", 0)
+                                         : OrderCustomerKey(w, d + 1, 0, 0);
+            std::vector<std::pair<std::string, storage::TupleAddress>> found;
+            absl::Status scan = txn.Scan(
+                names ? t.customer_by_name : t.order_by_customer, low, high,
+                /*forward=*/true, UINT64_MAX,
+                [&](std::string_view key, storage::TupleAddress a) {
+                  found.emplace_back(std::string(key), a);
+                  return true;
+                });
+            if (!scan.ok()) return scan;
+            for (const auto& [key, a] : found) {
+              auto row = txn.Read(names ? t.customer : t.order, a);
+              if (!row.ok()) return row.status();
+              const std::string want =
+                  names ? CustomerNameKey(w, d, row->GetChars(customer::kLast),
+                                          row->GetChars(customer::kFirst),
+                                          row->GetInt(customer::kId))
+                        : OrderCustomerKey(w, d, row->GetInt(order::kCId),
+                                           row->GetInt(order::kId));
+              if (key != want) {
+                return absl::InternalError("an entry points at another row");
+              }
+            }
+            return static_cast<int64_t>(found.size());
+          }));
+  ASSERT_TRUE(check.ok()) << check.status();
+  ASSERT_TRUE((*db)->loader().Load(1, 1, 42, false).ok());
+
+  std::map<int, std::set<int>> order_customers;
+  ForEachRow(e, "order", [&](const TupleView& o) {
+    order_customers[o.GetInt(order::kDId)].insert(o.GetInt(order::kCId));
+  });
+  ASSERT_EQ(order_customers.size(), size_t(s.districts));
+  for (const auto& [d, cs] : order_customers) {
+    EXPECT_EQ(cs.size(), size_t(s.customers)) << "district " << d;
+  }
+  auto session = *e.NewSession(e.local_compute_nodes().front());
+  for (int d = 1; d <= s.districts; ++d) {
+    for (int which : {0, 1}) {
+      auto n = session->Call<int64_t>(*check, 1, d, which);
+      ASSERT_TRUE(n.ok()) << n.status();
+      EXPECT_EQ(*n, s.customers) << "district " << d << " index " << which;
+    }
+  }
+  session.reset();
+  auto m = MeasureMemory(e, 1, s);
+  ASSERT_TRUE(m.ok()) << m.status();
+  int checked = 0;
+  for (const auto& index : m->indexes) {
+    if (index.name == "customer_by_name" || index.name == "order_by_customer") {
+      // About 70% when the entries came in load order.
+      EXPECT_GT(index.leaf_fill(), 0.9) << index.name;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2);
 }
 
 TEST(RandomTest, NURandAndLastNames) {
