@@ -8,11 +8,13 @@
 
 namespace strand::cc::selcc {
 
-Cache::Cache(uint64_t cache_bytes, uint32_t frame_bytes)
+Cache::Cache(uint64_t cache_bytes, uint32_t frame_bytes,
+             const FrameTable::Geometry& pool)
     : frames_count_(cache_bytes / frame_bytes),
       frame_bytes_(frame_bytes),
       frames_(new Frame[cache_bytes / frame_bytes]),
-      shards_(new Shard[kShards]) {
+      shards_(new Shard[kShards]),
+      table_(pool) {
   CHECK_GT(frames_count_, 0u);
   const uint64_t arena_bytes =
       (frames_count_ * frame_bytes_ + 4095) / 4096 * 4096;
@@ -72,6 +74,9 @@ Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
   if (it == s.map.end()) return nullptr;
   Frame* f = it->second;
   PrefetchData(f);
+  // Re-publish: the slot may name another GCL's frame (off the grid,
+  // frame_table.h); the next hit then skips the shard lock again.
+  table_.Set(gcl, f);
   *latched =
       mode == Mode::kShared ? f->latch.TryLockShared() : f->latch.TryLock();
   if (!*latched) f->pins.fetch_add(1);
@@ -135,6 +140,7 @@ Cache::InsertResult Cache::Insert(rdma::GlobalAddress gcl, Frame* fresh) {
   if (!inserted) return InsertResult::kExists;
   fresh->gcl = gcl;
   fresh->in_map = true;
+  table_.Set(gcl, fresh);
   // Unreferenced: a line used once goes before one used again, but only
   // after a whole trip of the hand through the shard.
   fresh->referenced.store(false, std::memory_order_relaxed);
@@ -169,6 +175,7 @@ size_t Cache::SweepShard(Shard& s, size_t n, std::vector<Frame*>* out,
       if (f->pins.load() == 0 && f->latch.TryLockIdle()) {
         Unlink(s, f);
         s.map.erase(f->gcl);
+        table_.Clear(f->gcl, f);
         f->in_map = false;
         s.in_flight.insert(f->gcl);
         out->push_back(f);
@@ -218,6 +225,7 @@ void Cache::Remove(Frame* f) {
   if (!f->in_map) return;
   Unlink(s, f);
   s.map.erase(f->gcl);
+  table_.Clear(f->gcl, f);
   f->in_map = false;
 }
 

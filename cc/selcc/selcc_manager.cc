@@ -79,7 +79,9 @@ SelccManager::SelccManager(rdma::Fabric& fabric, rdma::ComputeNode* node,
       compute_node_(node),
       node_(node->id()),
       allocator_(std::move(allocator)),
-      state_(std::make_unique<selcc::NodeState>(options, node->id())),
+      state_(std::make_unique<selcc::NodeState>(options, node->id(),
+                                                fabric.memory_node_count(),
+                                                fabric.memory_node_bytes())),
       handler_(state_.get(), &slots_),
       evictor_(state_.get(), node) {}
 
@@ -342,6 +344,11 @@ SelccManager::Frame* SelccManager::TryHit(SelccThread& t,
       *latched = true;
       return f;
     }
+  }
+  f = cache.LatchDirect(gcl, mode);
+  if (f != nullptr) {
+    *latched = true;
+    return f;
   }
   return cache.Lookup(gcl, mode, latched);
 }
