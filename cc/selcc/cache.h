@@ -24,11 +24,11 @@
 //     flight gets no frame until the release is done (EndInFlight), so a
 //     node never re-acquires a latch word it has not finished releasing;
 //   - a frame is never handed out as a victim while pinned or latched.
-// Costs: every call but LatchDirect and LatchHinted takes one shard lock (or
-// the free-list mutex) for a few hash and list operations, never a remote
-// operation and never a blocking latch wait: latches are only TRIED under
-// the shard lock. LatchDirect and LatchHinted take no lock at all: one
-// latch attempt on the frame (and one table slot read).
+// Costs: every call but LatchDirect and LatchIfCaching takes one shard lock
+// (or the free-list mutex) for a few hash and list operations, never a
+// remote operation and never a blocking latch wait: latches are only TRIED
+// under the shard lock. LatchDirect takes no lock at all: one table slot
+// read and one latch attempt on the frame.
 // Capacity is cache_bytes / gcl_size frames.
 
 #include <atomic>
@@ -125,13 +125,13 @@ class Cache {
                        static_cast<size_t>(f - frames_.get()) * frame_bytes_);
   }
 
-  // The hit path without the shard lock: tries `f`'s latch in `mode` (no
-  // waiting), where `f` is a frame that cached `gcl` when last seen
-  // (frame_hints.h). True when `f` still caches `gcl`: then it is latched
-  // and marked referenced, as by Lookup. False: nothing is held (the frame
-  // was busy, evicted or reused meanwhile; use Lookup). The memo is the
-  // caller's to check, under the latch, like after Lookup.
-  static bool LatchHinted(Frame* f, rdma::GlobalAddress gcl, Mode mode) {
+  // LatchDirect's check: tries `f`'s latch in `mode` (no waiting), where
+  // `f` is a frame that cached `gcl` when last seen (in the frame table).
+  // True when `f` still caches `gcl`: then it is latched and marked
+  // referenced, as by Lookup. False: nothing is held (the frame was busy,
+  // evicted or reused meanwhile; use Lookup). The memo is the caller's to
+  // check, under the latch, like after Lookup.
+  static bool LatchIfCaching(Frame* f, rdma::GlobalAddress gcl, Mode mode) {
     const bool latched =
         mode == Mode::kShared ? f->latch.TryLockShared() : f->latch.TryLock();
     if (!latched) return false;
@@ -154,7 +154,7 @@ class Cache {
     Frame* f = table_.Get(gcl);
     if (f == nullptr) return nullptr;
     PrefetchData(f);
-    return LatchHinted(f, gcl, mode) ? f : nullptr;
+    return LatchIfCaching(f, gcl, mode) ? f : nullptr;
   }
 
   // For invalidation handlers: the frame of `gcl` latched exclusive by

@@ -154,13 +154,13 @@ TEST_F(SelccCacheTest, EvictedOrReusedFrameIsNotTakenForItsOldLine) {
   ASSERT_EQ(Evict(1), std::set<rdma::GlobalAddress>({old_line}));
   EXPECT_EQ(cache_.LatchDirect(old_line, Cache::Mode::kShared), nullptr);
   // A reader that read the slot before the eviction latches a free frame.
-  EXPECT_FALSE(Cache::LatchHinted(f, old_line, Cache::Mode::kShared));
+  EXPECT_FALSE(Cache::LatchIfCaching(f, old_line, Cache::Mode::kShared));
   EXPECT_TRUE(f->latch.IsFree());
   // The frame is reused for another line (the free list is LIFO).
   const rdma::GlobalAddress new_line(0, 65536 + 5 * kFrameBytes);
   ASSERT_EQ(Publish(new_line), f);
   EXPECT_EQ(cache_.LatchDirect(old_line, Cache::Mode::kExclusive), nullptr);
-  EXPECT_FALSE(Cache::LatchHinted(f, old_line, Cache::Mode::kExclusive));
+  EXPECT_FALSE(Cache::LatchIfCaching(f, old_line, Cache::Mode::kExclusive));
   EXPECT_TRUE(f->latch.IsFree());
   EXPECT_EQ(cache_.LatchDirect(new_line, Cache::Mode::kExclusive), f);
   // Taken out of the map by Remove (Free()): no longer named either.
