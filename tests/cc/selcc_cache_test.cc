@@ -205,24 +205,33 @@ TEST_F(SelccCacheTest, ConcurrentHitsNeverFindAnotherLinesFrame) {
   // Threads latch random lines of a pool 8x the cache, shared or
   // exclusive, evicting as they go, the way SelccManager::LatchFrame does;
   // every frame's payload is stamped with its line's address when loaded,
-  // so a frame handed out for the wrong line shows at once.
+  // so a frame handed out for the wrong line shows at once. Besides the
+  // table, each thread first tries the frame it last saw for the line: a
+  // stale slot read just before an eviction is a narrow race, while these
+  // remembered frames are mostly stale (evicted, reused, being loaded by
+  // another thread), so LatchIfCaching's check is exercised on every op.
   constexpr int kLines = 256;
   constexpr int kThreads = 4;
   constexpr int kOps = 20000;
   std::atomic<uint64_t> direct_hits{0}, wrong{0};
   auto worker = [&](int seed) {
     std::mt19937 rng(seed);
+    std::vector<Frame*> last_seen(kLines, nullptr);
     for (int op = 0; op < kOps; ++op) {
-      const rdma::GlobalAddress gcl(
-          0, 65536 + uint64_t{kFrameBytes} * (rng() % kLines));
+      const int line = static_cast<int>(rng() % kLines);
+      const rdma::GlobalAddress gcl(0, 65536 + uint64_t{kFrameBytes} * line);
       const Cache::Mode mode =
           rng() % 4 == 0 ? Cache::Mode::kExclusive : Cache::Mode::kShared;
       const auto unlock = [mode](Frame* f) {
         mode == Cache::Mode::kShared ? f->latch.UnlockShared()
                                      : f->latch.Unlock();
       };
-      Frame* f = cache_.LatchDirect(gcl, mode);
-      if (f != nullptr) direct_hits.fetch_add(1, std::memory_order_relaxed);
+      Frame* f = last_seen[line];
+      if (f != nullptr && !Cache::LatchIfCaching(f, gcl, mode)) f = nullptr;
+      if (f == nullptr) {
+        f = cache_.LatchDirect(gcl, mode);
+        if (f != nullptr) direct_hits.fetch_add(1, std::memory_order_relaxed);
+      }
       while (f == nullptr) {
         bool latched = false;
         f = cache_.Lookup(gcl, mode, &latched);
@@ -270,6 +279,7 @@ TEST_F(SelccCacheTest, ConcurrentHitsNeverFindAnotherLinesFrame) {
       if (stamp != gcl.raw() || f->gcl != gcl || !f->in_map) {
         wrong.fetch_add(1, std::memory_order_relaxed);
       }
+      last_seen[line] = f;
       unlock(f);
     }
   };
