@@ -1,5 +1,7 @@
 #include "cc/selcc/cache.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -8,17 +10,27 @@
 
 namespace strand::cc::selcc {
 
-Cache::Cache(uint64_t cache_bytes, uint32_t frame_bytes)
+Cache::Cache(uint64_t cache_bytes, uint32_t frame_bytes,
+             const FrameTable::Geometry& pool)
     : frames_count_(cache_bytes / frame_bytes),
       frame_bytes_(frame_bytes),
       frames_(new Frame[cache_bytes / frame_bytes]),
-      shards_(new Shard[kShards]) {
+      shards_(new Shard[kShards]),
+      table_(pool) {
   CHECK_GT(frames_count_, 0u);
-  const uint64_t arena_bytes =
-      (frames_count_ * frame_bytes_ + 4095) / 4096 * 4096;
-  arena_ = static_cast<uint8_t*>(std::aligned_alloc(4096, arena_bytes));
+  // Huge pages for an arena that spans one or more: transactions read the
+  // payloads of random frames all over it, and with 4 KiB pages nearly
+  // every such read also missed the TLB (a page walk on top of the cache
+  // miss); a first touch also faults 512 times less often. Advisory: with
+  // transparent huge pages off the arena just gets small pages.
+  constexpr uint64_t kHugePage = uint64_t{2} << 20;
+  const uint64_t payload_bytes = frames_count_ * frame_bytes_;
+  const uint64_t align = payload_bytes >= kHugePage ? kHugePage : 4096;
+  const uint64_t arena_bytes = (payload_bytes + align - 1) / align * align;
+  arena_ = static_cast<uint8_t*>(std::aligned_alloc(align, arena_bytes));
   CHECK(arena_ != nullptr) << "cannot allocate a cache of " << arena_bytes
                            << " bytes";
+  if (align == kHugePage) madvise(arena_, arena_bytes, MADV_HUGEPAGE);
   free_.reserve(frames_count_);
   // Hand out low frames first (push in reverse, pop from the back).
   for (uint64_t i = frames_count_; i-- > 0;) {
@@ -72,6 +84,9 @@ Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
   if (it == s.map.end()) return nullptr;
   Frame* f = it->second;
   PrefetchData(f);
+  // Re-publish: the slot may name another GCL's frame (off the grid,
+  // frame_table.h); the next hit then skips the shard lock again.
+  table_.Set(gcl, f);
   *latched =
       mode == Mode::kShared ? f->latch.TryLockShared() : f->latch.TryLock();
   if (!*latched) f->pins.fetch_add(1);
@@ -135,6 +150,7 @@ Cache::InsertResult Cache::Insert(rdma::GlobalAddress gcl, Frame* fresh) {
   if (!inserted) return InsertResult::kExists;
   fresh->gcl = gcl;
   fresh->in_map = true;
+  table_.Set(gcl, fresh);
   // Unreferenced: a line used once goes before one used again, but only
   // after a whole trip of the hand through the shard.
   fresh->referenced.store(false, std::memory_order_relaxed);
@@ -169,6 +185,7 @@ size_t Cache::SweepShard(Shard& s, size_t n, std::vector<Frame*>* out,
       if (f->pins.load() == 0 && f->latch.TryLockIdle()) {
         Unlink(s, f);
         s.map.erase(f->gcl);
+        table_.Clear(f->gcl, f);
         f->in_map = false;
         s.in_flight.insert(f->gcl);
         out->push_back(f);
@@ -218,6 +235,7 @@ void Cache::Remove(Frame* f) {
   if (!f->in_map) return;
   Unlink(s, f);
   s.map.erase(f->gcl);
+  table_.Clear(f->gcl, f);
   f->in_map = false;
 }
 

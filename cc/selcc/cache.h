@@ -13,15 +13,22 @@
 // engine). Victims are taken at each shard's tail: a referenced frame loses
 // its bit and goes back to the head, an unreferenced idle one is evicted.
 //
+// Beside the map, a direct-mapped table from a GCL's position in the pool
+// to its frame (frame_table.h) lets a hit go straight to the frame without
+// any lock (LatchDirect); the map stays the authority, the table a hint
+// checked under the frame's latch. It costs 8 bytes of (lazily backed)
+// memory per GCL of pool: 2 MiB per GiB of memory node at 4 KiB GCLs.
+//
 // Guarantees:
 //   - at most one frame per GCL is in the map, and a GCL whose release is in
 //     flight gets no frame until the release is done (EndInFlight), so a
 //     node never re-acquires a latch word it has not finished releasing;
 //   - a frame is never handed out as a victim while pinned or latched.
-// Costs: every call but LatchHinted takes one shard lock (or the free-list
-// mutex) for a few hash and list operations, never a remote operation and
-// never a blocking latch wait: latches are only TRIED under the shard lock.
-// LatchHinted takes no lock at all: one latch attempt on the frame.
+// Costs: every call but LatchDirect and LatchIfCaching takes one shard lock
+// (or the free-list mutex) for a few hash and list operations, never a
+// remote operation and never a blocking latch wait: latches are only TRIED
+// under the shard lock. LatchDirect takes no lock at all: one table slot
+// read and one latch attempt on the frame.
 // Capacity is cache_bytes / gcl_size frames.
 
 #include <atomic>
@@ -38,6 +45,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "cc/selcc/frame.h"
+#include "cc/selcc/frame_table.h"
 #include "rdma/fabric.h"
 
 namespace strand::cc::selcc {
@@ -86,8 +94,10 @@ class Cache {
   enum class Mode { kShared, kExclusive };
   enum class InsertResult { kInserted, kExists, kInFlight };
 
-  // `frame_bytes` is the stride of a frame's copy in the arena (>= payload).
-  Cache(uint64_t cache_bytes, uint32_t frame_bytes);
+  // `frame_bytes` is the stride of a frame's copy in the arena (>= payload);
+  // `pool` the memory the frame table covers (no memory nodes: none).
+  Cache(uint64_t cache_bytes, uint32_t frame_bytes,
+        const FrameTable::Geometry& pool);
   ~Cache();
 
   // Registers the arena with `node` so peers may forward into frames.
@@ -115,13 +125,13 @@ class Cache {
                        static_cast<size_t>(f - frames_.get()) * frame_bytes_);
   }
 
-  // The hit path without the shard lock: tries `f`'s latch in `mode` (no
-  // waiting), where `f` is a frame that cached `gcl` when last seen
-  // (frame_hints.h). True when `f` still caches `gcl`: then it is latched
-  // and marked referenced, as by Lookup. False: nothing is held (the frame
-  // was busy, evicted or reused meanwhile; use Lookup). The memo is the
-  // caller's to check, under the latch, like after Lookup.
-  static bool LatchHinted(Frame* f, rdma::GlobalAddress gcl, Mode mode) {
+  // LatchDirect's check: tries `f`'s latch in `mode` (no waiting), where
+  // `f` is a frame that cached `gcl` when last seen (in the frame table).
+  // True when `f` still caches `gcl`: then it is latched and marked
+  // referenced, as by Lookup. False: nothing is held (the frame was busy,
+  // evicted or reused meanwhile; use Lookup). The memo is the caller's to
+  // check, under the latch, like after Lookup.
+  static bool LatchIfCaching(Frame* f, rdma::GlobalAddress gcl, Mode mode) {
     const bool latched =
         mode == Mode::kShared ? f->latch.TryLockShared() : f->latch.TryLock();
     if (!latched) return false;
@@ -133,6 +143,18 @@ class Cache {
     }
     f->MarkReferenced();
     return true;
+  }
+
+  // The hit path without the shard lock: the frame the table names for
+  // `gcl`, latched in `mode` (no waiting) and marked referenced, when it
+  // still caches `gcl`; else nullptr with nothing held (no frame named, or
+  // it was busy, evicted or reused meanwhile: use Lookup). Like after
+  // Lookup, the memo is the caller's to check under the latch.
+  Frame* LatchDirect(rdma::GlobalAddress gcl, Mode mode) {
+    Frame* f = table_.Get(gcl);
+    if (f == nullptr) return nullptr;
+    PrefetchData(f);
+    return LatchIfCaching(f, gcl, mode) ? f : nullptr;
   }
 
   // For invalidation handlers: the frame of `gcl` latched exclusive by
@@ -185,8 +207,7 @@ class Cache {
   Shard& ShardOf(rdma::GlobalAddress gcl);
   // One visit of the clock hand to `s`: takes up to `n` victims; *swept
   // tells whether it cleared any reference bit.
-  static size_t SweepShard(Shard& s, size_t n, std::vector<Frame*>* out,
-                           bool* swept);
+  size_t SweepShard(Shard& s, size_t n, std::vector<Frame*>* out, bool* swept);
   static void LinkHead(Shard& s, Frame* f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
   static void Unlink(Shard& s, Frame* f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
 
@@ -195,6 +216,8 @@ class Cache {
   uint8_t* arena_ = nullptr;
   std::unique_ptr<Frame[]> frames_;
   std::unique_ptr<Shard[]> shards_;
+  // Set and cleared under the shard lock of the GCL, read without it.
+  FrameTable table_;
   std::atomic<uint32_t> next_victim_shard_{0};
 
   // std::mutex rather than absl::Mutex wherever threads hand data to each

@@ -90,6 +90,9 @@ absl::StatusOr<size_t> Evictor::RunPass() {
   std::vector<Frame*> victims;
   st.cache.TakeVictims(std::min(high_watermark() - free, kRingSlots), &victims);
   if (victims.empty()) return 0;
+  // Counted before the frames go back to the free list: a thread that
+  // takes one and then reads the counters must find its eviction counted.
+  AtomicStats::Add(st.shared_stats.evictions, victims.size());
 
   // Stage every release, grouped by memory node, and free the frames now.
   absl::flat_hash_map<rdma::MemoryNodeId, rdma::Batch> batches;
@@ -118,7 +121,6 @@ absl::StatusOr<size_t> Evictor::RunPass() {
     if (absl::Status s = endpoint_->Execute(batch); !s.ok()) status = s;
   }
   for (rdma::GlobalAddress gcl : released) st.cache.EndInFlight(gcl);
-  AtomicStats::Add(st.shared_stats.evictions, victims.size());
   if (!status.ok()) return status;
   return victims.size();
 }

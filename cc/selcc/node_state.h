@@ -71,11 +71,16 @@ struct AtomicStats {
 };
 
 struct NodeState {
-  NodeState(const CcOptions& o, int node_id)
+  // `memory_nodes` of `memory_node_bytes` each: the pool the cache's frame
+  // table covers.
+  NodeState(const CcOptions& o, int node_id, int memory_nodes,
+            uint64_t memory_node_bytes)
       : options(o),
         node(node_id),
         payload_bytes(o.payload_bytes()),
-        cache(o.cache_bytes, o.gcl_size),
+        cache(
+            o.cache_bytes, o.gcl_size,
+            FrameTable::Geometry{memory_nodes, memory_node_bytes, o.gcl_size}),
         zeros(o.payload_bytes(), 0) {}
 
   const CcOptions options;

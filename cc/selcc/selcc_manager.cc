@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "cc/selcc/frame_hints.h"
 #include "cc/selcc/latch_word.h"
 #include "glog/logging.h"
 
@@ -25,8 +24,7 @@ using selcc::ReplySlot;
 using selcc::Want;
 
 // Per-thread state: the endpoint, the reply slot invalidation replies land
-// in, this thread's counters, a random source for back-off jitter, and the
-// frames it latched last (the lock-free hit path).
+// in, this thread's counters and a random source for back-off jitter.
 class SelccManager::SelccThread final : public ThreadContext {
  public:
   SelccThread(SelccManager* manager, std::unique_ptr<rdma::Endpoint> endpoint,
@@ -53,7 +51,6 @@ class SelccManager::SelccThread final : public ThreadContext {
   ReplySlot* const slot;
   const std::shared_ptr<AtomicStats> stats;
   std::mt19937_64 rng;
-  selcc::FrameHints hints;
 };
 
 absl::StatusOr<std::unique_ptr<GclManager>> SelccManager::Create(
@@ -79,7 +76,9 @@ SelccManager::SelccManager(rdma::Fabric& fabric, rdma::ComputeNode* node,
       compute_node_(node),
       node_(node->id()),
       allocator_(std::move(allocator)),
-      state_(std::make_unique<selcc::NodeState>(options, node->id())),
+      state_(std::make_unique<selcc::NodeState>(options, node->id(),
+                                                fabric.memory_node_count(),
+                                                fabric.memory_node_bytes())),
       handler_(state_.get(), &slots_),
       evictor_(state_.get(), node) {}
 
@@ -335,13 +334,10 @@ SelccManager::Frame* SelccManager::TryHit(SelccThread& t,
                                           rdma::GlobalAddress gcl,
                                           Cache::Mode mode, bool* latched) {
   Cache& cache = state_->cache;
-  Frame* f = t.hints.Get(gcl);
+  Frame* f = cache.LatchDirect(gcl, mode);
   if (f != nullptr) {
-    cache.PrefetchData(f);
-    if (Cache::LatchHinted(f, gcl, mode)) {
-      *latched = true;
-      return f;
-    }
+    *latched = true;
+    return f;
   }
   return cache.Lookup(gcl, mode, latched);
 }
@@ -602,7 +598,7 @@ absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
   auto own = OwnThread(ctx);
   if (!own.ok()) return own.status();
   SelccThread& t = **own;
-  // Hit: the shared latch on the frame this thread last found for the GCL
+  // Hit: the shared latch on the frame the frame table names for the GCL
   // (no shard lock), else taken under the shard lock; memo S or M.
   bool latched = false;
   Frame* f = TryHit(t, gcl, Cache::Mode::kShared, &latched);
@@ -610,7 +606,6 @@ absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
     if (f->lease_active.load(std::memory_order_relaxed)) NoWaitAccess(f);
     AtomicStats::Bump(t.stats->shared_locks);
     AtomicStats::Bump(t.stats->hits);
-    t.hints.Put(gcl, f);
     return SharedGuard(this, &ctx, LatchHandle{gcl, f->data, f});
   }
   if (f != nullptr) {
@@ -643,7 +638,6 @@ absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
   }
   AtomicStats::Bump(t.stats->shared_locks);
   if (!remote) AtomicStats::Bump(t.stats->hits);
-  t.hints.Put(gcl, f);
   return SharedGuard(this, &ctx, LatchHandle{gcl, f->data, f});
 }
 
@@ -660,7 +654,6 @@ absl::StatusOr<ExclusiveGuard> SelccManager::XLock(ThreadContext& ctx,
     if (f->lease_active.load(std::memory_order_relaxed)) NoWaitAccess(f);
     AtomicStats::Bump(t.stats->exclusive_locks);
     AtomicStats::Bump(t.stats->hits);
-    t.hints.Put(gcl, f);
     return ExclusiveGuard(this, &ctx, LatchHandle{gcl, f->data, f}, payload);
   }
   if (f != nullptr) {
@@ -683,7 +676,6 @@ absl::StatusOr<ExclusiveGuard> SelccManager::XLock(ThreadContext& ctx,
     if (upgrade) AtomicStats::Bump(t.stats->upgrades);
   }
   AtomicStats::Bump(t.stats->exclusive_locks);
-  t.hints.Put(gcl, f);
   return ExclusiveGuard(this, &ctx, LatchHandle{gcl, f->data, f}, payload);
 }
 

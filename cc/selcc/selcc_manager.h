@@ -113,7 +113,7 @@ class SelccManager final : public GclManager {
   absl::StatusOr<SelccThread*> OwnThread(ThreadContext& ctx);
 
   // The hit path: the frame of `gcl` with its latch tried in `mode` (no
-  // waiting), through the thread's frame hints (frame_hints.h), else
+  // waiting), through the cache's frame table (Cache::LatchDirect), else
   // Cache::Lookup, whose contract for *latched and the pin it follows.
   Frame* TryHit(SelccThread& t, rdma::GlobalAddress gcl,
                 selcc::Cache::Mode mode, bool* latched);

@@ -201,6 +201,14 @@ void AddSelccConfigs(std::vector<StressConfig>& configs) {
   StressConfig few = SelccConfig("selcc_fits_in_cache", Selcc());
   few.gcls = 4;
   configs.push_back(few);
+  // One node's threads over 8x more lines than frames: hits through the
+  // frame table race with evictions and frame reuse (cache.h).
+  StressConfig local = SelccConfig("selcc_one_node_evicting", Selcc());
+  local.compute_nodes = 1;
+  local.threads_per_node = 4;
+  local.gcls = 128;
+  local.read_ratio = 0.8;
+  configs.push_back(local);
   // Each optimization off, one at a time.
   CcOptions o = Selcc();
   o.gcl_forwarding = false;

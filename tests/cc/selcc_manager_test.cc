@@ -559,9 +559,9 @@ TEST_F(SelccManagerTest, ForegroundEvictionWhenBatchingIsOff) {
 }
 
 TEST_F(SelccManagerTest, InvalidationBetweenHitsIsNeverMissed) {
-  // Each thread context remembers the frame it last latched for a line and
-  // goes straight to it on the next lock; a peer's invalidation in between
-  // must still be seen.
+  // A hit goes straight to the frame the cache's frame table names for the
+  // line, without the shard lock; a peer's invalidation in between must
+  // still be seen.
   Write(0, 1);
   EXPECT_EQ(Read(0), 1u);
   uint64_t before = RoundTrips(0);

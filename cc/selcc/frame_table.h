@@ -1,0 +1,127 @@
+#ifndef STRAND_CC_SELCC_FRAME_TABLE_H_
+#define STRAND_CC_SELCC_FRAME_TABLE_H_
+
+// The cache's direct-mapped frame table: for every GCL the memory pool can
+// hold, one slot naming the frame that caches it, indexed by the GCL's
+// position in its memory node (offset / gcl_size). A hit reads its slot
+// without any lock, instead of taking a shard lock and probing the hash map
+// (cache.h): one cache line for the slot instead of the lock's, the map's
+// control bytes' and its slot's.
+//
+// The table is a hint, shared by every thread of the node; the shard maps
+// stay the authority. The cache sets a slot when it publishes a frame and
+// clears it when it takes the frame out of its map, both under the shard
+// lock, but a reader may still see a slot that is stale by the time it
+// latches the frame (evicted, reused for another GCL, freed). So a reader
+// only trusts the slot after latching the frame and checking gcl and in_map
+// under the latch (Cache::LatchDirect), as those change only under the
+// exclusive latch (frame.h).
+//
+// Slots are exact as long as GCLs sit on a grid of gcl_size from offset 0,
+// which block allocation keeps when chunk sizes and the first chunk's offset
+// are multiples of gcl_size (rdma/memory_node_layout.h). Off the grid (root
+// lines at odd offsets, odd chunk sizes) two GCLs may share a slot: the
+// last one published or looked up wins, Clear only clears a slot that still
+// names the frame being removed, and the other GCL goes through the map.
+//
+// Cost: 8 bytes of virtual memory per GCL of pool (2 MiB per GiB per memory
+// node at 4 KiB GCLs, 8 MiB at 1 KiB), zero-filled on demand: pages are
+// only backed once a frame of theirs is published (or read: then the
+// shared zero page). Get is one division (a shift for a power-of-two
+// gcl_size) and one load.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+#include "cc/selcc/frame.h"
+#include "glog/logging.h"
+#include "rdma/global_address.h"
+
+namespace strand::cc::selcc {
+
+class FrameTable {
+ public:
+  // The pool the table covers: `memory_nodes` nodes of `memory_node_bytes`
+  // each, carved into GCLs of `gcl_size` bytes. No memory nodes: an empty
+  // table, every Get misses (for a Cache tested on its own).
+  struct Geometry {
+    int memory_nodes = 0;
+    uint64_t memory_node_bytes = 0;
+    uint32_t gcl_size = 0;
+  };
+
+  explicit FrameTable(const Geometry& g)
+      : gcl_size_(g.gcl_size),
+        gcl_shift_(g.gcl_size != 0 && (g.gcl_size & (g.gcl_size - 1)) == 0
+                       ? __builtin_ctz(g.gcl_size)
+                       : -1),
+        memory_nodes_(g.gcl_size == 0 ? 0 : g.memory_nodes),
+        slots_per_node_(g.gcl_size == 0 ? 0
+                                        : g.memory_node_bytes / g.gcl_size + 1),
+        slots_(static_cast<Frame**>(
+            std::calloc(std::max<uint64_t>(1, memory_nodes_ * slots_per_node_),
+                        sizeof(Frame*)))) {
+    CHECK(slots_ != nullptr) << "cannot allocate a frame table of "
+                             << memory_nodes_ * slots_per_node_ << " slots";
+  }
+
+  FrameTable(const FrameTable&) = delete;
+  FrameTable& operator=(const FrameTable&) = delete;
+
+  // The frame last published for `gcl`'s slot, or nullptr: a guess until
+  // latched and checked.
+  Frame* Get(rdma::GlobalAddress gcl) const {
+    Frame** s = Slot(gcl);
+    return s == nullptr
+               ? nullptr
+               : std::atomic_ref<Frame*>(*s).load(std::memory_order_acquire);
+  }
+  // Names `f` in `gcl`'s slot (the cache, under gcl's shard lock).
+  void Set(rdma::GlobalAddress gcl, Frame* f) {
+    Frame** s = Slot(gcl);
+    if (s == nullptr) return;
+    std::atomic_ref<Frame*> slot(*s);
+    // Test first: a hit's lookup re-publishes a frame the slot already
+    // names, and a store would take the line away from other readers.
+    if (slot.load(std::memory_order_relaxed) != f) {
+      slot.store(f, std::memory_order_release);
+    }
+  }
+  // Empties `gcl`'s slot if it names `f` (a slot shared with a GCL off the
+  // grid may name that GCL's frame, published under another shard lock).
+  void Clear(rdma::GlobalAddress gcl, Frame* f) {
+    Frame** s = Slot(gcl);
+    if (s == nullptr) return;
+    std::atomic_ref<Frame*>(*s).compare_exchange_strong(
+        f, nullptr, std::memory_order_release, std::memory_order_relaxed);
+  }
+
+ private:
+  struct FreeDeleter {
+    void operator()(Frame** p) const { std::free(p); }
+  };
+
+  Frame** Slot(rdma::GlobalAddress gcl) const {
+    if (gcl.node() >= memory_nodes_) return nullptr;
+    const uint64_t i =
+        gcl_shift_ >= 0 ? gcl.offset() >> gcl_shift_ : gcl.offset() / gcl_size_;
+    if (i >= slots_per_node_) return nullptr;
+    return &slots_[gcl.node() * slots_per_node_ + i];
+  }
+
+  const uint64_t gcl_size_;
+  const int gcl_shift_;  // log2(gcl_size), or -1 when not a power of two
+  const uint64_t memory_nodes_;
+  const uint64_t slots_per_node_;
+  // Plain pointers reached through std::atomic_ref: calloc leaves the pages
+  // untouched until used, which an array of std::atomic (constructed one by
+  // one) would not.
+  const std::unique_ptr<Frame*[], FreeDeleter> slots_;
+};
+
+}  // namespace strand::cc::selcc
+
+#endif  // STRAND_CC_SELCC_FRAME_TABLE_H_
