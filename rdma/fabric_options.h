@@ -31,6 +31,15 @@ struct FabricOptions {
   uint64_t pool_bytes = 256 * kMiB;  // per memory node (--pool_mb)
   uint64_t chunk_bytes = 1 * kMiB;   // allocation unit of the bump pointer
 
+  // Loopback: fault in (zero-fill) every memory node's region at creation
+  // and every region a compute node registers (the SELCC cache arena) at
+  // registration, as registering memory with an RDMA NIC pins it (the
+  // verbs backend always does). Without it pages are zeroed on first
+  // touch, which lands in whatever runs then: ~10% of a TPC-C run's CPU.
+  // Costs the regions' memory and time up front (~2 s per GiB on the
+  // development VM), so it is off unless asked for (--populate_memory).
+  bool populate_memory = false;
+
   // Loopback cost model: the calling thread spins for rtt_ns plus the
   // payload's transfer time at bandwidth_gbps for every round trip.
   // 0 = free (the default in tests); bandwidth 0 = unlimited.

@@ -30,6 +30,7 @@ absl::StatusOr<LocalRegion> LoopbackComputeNode::RegisterLocalMemory(
         "compute node %d already registered %d regions", id_, kMaxRegions));
   }
   LocalRegion& region = regions_[index];
+  if (fabric_->options().populate_memory) PopulateMemory(base, bytes);
   region.base = base;
   region.bytes = bytes;
   region.peer_address.address = reinterpret_cast<uint64_t>(base);

@@ -11,8 +11,20 @@
 
 namespace strand::rdma {
 
+void PopulateMemory(void* base, uint64_t bytes) {
+  // madvise wants a page-aligned start: populate the whole pages inside.
+  const uintptr_t page = 4096;
+  const uintptr_t begin =
+      (reinterpret_cast<uintptr_t>(base) + page - 1) & ~(page - 1);
+  const uintptr_t end =
+      (reinterpret_cast<uintptr_t>(base) + bytes) & ~(page - 1);
+  if (end > begin) {
+    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+  }
+}
+
 absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> LoopbackMemoryNode::Create(
-    uint64_t bytes, uint64_t chunk_bytes) {
+    uint64_t bytes, uint64_t chunk_bytes, bool populate) {
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
@@ -20,6 +32,7 @@ absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> LoopbackMemoryNode::Create(
         absl::StrFormat("cannot map a %d MiB memory node: %s; lower --pool_mb",
                         bytes >> 20, std::strerror(errno)));
   }
+  if (populate) PopulateMemory(base, bytes);
   InitMemoryNodeRegion(base, bytes, chunk_bytes);
   return std::unique_ptr<LoopbackMemoryNode>(
       new LoopbackMemoryNode(static_cast<uint8_t*>(base), bytes));
@@ -42,8 +55,8 @@ absl::StatusOr<std::unique_ptr<Fabric>> LoopbackFabric::Create(
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   std::unique_ptr<LoopbackFabric> fabric(new LoopbackFabric(options));
   for (int i = 0; i < options.memory_nodes; ++i) {
-    auto node =
-        LoopbackMemoryNode::Create(options.pool_bytes, options.chunk_bytes);
+    auto node = LoopbackMemoryNode::Create(
+        options.pool_bytes, options.chunk_bytes, options.populate_memory);
     if (!node.ok()) return node.status();
     fabric->memory_nodes_.push_back(*std::move(node));
   }

@@ -17,14 +17,20 @@
 
 namespace strand::rdma {
 
+// Faults in the pages of [base, base + bytes) writable without changing
+// their contents (MADV_POPULATE_WRITE, Linux 5.14). Advisory: on an older
+// kernel the pages are faulted on first touch as before.
+void PopulateMemory(void* base, uint64_t bytes);
+
 class LoopbackComputeNode;
 
-// One memory node: a zero-filled anonymous mapping (pages are committed on
-// first touch, so a large --pool_mb costs only what is used).
+// One memory node: a zero-filled anonymous mapping. Pages are committed on
+// first touch, so a large --pool_mb costs only what is used, unless
+// `populate` faults them all in at once (FabricOptions::populate_memory).
 class LoopbackMemoryNode {
  public:
   static absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> Create(
-      uint64_t bytes, uint64_t chunk_bytes);
+      uint64_t bytes, uint64_t chunk_bytes, bool populate);
   ~LoopbackMemoryNode();
 
   uint8_t* base() const { return base_; }
@@ -53,6 +59,7 @@ class LoopbackFabric : public Fabric {
   absl::StatusOr<ComputeNode*> compute_node(ComputeNodeId id) override;
   uint64_t memory_node_bytes() const override { return options_.pool_bytes; }
   uint64_t chunk_bytes() const override { return options_.chunk_bytes; }
+  const FabricOptions& options() const { return options_; }
 
   // For endpoints: the local pointer behind [addr, addr + length), or an
   // error naming the bad address.

@@ -1,7 +1,14 @@
 #include "rdma/fabric_options.h"
 
+#include <sys/mman.h>
+
+#include <cstring>
+#include <vector>
+
+#include "glog/logging.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rdma/loopback/loopback_fabric.h"
 #include "tests/testing/test_fabric.h"
 
 namespace strand::rdma {
@@ -78,6 +85,70 @@ TEST(FabricOptionsTest, UnknownComputeNodeIsNotFound) {
   EXPECT_TRUE(fabric->compute_node(1).ok());
   auto missing = fabric->compute_node(2);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+}
+
+constexpr size_t kPage = 4096;
+
+// Pages of [base, base + bytes) that are resident, per mincore(2).
+size_t ResidentPages(const void* base, size_t bytes) {
+  std::vector<unsigned char> v(bytes / kPage);
+  EXPECT_EQ(mincore(const_cast<void*>(base), bytes, v.data()), 0);
+  size_t n = 0;
+  for (unsigned char c : v) n += c & 1;
+  return n;
+}
+
+// An anonymous mapping: untouched pages are not resident.
+struct Mapping {
+  explicit Mapping(size_t bytes)
+      : bytes(bytes),
+        base(static_cast<uint8_t*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))) {
+    CHECK(base != MAP_FAILED);
+    // No transparent huge page: one touch would make 512 pages resident.
+    madvise(base, bytes, MADV_NOHUGEPAGE);
+  }
+  ~Mapping() { munmap(base, bytes); }
+  const size_t bytes;
+  uint8_t* const base;
+};
+
+TEST(PopulateMemoryTest, FaultsInEveryPageAndKeepsTheContents) {
+  Mapping m(64 * kPage);
+  std::memcpy(m.base + 3 * kPage + 100, "strand", 6);
+  ASSERT_LT(ResidentPages(m.base, m.bytes), size_t{8});
+  PopulateMemory(m.base, m.bytes);
+  EXPECT_EQ(ResidentPages(m.base, m.bytes), size_t{64});
+  EXPECT_EQ(std::memcmp(m.base + 3 * kPage + 100, "strand", 6), 0);
+  EXPECT_EQ(m.base[10 * kPage], 0);
+}
+
+TEST(PopulateMemoryTest, LoopbackPopulatesPoolAndRegisteredRegionsOnlyIfAsked) {
+  for (bool populate : {false, true}) {
+    SCOPED_TRACE(populate);
+    FabricOptions options = testing::TestFabricOptions(1, 1);
+    options.pool_bytes = 8 << 20;
+    options.populate_memory = populate;
+    auto fabric = testing::MakeTestFabric(options);
+    ASSERT_NE(fabric, nullptr);
+    auto& loopback = static_cast<LoopbackFabric&>(*fabric);
+    auto pool = loopback.Translate(GlobalAddress(0, 0), options.pool_bytes);
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    const size_t pool_pages = options.pool_bytes / kPage;
+    if (populate) {
+      EXPECT_EQ(ResidentPages(*pool, options.pool_bytes), pool_pages);
+    } else {
+      EXPECT_LT(ResidentPages(*pool, options.pool_bytes), pool_pages / 2);
+    }
+
+    Mapping m(32 * kPage);
+    std::memcpy(m.base + 5 * kPage, "cache", 5);
+    auto node = fabric->compute_node(0);
+    ASSERT_TRUE(node.ok());
+    ASSERT_TRUE((*node)->RegisterLocalMemory(m.base, m.bytes).ok());
+    EXPECT_EQ(ResidentPages(m.base, m.bytes) == 32, populate);
+    EXPECT_EQ(std::memcmp(m.base + 5 * kPage, "cache", 5), 0);
+  }
 }
 
 }  // namespace
