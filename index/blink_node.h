@@ -6,7 +6,8 @@
 //
 //   0  u32 magic 'BLNK'     4 u16 level (0 = leaf)     6 u16 entry count
 //   8  u16 key width W     10 u16 flags (kLowIsMin, kHighIsMax)
-//   12 u32 0               16 u64 right link (raw GlobalAddress, 0 = none)
+//   12 u16 last insert     14 u16 0
+//   16 u64 right link (raw GlobalAddress, 0 = none)
 //   24 low fence key [W]   24+W high fence key [W]
 //   24+2W entries: key [W] then u64 value, sorted by key (memcmp)
 //
@@ -15,6 +16,11 @@
 // caller's 8-byte values; inner values are child GCL addresses and entry
 // i's key is child i's low fence (entry 0's key is the node's own low).
 // The right link points to the node holding [high, ...) at the same level.
+//
+// "Last insert" is 1 + the position of the entry the last insert wrote (0:
+// none since the node was written or an entry removed): a split hint, not
+// part of the tree's contents. An insert right after it continues an
+// ascending run, and the split keeps that run's node full (blink_tree.cc).
 //
 // Invariants: a node's low fence never changes (no merges); its high fence
 // only shrinks, by a split, at the same time as its right link changes.
@@ -79,6 +85,7 @@ class BLinkNode {
   static constexpr uint16_t kHighIsMax = 2;
   static constexpr uint32_t kHeaderBytes = 24;
   static constexpr uint32_t kCountOffset = 6;
+  static constexpr uint32_t kLastInsertOffset = 12;
 
   // Entries a node of `payload_bytes` holds for keys of `width`.
   static uint32_t Capacity(uint32_t payload_bytes, uint32_t width) {
@@ -94,6 +101,8 @@ class BLinkNode {
   bool is_leaf() const { return level() == 0; }
   uint32_t count() const { return Get<uint16_t>(kCountOffset); }
   uint16_t flags() const { return Get<uint16_t>(10); }
+  // 1 + the position the last insert wrote, 0 if unknown (layout above).
+  uint32_t last_insert() const { return Get<uint16_t>(kLastInsertOffset); }
   bool low_is_min() const { return (flags() & kLowIsMin) != 0; }
   bool high_is_max() const { return (flags() & kHighIsMax) != 0; }
   uint64_t right() const { return Get<uint64_t>(16); }
@@ -147,10 +156,16 @@ class BLinkNode {
   static void Init(uint8_t* dst, uint32_t width, uint16_t level,
                    std::string_view low, bool low_is_min, std::string_view high,
                    bool high_is_max, uint64_t right);
-  // Opens a gap at `pos` and writes the entry (count() < capacity).
+  // Opens a gap at `pos` and writes the entry (count() < capacity); the
+  // node's last insert becomes pos + 1.
   static void InsertAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
                        std::string_view key, uint64_t value);
+  // Closes the gap at `pos`; the last insert becomes unknown.
   static void RemoveAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos);
+  // Sets the last insert of a node image being built (0: unknown).
+  static void SetLastInsert(uint8_t* dst, uint16_t last_insert) {
+    std::memcpy(dst + kLastInsertOffset, &last_insert, 2);
+  }
   static void SetValue(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
                        uint64_t value);
 
@@ -198,8 +213,13 @@ inline void BLinkNode::InsertAt(cc::ExclusiveGuard& guard, uint32_t width,
   std::memmove(p + node.entry_bytes(), p, tail);
   std::memcpy(p, key.data(), width);
   std::memcpy(p + width, &value, 8);
+  // The count and the last insert share one written range of the header.
   const uint16_t grown = count + 1;
-  std::memcpy(guard.MutableRange(kCountOffset, 2), &grown, 2);
+  const uint16_t last = pos + 1;
+  uint8_t* h =
+      guard.MutableRange(kCountOffset, kLastInsertOffset + 2 - kCountOffset);
+  std::memcpy(h, &grown, 2);
+  std::memcpy(h + (kLastInsertOffset - kCountOffset), &last, 2);
 }
 
 inline void BLinkNode::RemoveAt(cc::ExclusiveGuard& guard, uint32_t width,
@@ -213,7 +233,11 @@ inline void BLinkNode::RemoveAt(cc::ExclusiveGuard& guard, uint32_t width,
     std::memmove(p, p + node.entry_bytes(), tail);
   }
   const uint16_t shrunk = count - 1;
-  std::memcpy(guard.MutableRange(kCountOffset, 2), &shrunk, 2);
+  const uint16_t unknown = 0;
+  uint8_t* h =
+      guard.MutableRange(kCountOffset, kLastInsertOffset + 2 - kCountOffset);
+  std::memcpy(h, &shrunk, 2);
+  std::memcpy(h + (kLastInsertOffset - kCountOffset), &unknown, 2);
 }
 
 inline void BLinkNode::SetValue(cc::ExclusiveGuard& guard, uint32_t width,

@@ -306,9 +306,15 @@ absl::Status BLinkTree::SplitAndInsert(cc::ThreadContext& ctx,
   // an ascending load (a loader's, any key-ordered bulk insert) does on
   // every split: a middle split would leave each left node half empty for
   // good (nodes are never merged), so split at the insertion point and keep
-  // the left node full; later ascending keys fill the right one. Other
-  // inserts split in the middle, leaving room on both sides.
-  const uint32_t mid = pos == n.count() ? pos : total / 2;
+  // the left node full; later ascending keys fill the right one. An insert
+  // right after the node's last one continues an ascending run that other
+  // keys follow (two loaders filling neighbouring key ranges, or a run
+  // into a range loaded before): the node splits just after the new entry,
+  // so the run goes on at the end of the left node and fills it, and the
+  // keys after it move right. Other inserts split in the middle, leaving
+  // room on both sides.
+  const bool run = pos > 0 && pos < n.count() && n.last_insert() == pos;
+  const uint32_t mid = pos == n.count() ? pos : (run ? pos + 1 : total / 2);
   const std::string sep(reinterpret_cast<const char*>(&entries[mid * eb]),
                         width_);
   const int level = n.level();
@@ -325,6 +331,10 @@ absl::Status BLinkTree::SplitAndInsert(cc::ThreadContext& ctx,
     const BLinkNode view(image.data(), width_);
     std::memcpy(image.data() + view.EntryOffset(0), &entries[from * eb],
                 size_t{count} * eb);
+    // The node that got the new entry remembers it as its last insert.
+    if (pos >= from && pos < to) {
+      BLinkNode::SetLastInsert(image.data(), pos - from + 1);
+    }
     return view.used_bytes();
   };
   {

@@ -266,6 +266,34 @@ TEST_P(BLinkTreeModelTest, AscendingInsertsFillLeaves) {
   EXPECT_GE(LeafFill(stats), 0.9) << stats.leaves << " leaves";
 }
 
+// Two ascending runs into neighbouring key ranges, interleaved (two
+// loaders, each filling its own district): each split of a leaf holding
+// both runs' keys keeps the lower run's entries full instead of splitting
+// in the middle over and over.
+TEST_P(BLinkTreeModelTest, InterleavedAscendingRunsFillLeaves) {
+  const std::vector<std::string> keys = AscendingKeys(4000);
+  std::vector<std::string> order;
+  for (size_t i = 0; i < 2000; ++i) {
+    order.push_back(keys[i]);
+    order.push_back(keys[2000 + i]);
+  }
+  BLinkTreeStats stats;
+  InsertAllAndCheck(*tree_, *ctx_, order, &stats);
+  EXPECT_GE(stats.height, 2);
+  EXPECT_GE(LeafFill(stats), 0.9) << stats.leaves << " leaves";
+}
+
+// A run that goes on into a range loaded before (the new orders of a run
+// after a load of the later districts) keeps filling its leaves too.
+TEST_P(BLinkTreeModelTest, AscendingRunBeforeLoadedKeysFillsLeaves) {
+  const std::vector<std::string> keys = AscendingKeys(4000);
+  std::vector<std::string> order(keys.begin() + 2000, keys.end());
+  order.insert(order.end(), keys.begin(), keys.begin() + 2000);
+  BLinkTreeStats stats;
+  InsertAllAndCheck(*tree_, *ctx_, order, &stats);
+  EXPECT_GE(LeafFill(stats), 0.9) << stats.leaves << " leaves";
+}
+
 // Shuffled and descending orders still build a correct tree, with the
 // usual fill of middle splits.
 TEST_P(BLinkTreeModelTest, ShuffledAndDescendingInsertsStillWork) {
