@@ -163,6 +163,13 @@ absl::Status HeapTable::CheckLive(const uint8_t* payload,
   return absl::OkStatus();
 }
 
+absl::StatusOr<const uint8_t*> HeapTable::TupleIn(const uint8_t* payload,
+                                                  TupleAddress address) const {
+  if (absl::Status s = CheckAddress(address); !s.ok()) return s;
+  if (absl::Status s = CheckLive(payload, address); !s.ok()) return s;
+  return payload + SlotOffset(address.slot());
+}
+
 absl::Status HeapTable::Read(cc::ThreadContext& ctx, TupleAddress address,
                              absl::Span<uint8_t> out) {
   if (absl::Status s = CheckAddress(address); !s.ok()) return s;

@@ -111,6 +111,13 @@ class HeapTable {
   // Pages this table holds (one S latch on the root).
   absl::StatusOr<uint64_t> PageCount(cc::ThreadContext& ctx);
 
+  // The live tuple at `address` inside `payload`, the caller's latched copy
+  // of its page (txn/ reads tuples under latches it holds). The checks of
+  // Read: InvalidArgument if `address` is not a slot of this table's pages,
+  // NotFound if the slot holds no live tuple.
+  absl::StatusOr<const uint8_t*> TupleIn(const uint8_t* payload,
+                                         TupleAddress address) const;
+
  private:
   HeapTable(cc::GclManager& manager, rdma::GlobalAddress root,
             uint32_t table_id, Schema schema);

@@ -6,15 +6,12 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "glog/logging.h"
-#include "storage/heap_page.h"
 #include "txn/index_writes.h"
 #include "wal/redo_record.h"
 
 namespace strand::txn {
 
-namespace heap_page = storage::heap_page;
 using storage::TupleHeader;
 
 uint32_t TupleOffset(const TxnState& txn, const Access& access) {
@@ -29,19 +26,9 @@ TupleHeader HeaderAt(const TxnState& txn, const uint8_t* payload,
 absl::Status CopyTuple(const TxnState& txn, const uint8_t* payload,
                        Access& access) {
   const storage::HeapTable& table = txn.table(access.table);
-  if (!heap_page::IsPageOf(payload, table.table_id()) ||
-      access.address.slot() >= table.slots_per_page()) {
-    return absl::InvalidArgumentError(absl::StrCat(access.address.ToString(),
-                                                   " is not a tuple of table ",
-                                                   table.table_id()));
-  }
-  const uint32_t bytes = table.schema().tuple_bytes();
-  const uint8_t* tuple = payload + TupleOffset(txn, access);
-  if (!TupleHeader::From(tuple).live()) {
-    return absl::NotFoundError(
-        absl::StrCat("no live tuple at ", access.address.ToString()));
-  }
-  access.original.assign(tuple, tuple + bytes);
+  auto tuple = table.TupleIn(payload, access.address);
+  if (!tuple.ok()) return tuple.status();
+  access.original.assign(*tuple, *tuple + table.schema().tuple_bytes());
   return absl::OkStatus();
 }
 
