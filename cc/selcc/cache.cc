@@ -1,9 +1,8 @@
 #include "cc/selcc/cache.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 
 #include "absl/hash/hash.h"
 #include "glog/logging.h"
@@ -14,23 +13,17 @@ Cache::Cache(uint64_t cache_bytes, uint32_t frame_bytes,
              const FrameTable::Geometry& pool)
     : frames_count_(cache_bytes / frame_bytes),
       frame_bytes_(frame_bytes),
-      frames_(new Frame[cache_bytes / frame_bytes]),
+      // Both on huge pages: transactions touch random frames and their
+      // payloads all over them, and with 4 KiB pages nearly every such
+      // access also missed the TLB (a page walk on top of the cache miss).
+      arena_memory_(frames_count_ * frame_bytes_),
+      frame_memory_(frames_count_ * sizeof(Frame)),
+      arena_(arena_memory_.data()),
+      frames_(reinterpret_cast<Frame*>(frame_memory_.data())),
       shards_(new Shard[kShards]),
       table_(pool) {
   CHECK_GT(frames_count_, 0u);
-  // Huge pages for an arena that spans one or more: transactions read the
-  // payloads of random frames all over it, and with 4 KiB pages nearly
-  // every such read also missed the TLB (a page walk on top of the cache
-  // miss); a first touch also faults 512 times less often. Advisory: with
-  // transparent huge pages off the arena just gets small pages.
-  constexpr uint64_t kHugePage = uint64_t{2} << 20;
-  const uint64_t payload_bytes = frames_count_ * frame_bytes_;
-  const uint64_t align = payload_bytes >= kHugePage ? kHugePage : 4096;
-  const uint64_t arena_bytes = (payload_bytes + align - 1) / align * align;
-  arena_ = static_cast<uint8_t*>(std::aligned_alloc(align, arena_bytes));
-  CHECK(arena_ != nullptr) << "cannot allocate a cache of " << arena_bytes
-                           << " bytes";
-  if (align == kHugePage) madvise(arena_, arena_bytes, MADV_HUGEPAGE);
+  std::uninitialized_default_construct_n(frames_, frames_count_);
   free_.reserve(frames_count_);
   // Hand out low frames first (push in reverse, pop from the back).
   for (uint64_t i = frames_count_; i-- > 0;) {
@@ -40,7 +33,7 @@ Cache::Cache(uint64_t cache_bytes, uint32_t frame_bytes,
   free_count_ = frames_count_;
 }
 
-Cache::~Cache() { std::free(arena_); }
+Cache::~Cache() { std::destroy_n(frames_, frames_count_); }
 
 absl::Status Cache::Register(rdma::ComputeNode& node) {
   auto region = node.RegisterLocalMemory(arena_, frames_count_ * frame_bytes_);

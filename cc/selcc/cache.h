@@ -44,6 +44,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "base/huge_page_memory.h"
 #include "cc/selcc/frame.h"
 #include "cc/selcc/frame_table.h"
 #include "rdma/fabric.h"
@@ -122,7 +123,7 @@ class Cache {
   // every caller reads the payload's header right after it.
   void PrefetchData(const Frame* f) const {
     __builtin_prefetch(arena_ +
-                       static_cast<size_t>(f - frames_.get()) * frame_bytes_);
+                       static_cast<size_t>(f - frames_) * frame_bytes_);
   }
 
   // LatchDirect's check: tries `f`'s latch in `mode` (no waiting), where
@@ -213,8 +214,10 @@ class Cache {
 
   const uint64_t frames_count_;
   const uint32_t frame_bytes_;
-  uint8_t* arena_ = nullptr;
-  std::unique_ptr<Frame[]> frames_;
+  HugePageMemory arena_memory_;
+  HugePageMemory frame_memory_;
+  uint8_t* const arena_;
+  Frame* const frames_;
   std::unique_ptr<Shard[]> shards_;
   // Set and cleared under the shard lock of the GCL, read without it.
   FrameTable table_;
