@@ -25,6 +25,7 @@
 // Invariants: a node's low fence never changes (no merges); its high fence
 // only shrinks, by a split, at the same time as its right link changes.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -124,18 +125,48 @@ class BLinkNode {
   bool BelowHigh(std::string_view key) const {
     return high_is_max() || CompareKeys(key, high()) < 0;
   }
-  // First entry whose key is >= `key` (count() if none).
+  // First entry whose key is >= `key` (count() if none). Keys in a node
+  // are often dense (ids loaded in order), so the search guesses the
+  // position by interpolating between the first and the last key, then
+  // gallops from the guess: two or three probes instead of a binary
+  // search's eight or so on a cold 4 KiB node, each probe a dependent
+  // cache miss. Skewed keys cost at most about twice a binary search.
   uint32_t LowerBound(std::string_view key) const {
-    uint32_t lo = 0, hi = count();
-    while (lo < hi) {
-      const uint32_t mid = (lo + hi) / 2;
-      if (CompareKeys(this->key(mid), key) < 0) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
+    const uint32_t n = count();
+    if (n < kInterpolateMin) return BinaryLowerBound(key, 0, n);
+    const std::string_view first = this->key(0);
+    const std::string_view last = this->key(n - 1);
+    if (CompareKeys(key, first) <= 0) return 0;
+    if (CompareKeys(key, last) > 0) return n;
+    // first < key <= last: the answer is in [1, n - 1].
+    const uint32_t guess = Interpolate(key, first, last, n);
+    uint32_t lo, hi;
+    if (CompareKeys(this->key(guess), key) < 0) {
+      lo = guess + 1;  // answer >= lo; gallop right for an upper end
+      for (uint32_t step = 1;; step *= 2) {
+        const uint32_t probe = lo + step - 1;
+        if (probe >= n - 1) {
+          hi = n - 1;
+          break;
+        }
+        if (CompareKeys(this->key(probe), key) >= 0) {
+          hi = probe;
+          break;
+        }
+        lo = probe + 1;
+      }
+    } else {
+      hi = guess;  // answer <= hi; gallop left for a lower end
+      for (uint32_t step = 1;; step *= 2) {
+        const uint32_t probe = hi > step ? hi - step : 0;
+        if (CompareKeys(this->key(probe), key) < 0) {
+          lo = probe + 1;
+          break;
+        }
+        hi = probe;
       }
     }
-    return lo;
+    return BinaryLowerBound(key, lo, hi);
   }
   // Inner nodes: the child whose range holds `key` (last entry <= key;
   // entry 0 stands for the low fence, which is <= key once moved right).
@@ -170,6 +201,69 @@ class BLinkNode {
                        uint64_t value);
 
  private:
+  // Below this many entries a binary search is as short.
+  static constexpr uint32_t kInterpolateMin = 16;
+
+  // First entry in [lo, hi) whose key is >= `key`, hi if none.
+  uint32_t BinaryLowerBound(std::string_view key, uint32_t lo,
+                            uint32_t hi) const {
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (CompareKeys(this->key(mid), key) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+  // Where `key` would sit among n entries from `first` to `last` if keys
+  // were spread evenly (first < key <= last): the keys are read as
+  // big-endian numbers over the 8 bytes from where first and last start to
+  // differ (all of a key up to 8 bytes wide).
+  static uint32_t Interpolate(std::string_view key, std::string_view first,
+                              std::string_view last, uint32_t n) {
+    const size_t offset =
+        first.size() <= 8
+            ? 0
+            : std::min(CommonPrefix(first, last), first.size() - 8);
+    const uint64_t lo = Window(first, offset);
+    const uint64_t hi = Window(last, offset);
+    const uint64_t at = Window(key, offset);
+    if (hi <= lo || at <= lo) return 0;
+    if (at >= hi) return n - 1;
+    // A double is exact enough for a guess and far cheaper than a 128-bit
+    // division.
+    const double share =
+        static_cast<double>(at - lo) / static_cast<double>(hi - lo);
+    return std::min(n - 1, static_cast<uint32_t>(share * (n - 1)));
+  }
+  // Bytes a and b (of equal width) share at the front.
+  static size_t CommonPrefix(std::string_view a, std::string_view b) {
+    size_t i = 0;
+    for (; i + 8 <= a.size(); i += 8) {
+      uint64_t x, y;
+      std::memcpy(&x, a.data() + i, 8);
+      std::memcpy(&y, b.data() + i, 8);
+      if (x != y) return i + __builtin_ctzll(x ^ y) / 8;
+    }
+    while (i < a.size() && a[i] == b[i]) ++i;
+    return i;
+  }
+  // The 8 bytes of `key` from `offset` as a big-endian number (zeros past
+  // its end).
+  static uint64_t Window(std::string_view key, size_t offset) {
+    uint64_t v = 0;
+    if (offset + 8 <= key.size()) {
+      std::memcpy(&v, key.data() + offset, 8);
+    } else {
+      for (size_t i = offset; i < key.size(); ++i) {
+        v |= uint64_t{static_cast<uint8_t>(key[i])} << (8 * (i - offset));
+      }
+    }
+    return __builtin_bswap64(v);
+  }
+
   template <typename T>
   T Get(uint32_t offset) const {
     T v;

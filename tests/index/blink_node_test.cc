@@ -4,8 +4,11 @@
 
 #include "index/blink_node.h"
 
+#include <algorithm>
+#include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -35,6 +38,102 @@ TEST(BLinkNodeTest, CompareKeysOrdersLikeStringViewCompare) {
           << "length " << length << " trial " << trial;
       ASSERT_EQ(Sign(CompareKeys(b, a)), Sign(std::string_view(b).compare(a)))
           << "length " << length << " trial " << trial;
+    }
+  }
+}
+
+// A node image holding `keys` (sorted, each `width` bytes).
+std::vector<uint8_t> NodeWith(const std::vector<std::string>& keys,
+                              uint32_t width) {
+  std::vector<uint8_t> page(64 * 1024);
+  BLinkNode::Init(page.data(), width, 0, "", true, "", true, 0);
+  const BLinkNode node(page.data(), width);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    std::memcpy(page.data() + node.EntryOffset(i), keys[i].data(), width);
+  }
+  const uint16_t count = keys.size();
+  std::memcpy(page.data() + BLinkNode::kCountOffset, &count, 2);
+  return page;
+}
+
+std::string BigEndian(uint64_t v, uint32_t width) {
+  std::string k(width, '\0');
+  for (uint32_t i = 0; i < width && i < 8; ++i) {
+    k[width - 1 - i] = static_cast<char>(v >> (8 * i));
+  }
+  return k;
+}
+
+// LowerBound interpolates and gallops; whatever the key distribution, it
+// must answer exactly what std::lower_bound does, for stored keys, keys
+// between and beyond them, and shorter keys (scan bounds of a non-unique
+// index, whose stored keys carry an 8-byte value suffix).
+TEST(BLinkNodeTest, LowerBoundMatchesStdLowerBound) {
+  std::mt19937_64 rng(5);
+  enum class Spread { kDense, kUniform, kSkewed, kClustered, kSharedPrefix };
+  for (uint32_t width : {4u, 6u, 8u, 12u, 24u, 40u}) {
+    for (Spread spread : {Spread::kDense, Spread::kUniform, Spread::kSkewed,
+                          Spread::kClustered, Spread::kSharedPrefix}) {
+      for (uint32_t n : {0u, 1u, 2u, 15u, 16u, 17u, 100u, 255u}) {
+        std::vector<std::string> keys;
+        const uint64_t base = rng() >> 8;
+        for (uint32_t i = 0; keys.size() < n && i < 100 * n; ++i) {
+          uint64_t v = 0;
+          switch (spread) {
+            case Spread::kDense:
+              v = base + i;
+              break;
+            case Spread::kUniform:
+              v = rng();
+              break;
+            case Spread::kSkewed:
+              v = uint64_t{1} << (rng() % 60) | (rng() % 7);
+              break;
+            case Spread::kClustered:
+              v = (rng() % 3) * (uint64_t{1} << 50) + rng() % 40;
+              break;
+            case Spread::kSharedPrefix:
+              v = rng() % 1000;
+              break;
+          }
+          std::string k(width, 'p');
+          // Shared-prefix keys put their number at the end of a long
+          // common prefix; others at the front (then random tail bytes).
+          const std::string number = BigEndian(v, std::min(width, 8u));
+          if (spread == Spread::kSharedPrefix) {
+            k.replace(width - number.size(), number.size(), number);
+          } else {
+            k.replace(0, number.size(), number);
+            for (size_t j = number.size(); j < width; ++j) {
+              k[j] = static_cast<char>(rng() % 3);
+            }
+          }
+          keys.push_back(k);
+          std::sort(keys.begin(), keys.end());
+          keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+        }
+        const std::vector<uint8_t> page = NodeWith(keys, width);
+        const BLinkNode node(page.data(), width);
+        std::vector<std::string> queries = keys;
+        for (int q = 0; q < 200; ++q) {
+          std::string k = keys.empty() ? std::string(width, '\0')
+                                       : keys[rng() % keys.size()];
+          // Nudge a byte up or down (between keys, or beyond both ends).
+          const size_t at = rng() % width;
+          k[at] = static_cast<char>(k[at] + (rng() % 2 ? 1 : -1));
+          queries.push_back(k);
+          if (width > 8) queries.push_back(k.substr(0, width - 8));
+        }
+        queries.push_back(std::string(width, '\0'));
+        queries.push_back(std::string(width, '\xff'));
+        for (const std::string& q : queries) {
+          const auto expected =
+              std::lower_bound(keys.begin(), keys.end(), q) - keys.begin();
+          ASSERT_EQ(node.LowerBound(q), expected)
+              << "width " << width << " spread " << static_cast<int>(spread)
+              << " n " << keys.size();
+        }
+      }
     }
   }
 }
