@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "glog/logging.h"
 #include "txn/index_writes.h"
 #include "wal/redo_record.h"
@@ -33,7 +34,8 @@ absl::Status CopyTuple(const TxnState& txn, const uint8_t* payload,
 }
 
 absl::Status LatchWritePages(TxnState& txn, cc::LockOptions lock) {
-  std::vector<rdma::GlobalAddress> pages;
+  // Inline for a typical transaction's write pages: no allocation per commit.
+  absl::InlinedVector<rdma::GlobalAddress, 32> pages;
   for (const auto& a : txn.accesses) {
     if (a->writes()) pages.push_back(a->address.gcl());
   }
@@ -49,15 +51,29 @@ absl::Status LatchWritePages(TxnState& txn, cc::LockOptions lock) {
 namespace {
 
 // The span [first, last) of `access.modified`'s columns (not the header)
-// that differs from `original`; first == last if none does.
+// that differs from `original`; first == last if none does. Compares eight
+// bytes at a time: it runs over every written tuple at commit (twice with a
+// log), and a byte loop over 300-byte STOCK rows showed in profiles.
 std::pair<size_t, size_t> ChangedSpan(const Access& access) {
   const uint8_t* before = access.original.data();
   const uint8_t* after = access.modified->data();
   const size_t bytes = access.original.size();
+  auto word = [](const uint8_t* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  };
   size_t first = sizeof(TupleHeader);
+  while (first + 8 <= bytes && word(before + first) == word(after + first)) {
+    first += 8;
+  }
   while (first < bytes && before[first] == after[first]) ++first;
   if (first == bytes) return {bytes, bytes};
   size_t last = bytes;
+  while (last >= first + 8 &&
+         word(before + last - 8) == word(after + last - 8)) {
+    last -= 8;
+  }
   while (last > first && before[last - 1] == after[last - 1]) --last;
   return {first, last};
 }
