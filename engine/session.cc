@@ -1,5 +1,7 @@
 #include "engine/session.h"
 
+#include <array>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_format.h"
@@ -155,8 +157,11 @@ Session::Ran Session::Run(ProcedureId id, std::type_index args_type,
     return ran;
   }
   const RetryPolicy& policy = engine_.options().retry;
-  ProcedureStats local;
-  local.calls = 1;
+  // This call's counts, added to the session's stats at the end (a whole
+  // ProcedureStats per call would build and merge a latency histogram).
+  std::array<uint64_t, txn::kAbortReasonCount> aborts{};
+  bool gave_up = false;
+  std::optional<int64_t> commit_latency_ns;
   for (int attempt = 0;; ++attempt) {
     txn::Txn txn(db_, *ctx_, *cc_);
     absl::Status status = txn.Begin();
@@ -171,8 +176,7 @@ Session::Ran Session::Run(ProcedureId id, std::type_index args_type,
     if (status.ok()) {
       ran.committed = true;
       if (wait_durable) {
-        local.commits = 1;
-        local.latency.Record(absl::ToInt64Nanoseconds(absl::Now() - ran.start));
+        commit_latency_ns = absl::ToInt64Nanoseconds(absl::Now() - ran.start);
       } else {
         ran.ack_lsn = txn.ack_lsn();
       }
@@ -182,12 +186,12 @@ Session::Ran Session::Run(ProcedureId id, std::type_index args_type,
     // the procedure's decision: a user abort.
     if (txn.active()) txn.Abort(txn::AbortReason::kUser);
     const txn::AbortReason reason = txn.abort_reason();
-    local.aborts[static_cast<int>(reason)]++;
+    aborts[static_cast<int>(reason)]++;
     if (!txn::IsRetryable(reason) || attempt >= policy.max_retries) {
       if (!txn::IsRetryable(reason)) {
         ran.outcome = status;
       } else {
-        local.gave_up = 1;
+        gave_up = true;
         ran.outcome = absl::AbortedError(
             absl::StrFormat("procedure %s gave up after %d retries; last: %s",
                             procedure.name, attempt, status.message()));
@@ -200,7 +204,14 @@ Session::Ran Session::Run(ProcedureId id, std::type_index args_type,
   }
   {
     absl::MutexLock lock(&stats_->mu);
-    stats_->by_procedure[id].Merge(local);
+    ProcedureStats& stats = stats_->by_procedure[id];
+    stats.calls++;
+    for (size_t i = 0; i < aborts.size(); ++i) stats.aborts[i] += aborts[i];
+    stats.gave_up += gave_up ? 1 : 0;
+    if (commit_latency_ns) {
+      stats.commits++;
+      stats.latency.Record(*commit_latency_ns);
+    }
   }
   return ran;
 }
