@@ -129,6 +129,12 @@ class TupleBuffer {
       : schema_(&schema), bytes_(schema.tuple_bytes(), 0) {}
   TupleBuffer(const Schema& schema, absl::Span<const uint8_t> bytes)
       : schema_(&schema), bytes_(bytes.begin(), bytes.end()) {}
+  // Becomes a copy of `bytes` under `schema`, reusing the capacity it has
+  // (a buffer recycled from one transaction to the next).
+  void Assign(const Schema& schema, absl::Span<const uint8_t> bytes) {
+    schema_ = &schema;
+    bytes_.assign(bytes.begin(), bytes.end());
+  }
 
   // Both CHECK that the value fits the column's width.
   void SetInt(size_t column, int64_t value);

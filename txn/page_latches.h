@@ -10,16 +10,20 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "cc/gcl_manager.h"
+#include "txn/thread_spares.h"
 
 namespace strand::txn {
 
 class PageLatches {
  public:
   PageLatches(cc::GclManager& manager, cc::ThreadContext& ctx)
-      : manager_(manager), ctx_(ctx) {
+      : manager_(manager), ctx_(ctx), held_(ThreadSpares<HeldMap>::Take()) {
     held_.reserve(32);  // no rehash chain for a typical transaction's pages
   }
-  ~PageLatches() { (void)ReleaseAll(); }
+  ~PageLatches() {
+    (void)ReleaseAll();
+    ThreadSpares<HeldMap>::Give(std::move(held_));
+  }
 
   // The payload of `page` under a shared (or already exclusive) latch.
   absl::StatusOr<const uint8_t*> Shared(rdma::GlobalAddress page,
@@ -41,9 +45,10 @@ class PageLatches {
     cc::SharedGuard shared;
     cc::ExclusiveGuard exclusive;
   };
+  using HeldMap = absl::flat_hash_map<rdma::GlobalAddress, Held>;
   cc::GclManager& manager_;
   cc::ThreadContext& ctx_;
-  absl::flat_hash_map<rdma::GlobalAddress, Held> held_;
+  HeldMap held_;
 };
 
 }  // namespace strand::txn

@@ -100,11 +100,8 @@ absl::StatusOr<storage::TupleBuffer*> Txn::Modify(
   auto access = Touch(table, address, /*for_update=*/true);
   if (!access.ok()) return access.status();
   Access& a = **access;
-  if (!a.modified) {
-    a.modified = std::make_unique<storage::TupleBuffer>(
-        state_.table(table).schema(), a.original);
-  }
-  return a.modified.get();
+  if (!a.modified) a.SetModified(state_.table(table).schema(), a.original);
+  return a.modified;
 }
 
 absl::StatusOr<storage::TupleAddress> Txn::Insert(
@@ -126,7 +123,8 @@ absl::StatusOr<storage::TupleAddress> Txn::Insert(
   access->address = *address;
   access->inserted = true;
   access->original.assign(tuple.data(), tuple.data() + tuple.size());
-  access->modified = std::make_unique<storage::TupleBuffer>(tuple);
+  access->SetModified(state_.table(table).schema(),
+                      absl::MakeConstSpan(tuple.data(), tuple.size()));
   state_.by_address[*address] = access.get();
   state_.accesses.push_back(std::move(access));
   return *address;

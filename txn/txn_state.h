@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "txn/abort_reason.h"
 #include "txn/database.h"
 #include "txn/page_latches.h"
+#include "txn/thread_spares.h"
 
 namespace strand::txn {
 
@@ -26,14 +28,28 @@ struct Access {
   // The tuple (header included) as read; its header's write_ts is the
   // version OCC validates against.
   std::vector<uint8_t> original;
-  // The new tuple when modified (null if only read).
-  std::unique_ptr<storage::TupleBuffer> modified;
+  // The new tuple when modified (null if only read): points to
+  // `modified_buffer`, which keeps its capacity when the Access is recycled.
+  storage::TupleBuffer* modified = nullptr;
   bool deleted = false;
   bool inserted = false;  // by this transaction: already in the heap, and
                           // unreachable until its index entries go in
 
   uint64_t version() const;  // write_ts of `original`
   bool writes() const { return modified != nullptr || deleted; }
+  // Makes `modified` a copy of `bytes`.
+  storage::TupleBuffer* SetModified(const storage::Schema& schema,
+                                    absl::Span<const uint8_t> bytes) {
+    if (modified_buffer) {
+      modified_buffer->Assign(schema, bytes);
+    } else {
+      modified_buffer.emplace(schema, bytes);
+    }
+    modified = &*modified_buffer;
+    return modified;
+  }
+  // SetModified's storage; kept across recycling.
+  std::optional<storage::TupleBuffer> modified_buffer;
 };
 
 struct IndexWrite {
@@ -44,9 +60,16 @@ struct IndexWrite {
 
 struct TxnState {
   TxnState(const Database& db, cc::ThreadContext& ctx)
-      : db(db), ctx(ctx), latches(*db.manager, ctx) {
-    // One allocation each up front instead of a chain of regrowths (and
-    // rehashes) as an OLTP transaction's few dozen accesses come in.
+      : db(db),
+        ctx(ctx),
+        latches(*db.manager, ctx),
+        accesses(ThreadSpares<decltype(accesses)>::Take()),
+        by_address(ThreadSpares<decltype(by_address)>::Take()),
+        index_inserts(ThreadSpares<decltype(index_inserts)>::Take()),
+        index_removes(ThreadSpares<decltype(index_removes)>::Take()) {
+    // Room up front (a no-op for spares that had it) instead of a chain of
+    // regrowths and rehashes as an OLTP transaction's few dozen accesses
+    // come in.
     accesses.reserve(kExpectedAccesses);
     by_address.reserve(kExpectedAccesses);
     index_inserts.reserve(16);
@@ -54,8 +77,12 @@ struct TxnState {
   ~TxnState() {
     // Hand the accesses back to this thread's pool: the next transaction
     // reuses the objects and their `original` capacity (no malloc/free pair
-    // per tuple touched).
+    // per tuple touched); and the containers, with their capacity.
     for (auto& a : accesses) RecycleAccess(std::move(a));
+    ThreadSpares<decltype(accesses)>::Give(std::move(accesses));
+    ThreadSpares<decltype(by_address)>::Give(std::move(by_address));
+    ThreadSpares<decltype(index_inserts)>::Give(std::move(index_inserts));
+    ThreadSpares<decltype(index_removes)>::Give(std::move(index_removes));
   }
   static constexpr size_t kExpectedAccesses = 48;
 
@@ -98,7 +125,7 @@ struct TxnState {
     a->table = 0;
     a->address = storage::TupleAddress();
     a->original.clear();  // keeps the capacity
-    a->modified.reset();
+    a->modified = nullptr;
     a->deleted = false;
     a->inserted = false;
     pool.push_back(std::move(a));
