@@ -13,6 +13,7 @@
 // order like strcmp as long as they contain no NUL themselves.
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -41,17 +42,20 @@ class KeyBuilder {
   // wider than its index is a programming error, not a runtime condition.
   std::string Build(size_t width) const {
     CHECK_LE(bytes_.size(), width) << "key fields exceed the key width";
-    std::string key = bytes_;
-    key.resize(width, '\0');
+    std::string key(width, '\0');
+    bytes_.copy(key.data(), bytes_.size());
     return key;
   }
   const std::string& bytes() const { return bytes_; }
 
  private:
+  // One append of the field's bytes (a push_back per byte showed in the
+  // profile of transactions that build a dozen keys each).
   KeyBuilder& BigEndian(uint64_t v, int bytes) {
-    for (int i = bytes - 1; i >= 0; --i) {
-      bytes_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-    }
+    const uint64_t big = __builtin_bswap64(v << (8 * (8 - bytes)));
+    char field[8];
+    std::memcpy(field, &big, 8);
+    bytes_.append(field, bytes);
     return *this;
   }
   std::string bytes_;

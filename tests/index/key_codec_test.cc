@@ -26,6 +26,17 @@ TEST(KeyCodecTest, SignedIntegersOrderAsNumbers) {
   EXPECT_EQ(DecodeUint32(KeyBuilder().Uint32(7).Build(4).data()), 7u);
 }
 
+TEST(KeyCodecTest, IntegersAreBigEndianBytes) {
+  EXPECT_EQ(KeyBuilder().Uint32(0x01020304).Build(4), "\x01\x02\x03\x04");
+  EXPECT_EQ(KeyBuilder().Uint64(0x0102030405060708).Build(8),
+            "\x01\x02\x03\x04\x05\x06\x07\x08");
+  EXPECT_EQ(KeyBuilder().Int32(0).Uint32(0xa0b0c0d0).Build(10),
+            std::string("\x80\x00\x00\x00\xa0\xb0\xc0\xd0\x00\x00", 10));
+  EXPECT_EQ(
+      DecodeUint64(KeyBuilder().Uint64(0xfedcba9876543210).Build(8).data()),
+      0xfedcba9876543210u);
+}
+
 TEST(KeyCodecTest, CompositeKeysOrderLikeTuples) {
   std::mt19937_64 rng(1);
   std::vector<std::tuple<int32_t, int32_t, int64_t, std::string>> tuples;
