@@ -55,8 +55,11 @@ absl::StatusOr<Access*> Txn::Touch(TableId table, storage::TupleAddress address,
   if (table >= state_.db.tables.size()) {
     return absl::InvalidArgumentError(absl::StrCat("no table with id ", table));
   }
-  auto it = state_.by_address.find(address);
-  if (it != state_.by_address.end()) {
+  // One hash probe for both outcomes: the slot for a new access is made
+  // now and filled (or dropped) after the read. Algorithms' reads never
+  // touch by_address, so `it` stays valid across cc_.Read.
+  auto [it, fresh] = state_.by_address.try_emplace(address, nullptr);
+  if (!fresh) {
     Access* access = it->second;
     if (access->deleted) {
       return absl::NotFoundError(
@@ -73,15 +76,17 @@ absl::StatusOr<Access*> Txn::Touch(TableId table, storage::TupleAddress address,
   access->table = table;
   access->address = address;
   absl::Status s = cc_.Read(state_, *access, for_update);
-  if (absl::IsNotFound(s) || absl::IsInvalidArgument(s) ||
-      absl::IsOutOfRange(s)) {
-    return s;  // a bad or dead address: the procedure decides
+  if (!s.ok()) {
+    state_.by_address.erase(it);
+    if (absl::IsNotFound(s) || absl::IsInvalidArgument(s) ||
+        absl::IsOutOfRange(s)) {
+      return s;  // a bad or dead address: the procedure decides
+    }
+    return Fail(s);
   }
-  if (!s.ok()) return Fail(s);
-  Access* raw = access.get();
+  it->second = access.get();
   state_.accesses.push_back(std::move(access));
-  state_.by_address[address] = raw;
-  return raw;
+  return it->second;
 }
 
 absl::StatusOr<storage::TupleView> Txn::Read(TableId table,
