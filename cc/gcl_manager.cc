@@ -9,16 +9,6 @@
 
 namespace strand::cc {
 
-SharedGuard& SharedGuard::operator=(SharedGuard&& other) noexcept {
-  if (this != &other) {
-    if (owns_lock()) (void)Unlock();
-    manager_ = std::exchange(other.manager_, nullptr);
-    ctx_ = std::exchange(other.ctx_, nullptr);
-    handle_ = std::exchange(other.handle_, LatchHandle());
-  }
-  return *this;
-}
-
 SharedGuard::~SharedGuard() {
   if (!owns_lock()) return;
   absl::Status s = Unlock();
@@ -35,19 +25,6 @@ absl::Status SharedGuard::Unlock() {
 LatchHandle SharedGuard::Release() {
   manager_ = nullptr;
   return handle_;
-}
-
-ExclusiveGuard& ExclusiveGuard::operator=(ExclusiveGuard&& other) noexcept {
-  if (this != &other) {
-    if (owns_lock()) (void)Unlock();
-    manager_ = std::exchange(other.manager_, nullptr);
-    ctx_ = std::exchange(other.ctx_, nullptr);
-    handle_ = std::exchange(other.handle_, LatchHandle());
-    payload_bytes_ = other.payload_bytes_;
-    dirty_begin_ = std::exchange(other.dirty_begin_, 0);
-    dirty_end_ = std::exchange(other.dirty_end_, 0);
-  }
-  return *this;
 }
 
 ExclusiveGuard::~ExclusiveGuard() {

@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -72,8 +73,21 @@ class SharedGuard {
   SharedGuard() = default;
   SharedGuard(GclManager* manager, ThreadContext* ctx, LatchHandle handle)
       : manager_(manager), ctx_(ctx), handle_(handle) {}
-  SharedGuard(SharedGuard&& other) noexcept { *this = std::move(other); }
-  SharedGuard& operator=(SharedGuard&& other) noexcept;
+  // Moves are inline: a descent moves a guard through StatusOr and
+  // coupling several times per node, and out-of-line calls showed.
+  SharedGuard(SharedGuard&& other) noexcept
+      : manager_(std::exchange(other.manager_, nullptr)),
+        ctx_(std::exchange(other.ctx_, nullptr)),
+        handle_(std::exchange(other.handle_, LatchHandle())) {}
+  SharedGuard& operator=(SharedGuard&& other) noexcept {
+    if (this != &other) {
+      if (owns_lock()) (void)Unlock();
+      manager_ = std::exchange(other.manager_, nullptr);
+      ctx_ = std::exchange(other.ctx_, nullptr);
+      handle_ = std::exchange(other.handle_, LatchHandle());
+    }
+    return *this;
+  }
   ~SharedGuard();
 
   bool owns_lock() const { return manager_ != nullptr; }
@@ -101,8 +115,25 @@ class ExclusiveGuard {
         ctx_(ctx),
         handle_(handle),
         payload_bytes_(payload_bytes) {}
-  ExclusiveGuard(ExclusiveGuard&& other) noexcept { *this = std::move(other); }
-  ExclusiveGuard& operator=(ExclusiveGuard&& other) noexcept;
+  ExclusiveGuard(ExclusiveGuard&& other) noexcept
+      : manager_(std::exchange(other.manager_, nullptr)),
+        ctx_(std::exchange(other.ctx_, nullptr)),
+        handle_(std::exchange(other.handle_, LatchHandle())),
+        payload_bytes_(other.payload_bytes_),
+        dirty_begin_(std::exchange(other.dirty_begin_, 0)),
+        dirty_end_(std::exchange(other.dirty_end_, 0)) {}
+  ExclusiveGuard& operator=(ExclusiveGuard&& other) noexcept {
+    if (this != &other) {
+      if (owns_lock()) (void)Unlock();
+      manager_ = std::exchange(other.manager_, nullptr);
+      ctx_ = std::exchange(other.ctx_, nullptr);
+      handle_ = std::exchange(other.handle_, LatchHandle());
+      payload_bytes_ = other.payload_bytes_;
+      dirty_begin_ = std::exchange(other.dirty_begin_, 0);
+      dirty_end_ = std::exchange(other.dirty_end_, 0);
+    }
+    return *this;
+  }
   ~ExclusiveGuard();
 
   bool owns_lock() const { return manager_ != nullptr; }
