@@ -124,9 +124,11 @@ class BLinkNode {
   bool BelowHigh(std::string_view key) const {
     return high_is_max() || CompareKeys(key, high()) < 0;
   }
-  // First entry whose key is >= `key` (count() if none).
-  uint32_t LowerBound(std::string_view key) const {
-    uint32_t lo = 0, hi = count();
+  // First entry whose key is >= `key` (count() if none). A caller that
+  // knows every entry before `from` is < `key` (the next key of an
+  // ascending batch) passes it to search only the rest.
+  uint32_t LowerBound(std::string_view key, uint32_t from = 0) const {
+    uint32_t lo = from, hi = count();
     while (lo < hi) {
       const uint32_t mid = (lo + hi) / 2;
       if (CompareKeys(this->key(mid), key) < 0) {
