@@ -124,7 +124,9 @@ class BLinkTree {
   // the next entry takes Insert's path (a new descent, or the split of the
   // full leaf, which ends the run). Built for the few ascending keys of one
   // commit that share a leaf (a TPC-C order's lines): one descent and one
-  // latch pair instead of one per key.
+  // latch pair instead of one per key. Readers see the entries that went
+  // into one leaf under one latch appear together; the batch as a whole is
+  // not atomic (it may span leaves, and stops at a duplicate).
   //
   // Order: the entries must be strictly ascending in the tree's order, by
   // key, and by value among equal keys in a non-unique tree (the value is
@@ -140,6 +142,7 @@ class BLinkTree {
   // Insert.
   absl::Status InsertBatch(cc::ThreadContext& ctx,
                            absl::Span<const Entry> entries, size_t* inserted);
+
   // Unique trees: replaces the value (only its 8 bytes are written back).
   absl::Status Update(cc::ThreadContext& ctx, std::string_view key,
                       uint64_t value);
