@@ -242,8 +242,10 @@ TEST_P(BLinkTreeBatchTest, DuplicateStopsTheBatchAndCountsTheInserted) {
   ExpectTreeIs(*tree_, model);
 }
 
-TEST_P(BLinkTreeBatchTest, NonUniqueTreesBatchEqualKeysByValue) {
-  if (config_.unique) GTEST_SKIP() << "non-unique trees only";
+// Non-unique trees only: equal keys, ordered by value.
+class BLinkTreeBatchMultiTest : public BLinkTreeBatchTest {};
+
+TEST_P(BLinkTreeBatchMultiTest, EqualKeysBatchByValue) {
   Model model;
   ASSERT_TRUE(tree_->Insert(*ctx_, Key(5), 30).ok());
   model.emplace(Key(5), 30);
@@ -347,17 +349,30 @@ const BatchConfig kConfigs[] = {
     {16, 512, true},
     {12, 256, false},
 };
+const BatchConfig kMultiConfigs[] = {
+    {12, 256, false},
+    {4, 256, false},
+};
+
+std::string BatchTestName(
+    const ::testing::TestParamInfo<std::tuple<cc::Protocol, BatchConfig>>&
+        info) {
+  const BatchConfig& c = std::get<1>(info.param);
+  return absl::StrFormat("%s_w%d_gcl%d_%s",
+                         cc::ProtocolName(std::get<0>(info.param)), c.key_width,
+                         c.gcl_size, c.unique ? "unique" : "multi");
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Protocols, BLinkTreeBatchTest,
     ::testing::Combine(::testing::ValuesIn(testing::TestProtocols()),
                        ::testing::ValuesIn(kConfigs)),
-    [](const auto& info) {
-      const BatchConfig& c = std::get<1>(info.param);
-      return absl::StrFormat(
-          "%s_w%d_gcl%d_%s", cc::ProtocolName(std::get<0>(info.param)),
-          c.key_width, c.gcl_size, c.unique ? "unique" : "multi");
-    });
+    BatchTestName);
+INSTANTIATE_TEST_SUITE_P(
+    Protocols, BLinkTreeBatchMultiTest,
+    ::testing::Combine(::testing::ValuesIn(testing::TestProtocols()),
+                       ::testing::ValuesIn(kMultiConfigs)),
+    BatchTestName);
 
 }  // namespace
 }  // namespace strand::index
