@@ -131,8 +131,11 @@ class BLinkNode {
   // gallops from the guess: two or three probes instead of a binary
   // search's eight or so on a cold 4 KiB node, each probe a dependent
   // cache miss. Skewed keys cost at most about twice a binary search.
-  uint32_t LowerBound(std::string_view key) const {
+  // A caller that knows every entry before `from` is < `key` (the next key
+  // of an ascending batch) passes it: the search gallops from there.
+  uint32_t LowerBound(std::string_view key, uint32_t from = 0) const {
     const uint32_t n = count();
+    if (from > 0) return GallopRight(key, from, n);
     if (n < kInterpolateMin) return BinaryLowerBound(key, 0, n);
     const std::string_view first = this->key(0);
     const std::string_view last = this->key(n - 1);
@@ -140,31 +143,18 @@ class BLinkNode {
     if (CompareKeys(key, last) > 0) return n;
     // first < key <= last: the answer is in [1, n - 1].
     const uint32_t guess = Interpolate(key, first, last, n);
-    uint32_t lo, hi;
     if (CompareKeys(this->key(guess), key) < 0) {
-      lo = guess + 1;  // answer >= lo; gallop right for an upper end
-      for (uint32_t step = 1;; step *= 2) {
-        const uint32_t probe = lo + step - 1;
-        if (probe >= n - 1) {
-          hi = n - 1;
-          break;
-        }
-        if (CompareKeys(this->key(probe), key) >= 0) {
-          hi = probe;
-          break;
-        }
+      return GallopRight(key, guess + 1, n);
+    }
+    uint32_t lo;
+    uint32_t hi = guess;  // answer <= hi; gallop left for a lower end
+    for (uint32_t step = 1;; step *= 2) {
+      const uint32_t probe = hi > step ? hi - step : 0;
+      if (CompareKeys(this->key(probe), key) < 0) {
         lo = probe + 1;
+        break;
       }
-    } else {
-      hi = guess;  // answer <= hi; gallop left for a lower end
-      for (uint32_t step = 1;; step *= 2) {
-        const uint32_t probe = hi > step ? hi - step : 0;
-        if (CompareKeys(this->key(probe), key) < 0) {
-          lo = probe + 1;
-          break;
-        }
-        hi = probe;
-      }
+      hi = probe;
     }
     return BinaryLowerBound(key, lo, hi);
   }
@@ -204,6 +194,21 @@ class BLinkNode {
   // Below this many entries a binary search is as short.
   static constexpr uint32_t kInterpolateMin = 16;
 
+  // First entry >= `key` in [lo, n), knowing the entries before lo are
+  // below it: gallops right from lo, then searches the last step.
+  uint32_t GallopRight(std::string_view key, uint32_t lo, uint32_t n) const {
+    uint32_t hi = n;
+    for (uint32_t step = 1;; step *= 2) {
+      const uint32_t probe = lo + step - 1;
+      if (probe >= n) break;
+      if (CompareKeys(this->key(probe), key) >= 0) {
+        hi = probe;
+        break;
+      }
+      lo = probe + 1;
+    }
+    return BinaryLowerBound(key, lo, hi);
+  }
   // First entry in [lo, hi) whose key is >= `key`, hi if none.
   uint32_t BinaryLowerBound(std::string_view key, uint32_t lo,
                             uint32_t hi) const {

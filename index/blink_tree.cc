@@ -265,27 +265,87 @@ absl::StatusOr<uint64_t> BLinkTree::Lookup(cc::ThreadContext& ctx,
 
 absl::Status BLinkTree::Insert(cc::ThreadContext& ctx, std::string_view key,
                                uint64_t value) {
-  if (absl::Status s = CheckKey(key); !s.ok()) return s;
-  return InsertInternal(ctx, InternalKey(key, value), value);
+  // A batch of one: the same path, and no copy of a unique tree's key.
+  size_t inserted = 0;
+  const Entry entry{key, value};
+  return InsertBatch(ctx, absl::MakeConstSpan(&entry, 1), &inserted);
 }
 
-absl::Status BLinkTree::InsertInternal(cc::ThreadContext& ctx,
-                                       std::string_view key, uint64_t value) {
-  Path path;
-  auto leaf = LockLeafExclusive(ctx, key, &path);
-  if (!leaf.ok()) return leaf.status();
-  const BLinkNode n(leaf->data(), width_);
-  const uint32_t pos = n.LowerBound(key);
-  if (pos < n.count() && n.key(pos) == key) {
-    return absl::AlreadyExistsError(
-        unique_ ? "key already in the unique index"
-                : "(key, value) pair already in the index");
+absl::Status BLinkTree::InsertBatch(cc::ThreadContext& ctx,
+                                    absl::Span<const Entry> entries,
+                                    size_t* inserted) {
+  *inserted = 0;
+  for (const Entry& e : entries) {
+    if (absl::Status s = CheckKey(e.key); !s.ok()) return s;
   }
-  if (n.count() < capacity_) {
-    BLinkNode::InsertAt(*leaf, width_, pos, key, value);
-    return leaf->Unlock();
+  // The internal keys: a unique tree's are the user keys (no copy); a
+  // non-unique tree's are (key, big-endian value) pairs as InternalKey
+  // builds them, here all in one buffer (inline for a commit's few entries:
+  // no allocation).
+  absl::InlinedVector<char, 512> pairs;
+  if (!unique_) {
+    pairs.resize(entries.size() * width_);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      char* p = pairs.data() + i * width_;
+      std::memcpy(p, entries[i].key.data(), key_width_);
+      const uint64_t big_endian = __builtin_bswap64(entries[i].value);
+      std::memcpy(p + key_width_, &big_endian, 8);
+    }
   }
-  return SplitAndInsert(ctx, *std::move(leaf), pos, key, value, &path);
+  auto key = [&](size_t i) {
+    return unique_ ? entries[i].key
+                   : std::string_view(pairs.data() + i * width_, width_);
+  };
+  // Checked up front so a bad batch changes nothing: the leaf test below
+  // (below the high fence) only holds for keys above the last one.
+  for (size_t i = 1; i < entries.size(); ++i) {
+    if (CompareKeys(key(i - 1), key(i)) >= 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "InsertBatch: entry %d is not above entry %d in the index order", i,
+          i - 1));
+    }
+  }
+
+  size_t i = 0;
+  while (i < entries.size()) {
+    Path path;
+    auto leaf = LockLeafExclusive(ctx, key(i), &path);
+    if (!leaf.ok()) return leaf.status();
+    // Entries before `from` are below key(i): they were inserted under
+    // this latch, so the search skips them.
+    uint32_t from = 0;
+    for (;;) {
+      const BLinkNode n(leaf->data(), width_);
+      const std::string_view k = key(i);
+      const uint32_t pos = n.LowerBound(k, from);
+      if (pos < n.count() && n.key(pos) == k) {
+        return absl::AlreadyExistsError(
+            unique_ ? "key already in the unique index"
+                    : "(key, value) pair already in the index");
+      }
+      if (n.count() == capacity_) {
+        // The split releases the leaf; the next entry descends again, as
+        // it may now belong to the new right node.
+        if (absl::Status s = SplitAndInsert(ctx, *std::move(leaf), pos, k,
+                                            entries[i].value, &path);
+            !s.ok()) {
+          return s;
+        }
+        *inserted = ++i;
+        break;
+      }
+      BLinkNode::InsertAt(*leaf, width_, pos, k, entries[i].value);
+      *inserted = ++i;
+      from = pos + 1;
+      // The next key is above this one, so above the leaf's low fence: it
+      // belongs here if it is below the high fence (B-link: key < high).
+      if (i == entries.size() || !n.BelowHigh(key(i))) {
+        if (absl::Status s = leaf->Unlock(); !s.ok()) return s;
+        break;
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status BLinkTree::SplitAndInsert(cc::ThreadContext& ctx,

@@ -11,7 +11,11 @@
 
 namespace strand::txn {
 
-// AlreadyExists (abort reason kError) on a duplicate key in a unique index.
+// Inserts txn.index_inserts in their order, each maximal run of
+// consecutive entries ascending in one index as one BLinkTree::InsertBatch
+// (one leaf latch for the entries that share a leaf). AlreadyExists (abort
+// reason kError) on a duplicate key in a unique index; the entries inserted
+// before it, in earlier runs and in the failing run, are removed again.
 absl::Status InsertIndexEntries(TxnState& txn);
 // Removes txn.index_removes; NotFound if an entry is missing (the inserts
 // of this commit are undone too).

@@ -132,6 +132,15 @@ TEST(BLinkNodeTest, LowerBoundMatchesStdLowerBound) {
           ASSERT_EQ(node.LowerBound(q), expected)
               << "width " << width << " spread " << static_cast<int>(spread)
               << " n " << keys.size();
+          // With a start known to be at or before the answer (an ascending
+          // batch's next key).
+          for (uint32_t from : {static_cast<uint32_t>(expected),
+                                static_cast<uint32_t>(expected / 2),
+                                static_cast<uint32_t>(expected > 0)}) {
+            ASSERT_EQ(node.LowerBound(q, from), expected)
+                << "from " << from << " width " << width << " n "
+                << keys.size();
+          }
         }
       }
     }

@@ -1,9 +1,11 @@
 // The B-link tree under concurrency: several compute nodes and threads
-// inserting into one tree while it splits and grows, and scans running
-// during the splits.
+// inserting into one tree (one key at a time and in batches) while it
+// splits and grows, and scans running during the splits.
 
 #include <algorithm>
 #include <atomic>
+#include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -134,6 +136,101 @@ TEST_P(BLinkTreeConcurrencyTest, OverlappingAndDisjointInsertsFromAllNodes) {
     ASSERT_TRUE(found.ok()) << found.status();
     EXPECT_EQ(*found, v);
   }
+}
+
+TEST_P(BLinkTreeConcurrencyTest, BatchesAndPointInsertsFromAllNodes) {
+  constexpr uint64_t kWorkers = kNodes * kThreadsPerNode;
+  constexpr uint64_t kOwn = 1200;    // per thread, in batches
+  constexpr uint64_t kShared = 600;  // every thread batch-inserts each
+  constexpr uint64_t kSharedBase = 1'000'000;
+  constexpr uint64_t kPointBase = 2'000'000;  // per thread, one at a time
+  absl::Mutex mu;
+  absl::flat_hash_map<uint64_t, uint64_t> winners;  // shared key -> value
+  RunOnAllThreads([&](int n, int t, cc::ThreadContext& ctx, BLinkTree& tree) {
+    const uint64_t me = n * kThreadsPerNode + t;
+    std::mt19937_64 rng(me);
+    std::vector<std::string> keys;
+    std::vector<BLinkTree::Entry> batch;
+    // Batch-inserts keys[i] -> value(keys' numbers) for the given numbers.
+    auto insert = [&](const std::vector<uint64_t>& numbers, uint64_t value,
+                      size_t* inserted) {
+      keys.clear();
+      batch.clear();
+      for (uint64_t k : numbers) keys.push_back(Key(k));
+      for (size_t i = 0; i < keys.size(); ++i) {
+        batch.push_back({keys[i], value == 0 ? numbers[i] * 10 : value});
+      }
+      return tree.InsertBatch(ctx, batch, inserted);
+    };
+    // Own keys are strided across threads, so every batch shares its
+    // leaves (and their splits) with the other threads' batches; shared
+    // keys start at a different place per thread and wrap.
+    uint64_t own = 0, shared = 0, point = 0;
+    const uint64_t shared_start = me * 75;
+    while (own < kOwn || point < kOwn || shared < kShared) {
+      std::vector<uint64_t> numbers;
+      const uint64_t length = 1 + rng() % 20;
+      for (; own < kOwn && numbers.size() < length; ++own) {
+        numbers.push_back(own * kWorkers + me);
+      }
+      size_t inserted = 0;
+      ASSERT_TRUE(insert(numbers, 0, &inserted).ok());
+      ASSERT_EQ(inserted, numbers.size());
+      for (uint64_t j = 0; j < length && point < kOwn; ++j) {
+        const uint64_t k = kPointBase + point++ * kWorkers + me;
+        ASSERT_TRUE(tree.Insert(ctx, Key(k), k * 10).ok());
+      }
+      // A shared batch stops at the first key another thread won; the
+      // count says which keys this thread won, and the next batch starts
+      // after the lost one.
+      numbers.clear();
+      const uint64_t first = shared;
+      for (; shared < kShared && numbers.size() < length; ++shared) {
+        const uint64_t k = kSharedBase + (shared_start + shared) % kShared;
+        if (!numbers.empty() && k < numbers.back()) break;  // wrapped
+        numbers.push_back(k);
+      }
+      if (numbers.empty()) continue;
+      absl::Status s = insert(numbers, 1000 + me, &inserted);
+      if (!s.ok()) {
+        ASSERT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << s;
+        ASSERT_LT(inserted, numbers.size());
+        shared = first + inserted + 1;
+      } else {
+        ASSERT_EQ(inserted, numbers.size());
+      }
+      absl::MutexLock lock(&mu);
+      for (size_t i = 0; i < inserted; ++i) {
+        EXPECT_TRUE(winners.emplace(numbers[i], 1000 + me).second)
+            << "two winners for " << numbers[i];
+      }
+    }
+  });
+  EXPECT_EQ(winners.size(), kShared);
+
+  auto ctx = *cluster_->manager(2).NewThreadContext();
+  auto tree = *BLinkTree::Open(cluster_->manager(2), *ctx, anchor_);
+  auto stats = tree->Verify(*ctx);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const uint64_t total = 2 * kOwn * kWorkers + kShared;
+  EXPECT_EQ(stats->entries, total);
+  EXPECT_GE(stats->height, 3);
+  const auto forward = FullScan(*ctx, *tree, false);
+  ASSERT_EQ(forward.size(), total);
+  for (size_t i = 0; i < forward.size(); ++i) {
+    const auto [k, v] = forward[i];
+    if (i > 0) {
+      ASSERT_LT(forward[i - 1].first, k);  // sorted, each once
+    }
+    if (k >= kSharedBase && k < kPointBase) {
+      EXPECT_EQ(v, winners[k]) << k;
+    } else {
+      EXPECT_EQ(v, k * 10) << k;
+    }
+  }
+  auto backward = FullScan(*ctx, *tree, true);
+  std::reverse(backward.begin(), backward.end());
+  EXPECT_EQ(backward, forward);
 }
 
 TEST_P(BLinkTreeConcurrencyTest, ScansDuringSplitsSeeEveryOlderKeyOnce) {
