@@ -7,8 +7,10 @@
 // one allocation and free per container per transaction. Internal to txn/.
 //
 // Give() keeps a few containers per type (a thread may run transactions
-// inside one another, e.g. a loader); hash maps above 127 slots are freed
-// by clear() anyway (absl), which bounds what a spare keeps.
+// inside one another, e.g. a loader). What a spare keeps: a vector the
+// capacity of the largest transaction the thread ran (a pointer or an
+// index entry per access); a hash map at most 127 slots (absl's clear()
+// frees larger ones).
 
 #include <utility>
 #include <vector>
