@@ -82,7 +82,8 @@ class Txn {
                     uint64_t limit, ScanVisitor visit);
 
   // Index entries written at commit (before the tuple writes are applied).
-  // A duplicate key in a unique index aborts the commit (kConflict).
+  // A duplicate key in a unique index aborts the commit (AlreadyExists,
+  // abort reason kError: retrying would meet the same key).
   void AddIndexEntry(IndexId index, std::string_view key,
                      storage::TupleAddress value);
   void RemoveIndexEntry(IndexId index, std::string_view key,
