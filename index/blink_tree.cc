@@ -5,6 +5,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "index/blink_node.h"
+#include "index/key_codec.h"
 
 namespace strand::index {
 namespace {
@@ -147,8 +148,8 @@ absl::Status BLinkTree::CheckBounds(
 std::string BLinkTree::InternalKey(std::string_view key, uint64_t value) const {
   std::string k(key);
   if (!unique_) {
-    for (int i = 7; i >= 0; --i)
-      k.push_back(static_cast<char>(value >> (8 * i)));
+    k.resize(key.size() + 8);
+    EncodeUint64(k.data() + key.size(), value);
   }
   return k;
 }
@@ -288,8 +289,7 @@ absl::Status BLinkTree::InsertBatch(cc::ThreadContext& ctx,
     for (size_t i = 0; i < entries.size(); ++i) {
       char* p = pairs.data() + i * width_;
       std::memcpy(p, entries[i].key.data(), key_width_);
-      const uint64_t big_endian = __builtin_bswap64(entries[i].value);
-      std::memcpy(p + key_width_, &big_endian, 8);
+      EncodeUint64(p + key_width_, entries[i].value);
     }
   }
   auto key = [&](size_t i) {

@@ -61,6 +61,13 @@ class KeyBuilder {
   std::string bytes_;
 };
 
+// Writes `v` big-endian into the 8 bytes at `p` (KeyBuilder's Uint64
+// field, in place).
+inline void EncodeUint64(char* p, uint64_t v) {
+  const uint64_t big = __builtin_bswap64(v);
+  std::memcpy(p, &big, 8);
+}
+
 // Decoders for fields at `p` (as KeyBuilder wrote them).
 inline uint64_t DecodeUint64(const char* p) {
   uint64_t v = 0;

@@ -35,6 +35,11 @@ TEST(KeyCodecTest, IntegersAreBigEndianBytes) {
   EXPECT_EQ(
       DecodeUint64(KeyBuilder().Uint64(0xfedcba9876543210).Build(8).data()),
       0xfedcba9876543210u);
+  // EncodeUint64 writes what KeyBuilder's Uint64 field holds.
+  char encoded[8];
+  EncodeUint64(encoded, 0x0102030405060708);
+  EXPECT_EQ(std::string(encoded, 8),
+            KeyBuilder().Uint64(0x0102030405060708).Build(8));
 }
 
 TEST(KeyCodecTest, CompositeKeysOrderLikeTuples) {
