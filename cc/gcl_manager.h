@@ -212,6 +212,20 @@ class GclManager {
                                                   uint64_t expected,
                                                   uint64_t desired);
 
+  // Prefetch hints, for a caller about to latch several GCLs it already
+  // knows (the leaves of a batch of index lookups, the pages of a batch of
+  // tuples), one after the other: their cache misses then overlap instead
+  // of queueing. Call PrefetchEntry for every GCL of the batch, then
+  // PrefetchLines for every GCL, then latch them: each pass starts the
+  // memory reads the next one needs (this node's bookkeeping for the GCL,
+  // then its latch and the payload lines [offset, offset + bytes)).
+  // Hints only: they take no latch, make no round trip, and change no
+  // result; a GCL this node does not cache is skipped, and any address is
+  // safe. Protocols without a cache (SEL) ignore them.
+  virtual void PrefetchEntry(rdma::GlobalAddress gcl) const {}
+  virtual void PrefetchLines(rdma::GlobalAddress gcl, uint32_t offset,
+                             uint32_t bytes) const {}
+
   // Counters since creation, summed over all threads of this node.
   virtual CacheStats Stats() const = 0;
 

@@ -126,6 +126,13 @@ class Cache {
                        static_cast<size_t>(f - frames_) * frame_bytes_);
   }
 
+  // GclManager::PrefetchEntry and PrefetchLines for this cache: the frame
+  // table's slot for `gcl`; then the frame the slot names (a guess: stale
+  // names only waste the reads) and its payload copy's lines
+  // [offset, offset + bytes), clipped to the frame.
+  void PrefetchEntry(rdma::GlobalAddress gcl) const { table_.Prefetch(gcl); }
+  void PrefetchLines(rdma::GlobalAddress gcl, uint32_t offset,
+                     uint32_t bytes) const;
   // LatchDirect's check: tries `f`'s latch in `mode` (no waiting), where
   // `f` is a frame that cached `gcl` when last seen (in the frame table).
   // True when `f` still caches `gcl`: then it is latched and marked

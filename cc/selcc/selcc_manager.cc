@@ -785,6 +785,15 @@ absl::Status SelccManager::UnlockExclusive(ThreadContext& ctx,
   return s;
 }
 
+void SelccManager::PrefetchEntry(rdma::GlobalAddress gcl) const {
+  state_->cache.PrefetchEntry(gcl);
+}
+
+void SelccManager::PrefetchLines(rdma::GlobalAddress gcl, uint32_t offset,
+                                 uint32_t bytes) const {
+  state_->cache.PrefetchLines(gcl, offset, bytes);
+}
+
 CacheStats SelccManager::Stats() const {
   CacheStats s;
   state_->shared_stats.AddTo(s);

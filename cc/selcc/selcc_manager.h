@@ -76,6 +76,9 @@ class SelccManager final : public GclManager {
                                        LockOptions lock) override;
   absl::StatusOr<ExclusiveGuard> Upgrade(ThreadContext& ctx, SharedGuard& guard,
                                          LockOptions lock) override;
+  void PrefetchEntry(rdma::GlobalAddress gcl) const override;
+  void PrefetchLines(rdma::GlobalAddress gcl, uint32_t offset,
+                     uint32_t bytes) const override;
   CacheStats Stats() const override;
 
   // Test-only introspection of this node's copy of `gcl`.
