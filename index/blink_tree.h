@@ -106,6 +106,19 @@ class BLinkTree {
 
   // Unique trees. NotFound if the key is absent.
   absl::StatusOr<uint64_t> Lookup(cc::ThreadContext& ctx, std::string_view key);
+  // Lookup of several keys at once into `values` (one per key, nullopt
+  // for an absent key): one descent through the inner levels per key (they
+  // are usually cached near the CPU), then the cache misses of every leaf
+  // at once (GclManager's prefetch hints), then each leaf latched and
+  // searched in turn, moving right if it split meanwhile. For a
+  // procedure's independent point lookups (a TPC-C order's items): their
+  // leaves are usually cold, and the misses overlap instead of queueing.
+  // Each value is one Lookup would have returned at some moment of the
+  // call; the batch is not one atomic snapshot. InvalidArgument if the
+  // sizes differ or a key has the wrong width.
+  absl::Status LookupBatch(cc::ThreadContext& ctx,
+                           absl::Span<const std::string_view> keys,
+                           absl::Span<std::optional<uint64_t>> values);
   // Unique: AlreadyExists if the key is present. Non-unique: AlreadyExists
   // if the very (key, value) pair is present.
   absl::Status Insert(cc::ThreadContext& ctx, std::string_view key,
@@ -195,6 +208,11 @@ class BLinkTree {
                                                 std::string_view key,
                                                 Descent rule, int stop_level,
                                                 Path* path);
+  // The leaf whose range holds `key`, S-latched, found from `leaf`, a leaf
+  // at or left of it (nodes only ever split to the right).
+  absl::StatusOr<cc::SharedGuard> LatchLeafShared(cc::ThreadContext& ctx,
+                                                  rdma::GlobalAddress leaf,
+                                                  std::string_view key);
   // The leaf whose range holds `key`, X-latched.
   absl::StatusOr<cc::ExclusiveGuard> LockLeafExclusive(cc::ThreadContext& ctx,
                                                        std::string_view key,
