@@ -75,6 +75,14 @@ uint32_t HeapTable::SlotOffset(uint32_t slot) const {
   return heap_page::SlotOffset(slot, tuple_bytes_);
 }
 
+void HeapTable::PrefetchTuple(TupleAddress address) const {
+  if (address.slot() >= slots_per_page_) return;
+  // The page header too: reads check it (IsPageOf) before the tuple's.
+  manager_.PrefetchLines(address.gcl(), 0, heap_page::kPageHeaderBytes);
+  manager_.PrefetchLines(address.gcl(), SlotOffset(address.slot()),
+                         tuple_bytes_);
+}
+
 absl::StatusOr<GlobalAddress> HeapTable::AddPage(cc::ThreadContext& ctx) {
   auto page = manager_.Allocate(ctx);
   if (!page.ok()) return page.status();

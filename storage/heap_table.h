@@ -111,6 +111,15 @@ class HeapTable {
   // Pages this table holds (one S latch on the root).
   absl::StatusOr<uint64_t> PageCount(cc::ThreadContext& ctx);
 
+  // GclManager's prefetch hints for the tuple at `address`, for txn/ to
+  // batch before reading several tuples: first its page's cache entry,
+  // then (a second pass) the page's latch and the tuple's lines. Hints
+  // only; any address is safe.
+  void PrefetchEntry(TupleAddress address) const {
+    manager_.PrefetchEntry(address.gcl());
+  }
+  void PrefetchTuple(TupleAddress address) const;
+
   // The live tuple at `address` inside `payload`, the caller's latched copy
   // of its page (txn/ reads tuples under latches it holds). The checks of
   // Read: InvalidArgument if `address` is not a slot of this table's pages,

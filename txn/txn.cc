@@ -1,7 +1,9 @@
 #include "txn/txn.h"
 
 #include <cstring>
+#include <optional>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "index/blink_tree.h"
@@ -158,6 +160,39 @@ absl::StatusOr<storage::TupleAddress> Txn::Lookup(IndexId index,
   if (absl::IsNotFound(value.status())) return value.status();
   if (!value.ok()) return Fail(value.status());
   return storage::TupleAddress::FromRaw(*value);
+}
+
+absl::Status Txn::LookupBatch(IndexId index,
+                              absl::Span<const std::string_view> keys,
+                              absl::Span<storage::TupleAddress> addresses) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  if (absl::Status s = CheckIndex(index); !s.ok()) return s;
+  if (keys.size() != addresses.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("LookupBatch: ", keys.size(), " keys but room for ",
+                     addresses.size(), " addresses"));
+  }
+  absl::InlinedVector<std::optional<uint64_t>, 16> values(keys.size());
+  absl::Status s = state_.db.indexes[index]->LookupBatch(
+      state_.ctx, keys, absl::MakeSpan(values));
+  if (!s.ok()) return Fail(s);  // as Lookup: only an absent key is no error
+  for (size_t i = 0; i < keys.size(); ++i) {
+    addresses[i] = values[i] ? storage::TupleAddress::FromRaw(*values[i])
+                             : storage::TupleAddress();
+  }
+  return absl::OkStatus();
+}
+
+void Txn::Prefetch(TableId table,
+                   absl::Span<const storage::TupleAddress> addresses) const {
+  if (phase_ != Phase::kActive || table >= state_.db.tables.size()) return;
+  const storage::HeapTable& heap = state_.table(table);
+  for (storage::TupleAddress a : addresses) {
+    if (!a.is_null()) heap.PrefetchEntry(a);
+  }
+  for (storage::TupleAddress a : addresses) {
+    if (!a.is_null()) heap.PrefetchTuple(a);
+  }
 }
 
 absl::Status Txn::Scan(IndexId index, std::optional<std::string_view> low,

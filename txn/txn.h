@@ -37,6 +37,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "storage/schema.h"
 #include "storage/tuple_address.h"
 #include "txn/concurrency_control.h"
@@ -72,6 +73,20 @@ class Txn {
   // committed entries only (not this transaction's AddIndexEntry).
   absl::StatusOr<storage::TupleAddress> Lookup(IndexId index,
                                                std::string_view key);
+  // Lookup of several keys of unique index `index` at once: `addresses[i]`
+  // is keys[i]'s value, or the null address if it is absent. Their index
+  // leaves' cache misses overlap (BLinkTree::LookupBatch), which pays when
+  // the keys are independent and cold (a TPC-C order's items and stock).
+  // InvalidArgument if the sizes differ.
+  absl::Status LookupBatch(IndexId index,
+                           absl::Span<const std::string_view> keys,
+                           absl::Span<storage::TupleAddress> addresses);
+  // A hint before reading or modifying the tuples at `addresses` of
+  // `table` one after another: starts their memory reads together, so
+  // their cache misses overlap. Changes nothing else: no latch, no
+  // conflict, no error (a bad or null address is skipped).
+  void Prefetch(TableId table,
+                absl::Span<const storage::TupleAddress> addresses) const;
   // Visits entries of `index` with low <= key <= high (nullopt: unbounded)
   // in key order (backward if !forward), at most `limit`, while `visit`
   // returns true. Committed entries only; no phantom protection.
