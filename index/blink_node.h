@@ -160,8 +160,10 @@ class BLinkNode {
   }
   // Inner nodes: the child whose range holds `key` (last entry <= key;
   // entry 0 stands for the low fence, which is <= key once moved right).
-  uint32_t ChildFor(std::string_view key) const {
-    uint32_t i = LowerBound(key);
+  // `from` as for LowerBound: the child of a smaller key, when the caller
+  // walks keys in order (entries before it are below `key`).
+  uint32_t ChildFor(std::string_view key, uint32_t from = 0) const {
+    uint32_t i = LowerBound(key, from);
     if (i < count() && CompareKeys(this->key(i), key) == 0) return i;
     return i == 0 ? 0 : i - 1;
   }

@@ -297,8 +297,10 @@ absl::Status BLinkTree::LookupBatch(
   });
   absl::InlinedVector<GlobalAddress, 16> leaves(keys.size());
   std::optional<cc::SharedGuard> parent;
+  uint32_t child = 0;  // the previous key's child in `parent`
   for (uint32_t i : order) {
-    // Sorted, so the key is at or above the parent's low fence.
+    // Sorted, so the key is at or above the parent's low fence, and the
+    // entries before the previous key's child are below it.
     if (parent && !BLinkNode(parent->data(), width_).BelowHigh(keys[i])) {
       if (absl::Status s = parent->Unlock(); !s.ok()) return s;
       parent.reset();
@@ -307,11 +309,15 @@ absl::Status BLinkTree::LookupBatch(
       auto g = DescendShared(ctx, keys[i], Descent::kHolds, 1, nullptr);
       if (!g.ok()) return g.status();
       parent.emplace(*std::move(g));
+      child = 0;
     }
     const BLinkNode n(parent->data(), width_);
-    leaves[i] = n.is_leaf()
-                    ? parent->gcl()  // the whole tree is one leaf
-                    : GlobalAddress::FromRaw(n.value(n.ChildFor(keys[i])));
+    if (n.is_leaf()) {
+      leaves[i] = parent->gcl();  // the whole tree is one leaf
+    } else {
+      child = n.ChildFor(keys[i], child);
+      leaves[i] = GlobalAddress::FromRaw(n.value(child));
+    }
     manager_.PrefetchEntry(leaves[i]);
   }
   if (parent) {
