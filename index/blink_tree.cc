@@ -329,8 +329,19 @@ absl::Status BLinkTree::LookupBatch(
   for (GlobalAddress leaf : leaves) {
     manager_.PrefetchLines(leaf, 0, first_entry_end);
   }
-  // Pass 3: the searches.
+  // Pass 3: the searches. Each leaf's search probes lines all over it, so
+  // the whole payload of the leaf kLeavesAhead further on is prefetched
+  // (its frame is known since pass 2): the probes then find their lines
+  // in flight or arrived, with few enough prefetches outstanding at once.
+  constexpr size_t kLeavesAhead = 2;
+  for (size_t i = 0; i < keys.size() && i < kLeavesAhead; ++i) {
+    manager_.PrefetchLines(leaves[i], 0, manager_.payload_bytes());
+  }
   for (size_t i = 0; i < keys.size(); ++i) {
+    if (i + kLeavesAhead < keys.size()) {
+      manager_.PrefetchLines(leaves[i + kLeavesAhead], 0,
+                             manager_.payload_bytes());
+    }
     auto g = LatchLeafShared(ctx, leaves[i], keys[i]);
     if (!g.ok()) return g.status();
     const BLinkNode n(g->data(), width_);
@@ -348,13 +359,13 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::LatchLeafShared(
   auto g = manager_.SLock(ctx, leaf);
   if (!g.ok()) return g.status();
   for (;;) {
-    PrefetchNode(g->data(), manager_.payload_bytes());
     const BLinkNode n(g->data(), width_);
     if (!n.valid() || !n.is_leaf()) return Corrupt(g->gcl(), "not a leaf");
     if (n.BelowHigh(key)) return g;
     auto next = manager_.SLock(ctx, GlobalAddress::FromRaw(n.right()));
     if (!next.ok()) return next.status();
     *g = *std::move(next);
+    PrefetchNode(g->data(), manager_.payload_bytes());  // not prefetched
   }
 }
 
