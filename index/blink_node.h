@@ -52,6 +52,21 @@ inline int CompareWords(const char* pa, const char* pb) {
   }
 }
 
+// The first 8 bytes of `key` as a big-endian number, zero-filled past a
+// shorter key's end: for keys of one width, a smaller prefix means a
+// smaller key (CompareKeys), and equal prefixes leave the rest to compare.
+inline uint64_t KeyPrefix(std::string_view key) {
+  uint64_t v = 0;
+  if (key.size() >= 8) {
+    std::memcpy(&v, key.data(), 8);
+  } else {
+    for (size_t i = 0; i < key.size(); ++i) {
+      v |= uint64_t{static_cast<uint8_t>(key[i])} << (8 * i);
+    }
+  }
+  return __builtin_bswap64(v);
+}
+
 // Three-way compare of byte strings, ordered like std::string_view's
 // compare (memcmp, then length), 8 bytes at a time: keys are short and
 // fixed-width, and a memcmp call per probe showed in descents' profile.
@@ -260,15 +275,7 @@ class BLinkNode {
   // The 8 bytes of `key` from `offset` as a big-endian number (zeros past
   // its end).
   static uint64_t Window(std::string_view key, size_t offset) {
-    uint64_t v = 0;
-    if (offset + 8 <= key.size()) {
-      std::memcpy(&v, key.data() + offset, 8);
-    } else {
-      for (size_t i = offset; i < key.size(); ++i) {
-        v |= uint64_t{static_cast<uint8_t>(key[i])} << (8 * (i - offset));
-      }
-    }
-    return __builtin_bswap64(v);
+    return KeyPrefix(key.substr(offset));
   }
 
   template <typename T>

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <optional>
 
 #include "absl/container/inlined_vector.h"
@@ -290,15 +289,23 @@ absl::Status BLinkTree::LookupBatch(
   // leaves) share one descent and one latch. The parent's latch goes
   // before the leaves' are taken: a leaf may split in between, and pass 3
   // then moves right from it (B-link).
-  absl::InlinedVector<uint32_t, 16> order(keys.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return CompareKeys(keys[a], keys[b]) < 0;
+  struct Ranked {
+    uint64_t prefix;  // KeyPrefix: decides most comparisons alone
+    uint32_t index;
+  };
+  absl::InlinedVector<Ranked, 16> ranked(keys.size());
+  for (uint32_t i = 0; i < keys.size(); ++i) {
+    ranked[i] = {KeyPrefix(keys[i]), i};
+  }
+  std::sort(ranked.begin(), ranked.end(), [&](Ranked a, Ranked b) {
+    return a.prefix != b.prefix ? a.prefix < b.prefix
+                                : CompareKeys(keys[a.index], keys[b.index]) < 0;
   });
   absl::InlinedVector<GlobalAddress, 16> leaves(keys.size());
   std::optional<cc::SharedGuard> parent;
   uint32_t child = 0;  // the previous key's child in `parent`
-  for (uint32_t i : order) {
+  for (const Ranked& r : ranked) {
+    const uint32_t i = r.index;
     // Sorted, so the key is at or above the parent's low fence, and the
     // entries before the previous key's child are below it.
     if (parent && !BLinkNode(parent->data(), width_).BelowHigh(keys[i])) {

@@ -42,6 +42,30 @@ TEST(BLinkNodeTest, CompareKeysOrdersLikeStringViewCompare) {
   }
 }
 
+// KeyPrefix orders keys of one width as CompareKeys does, wherever their
+// first 8 bytes differ, and is equal exactly when those bytes are.
+TEST(BLinkNodeTest, KeyPrefixOrdersLikeTheFirstEightBytes) {
+  std::mt19937 rng(12);
+  for (size_t width = 1; width <= 20; ++width) {
+    for (int trial = 0; trial < 2000; ++trial) {
+      std::string a(width, '\0');
+      for (char& c : a) c = static_cast<char>(rng());
+      std::string b = a;
+      for (size_t i = rng() % width; i < width; ++i) {
+        if (rng() % 2 == 0) b[i] = static_cast<char>(rng());
+      }
+      const std::string_view a8 = std::string_view(a).substr(0, 8);
+      const std::string_view b8 = std::string_view(b).substr(0, 8);
+      ASSERT_EQ(KeyPrefix(a) == KeyPrefix(b), a8 == b8)
+          << "width " << width << " trial " << trial;
+      if (a8 != b8) {
+        ASSERT_EQ(KeyPrefix(a) < KeyPrefix(b), CompareKeys(a, b) < 0)
+            << "width " << width << " trial " << trial;
+      }
+    }
+  }
+}
+
 // A node image holding `keys` (sorted, each `width` bytes).
 std::vector<uint8_t> NodeWith(const std::vector<std::string>& keys,
                               uint32_t width) {
