@@ -1,9 +1,11 @@
 // The B-link tree under concurrency: several compute nodes and threads
 // inserting into one tree (one key at a time and in batches) while it
-// splits and grows, and scans running during the splits.
+// splits and grows, and scans and batched lookups running during the
+// splits.
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -278,6 +280,116 @@ TEST_P(BLinkTreeConcurrencyTest, ScansDuringSplitsSeeEveryOlderKeyOnce) {
   auto stats = tree->Verify(*ctx);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->entries, kKeys);
+}
+
+TEST_P(BLinkTreeConcurrencyTest, LookupBatchesDuringSplitsFindEveryOlderKey) {
+  // Keys k % 3 == 0 exist before the readers start, with value Value(k);
+  // the others are inserted while they run, splitting the leaves between a
+  // batch's descent and its leaf searches (which must then move right).
+  // Numbers from kKeys up are never inserted.
+  constexpr uint64_t kKeys = 6000;
+  auto value = [](uint64_t k) { return k * 7 + 1; };
+  {
+    auto ctx = *cluster_->manager(0).NewThreadContext();
+    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_);
+    for (uint64_t k = 0; k < kKeys; k += 3) {
+      ASSERT_TRUE(tree->Insert(*ctx, Key(k), value(k)).ok());
+    }
+  }
+  std::atomic<int> writers_left{kNodes};
+  std::atomic<uint64_t> batches{0}, batches_during_writes{0};
+  std::atomic<uint64_t> new_keys_seen{0};
+  RunOnAllThreads([&](int n, int t, cc::ThreadContext& ctx, BLinkTree& tree) {
+    if (t == 0) {  // one writer per node, its own share of the new keys
+      std::mt19937_64 rng(n);
+      std::vector<std::string> keys;
+      std::vector<BLinkTree::Entry> batch;
+      uint64_t k = 1 + n;
+      while (k < kKeys) {
+        // Single inserts and short ascending batches, strided across the
+        // writers so they split the same leaves.
+        keys.clear();
+        batch.clear();
+        const uint64_t length = 1 + rng() % 6;
+        for (; k < kKeys && keys.size() < length; k += kNodes) {
+          if (k % 3 != 0) keys.push_back(Key(k));
+        }
+        for (const std::string& key : keys) {
+          batch.push_back({key, value(DecodeUint64(key.data()))});
+        }
+        size_t inserted = 0;
+        ASSERT_TRUE(tree.InsertBatch(ctx, batch, &inserted).ok());
+        ASSERT_EQ(inserted, batch.size());
+      }
+      writers_left--;
+      return;
+    }
+    // Readers: random batches of old, new and never-inserted keys, until
+    // the writers are done (and a few more).
+    std::mt19937_64 rng(100 + n);
+    std::vector<uint64_t> numbers;
+    std::vector<std::string> keys;
+    std::vector<std::string_view> views;
+    std::vector<std::optional<uint64_t>> values;
+    for (int round = 0; writers_left > 0 || round < 20; ++round) {
+      const bool during_writes = writers_left > 0;
+      numbers.clear();
+      const size_t size = rng() % 41;
+      // Mostly keys near one another, so a batch shares leaves (and the
+      // leaves' splits) with itself and with the writers.
+      const uint64_t base = rng() % kKeys;
+      while (numbers.size() < size) {
+        const int dice = rng() % 8;
+        if (dice == 0 && !numbers.empty()) {
+          numbers.push_back(numbers[rng() % numbers.size()]);  // duplicate
+        } else if (dice == 1) {
+          numbers.push_back(kKeys + rng() % 100);  // never inserted
+        } else {
+          numbers.push_back((base + rng() % 200) % kKeys);
+        }
+      }
+      keys.clear();
+      for (uint64_t k : numbers) keys.push_back(Key(k));
+      views.assign(keys.begin(), keys.end());
+      values.assign(size, std::nullopt);
+      absl::Status s = tree.LookupBatch(ctx, views, absl::MakeSpan(values));
+      ASSERT_TRUE(s.ok()) << s;
+      for (size_t i = 0; i < size; ++i) {
+        const uint64_t k = numbers[i];
+        if (k >= kKeys) {
+          ASSERT_EQ(values[i], std::nullopt) << "never inserted: " << k;
+        } else if (k % 3 == 0) {
+          ASSERT_EQ(values[i], value(k))
+              << "key " << k << ", older than the batch, missed";
+        } else if (values[i].has_value()) {
+          ASSERT_EQ(*values[i], value(k)) << "new key " << k;
+          new_keys_seen++;
+        }
+      }
+      batches++;
+      if (during_writes) batches_during_writes++;
+    }
+  });
+  EXPECT_GE(batches.load(), 20u * kNodes);
+  // Some batches ran while the tree was splitting, and saw new keys.
+  EXPECT_GT(batches_during_writes.load(), 0u);
+  EXPECT_GT(new_keys_seen.load(), 0u);
+
+  // Afterwards, every key, through a batch of all of them on another node.
+  auto ctx = *cluster_->manager(3).NewThreadContext();
+  auto tree = *BLinkTree::Open(cluster_->manager(3), *ctx, anchor_);
+  auto stats = tree->Verify(*ctx);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->entries, kKeys);
+  EXPECT_GE(stats->height, 3);
+  std::vector<std::string> keys;
+  for (uint64_t k = 0; k < kKeys; ++k) keys.push_back(Key(k));
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::vector<std::optional<uint64_t>> values(kKeys);
+  ASSERT_TRUE(tree->LookupBatch(*ctx, views, absl::MakeSpan(values)).ok());
+  for (uint64_t k = 0; k < kKeys; ++k) {
+    ASSERT_EQ(values[k], value(k)) << k;
+  }
 }
 
 TEST_P(BLinkTreeConcurrencyTest,
