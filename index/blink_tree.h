@@ -115,7 +115,8 @@ class BLinkTree {
   // leaves are usually cold, and the misses overlap instead of queueing.
   // Each value is one Lookup would have returned at some moment of the
   // call; the batch is not one atomic snapshot. InvalidArgument if the
-  // sizes differ or a key has the wrong width.
+  // sizes differ or a key has the wrong width; FailedPrecondition on a
+  // non-unique tree (as Lookup).
   absl::Status LookupBatch(cc::ThreadContext& ctx,
                            absl::Span<const std::string_view> keys,
                            absl::Span<std::optional<uint64_t>> values);

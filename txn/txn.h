@@ -77,7 +77,9 @@ class Txn {
   // is keys[i]'s value, or the null address if it is absent. Their index
   // leaves' cache misses overlap (BLinkTree::LookupBatch), which pays when
   // the keys are independent and cold (a TPC-C order's items and stock).
-  // InvalidArgument if the sizes differ.
+  // InvalidArgument (the transaction goes on) if the sizes differ or there
+  // is no such index; any other error, such as a key of the wrong width,
+  // aborts it, as Lookup's do.
   absl::Status LookupBatch(IndexId index,
                            absl::Span<const std::string_view> keys,
                            absl::Span<storage::TupleAddress> addresses);

@@ -268,7 +268,7 @@ class LookupBatchTest
 
   // Under 2PL a transaction keeps its pages latched, and the test cache
   // holds 16 GCLs: batches that read rows stay small (kMaxReadBatch ids).
-  static constexpr size_t kMaxReadBatch = 8;
+  static constexpr int64_t kMaxReadBatch = 8;
   std::string BatchRead(const Ids& ids, bool read = true) {
     auto got = session_->Call<std::string>(batch_read_, ids, read);
     EXPECT_TRUE(got.ok()) << got.status();
