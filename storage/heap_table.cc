@@ -125,15 +125,16 @@ absl::StatusOr<TupleAddress> HeapTable::Insert(
   uint32_t slot = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (current_page_.is_null() || next_slot_ == slots_per_page_ ||
-        caller_holds(current_page_)) {
+    InsertPage& mine = insert_pages_[&ctx];
+    if (mine.page.is_null() || mine.next_slot == slots_per_page_ ||
+        caller_holds(mine.page)) {
       auto added = AddPage(ctx);
       if (!added.ok()) return added.status();
-      current_page_ = *added;
-      next_slot_ = 0;
+      mine.page = *added;
+      mine.next_slot = 0;
     }
-    page = current_page_;
-    slot = next_slot_++;
+    page = mine.page;
+    slot = mine.next_slot++;
   }
   auto address = TupleAddress::Encode(page, slot);
   if (!address.ok()) return address.status();

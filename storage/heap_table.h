@@ -5,11 +5,13 @@
 // GCLs ("pages", layout in heap_page.h). Every access goes through cc/
 // latches, so the table is safe across threads and compute nodes.
 //
-// Inserts: each compute node fills its own current page, so inserts from
-// several nodes never fight over one GCL. Threads of one node share that
-// page: a local mutex hands out slots, the GCL latch orders the writes.
-// When the page is full the node allocates a new one and links it at the
-// head of the table's page list (under the table root GCL's latch).
+// Inserts: each thread (ThreadContext) of each compute node fills its own
+// current page, so inserts never fight over one GCL: not from several
+// nodes, and not from two threads of one node, whose 2PL commits would
+// otherwise collide on the exclusive latch of the page both inserted into.
+// A local mutex hands out the pages. When a page is full the thread
+// allocates a new one and links it at the head of the table's page list
+// (under the table root GCL's latch).
 //
 // Deletes set the tuple's kDeleted flag and leave the bytes in place: the
 // slot is NOT reused (a documented leak). Reuse needs to know that no
@@ -35,6 +37,7 @@
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -74,10 +77,10 @@ class HeapTable {
   // With `pending`, the tuple starts with TupleHeader::kPending set: it is
   // invisible to Read/Scan until its inserter clears the flag.
   // `caller_holds(page)` says whether the caller already holds a latch on
-  // `page`: such a page is not used (the node moves on to a fresh page,
+  // `page`: such a page is not used (the thread moves on to a fresh page,
   // leaving the rest of the old one empty), since latching it again would
   // wait for the caller itself (a 2PL transaction that read a tuple of
-  // this node's current page). Called under the table's mutex.
+  // its current page). Called under the table's mutex.
   absl::StatusOr<TupleAddress> Insert(
       cc::ThreadContext& ctx, absl::Span<const uint8_t> tuple,
       bool pending = false,
@@ -144,10 +147,17 @@ class HeapTable {
   const uint32_t tuple_bytes_;
   const uint32_t slots_per_page_;
 
-  // This node's current page and the next slot to hand out in it.
+  // Each inserting thread's current page and the next slot to hand out in
+  // it, by the thread's context. A context that goes leaves its page to
+  // whichever context later gets its address: the page just goes on
+  // filling.
+  struct InsertPage {
+    rdma::GlobalAddress page;
+    uint32_t next_slot = 0;
+  };
   absl::Mutex mu_;
-  rdma::GlobalAddress current_page_ ABSL_GUARDED_BY(mu_);
-  uint32_t next_slot_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<const cc::ThreadContext*, InsertPage> insert_pages_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace strand::storage

@@ -3,6 +3,7 @@
 
 #include "storage/heap_table.h"
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -213,6 +214,10 @@ TEST_P(HeapTableTest, ConcurrentInsertsFromSeveralNodesAreAllReadable) {
   }
   std::vector<std::vector<TupleAddress>> inserted(kNodes * kThreads);
   std::vector<std::thread> threads;
+  // Every context lives until all threads are done: a context that went
+  // early could leave its address, and with it its current page, to a
+  // later thread's context.
+  std::atomic<int> inserting{kNodes * kThreads};
   for (int n = 0; n < kNodes; ++n) {
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, n, t] {
@@ -224,10 +229,12 @@ TEST_P(HeapTableTest, ConcurrentInsertsFromSeveralNodesAreAllReadable) {
               *ctx, absl::MakeConstSpan(row.data(), row.size()));
           if (!a.ok()) {
             ADD_FAILURE() << a.status();
-            return;
+            break;
           }
           inserted[n * kThreads + t].push_back(*a);
         }
+        --inserting;
+        while (inserting.load() > 0) std::this_thread::yield();
       });
     }
   }
@@ -235,7 +242,8 @@ TEST_P(HeapTableTest, ConcurrentInsertsFromSeveralNodesAreAllReadable) {
   for (const auto& rows : inserted) ASSERT_EQ(rows.size(), kRows);
 
   // Every tuple is readable at its address from any node; addresses are
-  // distinct; pages are never shared between nodes.
+  // distinct; pages are never shared between threads, of one node or of
+  // two (each thread fills its own page).
   absl::flat_hash_set<TupleAddress> all;
   absl::flat_hash_map<rdma::GlobalAddress, int> page_owner;
   auto reader = *m(1).NewThreadContext();
@@ -244,9 +252,11 @@ TEST_P(HeapTableTest, ConcurrentInsertsFromSeveralNodesAreAllReadable) {
     for (int i = 0; i < kRows; ++i) {
       const TupleAddress a = inserted[w][i];
       EXPECT_TRUE(all.insert(a).second) << a.ToString();
-      const int node = w / kThreads;
-      auto [it, fresh] = page_owner.emplace(a.gcl(), node);
-      EXPECT_EQ(it->second, node) << "page shared by two nodes";
+      auto [it, fresh] = page_owner.emplace(a.gcl(), w);
+      EXPECT_EQ(it->second, w)
+          << "page shared by threads " << it->second << " and " << w
+          << " (nodes " << it->second / kThreads << " and " << w / kThreads
+          << ")";
       ASSERT_TRUE(tables[1]
                       ->Read(*reader, a, absl::MakeSpan(out.data(), out.size()))
                       .ok());
