@@ -62,30 +62,36 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
                 txn.Lookup(t.customer_pk, CustomerKey(in.w, in.d, in.c)));
             txn.Prefetch(t.customer, absl::MakeConstSpan(&ca, 1));
             const size_t lines = in.ol_cnt;
-            std::array<std::string, Scale::kMaxOrderLines> item_keys;
-            std::array<std::string, Scale::kMaxOrderLines> stock_keys;
-            std::array<std::string_view, Scale::kMaxOrderLines> keys;
-            std::array<storage::TupleAddress, Scale::kMaxOrderLines> item_at;
-            std::array<storage::TupleAddress, Scale::kMaxOrderLines> stock_at;
-            for (size_t i = 0; i < lines; ++i) {
-              item_keys[i] = ItemKey(in.item[i]);
-              keys[i] = item_keys[i];
-            }
-            TPCC_RETURN_IF_ERROR(txn.LookupBatch(
-                t.item_pk, absl::MakeConstSpan(keys.data(), lines),
-                absl::MakeSpan(item_at.data(), lines)));
+            using LineAddresses =
+                std::array<storage::TupleAddress, Scale::kMaxOrderLines>;
+            // Every line's key in `index` (key(i) builds line i's) into
+            // `at`, as one batch.
+            auto lookup_lines = [&](txn::IndexId index, auto key,
+                                    LineAddresses& at) {
+              std::array<std::string, Scale::kMaxOrderLines> keys;
+              std::array<std::string_view, Scale::kMaxOrderLines> views;
+              for (size_t i = 0; i < lines; ++i) {
+                keys[i] = key(i);
+                views[i] = keys[i];
+              }
+              return txn.LookupBatch(index,
+                                     absl::MakeConstSpan(views.data(), lines),
+                                     absl::MakeSpan(at.data(), lines));
+            };
+            LineAddresses item_at;
+            LineAddresses stock_at;
+            TPCC_RETURN_IF_ERROR(lookup_lines(
+                t.item_pk, [&](size_t i) { return ItemKey(in.item[i]); },
+                item_at));
             for (size_t i = 0; i < lines; ++i) {
               if (item_at[i].is_null()) {
                 return txn.UserAbort("unused item id");  // clause 2.4.2.3
               }
             }
-            for (size_t i = 0; i < lines; ++i) {
-              stock_keys[i] = StockKey(in.supply_w[i], in.item[i]);
-              keys[i] = stock_keys[i];
-            }
-            TPCC_RETURN_IF_ERROR(txn.LookupBatch(
-                t.stock_pk, absl::MakeConstSpan(keys.data(), lines),
-                absl::MakeSpan(stock_at.data(), lines)));
+            TPCC_RETURN_IF_ERROR(lookup_lines(
+                t.stock_pk,
+                [&](size_t i) { return StockKey(in.supply_w[i], in.item[i]); },
+                stock_at));
             for (size_t i = 0; i < lines; ++i) {
               if (stock_at[i].is_null()) {
                 return absl::NotFoundError(
