@@ -125,10 +125,7 @@ void Cache::PrefetchLines(rdma::GlobalAddress gcl, uint32_t offset,
   if (f == nullptr) return;
   __builtin_prefetch(f);  // its latch, which the caller takes next
   if (offset >= frame_bytes_) return;
-  // The copy's address without reading f->data, which would wait for the
-  // frame's line (as PrefetchData does).
-  const uintptr_t copy = reinterpret_cast<uintptr_t>(arena_) +
-                         static_cast<size_t>(f - frames_) * frame_bytes_;
+  const uintptr_t copy = reinterpret_cast<uintptr_t>(CopyOf(f));
   const uintptr_t end =
       copy + std::min<uint64_t>(uint64_t{offset} + bytes, frame_bytes_);
   for (uintptr_t line = (copy + offset) & ~uintptr_t{63}; line < end;

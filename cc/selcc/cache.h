@@ -121,10 +121,7 @@ class Cache {
   // touching `f` itself, so the miss on a cold frame and the miss on its
   // data overlap: the latch CAS that comes next is a full barrier, and
   // every caller reads the payload's header right after it.
-  void PrefetchData(const Frame* f) const {
-    __builtin_prefetch(arena_ +
-                       static_cast<size_t>(f - frames_) * frame_bytes_);
-  }
+  void PrefetchData(const Frame* f) const { __builtin_prefetch(CopyOf(f)); }
 
   // GclManager::PrefetchEntry and PrefetchLines for this cache: the frame
   // table's slot for `gcl`; then the frame the slot names (a guess: stale
@@ -213,6 +210,11 @@ class Cache {
   };
 
   Shard& ShardOf(rdma::GlobalAddress gcl);
+  // Where `f`'s payload copy sits, from the frame's index alone: reading
+  // f->data would wait for the frame's (usually cold) line.
+  const uint8_t* CopyOf(const Frame* f) const {
+    return arena_ + static_cast<size_t>(f - frames_) * frame_bytes_;
+  }
   // One visit of the clock hand to `s`: takes up to `n` victims; *swept
   // tells whether it cleared any reference bit.
   size_t SweepShard(Shard& s, size_t n, std::vector<Frame*>* out, bool* swept);
