@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 #include "cc/gcl_manager.h"
@@ -172,6 +173,12 @@ class BLinkNode {
       hi = probe;
     }
     return BinaryLowerBound(key, lo, hi);
+  }
+  // Leaves of a unique tree: the value stored under exactly `key`.
+  std::optional<uint64_t> Find(std::string_view key) const {
+    const uint32_t pos = LowerBound(key);
+    if (pos == count() || this->key(pos) != key) return std::nullopt;
+    return value(pos);
   }
   // Inner nodes: the child whose range holds `key` (last entry <= key;
   // entry 0 stands for the low fence, which is <= key once moved right).

@@ -259,14 +259,10 @@ absl::StatusOr<uint64_t> BLinkTree::Lookup(cc::ThreadContext& ctx,
   }
   auto g = DescendShared(ctx, key, Descent::kHolds, 0, nullptr);
   if (!g.ok()) return g.status();
-  const BLinkNode n(g->data(), width_);
-  const uint32_t pos = n.LowerBound(key);
-  if (pos == n.count() || n.key(pos) != key) {
-    return absl::NotFoundError("key not in the index");
-  }
-  const uint64_t value = n.value(pos);
+  const std::optional<uint64_t> value = BLinkNode(g->data(), width_).Find(key);
+  if (!value) return absl::NotFoundError("key not in the index");
   if (absl::Status s = g->Unlock(); !s.ok()) return s;
-  return value;
+  return *value;
 }
 
 absl::Status BLinkTree::LookupBatch(
@@ -351,11 +347,7 @@ absl::Status BLinkTree::LookupBatch(
     }
     auto g = LatchLeafShared(ctx, leaves[i], keys[i]);
     if (!g.ok()) return g.status();
-    const BLinkNode n(g->data(), width_);
-    const uint32_t pos = n.LowerBound(keys[i]);
-    values[i] = pos < n.count() && n.key(pos) == keys[i]
-                    ? std::optional<uint64_t>(n.value(pos))
-                    : std::nullopt;
+    values[i] = BLinkNode(g->data(), width_).Find(keys[i]);
     if (absl::Status s = g->Unlock(); !s.ok()) return s;
   }
   return absl::OkStatus();

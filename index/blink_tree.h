@@ -107,10 +107,11 @@ class BLinkTree {
   // Unique trees. NotFound if the key is absent.
   absl::StatusOr<uint64_t> Lookup(cc::ThreadContext& ctx, std::string_view key);
   // Lookup of several keys at once into `values` (one per key, nullopt
-  // for an absent key): one descent through the inner levels per key (they
-  // are usually cached near the CPU), then the cache misses of every leaf
-  // at once (GclManager's prefetch hints), then each leaf latched and
-  // searched in turn, moving right if it split meanwhile. For a
+  // for an absent key): the keys in order, one descent through the inner
+  // levels (usually cached near the CPU) per run of keys under one parent
+  // of leaves, then the cache misses of every leaf at once (GclManager's
+  // prefetch hints), then each leaf latched and searched in turn, moving
+  // right if it split meanwhile. For a
   // procedure's independent point lookups (a TPC-C order's items): their
   // leaves are usually cold, and the misses overlap instead of queueing.
   // Each value is one Lookup would have returned at some moment of the
