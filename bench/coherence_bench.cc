@@ -290,6 +290,7 @@ int Main() {
     }
   }
   absl::SleepFor(absl::Seconds(FLAGS_warmup_s));
+  (*fabric)->WaitUntilPopulated();  // no populating thread beside the run
   std::vector<cc::CacheStats> stats_before;
   for (auto& m : managers) stats_before.push_back(m->Stats());
   std::vector<rdma::FabricCounters> worker_before;

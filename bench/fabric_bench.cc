@@ -242,6 +242,7 @@ int Main() {
     std::cerr << "fabric_bench: " << fabric.status().message() << "\n";
     return 1;
   }
+  (*fabric)->WaitUntilPopulated();  // no populating thread beside the runs
 
   (FLAGS_json ? std::cerr : std::cout) << absl::StrFormat(
       "fabric_bench: fabric=%s rtt_ns=%d bandwidth_gbps=%g "

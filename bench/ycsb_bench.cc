@@ -424,6 +424,7 @@ int Main() {
       FLAGS_records / load_s, tree_stats.height, tree_stats.leaves,
       tree_stats.inner_nodes, tree_mb);
 
+  (*fabric)->WaitUntilPopulated();  // no populating thread beside the runs
   for (const Mix& mix : mixes) {
     std::atomic<bool> stop{false};
     std::vector<std::vector<uint64_t>> ops(

@@ -158,6 +158,12 @@ class Fabric {
   virtual uint64_t memory_node_bytes() const = 0;
   virtual uint64_t chunk_bytes() const = 0;
 
+  // Blocks until the memory the loopback fabric commits in the background
+  // (PopulateMode::kInBackground, fabric_options.h) is committed, so that a
+  // measured run does not share the machine with the populating thread.
+  // Returns at once otherwise (verbs pins memory when registering it).
+  virtual void WaitUntilPopulated() {}
+
   // Sum over the hosted compute nodes.
   FabricCounters Counters();
 };

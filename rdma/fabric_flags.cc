@@ -13,11 +13,14 @@ DEFINE_uint64(pool_mb, 256, "Size of each memory node's region, in MiB");
 DEFINE_uint64(chunk_kb, 1024,
               "Allocation chunk a compute node takes from a memory node at a "
               "time, in KiB (power of two)");
-DEFINE_bool(populate_memory, false,
-            "Loopback: fault in the memory nodes' regions and the compute "
-            "nodes' caches at start, as an RDMA NIC's registration pins "
-            "them, so first-touch page zeroing stays out of measured runs "
-            "(costs that memory and ~2 s per GiB at start on a VM)");
+DEFINE_string(populate_memory, "background",
+              "Loopback: when to commit (fault in) the memory nodes' regions "
+              "and the compute nodes' caches, which an RDMA NIC's "
+              "registration pins at start. background: a thread of its own "
+              "commits them all, so first-touch page zeroing stays out of "
+              "transactions; start: all before the run begins (~1-2 s per "
+              "GiB on a VM); touch: only pages used, each zeroed by the "
+              "thread that touches it first (least memory)");
 DEFINE_int64(rtt_ns, 0,
              "Loopback cost model: nanoseconds a round trip costs the "
              "calling thread (0 = free)");
@@ -40,7 +43,9 @@ absl::StatusOr<FabricOptions> FabricOptionsFromFlags() {
   options.compute_nodes = FLAGS_compute_nodes;
   options.pool_bytes = FLAGS_pool_mb * FabricOptions::kMiB;
   options.chunk_bytes = FLAGS_chunk_kb * 1024;
-  options.populate_memory = FLAGS_populate_memory;
+  auto populate = ParsePopulateMode(FLAGS_populate_memory);
+  if (!populate.ok()) return populate.status();
+  options.populate_memory = *populate;
   options.rtt_ns = FLAGS_rtt_ns;
   options.bandwidth_gbps = FLAGS_bandwidth_gbps;
   options.cluster_file = FLAGS_cluster;

@@ -26,6 +26,28 @@ absl::StatusOr<FabricKind> ParseFabricKind(const std::string& name) {
       "--fabric=%s is not a fabric: use loopback or verbs", name));
 }
 
+absl::StatusOr<PopulateMode> ParsePopulateMode(const std::string& name) {
+  if (name == "touch") return PopulateMode::kOnFirstTouch;
+  if (name == "background") return PopulateMode::kInBackground;
+  if (name == "start") return PopulateMode::kAtStart;
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--populate_memory=%s is not a choice: use touch, "
+                      "background or start",
+                      name));
+}
+
+const char* PopulateModeName(PopulateMode populate) {
+  switch (populate) {
+    case PopulateMode::kOnFirstTouch:
+      return "touch";
+    case PopulateMode::kInBackground:
+      return "background";
+    case PopulateMode::kAtStart:
+      return "start";
+  }
+  return "?";
+}
+
 const char* FabricKindName(FabricKind kind) {
   return kind == FabricKind::kLoopback ? "loopback" : "verbs";
 }

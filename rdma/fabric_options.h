@@ -20,6 +20,22 @@ enum class FabricKind { kLoopback, kVerbs };
 absl::StatusOr<FabricKind> ParseFabricKind(const std::string& name);
 const char* FabricKindName(FabricKind kind);
 
+// When the loopback fabric commits the pages of its memory nodes' regions
+// and of the regions compute nodes register (the SELCC cache arena). An RDMA
+// NIC's registration pins them at start (the verbs backend always does);
+// left to first touch, the kernel zero-fills each page inside whatever
+// touches it first: on the development VM ~10 us per 4 KiB page, a quarter
+// of a TPC-C run's CPU, which no real deployment pays per transaction.
+enum class PopulateMode {
+  kOnFirstTouch,  // commit pages as they are touched: costs only what is used
+  kInBackground,  // a loopback thread commits them all, lowest address first
+  kAtStart,       // commit them all before the fabric (or region) is returned
+};
+
+// "touch", "background", "start".
+absl::StatusOr<PopulateMode> ParsePopulateMode(const std::string& name);
+const char* PopulateModeName(PopulateMode populate);
+
 struct FabricOptions {
   static constexpr int kMaxMemoryNodes = 256;
   static constexpr int kMaxComputeNodes = 64;
@@ -31,14 +47,11 @@ struct FabricOptions {
   uint64_t pool_bytes = 256 * kMiB;  // per memory node (--pool_mb)
   uint64_t chunk_bytes = 1 * kMiB;   // allocation unit of the bump pointer
 
-  // Loopback: fault in (zero-fill) every memory node's region at creation
-  // and every region a compute node registers (the SELCC cache arena) at
-  // registration, as registering memory with an RDMA NIC pins it (the
-  // verbs backend always does). Without it pages are zeroed on first
-  // touch, which lands in whatever runs then: ~10% of a TPC-C run's CPU.
-  // Costs the regions' memory and time up front (~2 s per GiB on the
-  // development VM), so it is off unless asked for (--populate_memory).
-  bool populate_memory = false;
+  // Loopback: see PopulateMode. Committing costs the regions' memory and
+  // ~1-2 s of CPU per GiB on the development VM, so tests (which build many
+  // small fabrics) leave it to first touch; binaries default to the
+  // background (--populate_memory).
+  PopulateMode populate_memory = PopulateMode::kOnFirstTouch;
 
   // Loopback cost model: the calling thread spins for rtt_ns plus the
   // payload's transfer time at bandwidth_gbps for every round trip.

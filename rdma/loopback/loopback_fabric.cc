@@ -7,24 +7,13 @@
 
 #include "absl/strings/str_format.h"
 #include "rdma/loopback/loopback_compute_node.h"
+#include "rdma/loopback/memory_populator.h"
 #include "rdma/memory_node_layout.h"
 
 namespace strand::rdma {
 
-void PopulateMemory(void* base, uint64_t bytes) {
-  // madvise wants a page-aligned start: populate the whole pages inside.
-  const uintptr_t page = 4096;
-  const uintptr_t begin =
-      (reinterpret_cast<uintptr_t>(base) + page - 1) & ~(page - 1);
-  const uintptr_t end =
-      (reinterpret_cast<uintptr_t>(base) + bytes) & ~(page - 1);
-  if (end > begin) {
-    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
-  }
-}
-
 absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> LoopbackMemoryNode::Create(
-    uint64_t bytes, uint64_t chunk_bytes, bool populate) {
+    uint64_t bytes, uint64_t chunk_bytes, bool populate_now) {
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
@@ -32,7 +21,7 @@ absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> LoopbackMemoryNode::Create(
         absl::StrFormat("cannot map a %d MiB memory node: %s; lower --pool_mb",
                         bytes >> 20, std::strerror(errno)));
   }
-  if (populate) PopulateMemory(base, bytes);
+  if (populate_now) PopulateMemory(base, bytes);
   InitMemoryNodeRegion(base, bytes, chunk_bytes);
   return std::unique_ptr<LoopbackMemoryNode>(
       new LoopbackMemoryNode(static_cast<uint8_t*>(base), bytes));
@@ -44,6 +33,7 @@ LoopbackFabric::LoopbackFabric(const FabricOptions& options)
     : options_(options), cost_model_(options.rtt_ns, options.bandwidth_gbps) {}
 
 LoopbackFabric::~LoopbackFabric() {
+  populator_.Stop();  // before the regions it populates go away
   // Handler threads may still touch memory nodes: stop them first.
   for (auto& node : compute_nodes_) node->StopHandlers();
   compute_nodes_.clear();
@@ -56,8 +46,12 @@ absl::StatusOr<std::unique_ptr<Fabric>> LoopbackFabric::Create(
   std::unique_ptr<LoopbackFabric> fabric(new LoopbackFabric(options));
   for (int i = 0; i < options.memory_nodes; ++i) {
     auto node = LoopbackMemoryNode::Create(
-        options.pool_bytes, options.chunk_bytes, options.populate_memory);
+        options.pool_bytes, options.chunk_bytes,
+        options.populate_memory == PopulateMode::kAtStart);
     if (!node.ok()) return node.status();
+    if (options.populate_memory == PopulateMode::kInBackground) {
+      fabric->populator_.Add((*node)->base(), (*node)->bytes());
+    }
     fabric->memory_nodes_.push_back(*std::move(node));
   }
   for (int i = 0; i < options.compute_nodes; ++i) {

@@ -14,23 +14,20 @@
 #include "rdma/fabric.h"
 #include "rdma/fabric_options.h"
 #include "rdma/loopback/cost_model.h"
+#include "rdma/loopback/memory_populator.h"
 
 namespace strand::rdma {
-
-// Faults in the pages of [base, base + bytes) writable without changing
-// their contents (MADV_POPULATE_WRITE, Linux 5.14). Advisory: on an older
-// kernel the pages are faulted on first touch as before.
-void PopulateMemory(void* base, uint64_t bytes);
 
 class LoopbackComputeNode;
 
 // One memory node: a zero-filled anonymous mapping. Pages are committed on
 // first touch, so a large --pool_mb costs only what is used, unless
-// `populate` faults them all in at once (FabricOptions::populate_memory).
+// `populate_now` faults them all in at once or the fabric's populator does
+// it in the background (FabricOptions::populate_memory).
 class LoopbackMemoryNode {
  public:
   static absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> Create(
-      uint64_t bytes, uint64_t chunk_bytes, bool populate);
+      uint64_t bytes, uint64_t chunk_bytes, bool populate_now);
   ~LoopbackMemoryNode();
 
   uint8_t* base() const { return base_; }
@@ -59,6 +56,7 @@ class LoopbackFabric : public Fabric {
   absl::StatusOr<ComputeNode*> compute_node(ComputeNodeId id) override;
   uint64_t memory_node_bytes() const override { return options_.pool_bytes; }
   uint64_t chunk_bytes() const override { return options_.chunk_bytes; }
+  void WaitUntilPopulated() override { populator_.WaitUntilIdle(); }
   const FabricOptions& options() const { return options_; }
 
   // For endpoints: the local pointer behind [addr, addr + length), or an
@@ -67,6 +65,8 @@ class LoopbackFabric : public Fabric {
   // The hosted compute node `id` (checked by the caller).
   LoopbackComputeNode& node(ComputeNodeId id) { return *compute_nodes_[id]; }
   const CostModel& cost_model() const { return cost_model_; }
+  // Commits memory in the background (PopulateMode::kInBackground).
+  MemoryPopulator& populator() { return populator_; }
 
  private:
   explicit LoopbackFabric(const FabricOptions& options);
@@ -75,6 +75,7 @@ class LoopbackFabric : public Fabric {
   const CostModel cost_model_;
   std::vector<std::unique_ptr<LoopbackMemoryNode>> memory_nodes_;
   std::vector<std::unique_ptr<LoopbackComputeNode>> compute_nodes_;
+  MemoryPopulator populator_;  // stopped first: it touches the regions
 };
 
 }  // namespace strand::rdma

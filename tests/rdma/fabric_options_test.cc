@@ -5,10 +5,13 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "glog/logging.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rdma/loopback/loopback_fabric.h"
+#include "rdma/loopback/memory_populator.h"
 #include "tests/testing/test_fabric.h"
 
 namespace strand::rdma {
@@ -123,33 +126,105 @@ TEST(PopulateMemoryTest, FaultsInEveryPageAndKeepsTheContents) {
   EXPECT_EQ(m.base[10 * kPage], 0);
 }
 
-TEST(PopulateMemoryTest, LoopbackPopulatesPoolAndRegisteredRegionsOnlyIfAsked) {
-  for (bool populate : {false, true}) {
-    SCOPED_TRACE(populate);
+TEST(PopulateMemoryTest, PopulatorFaultsInQueuedRegionsAndKeepsTheContents) {
+  // Regions larger than the populator's step, one not page-aligned.
+  Mapping a(3000 * kPage);
+  Mapping b(1500 * kPage);
+  std::memcpy(a.base + 2049 * kPage + 7, "strand", 6);
+  MemoryPopulator populator;
+  populator.Add(a.base, a.bytes);
+  populator.Add(b.base + 100, b.bytes - 100);  // its first page only partly
+  populator.WaitUntilIdle();
+  EXPECT_EQ(ResidentPages(a.base, a.bytes), size_t{3000});
+  EXPECT_EQ(ResidentPages(b.base + kPage, b.bytes - kPage), size_t{1499});
+  EXPECT_EQ(std::memcmp(a.base + 2049 * kPage + 7, "strand", 6), 0);
+}
+
+TEST(PopulateMemoryTest, StoppedPopulatorIgnoresNewRegions) {
+  Mapping m(64 * kPage);
+  MemoryPopulator populator;
+  populator.Stop();
+  populator.Add(m.base, m.bytes);
+  populator.WaitUntilIdle();  // returns: stopped
+  EXPECT_LT(ResidentPages(m.base, m.bytes), size_t{8});
+}
+
+TEST(PopulateMemoryTest, StopAbandonsTheRestOfARegion) {
+  // 1 GiB takes well over 100 ms to zero-fill on any machine.
+  Mapping big(size_t{1} << 30);
+  MemoryPopulator populator;
+  populator.Add(big.base, big.bytes);
+  absl::SleepFor(absl::Milliseconds(5));
+  const absl::Time start = absl::Now();
+  populator.Stop();
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(500));
+  EXPECT_LT(ResidentPages(big.base, big.bytes), big.bytes / kPage);
+}
+
+TEST(PopulateMemoryTest, FabricStopsItsPopulatorWhenDestroyed) {
+  // Destroyed while its pool is still being populated: no hang, no wait
+  // for the whole pool.
+  FabricOptions options;
+  options.kind = FabricKind::kLoopback;
+  options.pool_bytes = uint64_t{1} << 30;
+  options.populate_memory = PopulateMode::kInBackground;
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < 5; ++i) {
+    auto fabric = CreateFabric(options);
+    ASSERT_TRUE(fabric.ok()) << fabric.status();
+    absl::SleepFor(absl::Milliseconds(20));  // the thread is mid-pool
+  }
+  // Populating 1 GiB takes well over 300 ms; five stops take milliseconds.
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(1500));
+}
+
+TEST(PopulateModeTest, ParsesItsNamesAndRejectsOthers) {
+  for (PopulateMode mode :
+       {PopulateMode::kOnFirstTouch, PopulateMode::kInBackground,
+        PopulateMode::kAtStart}) {
+    auto parsed = ParsePopulateMode(PopulateModeName(mode));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(*parsed, mode);
+  }
+  auto bad = ParsePopulateMode("yes");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::HasSubstr("--populate_memory"));
+}
+
+TEST(PopulateMemoryTest, LoopbackPopulatesPoolAndRegisteredRegionsAsAsked) {
+  for (PopulateMode mode :
+       {PopulateMode::kOnFirstTouch, PopulateMode::kInBackground,
+        PopulateMode::kAtStart}) {
+    SCOPED_TRACE(PopulateModeName(mode));
+    const bool populates = mode != PopulateMode::kOnFirstTouch;
     // Loopback whatever STRAND_TEST_FABRIC says: verbs always pins.
     FabricOptions options;
     options.kind = FabricKind::kLoopback;
     options.pool_bytes = 8 << 20;
-    options.populate_memory = populate;
+    options.populate_memory = mode;
     auto created = CreateFabric(options);
     ASSERT_TRUE(created.ok()) << created.status();
     std::unique_ptr<Fabric> fabric = *std::move(created);
     auto& loopback = static_cast<LoopbackFabric&>(*fabric);
     auto pool = loopback.Translate(GlobalAddress(0, 0), options.pool_bytes);
     ASSERT_TRUE(pool.ok()) << pool.status();
-    const size_t pool_pages = options.pool_bytes / kPage;
-    if (populate) {
-      EXPECT_EQ(ResidentPages(*pool, options.pool_bytes), pool_pages);
-    } else {
-      EXPECT_LT(ResidentPages(*pool, options.pool_bytes), pool_pages / 2);
-    }
 
     Mapping m(32 * kPage);
     std::memcpy(m.base + 5 * kPage, "cache", 5);
     auto node = fabric->compute_node(0);
     ASSERT_TRUE(node.ok());
     ASSERT_TRUE((*node)->RegisterLocalMemory(m.base, m.bytes).ok());
-    EXPECT_EQ(ResidentPages(m.base, m.bytes) == 32, populate);
+    if (mode == PopulateMode::kInBackground) {
+      loopback.populator().WaitUntilIdle();
+    }
+    const size_t pool_pages = options.pool_bytes / kPage;
+    if (populates) {
+      EXPECT_EQ(ResidentPages(*pool, options.pool_bytes), pool_pages);
+    } else {
+      EXPECT_LT(ResidentPages(*pool, options.pool_bytes), pool_pages / 2);
+    }
+    EXPECT_EQ(ResidentPages(m.base, m.bytes) == 32, populates);
     EXPECT_EQ(std::memcmp(m.base + 5 * kPage, "cache", 5), 0);
   }
 }

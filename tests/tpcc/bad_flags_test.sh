@@ -23,6 +23,8 @@ expect_usage_error --mix=new_orders
 expect_usage_error --threads=0
 expect_usage_error --pool_mb=16 --warehouses=4
 expect_usage_error --no_such_flag
+expect_usage_error --populate_memory=yes
+expect_usage_error --populate_memory
 expect_usage_error --wal=maybe
 expect_usage_error --wal=on
 expect_usage_error --wal_dir=/tmp/x
