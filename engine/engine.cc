@@ -208,14 +208,15 @@ absl::StatusOr<txn::IndexId> Engine::AddIndex(
 }
 
 absl::StatusOr<txn::TableId> Engine::CreateTable(
-    std::string_view name, const storage::Schema& schema) {
+    std::string_view name, const storage::Schema& schema,
+    const storage::TableOptions& options) {
   absl::MutexLock lock(&mu_);
   if (absl::Status s = CheckNotFrozen("CreateTable"); !s.ok()) return s;
   storage::TableDescriptor table;
   {
     absl::MutexLock admin(&first_node_->admin_mu());
-    auto created =
-        first_node_->catalog().CreateTable(first_node_->admin(), name, schema);
+    auto created = first_node_->catalog().CreateTable(first_node_->admin(),
+                                                      name, schema, options);
     if (!created.ok()) return created.status();
     table = *std::move(created);
   }

@@ -48,6 +48,7 @@
 #include "rdma/fabric.h"
 #include "storage/catalog.h"
 #include "storage/schema.h"
+#include "storage/table_options.h"
 #include "txn/database.h"
 
 namespace strand::engine {
@@ -66,8 +67,12 @@ class Engine {
 
   // Tables and indexes, by name in the shared catalog. Create fails with
   // AlreadyExists for a taken name; Open with NotFound for an unknown one.
-  absl::StatusOr<txn::TableId> CreateTable(std::string_view name,
-                                           const storage::Schema& schema);
+  // `options` fix the table's layout (storage/table_options.h: e.g. one
+  // row per page for small rows that different nodes update); Open takes
+  // them from the table.
+  absl::StatusOr<txn::TableId> CreateTable(
+      std::string_view name, const storage::Schema& schema,
+      const storage::TableOptions& options = {});
   absl::StatusOr<txn::TableId> OpenTable(std::string_view name);
   // An index over `table`; keys are `key_width` bytes (index/key_codec.h).
   absl::StatusOr<txn::IndexId> CreateIndex(std::string_view name,

@@ -258,11 +258,11 @@ absl::StatusOr<Catalog::Entry> Catalog::Append(
   return entry;
 }
 
-absl::StatusOr<TableDescriptor> Catalog::CreateTable(cc::ThreadContext& ctx,
-                                                     std::string_view name,
-                                                     const Schema& schema) {
+absl::StatusOr<TableDescriptor> Catalog::CreateTable(
+    cc::ThreadContext& ctx, std::string_view name, const Schema& schema,
+    const TableOptions& options) {
   auto entry = Append(ctx, name, [&](Entry& e) -> absl::Status {
-    auto root = HeapTable::Create(manager_, ctx, e.id, schema);
+    auto root = HeapTable::Create(manager_, ctx, e.id, schema, options);
     if (!root.ok()) return root.status();
     const std::string bytes = schema.Serialize();
     auto blob = WriteBlob(ctx, bytes);

@@ -39,6 +39,7 @@
 #include "absl/status/statusor.h"
 #include "cc/gcl_manager.h"
 #include "storage/schema.h"
+#include "storage/table_options.h"
 
 namespace strand::storage {
 
@@ -72,10 +73,12 @@ class Catalog {
 
   rdma::GlobalAddress head() const { return head_; }
 
-  // Creates the heap table `name` (HeapTable::Create) and records it.
+  // Creates the heap table `name` (HeapTable::Create) and records it. The
+  // options live in the table's root, not in the entry.
   absl::StatusOr<TableDescriptor> CreateTable(cc::ThreadContext& ctx,
                                               std::string_view name,
-                                              const Schema& schema);
+                                              const Schema& schema,
+                                              const TableOptions& options = {});
   absl::StatusOr<TableDescriptor> FindTable(cc::ThreadContext& ctx,
                                             std::string_view name);
 

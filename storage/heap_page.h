@@ -4,7 +4,9 @@
 // Layout of the GCL payloads of a heap table (heap_table.h).
 //
 // Table root GCL (one per table; the catalog points to it):
-//   0  u32 magic 'HTBR'   4 u32 table id   8 u32 tuple bytes  12 u32 0
+//   0  u32 magic 'HTBR'   4 u32 table id   8 u32 tuple bytes
+//   12 u32 max rows per page (TableOptions; 0 = as many as fit, which is
+//          also what a root written before the option existed holds)
 //   16 u64 first page (raw GlobalAddress; pages form a singly linked list,
 //          newest first)
 //   24 u64 page count
@@ -20,8 +22,9 @@
 // bytes), with 16 it holds 6. The magic and the table id together are the
 // sanity check of a tuple address (IsPageOf); the tuple bytes are the
 // table's, in its root. `slots` (<= TupleAddress::kMaxSlots, 4096) is the
-// table's slots_per_page, which a scan checks too before it trusts a page
-// it reached by a next-page link.
+// table's slots_per_page (what fits, capped by the root's max rows per
+// page), which a scan checks too before it trusts a page it reached by a
+// next-page link.
 //
 // Invariants: a page's header is written once, before the page is linked
 // from the root, and never changes; a slot's kLive flag is set once (by the
@@ -39,6 +42,7 @@ inline constexpr uint16_t kPageMagic = 0x5048;      // "HP"
 inline constexpr uint32_t kRootMagicOffset = 0;
 inline constexpr uint32_t kRootTableIdOffset = 4;
 inline constexpr uint32_t kTupleBytesOffset = 8;
+inline constexpr uint32_t kMaxRowsPerPageOffset = 12;
 inline constexpr uint32_t kFirstPageOffset = 16;
 inline constexpr uint32_t kPageCountOffset = 24;
 inline constexpr uint32_t kRootBytes = 32;
@@ -55,6 +59,14 @@ inline uint32_t SlotsPerPage(uint32_t payload_bytes, uint32_t tuple_bytes,
   if (payload_bytes <= kPageHeaderBytes || tuple_bytes == 0) return 0;
   const uint32_t n = (payload_bytes - kPageHeaderBytes) / tuple_bytes;
   return n < max_slots ? n : max_slots;
+}
+
+// Slots a page holds under a table's max rows per page (0: no limit).
+inline uint32_t SlotsPerPage(uint32_t payload_bytes, uint32_t tuple_bytes,
+                             uint32_t max_slots, uint32_t max_rows_per_page) {
+  const uint32_t fit = SlotsPerPage(payload_bytes, tuple_bytes, max_slots);
+  return max_rows_per_page != 0 && max_rows_per_page < fit ? max_rows_per_page
+                                                           : fit;
 }
 
 inline uint32_t SlotOffset(uint32_t slot, uint32_t tuple_bytes) {

@@ -19,7 +19,8 @@ static_assert(TupleAddress::kMaxSlots <= UINT16_MAX);
 absl::StatusOr<GlobalAddress> HeapTable::Create(cc::GclManager& manager,
                                                 cc::ThreadContext& ctx,
                                                 uint32_t table_id,
-                                                const Schema& schema) {
+                                                const Schema& schema,
+                                                const TableOptions& options) {
   if (heap_page::SlotsPerPage(manager.payload_bytes(), schema.tuple_bytes(),
                               TupleAddress::kMaxSlots) == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -36,6 +37,8 @@ absl::StatusOr<GlobalAddress> HeapTable::Create(cc::GclManager& manager,
   Put<uint32_t>(p + heap_page::kRootMagicOffset, heap_page::kRootMagic);
   Put<uint32_t>(p + heap_page::kRootTableIdOffset, table_id);
   Put<uint32_t>(p + heap_page::kTupleBytesOffset, schema.tuple_bytes());
+  Put<uint32_t>(p + heap_page::kMaxRowsPerPageOffset,
+                options.max_rows_per_page);
   if (absl::Status s = guard->Unlock(); !s.ok()) return s;
   return *root;
 }
@@ -57,19 +60,23 @@ absl::StatusOr<std::unique_ptr<HeapTable>> HeapTable::Open(
         schema.tuple_bytes()));
   }
   const uint32_t table_id = Get<uint32_t>(p, heap_page::kRootTableIdOffset);
-  return std::unique_ptr<HeapTable>(
-      new HeapTable(manager, root, table_id, std::move(schema)));
+  const uint32_t max_rows_per_page =
+      Get<uint32_t>(p, heap_page::kMaxRowsPerPageOffset);
+  return std::unique_ptr<HeapTable>(new HeapTable(
+      manager, root, table_id, std::move(schema), max_rows_per_page));
 }
 
 HeapTable::HeapTable(cc::GclManager& manager, GlobalAddress root,
-                     uint32_t table_id, Schema schema)
+                     uint32_t table_id, Schema schema,
+                     uint32_t max_rows_per_page)
     : manager_(manager),
       root_(root),
       table_id_(table_id),
       schema_(std::move(schema)),
       tuple_bytes_(schema_.tuple_bytes()),
       slots_per_page_(heap_page::SlotsPerPage(
-          manager.payload_bytes(), tuple_bytes_, TupleAddress::kMaxSlots)) {}
+          manager.payload_bytes(), tuple_bytes_, TupleAddress::kMaxSlots,
+          max_rows_per_page)) {}
 
 uint32_t HeapTable::SlotOffset(uint32_t slot) const {
   return heap_page::SlotOffset(slot, tuple_bytes_);

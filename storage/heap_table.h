@@ -13,6 +13,13 @@
 // allocates a new one and links it at the head of the table's page list
 // (under the table root GCL's latch).
 //
+// Rows per page: as many as fit, unless the table was created with
+// TableOptions::max_rows_per_page (kept in the root, so every node that
+// opens the table agrees). The page is the unit of latching, so rows that
+// different threads or nodes update conflict when they share one, however
+// unrelated the rows are; small hot rows (TPC-C WAREHOUSE, DISTRICT) get a
+// GCL each with a limit of 1.
+//
 // Deletes set the tuple's kDeleted flag and leave the bytes in place: the
 // slot is NOT reused (a documented leak). Reuse needs to know that no
 // transaction can still read the old version through an index or a
@@ -45,6 +52,7 @@
 #include "absl/types/span.h"
 #include "cc/gcl_manager.h"
 #include "storage/schema.h"
+#include "storage/table_options.h"
 #include "storage/tuple_address.h"
 
 namespace strand::storage {
@@ -53,13 +61,14 @@ class HeapTable {
  public:
   // Allocates and initializes the root GCL of a new, empty table; returns
   // its address. InvalidArgument if a tuple does not fit one GCL.
-  static absl::StatusOr<rdma::GlobalAddress> Create(cc::GclManager& manager,
-                                                    cc::ThreadContext& ctx,
-                                                    uint32_t table_id,
-                                                    const Schema& schema);
+  // `options` (table_options.h) are recorded in the root.
+  static absl::StatusOr<rdma::GlobalAddress> Create(
+      cc::GclManager& manager, cc::ThreadContext& ctx, uint32_t table_id,
+      const Schema& schema, const TableOptions& options = {});
 
   // The table whose root GCL is `root`, for this compute node. Checks that
-  // the root is a heap table root of this schema's tuple size.
+  // the root is a heap table root of this schema's tuple size; takes the
+  // table's options from the root.
   static absl::StatusOr<std::unique_ptr<HeapTable>> Open(
       cc::GclManager& manager, cc::ThreadContext& ctx, rdma::GlobalAddress root,
       Schema schema);
@@ -67,6 +76,7 @@ class HeapTable {
   const Schema& schema() const { return schema_; }
   rdma::GlobalAddress root() const { return root_; }
   uint32_t table_id() const { return table_id_; }
+  // Rows a page holds: what fits a GCL, capped by max_rows_per_page.
   uint32_t slots_per_page() const { return slots_per_page_; }
   // Where slot `slot` starts in its page's payload: for txn/, which latches
   // the page itself and edits the tuple header in place.
@@ -132,7 +142,7 @@ class HeapTable {
 
  private:
   HeapTable(cc::GclManager& manager, rdma::GlobalAddress root,
-            uint32_t table_id, Schema schema);
+            uint32_t table_id, Schema schema, uint32_t max_rows_per_page);
 
   // Address validity and the bytes of its slot in a latched payload.
   absl::Status CheckAddress(TupleAddress address) const;

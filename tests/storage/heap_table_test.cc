@@ -3,6 +3,7 @@
 
 #include "storage/heap_table.h"
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -20,7 +21,7 @@ namespace {
 
 class HeapTableTest : public ::testing::TestWithParam<cc::Protocol> {
  protected:
-  void Start(int nodes, uint32_t gcl_size) {
+  void Start(int nodes, uint32_t gcl_size, TableOptions options = {}) {
     cc::CcOptions o;
     o.protocol = GetParam();
     o.gcl_size = gcl_size;
@@ -32,7 +33,8 @@ class HeapTableTest : public ::testing::TestWithParam<cc::Protocol> {
                                {"name", ColumnType::kChar, 12},
                                {"amount", ColumnType::kDecimal, 0, 2}});
     ctx_ = *m(0).NewThreadContext();
-    auto root = HeapTable::Create(m(0), *ctx_, /*table_id=*/7, schema_);
+    auto root =
+        HeapTable::Create(m(0), *ctx_, /*table_id=*/7, schema_, options);
     ASSERT_TRUE(root.ok()) << root.status();
     root_ = *root;
   }
@@ -49,6 +51,43 @@ class HeapTableTest : public ::testing::TestWithParam<cc::Protocol> {
     t.SetChars(2, "row" + std::to_string(id));
     t.SetDecimal(3, id * 100);
     return t;
+  }
+
+  // Inserts rows first_id.. first_id + n - 1 through `ctx` (one thread, so
+  // one insert page at a time); returns their addresses.
+  std::vector<TupleAddress> InsertRows(HeapTable& table, cc::ThreadContext& ctx,
+                                       int64_t first_id, int n) {
+    std::vector<TupleAddress> addresses;
+    for (int64_t id = first_id; id < first_id + n; ++id) {
+      TupleBuffer row = Row(id, 0);
+      auto a = table.Insert(ctx, absl::MakeConstSpan(row.data(), row.size()));
+      EXPECT_TRUE(a.ok()) << a.status();
+      if (a.ok()) addresses.push_back(*a);
+    }
+    return addresses;
+  }
+  // Rows per page, by page, of `addresses`.
+  static absl::flat_hash_map<rdma::GlobalAddress, int> RowsByPage(
+      const std::vector<TupleAddress>& addresses) {
+    absl::flat_hash_map<rdma::GlobalAddress, int> rows;
+    for (const TupleAddress& a : addresses) ++rows[a.gcl()];
+    return rows;
+  }
+  // Ids of the rows a scan of `table` sees.
+  std::vector<int64_t> ScannedIds(HeapTable& table, cc::ThreadContext& ctx) {
+    std::vector<int64_t> ids;
+    absl::Status s = table.Scan(ctx, [&](TupleAddress, const uint8_t* t) {
+      ids.push_back(TupleView(schema_, t).GetInt(0));
+      return true;
+    });
+    EXPECT_TRUE(s.ok()) << s;
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+  static std::vector<int64_t> Ids(int64_t first, int n) {
+    std::vector<int64_t> ids(n);
+    for (int i = 0; i < n; ++i) ids[i] = first + i;
+    return ids;
   }
 
   std::unique_ptr<testing::CcCluster> cluster_;
@@ -169,6 +208,95 @@ TEST_P(HeapTableTest, PagesFollowTheDocumentedLayout) {
       absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(
       other->Read(*ctx_, *b, absl::MakeSpan(out.data(), out.size())).ok());
+}
+
+// TableOptions::max_rows_per_page 1: every row gets its own page (GCL, the
+// unit of latching), and the page header says so.
+TEST_P(HeapTableTest, OneRowPerPageGivesEachRowItsOwnGcl) {
+  Start(1, 256, TableOptions{.max_rows_per_page = 1});
+  auto table = OpenOn(0, *ctx_);
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->slots_per_page(), 1u);
+  constexpr int kRows = 12;
+  const std::vector<TupleAddress> addresses =
+      InsertRows(*table, *ctx_, 0, kRows);
+  ASSERT_EQ(addresses.size(), kRows);
+  EXPECT_EQ(*table->PageCount(*ctx_), kRows);
+  EXPECT_EQ(RowsByPage(addresses).size(), kRows);  // distinct GCLs
+  for (const TupleAddress& a : addresses) {
+    EXPECT_EQ(a.slot(), 0u);
+    auto page = m(0).SLock(*ctx_, a.gcl());
+    ASSERT_TRUE(page.ok()) << page.status();
+    EXPECT_EQ(heap_page::Get<uint16_t>(page->data(), heap_page::kSlotsOffset),
+              1u);
+    ASSERT_TRUE(page->Unlock().ok());
+  }
+  EXPECT_EQ(ScannedIds(*table, *ctx_), Ids(0, kRows));
+  // Slot 1 of a one-row page is not a tuple address of the table.
+  TupleBuffer out(schema_);
+  EXPECT_EQ(table
+                ->Read(*ctx_, *TupleAddress::Encode(addresses[0].gcl(), 1),
+                       absl::MakeSpan(out.data(), out.size()))
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_P(HeapTableTest, RowsPerPageLimitFillsPagesUpToTheLimit) {
+  Start(1, 256, TableOptions{.max_rows_per_page = 3});
+  auto table = OpenOn(0, *ctx_);
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->slots_per_page(), 3u);  // 4 would fit
+  const std::vector<TupleAddress> addresses = InsertRows(*table, *ctx_, 0, 10);
+  EXPECT_EQ(*table->PageCount(*ctx_), 4u);  // 3 + 3 + 3 + 1
+  std::vector<int> fill;
+  for (const auto& [page, rows] : RowsByPage(addresses)) fill.push_back(rows);
+  std::sort(fill.begin(), fill.end());
+  EXPECT_EQ(fill, (std::vector<int>{1, 3, 3, 3}));
+  EXPECT_EQ(ScannedIds(*table, *ctx_), Ids(0, 10));
+}
+
+// No limit (0, the default and what older roots hold) and a limit above
+// what fits both mean as many rows as fit.
+TEST_P(HeapTableTest, NoLimitOrALimitAboveWhatFitsFillsPages) {
+  Start(1, 256);
+  const uint32_t fits = (256u - 8 - 16) / 48;  // 4
+  uint32_t table_id = 10;
+  for (uint32_t limit : {0u, fits, fits + 1, 1000u, 1u << 20}) {
+    SCOPED_TRACE(limit);
+    auto root = HeapTable::Create(m(0), *ctx_, table_id++, schema_,
+                                  TableOptions{.max_rows_per_page = limit});
+    ASSERT_TRUE(root.ok()) << root.status();
+    auto table = *HeapTable::Open(m(0), *ctx_, *root, schema_);
+    EXPECT_EQ(table->slots_per_page(), fits);
+    const std::vector<TupleAddress> addresses =
+        InsertRows(*table, *ctx_, 0, 10);
+    EXPECT_EQ(*table->PageCount(*ctx_), 3u);  // 4 + 4 + 2
+    EXPECT_EQ(RowsByPage(addresses).size(), 3u);
+    EXPECT_EQ(ScannedIds(*table, *ctx_), Ids(0, 10));
+  }
+}
+
+// The limit lives in the root: a table opened again, or on another node,
+// keeps it, and each node's scan accepts the other's pages.
+TEST_P(HeapTableTest, RowsPerPageLimitSurvivesReopening) {
+  Start(2, 256, TableOptions{.max_rows_per_page = 1});
+  {
+    auto first = OpenOn(0, *ctx_);
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(InsertRows(*first, *ctx_, 0, 3).size(), 3u);
+  }
+  auto again = OpenOn(0, *ctx_);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->slots_per_page(), 1u);
+  auto ctx1 = *m(1).NewThreadContext();
+  auto remote = OpenOn(1, *ctx1);
+  ASSERT_NE(remote, nullptr);
+  EXPECT_EQ(remote->slots_per_page(), 1u);
+  const std::vector<TupleAddress> more = InsertRows(*remote, *ctx1, 3, 4);
+  EXPECT_EQ(RowsByPage(more).size(), 4u);
+  EXPECT_EQ(*again->PageCount(*ctx_), 7u);
+  EXPECT_EQ(ScannedIds(*again, *ctx_), Ids(0, 7));
+  EXPECT_EQ(ScannedIds(*remote, *ctx1), Ids(0, 7));
 }
 
 TEST_P(HeapTableTest, UpdateWritesBackOnlyTheChangedBytes) {

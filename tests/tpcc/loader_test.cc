@@ -63,6 +63,36 @@ TEST_F(LoaderTest, RowCountsFollowTheScale) {
   EXPECT_EQ(Scale().new_orders(), 900);
 }
 
+// tpcc/schema.cc: WAREHOUSE and DISTRICT rows, which every Payment and
+// New-Order writes, sit one to a page (GCL, the unit of latching), so
+// transactions of different home warehouses never latch the same page for
+// them, whichever loader thread wrote which row.
+TEST_F(LoaderTest, WarehouseAndDistrictRowsHaveAPageEach) {
+  cc::GclManager& m = **engine().manager(0);
+  auto ctx = *m.NewThreadContext();
+  auto catalog = *storage::Catalog::Open(m, *ctx);
+  for (const char* name : {"warehouse", "district"}) {
+    SCOPED_TRACE(name);
+    auto desc = *catalog->FindTable(*ctx, name);
+    auto heap = *storage::HeapTable::Open(m, *ctx, desc.root, desc.schema);
+    EXPECT_EQ(heap->slots_per_page(), 1u);
+    std::map<rdma::GlobalAddress, int> rows_by_page;
+    int rows = 0;
+    ASSERT_TRUE(heap->Scan(*ctx,
+                           [&](storage::TupleAddress a, const uint8_t*) {
+                             ++rows_by_page[a.gcl()];
+                             ++rows;
+                             return true;
+                           })
+                    .ok());
+    EXPECT_EQ(rows, std::string(name) == "warehouse"
+                        ? kWarehouses
+                        : kWarehouses * TestScale().districts);
+    EXPECT_EQ(rows_by_page.size(), size_t(rows));
+    EXPECT_EQ(*heap->PageCount(*ctx), uint64_t(rows));
+  }
+}
+
 TEST_F(LoaderTest, ColumnsFollowTheRules) {
   const Scale s = TestScale();
   int bad_credit = 0, customers = 0;
