@@ -165,8 +165,10 @@ int Main() {
   scale.items = FLAGS_items;
   scale.customers = FLAGS_customers;
 
-  // Size the pool: by default large enough for the chosen warehouses (an
-  // untouched loopback region costs no memory); a given --pool_mb must fit.
+  // Size the pool: by default large enough for the chosen warehouses plus
+  // room for the run (committed in full by the default
+  // --populate_memory=background; with =touch an untouched part costs no
+  // memory); a given --pool_mb must fit.
   const uint64_t need = PoolBytesNeeded(FLAGS_warehouses, scale);
   const uint64_t memory_nodes = std::max(
       1,

@@ -149,6 +149,8 @@ class TpccCrashTest : public ::testing::Test {
         "--acked_log=" + acked,
         "--duration_s=3600",
         "--warmup_s=0",
+        // Crash recovery, not speed: no wait for the pool to be committed.
+        "--populate_memory=touch",
         absl::StrCat("--seed=", seed_),
     };
     if (c.early_lock_release) args.push_back("--wal_early_lock_release");
