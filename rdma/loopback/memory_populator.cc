@@ -35,27 +35,26 @@ void PopulateMemory(void* base, uint64_t bytes) {
 
 void MemoryPopulator::Add(void* base, uint64_t bytes) {
   const auto [begin, end] = WholePages(base, bytes);
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (stopped_ || end == begin) return;
   queue_.push_back(
       {reinterpret_cast<uint8_t*>(begin), reinterpret_cast<uint8_t*>(end)});
   if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
+  changed_.notify_all();
 }
 
 void MemoryPopulator::WaitUntilIdle() {
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](MemoryPopulator* p) ABSL_SHARED_LOCKS_REQUIRED(p->mu_) {
-        return p->stopped_ || (p->queue_.empty() && !p->busy_);
-      },
-      this));
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock,
+                [this] { return stopped_ || (queue_.empty() && !busy_); });
 }
 
 void MemoryPopulator::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;
     queue_.clear();
+    changed_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
 }
@@ -64,13 +63,10 @@ void MemoryPopulator::Run() {
   for (;;) {
     Region region;
     {
-      absl::MutexLock lock(&mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       busy_ = false;
-      mu_.Await(absl::Condition(
-          +[](MemoryPopulator* p) ABSL_SHARED_LOCKS_REQUIRED(p->mu_) {
-            return p->stopped_ || !p->queue_.empty();
-          },
-          this));
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return stopped_ || !queue_.empty(); });
       if (stopped_) return;
       region = queue_.front();
       queue_.pop_front();
@@ -81,7 +77,7 @@ void MemoryPopulator::Run() {
           kStepBytes, static_cast<uint64_t>(region.end - region.next));
       PopulateMemory(region.next, step);
       region.next += step;
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       if (stopped_) return;
     }
   }

@@ -6,12 +6,13 @@
 // pins, emulated so that the kernel's first-touch page zeroing does not land
 // inside transactions.
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <mutex>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 
 namespace strand::rdma {
 
@@ -51,7 +52,10 @@ class MemoryPopulator {
   };
   void Run();
 
-  absl::Mutex mu_;
+  // std::mutex rather than absl::Mutex: Debian's abseil is not built for
+  // ThreadSanitizer, which would then see the queue as unguarded.
+  std::mutex mu_;
+  std::condition_variable changed_;  // queue_, busy_ or stopped_
   std::deque<Region> queue_ ABSL_GUARDED_BY(mu_);
   bool busy_ ABSL_GUARDED_BY(mu_) = false;  // the thread holds a region
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
