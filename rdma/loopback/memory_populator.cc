@@ -8,8 +8,8 @@
 namespace strand::rdma {
 namespace {
 
-// The step between checks for Stop(): ~2-4 ms of zero-filling on the
-// development VM.
+// The step between checks for Stop(): a few milliseconds of zero-filling
+// on the development VM (1-2 s per GiB).
 constexpr uint64_t kStepBytes = uint64_t{4} << 20;
 
 constexpr uintptr_t kPageBytes = 4096;
