@@ -61,8 +61,11 @@
 // acquiring meanwhile), reads the latch word; if it names this node the
 // handler releases it (memory is current) and answers kReleased, otherwise
 // kOutdated as before. If w got the line by a live request in between, it
-// holds M and serves requests as usual; a memo never survives the line
-// leaving the holder, so it never names a node for an older ownership.
+// holds M and serves requests as usual. The memo is cleared when the line
+// leaves the holder, but a request handled while the giving thread still
+// holds the frame's local latch (after it cleared the memo) can leave one
+// behind: it acts only if this node holds M again later, and then hands the
+// line to a node that either wants it or releases it as an orphan.
 
 #include <atomic>
 #include <condition_variable>

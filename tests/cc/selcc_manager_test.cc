@@ -420,7 +420,14 @@ TEST_F(SelccManagerTest, LeaseEndHandsTheLineToTheMostUrgentDroppedWriter) {
   EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
   EXPECT_EQ(MemoryWord(0), value);  // flushed by the handover
   EXPECT_EQ(MemoOf(0), Memo::kInvalid);
-  EXPECT_EQ(sm(0).DebugHandoverMemo(gcl_).node, -1);  // cleared
+  // The unlock used the memo (the latch word above names node 1) and
+  // cleared it; a retry node 1 or 2 sent before the handover can still
+  // reach node 0's handler while the unlocking thread holds the frame's
+  // latch and leave a memo behind: stale and harmless (invalidation.h).
+  // It can only name a node that asked.
+  const int left = sm(0).DebugHandoverMemo(gcl_).node;
+  EXPECT_TRUE(left == -1 || left == 1 || left == 2)
+      << "memo left for node " << left;
   for (int i = 0; i < 5000 && got1.load() < 0; ++i) {
     absl::SleepFor(absl::Milliseconds(1));
   }
