@@ -30,16 +30,7 @@ absl::StatusOr<LocalRegion> LoopbackComputeNode::RegisterLocalMemory(
         "compute node %d already registered %d regions", id_, kMaxRegions));
   }
   LocalRegion& region = regions_[index];
-  switch (fabric_->options().populate_memory) {
-    case PopulateMode::kOnFirstTouch:
-      break;
-    case PopulateMode::kInBackground:
-      fabric_->populator().Add(base, bytes);
-      break;
-    case PopulateMode::kAtStart:
-      PopulateMemory(base, bytes);
-      break;
-  }
+  fabric_->CommitMemory(base, bytes);
   region.base = base;
   region.bytes = bytes;
   region.peer_address.address = reinterpret_cast<uint64_t>(base);

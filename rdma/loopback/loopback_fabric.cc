@@ -13,7 +13,7 @@
 namespace strand::rdma {
 
 absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> LoopbackMemoryNode::Create(
-    uint64_t bytes, uint64_t chunk_bytes, bool populate_now) {
+    uint64_t bytes, uint64_t chunk_bytes) {
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
@@ -21,7 +21,6 @@ absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> LoopbackMemoryNode::Create(
         absl::StrFormat("cannot map a %d MiB memory node: %s; lower --pool_mb",
                         bytes >> 20, std::strerror(errno)));
   }
-  if (populate_now) PopulateMemory(base, bytes);
   InitMemoryNodeRegion(base, bytes, chunk_bytes);
   return std::unique_ptr<LoopbackMemoryNode>(
       new LoopbackMemoryNode(static_cast<uint8_t*>(base), bytes));
@@ -45,13 +44,10 @@ absl::StatusOr<std::unique_ptr<Fabric>> LoopbackFabric::Create(
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   std::unique_ptr<LoopbackFabric> fabric(new LoopbackFabric(options));
   for (int i = 0; i < options.memory_nodes; ++i) {
-    auto node = LoopbackMemoryNode::Create(
-        options.pool_bytes, options.chunk_bytes,
-        options.populate_memory == PopulateMode::kAtStart);
+    auto node =
+        LoopbackMemoryNode::Create(options.pool_bytes, options.chunk_bytes);
     if (!node.ok()) return node.status();
-    if (options.populate_memory == PopulateMode::kInBackground) {
-      fabric->populator_.Add((*node)->base(), (*node)->bytes());
-    }
+    fabric->CommitMemory((*node)->base(), (*node)->bytes());
     fabric->memory_nodes_.push_back(*std::move(node));
   }
   for (int i = 0; i < options.compute_nodes; ++i) {
@@ -59,6 +55,19 @@ absl::StatusOr<std::unique_ptr<Fabric>> LoopbackFabric::Create(
         fabric.get(), static_cast<ComputeNodeId>(i)));
   }
   return std::unique_ptr<Fabric>(std::move(fabric));
+}
+
+void LoopbackFabric::CommitMemory(void* base, uint64_t bytes) {
+  switch (options_.populate_memory) {
+    case PopulateMode::kOnFirstTouch:
+      return;
+    case PopulateMode::kInBackground:
+      populator_.Add(base, bytes);
+      return;
+    case PopulateMode::kAtStart:
+      PopulateMemory(base, bytes);
+      return;
+  }
 }
 
 std::vector<ComputeNodeId> LoopbackFabric::local_compute_nodes() const {

@@ -21,13 +21,12 @@ namespace strand::rdma {
 class LoopbackComputeNode;
 
 // One memory node: a zero-filled anonymous mapping. Pages are committed on
-// first touch, so a large --pool_mb costs only what is used, unless
-// `populate_now` faults them all in at once or the fabric's populator does
-// it in the background (FabricOptions::populate_memory).
+// first touch, so a large --pool_mb costs only what is used, unless the
+// fabric commits them (LoopbackFabric::CommitMemory).
 class LoopbackMemoryNode {
  public:
   static absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> Create(
-      uint64_t bytes, uint64_t chunk_bytes, bool populate_now);
+      uint64_t bytes, uint64_t chunk_bytes);
   ~LoopbackMemoryNode();
 
   uint8_t* base() const { return base_; }
@@ -65,8 +64,10 @@ class LoopbackFabric : public Fabric {
   // The hosted compute node `id` (checked by the caller).
   LoopbackComputeNode& node(ComputeNodeId id) { return *compute_nodes_[id]; }
   const CostModel& cost_model() const { return cost_model_; }
-  // Commits memory in the background (PopulateMode::kInBackground).
-  MemoryPopulator& populator() { return populator_; }
+  // Commits [base, base + bytes) (a memory node's region, or one a compute
+  // node registers) as options().populate_memory says: not at all (first
+  // touch), now, or on the populator's thread.
+  void CommitMemory(void* base, uint64_t bytes);
 
  private:
   explicit LoopbackFabric(const FabricOptions& options);

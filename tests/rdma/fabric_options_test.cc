@@ -215,9 +215,7 @@ TEST(PopulateMemoryTest, LoopbackPopulatesPoolAndRegisteredRegionsAsAsked) {
     auto node = fabric->compute_node(0);
     ASSERT_TRUE(node.ok());
     ASSERT_TRUE((*node)->RegisterLocalMemory(m.base, m.bytes).ok());
-    if (mode == PopulateMode::kInBackground) {
-      loopback.populator().WaitUntilIdle();
-    }
+    fabric->WaitUntilPopulated();  // returns at once unless kInBackground
     const size_t pool_pages = options.pool_bytes / kPage;
     if (populates) {
       EXPECT_EQ(ResidentPages(*pool, options.pool_bytes), pool_pages);
