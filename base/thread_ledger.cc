@@ -1,0 +1,87 @@
+#include "base/thread_ledger.h"
+
+#include "base/cycle_clock.h"
+
+namespace strand {
+namespace {
+
+int64_t ClockNanos(clockid_t clock, bool* ok) {
+  timespec ts;
+  *ok = clock_gettime(clock, &ts) == 0;
+  return *ok ? int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec : 0;
+}
+
+// Owns the thread's ledger; its destructor runs as the thread exits, before
+// the thread's CPU clock goes away.
+struct LedgerHolder {
+  std::shared_ptr<ThreadLedger> ledger = std::make_shared<ThreadLedger>();
+  ~LedgerHolder() { ledger->ThreadExiting(); }
+};
+
+LedgerHolder& Holder() {
+  thread_local LedgerHolder holder;
+  return holder;
+}
+
+}  // namespace
+
+ThreadLedger::Snapshot& ThreadLedger::Snapshot::operator+=(const Snapshot& o) {
+  cpu_ns += o.cpu_ns;
+  fabric_model_ns += o.fabric_model_ns;
+  fabric_spin_ns += o.fabric_spin_ns;
+  fabric_emulation_ns += o.fabric_emulation_ns;
+  busy_wait_ns += o.busy_wait_ns;
+  blocked_wait_ns += o.blocked_wait_ns;
+  return *this;
+}
+
+ThreadLedger::Snapshot& ThreadLedger::Snapshot::operator-=(const Snapshot& o) {
+  cpu_ns -= o.cpu_ns;
+  fabric_model_ns -= o.fabric_model_ns;
+  fabric_spin_ns -= o.fabric_spin_ns;
+  fabric_emulation_ns -= o.fabric_emulation_ns;
+  busy_wait_ns -= o.busy_wait_ns;
+  blocked_wait_ns -= o.blocked_wait_ns;
+  return *this;
+}
+
+ThreadLedger::ThreadLedger() {
+  if (pthread_getcpuclockid(pthread_self(), &cpu_clock_) != 0) {
+    cpu_clock_ = CLOCK_THREAD_CPUTIME_ID;  // readable by this thread only
+  }
+}
+
+ThreadLedger& ThreadLedger::Mine() { return *Holder().ledger; }
+
+std::shared_ptr<ThreadLedger> ThreadLedger::ForThisThread() {
+  return Holder().ledger;
+}
+
+void ThreadLedger::ThreadExiting() {
+  bool ok = false;
+  cpu_at_exit_ns_.store(ClockNanos(cpu_clock_, &ok), std::memory_order_relaxed);
+  exited_.store(true, std::memory_order_release);
+}
+
+ThreadLedger::Snapshot ThreadLedger::Read() const {
+  Snapshot s;
+  bool ok = false;
+  if (!exited_.load(std::memory_order_acquire)) {
+    s.cpu_ns = ClockNanos(cpu_clock_, &ok);
+  }
+  if (!ok) s.cpu_ns = cpu_at_exit_ns_.load(std::memory_order_relaxed);
+  s.fabric_model_ns = fabric_model_ns_.load(std::memory_order_relaxed);
+  s.fabric_spin_ns = fabric_spin_ns_.load(std::memory_order_relaxed);
+  s.fabric_emulation_ns = static_cast<int64_t>(
+      CyclesToNanos(fabric_emulation_cycles_.load(std::memory_order_relaxed)));
+  s.busy_wait_ns = busy_wait_ns_.load(std::memory_order_relaxed);
+  s.blocked_wait_ns = blocked_wait_ns_.load(std::memory_order_relaxed);
+  return s;
+}
+
+int64_t ThreadCpuNanos() {
+  bool ok = false;
+  return ClockNanos(CLOCK_THREAD_CPUTIME_ID, &ok);
+}
+
+}  // namespace strand
