@@ -327,7 +327,11 @@ TEST_F(SelccManagerTest, StarvedWritersPriorityEndsWithItsUnlock) {
   auto x = m(0).SLock(c(0), gcl_);
   ASSERT_TRUE(x.ok());
   std::thread releaser([&] {
-    absl::SleepFor(absl::Milliseconds(20));
+    // Until node 1 counts as starved: a fixed sleep gave too few retries on
+    // a loaded machine.
+    for (int i = 0; i < 10000 && m(1).Stats().lock_retries < 8; ++i) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
     ASSERT_TRUE(x->Unlock().ok());
   });
   {
