@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/thread_ledger.h"
 #include "glog/logging.h"
 #include "txn/txn.h"
 
@@ -31,11 +32,16 @@ void Session::BackOff(int attempt) {
   // Jitter, so transactions that collided do not collide again in step.
   wait = absl::Nanoseconds(
       absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(wait) + 1));
+  const absl::Time start = absl::Now();
   if (wait < absl::Microseconds(50)) {
-    const absl::Time until = absl::Now() + wait;
-    while (absl::Now() < until) std::this_thread::yield();
+    const absl::Time until = start + wait;
+    absl::Time now;
+    while ((now = absl::Now()) < until) std::this_thread::yield();
+    ThreadLedger::Mine().ChargeBusyWait(absl::ToInt64Nanoseconds(now - start));
   } else {
     absl::SleepFor(wait);
+    ThreadLedger::Mine().ChargeBlockedWait(
+        absl::ToInt64Nanoseconds(absl::Now() - start));
   }
 }
 

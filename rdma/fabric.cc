@@ -34,6 +34,12 @@ absl::StatusOr<uint64_t> Endpoint::FetchAndAdd(GlobalAddress addr,
   return old;
 }
 
+void Endpoint::Multicast(absl::Span<const ComputeNodeId> dsts,
+                         const Message& message,
+                         absl::Span<absl::Status> results) {
+  for (size_t i = 0; i < dsts.size(); ++i) results[i] = Send(dsts[i], message);
+}
+
 FabricCounters Fabric::Counters() {
   FabricCounters sum;
   for (ComputeNodeId id : local_compute_nodes()) {

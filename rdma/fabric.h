@@ -18,7 +18,7 @@
 //   Read / Write / CompareAndSwap / FetchAndAdd    1
 //   Execute(batch)                                 1, whatever its length
 //   WriteToPeer                                    1
-//   Send                                           0 (one-way message)
+//   Send, Multicast                                0 (one-way messages)
 //
 // Mapping to verbs (rdma/verbs/): Read -> IBV_WR_RDMA_READ, Write ->
 // IBV_WR_RDMA_WRITE, CompareAndSwap -> IBV_WR_ATOMIC_CMP_AND_SWP,
@@ -40,6 +40,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "rdma/batch.h"
 #include "rdma/counters.h"
 #include "rdma/global_address.h"
@@ -99,18 +100,40 @@ class Endpoint {
                                    uint32_t length) = 0;
 
   // Sends a message to compute node `dst` (may be this endpoint's own node).
-  // It is delivered exactly once to one of dst's handler threads, or an error
-  // is returned; the fabric never drops a message silently.
+  // It is delivered exactly once to dst's handler, or an error is returned;
+  // the fabric never drops a message silently. The handler may run before
+  // Send returns, on this thread (the loopback's inline delivery), so do
+  // not call Send holding a lock any node's handler may take.
   virtual absl::Status Send(ComputeNodeId dst, const Message& message) = 0;
+
+  // Send to each of `dsts` (distinct nodes); results[i] is dsts[i]'s
+  // outcome (results.size() == dsts.size()). The sends overlap: a sender
+  // that waits for every reply pays one message delay, not one per node.
+  virtual void Multicast(absl::Span<const ComputeNodeId> dsts,
+                         const Message& message,
+                         absl::Span<absl::Status> results);
 
   // This endpoint's counters since it was created.
   virtual FabricCounters Counters() const = 0;
 };
 
-// Runs on a handler thread of the receiving compute node. `endpoint` belongs
-// to that handler thread, for the one-sided work a handler does (flush,
-// ownership handover, forwarding). Handlers of one node run concurrently
-// when the node has several handler threads.
+// Handles a message sent to the receiving compute node. `endpoint` is an
+// endpoint of the receiving node for the one-sided work a handler does
+// (flush, ownership handover, forwarding), owned by the thread the handler
+// runs on. Where it runs depends on the backend: a handler thread of the
+// receiver (verbs; loopback with MessageDelivery::kThreads), or the
+// sender's thread inside Send (loopback, MessageDelivery::kInline, the
+// default: no context switch per message, fabric_options.h). So:
+//   - a handler never waits for anything only another thread provides (a
+//     lock held across a wait, a reply, the log): it try-locks and answers
+//     at once, or defers the rest to a callback (the log's durability
+//     callback, a later message);
+//   - it works only on the receiving node's state and `endpoint`, never on
+//     the calling thread's own (that is the sender's);
+//   - handlers of one node run concurrently with each other and with the
+//     node's own threads.
+// Messages it sends are delivered the same way (inline replies nest; the
+// loopback bounds the nesting and queues deeper ones to handler threads).
 using MessageHandler =
     std::function<void(const Message& message, Endpoint& endpoint)>;
 
@@ -128,12 +151,14 @@ class ComputeNode {
   virtual absl::StatusOr<LocalRegion> RegisterLocalMemory(void* base,
                                                           uint64_t bytes) = 0;
 
-  // Starts `threads` handler threads that deliver every message sent to this
-  // node to `handler`. Idle handler threads block; they do not spin. May be
-  // called once; handlers stop when the node is destroyed or StopHandlers().
+  // Makes `handler` receive every message sent to this node, and starts
+  // `threads` handler threads for the messages not delivered inline. Idle
+  // handler threads block; they do not spin. May be called once; handlers
+  // stop when the node is destroyed or StopHandlers().
   virtual absl::Status StartHandlers(MessageHandler handler, int threads) = 0;
-  // Stops and joins the handler threads; messages not yet handled are
-  // discarded. Idempotent.
+  // Stops delivery: later Sends to this node fail with Unavailable; waits
+  // for handlers running (inline ones included) and joins the threads;
+  // messages not yet handled are discarded. Idempotent.
   virtual void StopHandlers() = 0;
 
   // Sum of the counters of every endpoint this node has created (live or

@@ -27,6 +27,18 @@ DEFINE_int64(rtt_ns, 0,
 DEFINE_double(bandwidth_gbps, 0,
               "Loopback cost model: link bandwidth in Gbit/s used to charge "
               "payload bytes (0 = unlimited)");
+DEFINE_int64(nic_op_ns, 0,
+             "Loopback NIC model: nanoseconds a memory node's NIC spends on "
+             "each op; ops queue behind each other (0 = no NIC model)");
+DEFINE_double(nic_gbps, 0,
+              "Loopback NIC model: bandwidth of a memory node's port in "
+              "Gbit/s, shared by every op that reaches it (0 = unlimited)");
+DEFINE_string(message_delivery, "inline",
+              "Loopback: inline (a message's handler runs on the sender's "
+              "thread, charged the modeled delay: no context switch) or "
+              "threads (the receiver's handler threads, woken per message: "
+              "real concurrency, but on a small machine each message costs "
+              "a scheduler wake-up)");
 DEFINE_string(cluster, "",
               "Verbs: cluster file listing memory and compute nodes "
               "(see README)");
@@ -48,6 +60,11 @@ absl::StatusOr<FabricOptions> FabricOptionsFromFlags() {
   options.populate_memory = *populate;
   options.rtt_ns = FLAGS_rtt_ns;
   options.bandwidth_gbps = FLAGS_bandwidth_gbps;
+  options.nic_op_ns = FLAGS_nic_op_ns;
+  options.nic_gbps = FLAGS_nic_gbps;
+  auto delivery = ParseMessageDelivery(FLAGS_message_delivery);
+  if (!delivery.ok()) return delivery.status();
+  options.message_delivery = *delivery;
   options.cluster_file = FLAGS_cluster;
   options.node_id = FLAGS_node_id;
   if (FLAGS_pool_mb > GlobalAddress::kMaxOffset / FabricOptions::kMiB) {

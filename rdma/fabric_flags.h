@@ -3,8 +3,8 @@
 
 // The fabric flags every strand binary shares (DESIGN.md, "one flag
 // vocabulary"): --fabric --memory_nodes --compute_nodes --pool_mb
-// --chunk_kb --populate_memory --rtt_ns --bandwidth_gbps --cluster
-// --node_id.
+// --chunk_kb --populate_memory --rtt_ns --bandwidth_gbps --nic_op_ns
+// --nic_gbps --message_delivery --cluster --node_id.
 // Link strand_rdma_flags into a binary to get them.
 
 #include "absl/status/statusor.h"

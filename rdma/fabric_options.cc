@@ -48,6 +48,17 @@ const char* PopulateModeName(PopulateMode populate) {
   return "?";
 }
 
+absl::StatusOr<MessageDelivery> ParseMessageDelivery(const std::string& name) {
+  if (name == "inline") return MessageDelivery::kInline;
+  if (name == "threads") return MessageDelivery::kThreads;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--message_delivery=%s is not a choice: use inline or threads", name));
+}
+
+const char* MessageDeliveryName(MessageDelivery delivery) {
+  return delivery == MessageDelivery::kInline ? "inline" : "threads";
+}
+
 const char* FabricKindName(FabricKind kind) {
   return kind == FabricKind::kLoopback ? "loopback" : "verbs";
 }
@@ -100,6 +111,17 @@ absl::Status FabricOptions::Validate() const {
         "--bandwidth_gbps=%g is out of range: use 0 (unlimited) or a positive "
         "rate in Gbit/s",
         bandwidth_gbps));
+  }
+  if (nic_op_ns < 0 || nic_op_ns > 1'000'000'000) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--nic_op_ns=%d is out of range: use 0 (no NIC model) to 1000000000",
+        nic_op_ns));
+  }
+  if (!(nic_gbps >= 0) || nic_gbps > 1e6) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--nic_gbps=%g is out of range: use 0 (no NIC model) or a positive "
+        "rate in Gbit/s",
+        nic_gbps));
   }
   if (kind == FabricKind::kVerbs && cluster_file.empty()) {
     return absl::InvalidArgumentError(

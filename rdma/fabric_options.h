@@ -36,6 +36,24 @@ enum class PopulateMode {
 absl::StatusOr<PopulateMode> ParsePopulateMode(const std::string& name);
 const char* PopulateModeName(PopulateMode populate);
 
+// How the loopback fabric delivers a message (docs/method.md). A message
+// handler must never wait for something only another thread provides
+// (fabric.h, MessageHandler), so it can run anywhere:
+enum class MessageDelivery {
+  // On the sender's thread, inside Send, with the receiver's state and an
+  // endpoint of the receiver, charged the modeled delays: no thread
+  // hand-off, no context switch, so a message costs what the model says.
+  kInline,
+  // Into the receiver's inbox, served by its handler threads (a futex
+  // wake-up per message): real concurrency between sender and handler, for
+  // tests; on a small machine its cost is the scheduler's, not the model's.
+  kThreads,
+};
+
+// "inline", "threads".
+absl::StatusOr<MessageDelivery> ParseMessageDelivery(const std::string& name);
+const char* MessageDeliveryName(MessageDelivery delivery);
+
 struct FabricOptions {
   static constexpr int kMaxMemoryNodes = 256;
   static constexpr int kMaxComputeNodes = 64;
@@ -53,11 +71,18 @@ struct FabricOptions {
   // background (--populate_memory).
   PopulateMode populate_memory = PopulateMode::kOnFirstTouch;
 
-  // Loopback cost model: the calling thread spins for rtt_ns plus the
-  // payload's transfer time at bandwidth_gbps for every round trip.
-  // 0 = free (the default in tests); bandwidth 0 = unlimited.
+  // Loopback cost model (rdma/loopback/cost_model.h): the calling thread
+  // spins for rtt_ns plus the payload's transfer time at bandwidth_gbps for
+  // every round trip, and rtt_ns / 2 per message. 0 = free (the default in
+  // tests); bandwidth 0 = unlimited.
   int64_t rtt_ns = 0;
   double bandwidth_gbps = 0;
+  // Loopback NIC model, off at 0: a memory node's NIC serves ops one after
+  // another, nic_op_ns each plus the payload at nic_gbps.
+  int64_t nic_op_ns = 0;
+  double nic_gbps = 0;
+  // Loopback: see MessageDelivery.
+  MessageDelivery message_delivery = MessageDelivery::kInline;
 
   // Verbs: the cluster file and this process's node id in it.
   std::string cluster_file;

@@ -1,10 +1,12 @@
 #include "cc/sel/sel_manager.h"
 
+#include <chrono>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/thread_ledger.h"
 #include "cc/sel/sel_latch.h"
 
 namespace strand::cc {
@@ -38,12 +40,20 @@ class SelManager::SelThread : public ThreadContext {
 
 namespace {
 
+int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // Spins for about 2^attempt pauses (capped), yielding the core now and then
 // so a latch holder sharing it can finish.
 void BackOff(int attempt) {
+  const int64_t start = SteadyNanos();
   const int spins = 1 << std::min(attempt, 10);
   for (int i = 0; i < spins; ++i) __builtin_ia32_pause();
   if (attempt > 4) std::this_thread::yield();
+  ThreadLedger::Mine().ChargeBusyWait(SteadyNanos() - start);
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include <thread>
 #include <typeinfo>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/thread_ledger.h"
 #include "cc/selcc/latch_word.h"
 #include "glog/logging.h"
 
@@ -354,7 +356,7 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
     SelccThread& t, Frame* f, uint64_t targets, Want want, uint32_t priority,
     uint8_t flags) {
   const int nodes = fabric_.compute_node_count();
-  std::vector<int> to;
+  absl::InlinedVector<rdma::ComputeNodeId, 4> to;
   for (uint64_t rest = targets; rest != 0; rest &= rest - 1) {
     const int n = std::countr_zero(rest);
     if (n < nodes && n != node_) {
@@ -377,11 +379,14 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
   rdma::Message m;
   m.type = selcc::kRequestMessage;
   m.Store(request);
-  for (int n : to) {
-    selcc::TsanBeforeSend(n);
-    if (absl::Status s = t.endpoint().Send(n, m); !s.ok()) {
-      LOG(ERROR) << "invalidation of " << f->gcl << " to node " << n << ": "
-                 << s;
+  for (int n : to) selcc::TsanBeforeSend(n);
+  // One multicast: the requests to several holders overlap.
+  absl::InlinedVector<absl::Status, 4> sent(to.size());
+  t.endpoint().Multicast(to, m, absl::MakeSpan(sent));
+  for (size_t i = 0; i < to.size(); ++i) {
+    if (!sent[i].ok()) {
+      LOG(ERROR) << "invalidation of " << f->gcl << " to node " << to[i] << ": "
+                 << sent[i];
       selcc::InvalidationReply none;
       none.slot = request.slot;
       none.seq = request.seq;
@@ -414,11 +419,15 @@ absl::Status SelccManager::BackOff(SelccThread& t, uint32_t attempt,
   const int64_t base =
       kBackOffRtts * std::max<int64_t>(state_->rtt_ns.load(), 200) / attempt;
   const int64_t wait = base / 2 + static_cast<int64_t>(t.rng() % (base + 1));
-  const int64_t until = selcc::SteadyNowNanos() + wait;
+  const int64_t start = selcc::SteadyNowNanos();
+  const int64_t until = start + wait;
   // Yield rather than spin: the holder we wait for may share our core.
+  int64_t now;
   do {
     std::this_thread::yield();
-  } while (selcc::SteadyNowNanos() < until);
+    now = selcc::SteadyNowNanos();
+  } while (now < until);
+  ThreadLedger::Mine().ChargeBusyWait(now - start);
   return absl::OkStatus();
 }
 
@@ -427,6 +436,15 @@ absl::Status SelccManager::WaitUntil(SelccThread& t,
                                      absl::Time deadline, const char* what,
                                      rdma::GlobalAddress gcl) {
   const int64_t until = until_ns.load(std::memory_order_relaxed);
+  const int64_t start = selcc::SteadyNowNanos();
+  if (start >= until) return absl::OkStatus();
+  // Charged even on a timeout: the thread spent it.
+  struct Charge {
+    int64_t start;
+    ~Charge() {
+      ThreadLedger::Mine().ChargeBusyWait(selcc::SteadyNowNanos() - start);
+    }
+  } charge{start};
   while (selcc::SteadyNowNanos() < until) {
     if (absl::Now() > deadline) return TimedOut(t, what, gcl);
     std::this_thread::yield();

@@ -1,5 +1,7 @@
 #include "rdma/loopback/loopback_compute_node.h"
 
+#include <thread>
+
 #include "absl/strings/str_format.h"
 #include "rdma/loopback/cost_model.h"
 #include "rdma/loopback/loopback_endpoint.h"
@@ -14,6 +16,10 @@ LoopbackComputeNode::LoopbackComputeNode(LoopbackFabric* fabric,
 LoopbackComputeNode::~LoopbackComputeNode() { StopHandlers(); }
 
 absl::StatusOr<std::unique_ptr<Endpoint>> LoopbackComputeNode::NewEndpoint() {
+  return NewLoopbackEndpoint();
+}
+
+std::unique_ptr<LoopbackEndpoint> LoopbackComputeNode::NewLoopbackEndpoint() {
   return std::make_unique<LoopbackEndpoint>(fabric_, id_,
                                             counters_.NewEndpointCounters());
 }
@@ -61,7 +67,16 @@ absl::StatusOr<uint8_t*> LoopbackComputeNode::TranslatePeer(
 
 absl::Status LoopbackComputeNode::StartHandlers(MessageHandler handler,
                                                 int threads) {
-  return handlers_.Start(
+  absl::MutexLock lock(&handler_mu_);
+  if (threads < 1) {
+    return absl::InvalidArgumentError("a compute node needs >= 1 handler");
+  }
+  if (handler_ || stopped_) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("compute node %d already ran message handlers", id_));
+  }
+  handler_ = handler;
+  absl::Status started = handlers_.Start(
       *this, std::move(handler), threads,
       [this](Message* message) {
         MessageInbox::Entry entry;
@@ -76,9 +91,34 @@ absl::Status LoopbackComputeNode::StartHandlers(MessageHandler handler,
       [](Endpoint& endpoint) {
         static_cast<LoopbackEndpoint&>(endpoint).CountReceived();
       });
+  if (started.ok()) accepting_.store(true, std::memory_order_seq_cst);
+  return started;
+}
+
+const MessageHandler* LoopbackComputeNode::BeginInline() {
+  // Dekker with StopHandlers: either it sees this delivery running, or
+  // this delivery sees that it stopped accepting.
+  inline_running_.fetch_add(1, std::memory_order_seq_cst);
+  if (!accepting_.load(std::memory_order_seq_cst)) {
+    inline_running_.fetch_sub(1, std::memory_order_release);
+    return nullptr;
+  }
+  return &handler_;
+}
+
+void LoopbackComputeNode::EndInline() {
+  inline_running_.fetch_sub(1, std::memory_order_release);
 }
 
 void LoopbackComputeNode::StopHandlers() {
+  absl::MutexLock lock(&handler_mu_);
+  stopped_ = true;
+  accepting_.store(false, std::memory_order_seq_cst);
+  // Inline handlers never wait (fabric.h), so this ends within one
+  // handler's run.
+  while (inline_running_.load(std::memory_order_seq_cst) > 0) {
+    std::this_thread::yield();
+  }
   inbox_.Close();
   handlers_.Join();
 }

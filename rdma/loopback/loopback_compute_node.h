@@ -2,8 +2,16 @@
 #define STRAND_RDMA_LOOPBACK_LOOPBACK_COMPUTE_NODE_H_
 
 // A compute node of the loopback fabric: its registered regions (what peers
-// may WriteToPeer into), its message inbox and handler threads, and the
-// counters of its endpoints.
+// may WriteToPeer into), its message handler, inbox and handler threads, and
+// the counters of its endpoints.
+//
+// Inline delivery (MessageDelivery::kInline, fabric_options.h): a sender's
+// endpoint runs this node's handler itself (LoopbackEndpoint::Send) between
+// BeginInline and EndInline, with an endpoint of this node that the sender's
+// thread owns. BeginInline fails once StopHandlers began, and StopHandlers
+// waits until every inline handler has returned, so a handler never runs on
+// state its node is tearing down. Messages that arrive before the handler is
+// registered, or nested deeper than kMaxInlineDepth, go to the inbox.
 
 #include <array>
 #include <atomic>
@@ -18,18 +26,23 @@
 
 namespace strand::rdma {
 
+class LoopbackEndpoint;
 class LoopbackFabric;
 
 class LoopbackComputeNode : public ComputeNode {
  public:
   static constexpr int kMaxRegions = 64;
   static constexpr size_t kInboxCapacity = 1 << 16;
+  // Inline handlers nested on one thread (a request's handler sending the
+  // reply is 2) beyond which messages go to the handler threads instead.
+  static constexpr int kMaxInlineDepth = 8;
 
   LoopbackComputeNode(LoopbackFabric* fabric, ComputeNodeId id);
   ~LoopbackComputeNode() override;
 
   ComputeNodeId id() const override { return id_; }
   absl::StatusOr<std::unique_ptr<Endpoint>> NewEndpoint() override;
+  std::unique_ptr<LoopbackEndpoint> NewLoopbackEndpoint();
   absl::StatusOr<LocalRegion> RegisterLocalMemory(void* base,
                                                   uint64_t bytes) override;
   absl::Status StartHandlers(MessageHandler handler, int threads) override;
@@ -42,6 +55,11 @@ class LoopbackComputeNode : public ComputeNode {
                                          uint64_t length) const;
   MessageInbox& inbox() { return inbox_; }
 
+  // Inline delivery: the handler, if registered and still accepting
+  // messages (then EndInline must follow), else null.
+  const MessageHandler* BeginInline();
+  void EndInline();
+
  private:
   LoopbackFabric* const fabric_;
   const ComputeNodeId id_;
@@ -53,6 +71,13 @@ class LoopbackComputeNode : public ComputeNode {
   absl::Mutex register_mu_;
   std::array<LocalRegion, kMaxRegions> regions_;
   std::atomic<int> region_count_{0};
+
+  absl::Mutex handler_mu_;  // StartHandlers and StopHandlers
+  bool stopped_ ABSL_GUARDED_BY(handler_mu_) = false;
+  // Set once by StartHandlers before `accepting_`; read by inline senders.
+  MessageHandler handler_;
+  std::atomic<bool> accepting_{false};
+  std::atomic<int> inline_running_{0};
 
   HandlerThreads handlers_;
 };

@@ -1,8 +1,12 @@
 #include "rdma/loopback/loopback_endpoint.h"
 
+#include <algorithm>
 #include <atomic>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
+#include "base/cycle_clock.h"
+#include "base/thread_ledger.h"
 #include "rdma/loopback/loopback_compute_node.h"
 #include "rdma/loopback/loopback_fabric.h"
 #include "rdma/loopback/remote_memory.h"
@@ -14,10 +18,14 @@ std::atomic_ref<uint64_t> WordAt(uint8_t* p) {
   return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(p));
 }
 
+// Inline handlers running on this thread, innermost last.
+thread_local int inline_depth = 0;
+
 }  // namespace
 
 absl::Status LoopbackEndpoint::Execute(const Batch& batch) {
   if (batch.empty()) return absl::OkStatus();
+  const uint64_t emulation_start = CycleNow();
   // Validate everything before touching memory: a bad op fails the whole
   // batch with nothing done, which callers can reason about.
   absl::InlinedVector<uint8_t*, 4> targets;
@@ -69,8 +77,11 @@ absl::Status LoopbackEndpoint::Execute(const Batch& batch) {
       }
     }
   }
+  ThreadLedger::Mine().ChargeFabricEmulationCycles(CycleNow() -
+                                                   emulation_start);
   counters_->AddRoundTrip();
-  fabric_->cost_model().PayRoundTrip(payload);
+  fabric_->cost_model().PayMemoryRoundTrip(node, static_cast<int>(batch.size()),
+                                           payload);
   return absl::OkStatus();
 }
 
@@ -83,31 +94,88 @@ absl::Status LoopbackEndpoint::WriteToPeer(const PeerAddress& dst,
   }
   auto target = fabric_->node(dst.node).TranslatePeer(dst, length);
   if (!target.ok()) return target.status();
+  const uint64_t emulation_start = CycleNow();
   CopyToRemote(*target, src, length);
+  ThreadLedger::Mine().ChargeFabricEmulationCycles(CycleNow() -
+                                                   emulation_start);
   counters_->AddPeerWrite(length);
   counters_->AddRoundTrip();
-  fabric_->cost_model().PayRoundTrip(length);
+  fabric_->cost_model().PayPeerRoundTrip(length);
   return absl::OkStatus();
 }
 
-absl::Status LoopbackEndpoint::Send(ComputeNodeId dst, const Message& message) {
+absl::StatusOr<Message> LoopbackEndpoint::Prepare(ComputeNodeId dst,
+                                                  const Message& message) {
   if (dst >= fabric_->compute_node_count()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("message to compute node %d, but there are %d", dst,
                         fabric_->compute_node_count()));
   }
-  MessageInbox::Entry entry{message, 0};
-  entry.message.source = node_;
+  Message m = message;
+  m.source = node_;
+  return m;
+}
+
+LoopbackEndpoint& LoopbackEndpoint::InlineEndpoint(ComputeNodeId dst) {
+  if (inline_endpoints_.size() <= dst) inline_endpoints_.resize(dst + 1);
+  std::unique_ptr<LoopbackEndpoint>& ep = inline_endpoints_[dst];
+  if (ep == nullptr) ep = fabric_->node(dst).NewLoopbackEndpoint();
+  return *ep;
+}
+
+absl::Status LoopbackEndpoint::Deliver(ComputeNodeId dst,
+                                       const Message& message) {
+  LoopbackComputeNode& receiver = fabric_->node(dst);
   const CostModel& cost = fabric_->cost_model();
+  if (fabric_->options().message_delivery == MessageDelivery::kInline &&
+      inline_depth < LoopbackComputeNode::kMaxInlineDepth) {
+    if (const MessageHandler* handler = receiver.BeginInline()) {
+      counters_->AddMessageSent();
+      LoopbackEndpoint& handler_endpoint = InlineEndpoint(dst);
+      handler_endpoint.CountReceived();
+      {
+        ChargeScope exchange;  // the sender pays once, when it closes
+        cost.PayOneWay();
+        ++inline_depth;
+        (*handler)(message, handler_endpoint);
+        --inline_depth;
+      }
+      receiver.EndInline();
+      return absl::OkStatus();
+    }
+  }
+  MessageInbox::Entry entry{message, 0};
   if (!cost.is_free()) {
     entry.deliver_at_ns = CostModel::NowNanos() + cost.OneWayNanos();
   }
-  if (absl::Status s = fabric_->node(dst).inbox().Push(entry); !s.ok()) {
+  if (absl::Status s = receiver.inbox().Push(entry); !s.ok()) {
     return absl::Status(s.code(), absl::StrFormat("send to compute node %d: %s",
                                                   dst, s.message()));
   }
   counters_->AddMessageSent();
   return absl::OkStatus();
+}
+
+absl::Status LoopbackEndpoint::Send(ComputeNodeId dst, const Message& message) {
+  absl::StatusOr<Message> m = Prepare(dst, message);
+  if (!m.ok()) return m.status();
+  return Deliver(dst, *m);
+}
+
+void LoopbackEndpoint::Multicast(absl::Span<const ComputeNodeId> dsts,
+                                 const Message& message,
+                                 absl::Span<absl::Status> results) {
+  // Each exchange runs in a scope of its own, which is taken, not paid:
+  // the messages were posted back to back, so the sender waits for the
+  // slowest exchange only.
+  int64_t slowest = 0;
+  for (size_t i = 0; i < dsts.size(); ++i) {
+    ChargeScope branch;
+    absl::StatusOr<Message> m = Prepare(dsts[i], message);
+    results[i] = m.ok() ? Deliver(dsts[i], *m) : m.status();
+    slowest = std::max(slowest, branch.Take());
+  }
+  CostModel::Pay(slowest);
 }
 
 }  // namespace strand::rdma

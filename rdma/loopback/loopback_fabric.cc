@@ -29,7 +29,10 @@ absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> LoopbackMemoryNode::Create(
 LoopbackMemoryNode::~LoopbackMemoryNode() { munmap(base_, bytes_); }
 
 LoopbackFabric::LoopbackFabric(const FabricOptions& options)
-    : options_(options), cost_model_(options.rtt_ns, options.bandwidth_gbps) {}
+    : options_(options),
+      cost_model_(CostModelOptions{options.rtt_ns, options.bandwidth_gbps,
+                                   options.nic_op_ns, options.nic_gbps},
+                  options.memory_nodes) {}
 
 LoopbackFabric::~LoopbackFabric() {
   populator_.Stop();  // before the regions it populates go away

@@ -28,9 +28,22 @@ rdma::FabricKind TestFabricKind() {
   return *kind;
 }
 
+rdma::MessageDelivery TestMessageDelivery() {
+  const std::string name = Env("STRAND_TEST_MESSAGE_DELIVERY");
+  if (name.empty()) return rdma::MessageDelivery::kInline;
+  auto delivery = rdma::ParseMessageDelivery(name);
+  if (!delivery.ok()) {
+    ADD_FAILURE() << "STRAND_TEST_MESSAGE_DELIVERY: "
+                  << delivery.status().message();
+    return rdma::MessageDelivery::kInline;
+  }
+  return *delivery;
+}
+
 rdma::FabricOptions TestFabricOptions(int memory_nodes, int compute_nodes) {
   rdma::FabricOptions options;
   options.kind = TestFabricKind();
+  options.message_delivery = TestMessageDelivery();
   options.memory_nodes = memory_nodes;
   options.compute_nodes = compute_nodes;
   options.pool_bytes = 64 * rdma::FabricOptions::kMiB;

@@ -10,6 +10,9 @@
 //   STRAND_TEST_RDMA_ADDRESS   verbs: an address of this machine on an RDMA
 //                              device (default: $RDMA_VM_IP, set inside the
 //                              Soft-RoCE VM of shared/rdma-vm)
+//   STRAND_TEST_MESSAGE_DELIVERY=inline (default) | threads: how the loopback
+//                              delivers messages (fabric_options.h); ctest
+//                              runs the protocol suites in both
 // On verbs the whole deployment lives in the test process: the memory nodes
 // are served here and the compute nodes connect to them over the device.
 
@@ -22,6 +25,8 @@ namespace strand::testing {
 
 // The backend of this test run (STRAND_TEST_FABRIC).
 rdma::FabricKind TestFabricKind();
+// The loopback's message delivery for this run (STRAND_TEST_MESSAGE_DELIVERY).
+rdma::MessageDelivery TestMessageDelivery();
 
 // Small, free-of-cost defaults for tests, on TestFabricKind().
 rdma::FabricOptions TestFabricOptions(int memory_nodes = 1,
