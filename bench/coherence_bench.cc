@@ -26,6 +26,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
+#include "base/cost_breakdown.h"
 #include "base/json_line.h"
 #include "cc/gcl_manager.h"
 #include "rdma/fabric.h"
@@ -228,6 +229,7 @@ int Main() {
     }
   }
   const uint32_t payload = options.payload_bytes();
+  WorkerWindow window(nodes * FLAGS_threads);
   std::vector<std::thread> workers;
   for (int n = 0; n < nodes; ++n) {
     for (int t = 0; t < FLAGS_threads; ++t) {
@@ -235,6 +237,7 @@ int Main() {
       workers.emplace_back([&, n, w] {
         cc::GclManager& m = *managers[n];
         cc::ThreadContext& ctx = *contexts[w];
+        window.Join(w);
         Rng rng{FLAGS_seed * 0x100000001B3ULL + w};
         NodeResult r;
         uint64_t prev = UINT64_MAX, checksum = 0;
@@ -296,11 +299,12 @@ int Main() {
   std::vector<rdma::FabricCounters> worker_before;
   for (auto& c : contexts) worker_before.push_back(c->endpoint().Counters());
   const rdma::FabricCounters fabric_before = (*fabric)->Counters();
-  const absl::Time start = absl::Now();
+  window.Start();
   phase = 1;
   absl::SleepFor(absl::Seconds(FLAGS_duration_s));
   phase = 2;
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  window.End();
+  const double seconds = window.seconds();
   for (auto& t : workers) t.join();
   if (failed) return 1;
   // Counters are read after the workers stopped: a few operations of the
@@ -338,13 +342,16 @@ int Main() {
   const double bytes_per_op = (fab.bytes_read + fab.bytes_written) / dops;
 
   std::ostream& out = FLAGS_json ? std::cerr : std::cout;
+  const CostBreakdown cost = window.Breakdown(ops);
   out << absl::StrFormat(
       "coherence_bench: protocol=%s compute_nodes=%d threads=%d gcls=%d "
       "gcl_size=%d read_ratio=%.2f sharing_ratio=%.2f locality=%.2f "
-      "zipf_theta=%.2f cache_mb=%d rtt_ns=%d duration_s=%.2f\n",
+      "zipf_theta=%.2f cache_mb=%d rtt_ns=%d message_delivery=%s "
+      "duration_s=%.2f\n",
       FLAGS_protocol, nodes, FLAGS_threads, gcls.size(), FLAGS_gcl_size,
       FLAGS_read_ratio, FLAGS_sharing_ratio, FLAGS_locality, FLAGS_zipf_theta,
-      FLAGS_cache_mb, fabric_options->rtt_ns, seconds);
+      FLAGS_cache_mb, fabric_options->rtt_ns,
+      rdma::MessageDeliveryName(fabric_options->message_delivery), seconds);
   out << absl::StrFormat("  throughput            %14.0f ops/s\n", ops_per_sec);
   out << absl::StrFormat(
       "  latency per thread    %14.1f ns/op (lock + access + unlock)\n",
@@ -369,6 +376,7 @@ int Main() {
                            node_ops[n]);
   }
   out << "  cache stats: " << stats.ToString() << "\n";
+  cost.Print(out, "op");
   if (!FLAGS_json) return 0;
   std::string per_node = "[";
   for (int n = 0; n < nodes; ++n) {
@@ -391,6 +399,10 @@ int Main() {
       .Add("cache_mb", FLAGS_cache_mb)
       .Add("rtt_ns", fabric_options->rtt_ns)
       .Add("bandwidth_gbps", fabric_options->bandwidth_gbps)
+      .Add("nic_op_ns", fabric_options->nic_op_ns)
+      .Add("nic_gbps", fabric_options->nic_gbps)
+      .Add("message_delivery",
+           rdma::MessageDeliveryName(fabric_options->message_delivery))
       .Add("gcl_forwarding", FLAGS_gcl_forwarding)
       .Add("batched_eviction", FLAGS_batched_eviction)
       .Add("dirty_bounds", FLAGS_dirty_bounds)
@@ -417,6 +429,7 @@ int Main() {
       .Add("invalidations_dropped", stats.invalidations_dropped)
       .Add("forwards", stats.forwards)
       .AddRaw("node_ops_per_sec", per_node);
+  cost.AddTo(j);
   std::cout << j.str() << std::endl;
   return 0;
 }

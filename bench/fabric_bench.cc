@@ -8,7 +8,10 @@
 
 #include <gflags/gflags.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -21,6 +24,7 @@
 #include "absl/time/clock.h"
 #include "base/command_line.h"
 #include "base/json_line.h"
+#include "base/latency_histogram.h"
 #include "rdma/block_allocator.h"
 #include "rdma/fabric.h"
 #include "rdma/fabric_flags.h"
@@ -29,11 +33,14 @@ DEFINE_string(threads, "1,2",
               "Comma-separated thread counts to run each operation with "
               "(threads of compute node 0, one endpoint each)");
 DEFINE_string(ops,
-              "read,write,cas,faa,cas+read,write+faa,read_batch,peer_write",
+              "read,write,cas,faa,cas+read,write+faa,read_batch,peer_write,"
+              "message",
               "Comma-separated operations: read, write, cas, faa, cas+read "
               "(SELCC miss), write+faa (SEL release), read_batch (see "
               "--batch_sizes), peer_write (into compute node 1's memory, or "
-              "node 0's if there is one compute node)");
+              "node 0's if there is one compute node), message (a request "
+              "to compute node 1, or 0, whose handler replies: one exchange "
+              "as SELCC's invalidations make it)");
 DEFINE_string(batch_sizes, "4,16",
               "Comma-separated batch lengths for read_batch");
 DEFINE_uint32(payload_bytes, 64, "Bytes moved by each READ and WRITE");
@@ -46,6 +53,13 @@ namespace strand {
 namespace {
 
 using rdma::Batch;
+
+int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 using rdma::Endpoint;
 using rdma::GlobalAddress;
 
@@ -56,6 +70,7 @@ struct RunResult {
   uint64_t calls = 0;
   double seconds = 0;
   rdma::FabricCounters counters;
+  LatencyHistogram latency;  // of each call
 
   double ops_per_sec() const { return calls / seconds; }
   // Latency of one call as a thread sees it.
@@ -76,14 +91,55 @@ std::vector<int> ParseIntList(const std::string& flag, const std::string& s) {
   return out;
 }
 
+// Message exchanges: a request names the worker's reply slot; the peer's
+// handler answers, and the sender's handler bumps the slot.
+constexpr uint16_t kPing = 1, kPong = 2;
+constexpr int kMaxWorkers = 1024;
+std::array<std::atomic<uint64_t>, kMaxWorkers> replies_by_worker;
+
+void ServeMessages(const rdma::Message& m, Endpoint& endpoint) {
+  const auto slot = m.Load<uint32_t>();
+  if (m.type == kPing) {
+    rdma::Message pong;
+    pong.type = kPong;
+    pong.Store(slot);
+    if (absl::Status s = endpoint.Send(m.source, pong); !s.ok()) {
+      std::cerr << "fabric_bench: reply: " << s.message() << "\n";
+    }
+  } else if (m.type == kPong && slot < kMaxWorkers) {
+    replies_by_worker[slot].fetch_add(1, std::memory_order_release);
+  }
+}
+
 // Everything one worker needs: its endpoint, its own remote block (so
 // threads measure the fabric, not contention) and local buffers.
 struct Worker {
   std::unique_ptr<Endpoint> endpoint;
   GlobalAddress block;
   rdma::PeerAddress peer_slot;
+  rdma::ComputeNodeId peer = 0;
+  uint32_t index = 0;  // reply slot
+  uint64_t exchanges = 0;
   std::vector<uint8_t> buffer;
 };
+
+absl::Status Exchange(Worker& w) {
+  rdma::Message ping;
+  ping.type = kPing;
+  ping.Store(w.index);
+  if (absl::Status s = w.endpoint->Send(w.peer, ping); !s.ok()) return s;
+  ++w.exchanges;
+  const std::atomic<uint64_t>& replies = replies_by_worker[w.index];
+  for (int spins = 0; replies.load(std::memory_order_acquire) < w.exchanges;
+       ++spins) {
+    if (spins < 1000) {
+      __builtin_ia32_pause();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status RunOnce(const std::string& op, int batch_length, Worker& w) {
   const uint32_t n = FLAGS_payload_bytes;
@@ -107,6 +163,8 @@ absl::Status RunOnce(const std::string& op, int batch_length, Worker& w) {
     }
   } else if (op == "peer_write") {
     return w.endpoint->WriteToPeer(w.peer_slot, w.buffer.data(), n);
+  } else if (op == "message") {
+    return Exchange(w);
   }
   return w.endpoint->Execute(b);
 }
@@ -131,6 +189,9 @@ absl::StatusOr<RunResult> Run(rdma::Fabric& fabric, const std::string& op,
   std::vector<Worker> workers(threads);
   static std::vector<std::vector<uint8_t>> peer_buffers;  // outlive fabric use
   for (Worker& w : workers) {
+    w.index = static_cast<uint32_t>(&w - workers.data());
+    w.peer = peer->id();
+    w.exchanges = replies_by_worker[w.index].load();
     auto ep = node->NewEndpoint();
     if (!ep.ok()) return ep.status();
     w.endpoint = *std::move(ep);
@@ -153,16 +214,20 @@ absl::StatusOr<RunResult> Run(rdma::Fabric& fabric, const std::string& op,
   const rdma::FabricCounters before = fabric.Counters();
   const absl::Time start = absl::Now();
   std::vector<std::thread> pool;
+  std::vector<LatencyHistogram> latencies(threads);
   for (Worker& w : workers) {
     pool.emplace_back([&, &w = w] {
+      LatencyHistogram& latency = latencies[w.index];
       uint64_t calls = 0;
       while (!stop.load(std::memory_order_relaxed)) {
         for (int i = 0; i < 16; ++i) {
+          const int64_t begin = SteadyNanos();
           if (!RunOnce(op, batch_size, w).ok()) {
             failed = true;
             stop = true;
             break;
           }
+          latency.Record(SteadyNanos() - begin);
           ++calls;
         }
       }
@@ -173,6 +238,7 @@ absl::StatusOr<RunResult> Run(rdma::Fabric& fabric, const std::string& op,
   stop = true;
   for (auto& t : pool) t.join();
   RunResult r;
+  for (const LatencyHistogram& h : latencies) r.latency.Merge(h);
   r.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (failed) {
     return absl::InternalError(absl::StrFormat("%s failed during the run", op));
@@ -188,10 +254,14 @@ absl::StatusOr<RunResult> Run(rdma::Fabric& fabric, const std::string& op,
 void Report(const RunResult& r, const rdma::FabricOptions& options) {
   const double calls = static_cast<double>(r.calls);
   const std::string line = absl::StrFormat(
-      "%-11s threads=%-3d batch=%-3d %12.0f ops/s %10.1f ns/op  "
-      "round_trips/op=%.2f remote_ops/op=%.2f bytes/op=%.0f",
+      "%-11s threads=%-3d batch=%-3d %12.0f ops/s %10.1f ns/op (p50 %.0f, "
+      "p99 %.0f)  round_trips/op=%.2f remote_ops/op=%.2f messages/op=%.2f "
+      "bytes/op=%.0f",
       r.op, r.threads, r.batch, r.ops_per_sec(), r.ns_per_op(),
+      static_cast<double>(r.latency.Percentile(0.5)),
+      static_cast<double>(r.latency.Percentile(0.99)),
       r.counters.round_trips / calls, r.counters.ops() / calls,
+      r.counters.messages_sent / calls,
       (r.counters.bytes_read + r.counters.bytes_written) / calls);
   (FLAGS_json ? std::cerr : std::cout) << line << std::endl;
   if (!FLAGS_json) return;
@@ -208,6 +278,11 @@ void Report(const RunResult& r, const rdma::FabricOptions& options) {
       .Add("ops", r.calls)
       .Add("ops_per_sec", r.ops_per_sec())
       .Add("ns_per_op", r.ns_per_op())
+      .Add("p50_ns", static_cast<uint64_t>(r.latency.Percentile(0.5)))
+      .Add("p99_ns", static_cast<uint64_t>(r.latency.Percentile(0.99)))
+      .Add("messages_per_op", r.counters.messages_sent / calls)
+      .Add("message_delivery",
+           rdma::MessageDeliveryName(options.message_delivery))
       .Add("round_trips_per_op", r.counters.round_trips / calls)
       .Add("remote_ops_per_op", r.counters.ops() / calls)
       .Add("bytes_per_op",
@@ -233,7 +308,7 @@ int Main() {
   for (const std::string& op : ops) {
     if (op != "read" && op != "write" && op != "cas" && op != "faa" &&
         op != "cas+read" && op != "write+faa" && op != "read_batch" &&
-        op != "peer_write") {
+        op != "peer_write" && op != "message") {
       ExitWithUsageError("--ops: unknown operation '" + op + "'");
     }
   }
@@ -243,12 +318,27 @@ int Main() {
     return 1;
   }
   (*fabric)->WaitUntilPopulated();  // no populating thread beside the runs
+  if (std::find(ops.begin(), ops.end(), "message") != ops.end()) {
+    if (thread_counts.back() > kMaxWorkers) {
+      ExitWithUsageError("--threads: at most 1024 with --ops=message");
+    }
+    // One handler thread per node: with inline delivery they stay idle.
+    for (rdma::ComputeNodeId id : (*fabric)->local_compute_nodes()) {
+      auto node = (*fabric)->compute_node(id);
+      if (absl::Status s = (*node)->StartHandlers(ServeMessages, 1); !s.ok()) {
+        std::cerr << "fabric_bench: " << s.message() << "\n";
+        return 1;
+      }
+    }
+  }
 
   (FLAGS_json ? std::cerr : std::cout) << absl::StrFormat(
       "fabric_bench: fabric=%s rtt_ns=%d bandwidth_gbps=%g "
-      "payload_bytes=%d duration_s=%g per run\n",
+      "message_delivery=%s payload_bytes=%d duration_s=%g per run\n",
       rdma::FabricKindName(options->kind), options->rtt_ns,
-      options->bandwidth_gbps, FLAGS_payload_bytes, FLAGS_duration_s);
+      options->bandwidth_gbps,
+      rdma::MessageDeliveryName(options->message_delivery), FLAGS_payload_bytes,
+      FLAGS_duration_s);
   double single_read_ns = -1;
   for (int threads : thread_counts) {
     for (const std::string& op : ops) {

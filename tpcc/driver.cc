@@ -124,6 +124,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   std::atomic<int> running{0};
   std::atomic<uint64_t> progress_commits{0};
   std::vector<ThreadResult> results(total_threads);
+  WorkerWindow window(total_threads);
   std::vector<std::thread> threads;
   for (int g = 0; g < total_threads; ++g) {
     const rdma::ComputeNodeId node = nodes[g / options.threads_per_node];
@@ -134,9 +135,11 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
       if (!session.ok()) {
         out.error = session.status().ToString();
         stop = true;
+        window.Leave();
         --running;
         return;
       }
+      window.Join(g);
       Random r(options.seed * 7919 + g, db.run_constants());
       const int w = g % W + 1;
       // Every call goes through CallAsync; with wal_pipeline 0 it returns
@@ -250,6 +253,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   const rdma::FabricCounters fabric_before = engine.FabricCounters();
   const cc::CacheStats cache_before = engine.CacheStats();
   const WalRunStats wal_before = SumWalStats(engine);
+  window.Start();
   const absl::Time start = absl::Now();
   measuring = true;
   absl::Time last_print = start;
@@ -274,11 +278,15 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   // stop and drain their pipelines do not count.
   measuring = false;
   const absl::Time end = absl::Now();
+  window.End();
   stop = true;
   for (auto& t : threads) t.join();
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
   RunResult result;
   result.seconds = absl::ToDoubleSeconds(end - start);
+  result.workers = window.workers();
+  result.process_cpu_s = window.process_cpu_s();
+  result.worker_threads = total_threads;
   result.fabric = engine.FabricCounters() - fabric_before;
   result.cache = engine.CacheStats() - cache_before;
   const WalRunStats wal_after = SumWalStats(engine);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/cost_breakdown.h"
 #include "base/latency_histogram.h"
 #include "cc/cache_stats.h"
 #include "rdma/counters.h"
@@ -96,6 +97,11 @@ struct RunResult {
   // to be durable (the engine does not time that wait alone).
   LatencyHistogram commit_latency;
   std::string first_error;
+  // The worker threads' ledgers over the measured window (base/
+  // thread_ledger.h) and the process CPU, for the modeled figures.
+  ThreadLedger::Snapshot workers;
+  double process_cpu_s = 0;
+  int worker_threads = 0;
 
   uint64_t commits() const;
   uint64_t retried_aborts() const;
@@ -104,6 +110,11 @@ struct RunResult {
   double txn_per_sec() const { return seconds > 0 ? commits() / seconds : 0; }
   double tpmC() const {
     return seconds > 0 ? by_type[kNewOrder].commits * 60.0 / seconds : 0;
+  }
+  // Per committed transaction (base/cost_breakdown.h).
+  CostBreakdown cost() const {
+    return CostBreakdown(
+        workers, RunShape{worker_threads, seconds, process_cpu_s, commits()});
   }
 };
 

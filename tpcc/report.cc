@@ -41,9 +41,10 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
   const uint64_t txns = r.commits();
   out << absl::StrFormat(
       "run: cc=%s protocol=%s warehouses=%d compute_nodes=%d threads=%d/node "
-      "mix=%s rtt_ns=%d gcl_size=%d cache_mb=%d: %.2f s\n",
+      "mix=%s rtt_ns=%d message_delivery=%s gcl_size=%d cache_mb=%d: %.2f "
+      "s\n",
       c.cc, c.protocol, c.warehouses, c.compute_nodes, c.threads_per_node,
-      c.mix, c.rtt_ns, c.gcl_size, c.cache_mb, r.seconds);
+      c.mix, c.rtt_ns, c.message_delivery, c.gcl_size, c.cache_mb, r.seconds);
   out << absl::StrFormat(
       "wal: %s%s%s%s\n", c.wal ? "on, dir " : "off", c.wal ? c.wal_dir : "",
       c.wal ? (c.wal_early_lock_release ? ", early lock release on"
@@ -102,6 +103,7 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
     out << absl::StrFormat("compute node %d: %.0f txn/s\n", n,
                            r.commits_by_node[n] / std::max(r.seconds, 1e-9));
   }
+  r.cost().Print(out, "txn");
   if (r.errors() > 0) {
     out << absl::StrFormat("errors: %llu calls failed; first: %s\n",
                            static_cast<unsigned long long>(r.errors()),
@@ -148,6 +150,7 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("mix", c.mix)
       .Add("remote_neworder", c.remote_neworder)
       .Add("rtt_ns", c.rtt_ns)
+      .Add("message_delivery", c.message_delivery)
       .Add("gcl_size", static_cast<uint64_t>(c.gcl_size))
       .Add("cache_mb", c.cache_mb)
       .Add("pool_mb", c.pool_mb)
@@ -184,6 +187,7 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .AddRaw("txn_per_sec_by_node", nodes)
       .AddRaw("per_type", per_type.str())
       .Add("consistency_ok", cons.ok());
+  r.cost().AddTo(j);
   return j.str();
 }
 

@@ -26,6 +26,7 @@ struct RunConfig {
   std::string cc, protocol, mix;
   double remote_neworder = -1;
   int64_t rtt_ns = 0;
+  std::string message_delivery;
   uint32_t gcl_size = 0;
   uint64_t cache_mb = 0;
   uint64_t pool_mb = 0;

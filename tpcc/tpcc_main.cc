@@ -299,6 +299,7 @@ int Main() {
       FLAGS_mix == "standard" ? "standard:" + mix->ToString() : mix->ToString();
   config.remote_neworder = FLAGS_remote_neworder;
   config.rtt_ns = fabric->rtt_ns;
+  config.message_delivery = rdma::MessageDeliveryName(fabric->message_delivery);
   config.gcl_size = FLAGS_gcl_size;
   config.cache_mb = FLAGS_cache_mb;
   config.pool_mb = fabric->pool_bytes >> 20;
