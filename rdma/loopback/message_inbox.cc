@@ -5,11 +5,10 @@
 namespace strand::rdma {
 
 absl::Status MessageInbox::Push(const Entry& entry) {
-  absl::MutexLock lock(&mu_);
-  auto has_room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return closed_ || entries_.size() < capacity_;
-  };
-  if (!mu_.AwaitWithTimeout(absl::Condition(&has_room), full_timeout_)) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!not_full_.wait_for(lock, absl::ToChronoNanoseconds(full_timeout_), [&] {
+        return closed_ || entries_.size() < capacity_;
+      })) {
     return absl::DeadlineExceededError(absl::StrFormat(
         "message to compute node was not accepted for %s: its %d-message "
         "inbox stayed full (are its handler threads running?)",
@@ -19,24 +18,29 @@ absl::Status MessageInbox::Push(const Entry& entry) {
     return absl::UnavailableError("compute node's inbox is closed");
   }
   entries_.push_back(entry);
+  lock.unlock();
+  not_empty_.notify_one();
   return absl::OkStatus();
 }
 
 bool MessageInbox::Pop(Entry* entry) {
-  absl::MutexLock lock(&mu_);
-  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return closed_ || !entries_.empty();
-  };
-  mu_.Await(absl::Condition(&ready));
+  std::unique_lock<std::mutex> lock(mu_);
+  not_empty_.wait(lock, [&] { return closed_ || !entries_.empty(); });
   if (closed_) return false;
   *entry = entries_.front();
   entries_.pop_front();
+  lock.unlock();
+  not_full_.notify_one();
   return true;
 }
 
 void MessageInbox::Close() {
-  absl::MutexLock lock(&mu_);
-  closed_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+  }
+  not_empty_.notify_all();
+  not_full_.notify_all();
 }
 
 }  // namespace strand::rdma

@@ -4,15 +4,21 @@
 // The receive ring of a loopback compute node: a bounded FIFO of messages
 // that handler threads block on when it is empty. A sender blocks while it is
 // full, for at most a bounded time, so a node that stopped handling messages
-// is reported instead of hanging its peers.
+// is reported instead of hanging its peers. Used for handler-thread delivery
+// (MessageDelivery::kThreads) and for what inline delivery cannot take.
+//
+// std::mutex rather than absl::Mutex: a message orders what its sender did
+// before it against what the handler does after, and ThreadSanitizer sees
+// that edge only through a primitive it instruments (Debian's abseil is not
+// built with TSan).
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <mutex>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "rdma/message.h"
 
@@ -39,9 +45,10 @@ class MessageInbox {
  private:
   const size_t capacity_;
   const absl::Duration full_timeout_;
-  absl::Mutex mu_;
-  std::deque<Entry> entries_ ABSL_GUARDED_BY(mu_);
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::mutex mu_;
+  std::condition_variable not_empty_, not_full_;
+  std::deque<Entry> entries_;  // guarded by mu_
+  bool closed_ = false;        // guarded by mu_
 };
 
 }  // namespace strand::rdma
