@@ -18,6 +18,8 @@
 //   Read / Write / CompareAndSwap / FetchAndAdd    1
 //   Execute(batch)                                 1, whatever its length
 //   WriteToPeer                                    1
+//   PostWriteToPeer                                0 (ordered before the
+//                                                  next Send to that node)
 //   Send, Multicast                                0 (one-way messages)
 //
 // Mapping to verbs (rdma/verbs/): Read -> IBV_WR_RDMA_READ, Write ->
@@ -98,6 +100,20 @@ class Endpoint {
   // node afterwards is delivered after the data is visible (same queue pair).
   virtual absl::Status WriteToPeer(const PeerAddress& dst, const void* src,
                                    uint32_t length) = 0;
+
+  // Starts writing `length` bytes into another compute node's registered
+  // memory and returns without waiting for them to land; `src` may be
+  // reused at once. The data is visible at the peer before any message this
+  // endpoint sends to the same node afterwards is handled there: verbs uses
+  // the queue pair of Send, and an RC responder executes requests in order,
+  // so the SEND's receive completion follows the WRITE's placement (IBA
+  // 9.5, transaction ordering). Saves a handler the round trip of waiting
+  // for a forwarded GCL before it replies. Errors surface here or at that
+  // next Send.
+  virtual absl::Status PostWriteToPeer(const PeerAddress& dst, const void* src,
+                                       uint32_t length) {
+    return WriteToPeer(dst, src, length);
+  }
 
   // Sends a message to compute node `dst` (may be this endpoint's own node).
   // It is delivered exactly once to dst's handler, or an error is returned;

@@ -182,8 +182,10 @@ ReplyResult InvalidationHandler::Act(Frame* f,
   if (f->memo == Memo::kModified && request.want == Want::kExclusive) {
     // Case 1: hand the line and its dirty range over; nothing is flushed.
     if (!st.options.gcl_forwarding) return release();
-    if (absl::Status s =
-            endpoint.WriteToPeer(request.forward_to, f->data, st.payload_bytes);
+    // Posted, not waited for: it lands before the reply sent below is
+    // handled (rdma/fabric.h), so the FAA's round trip covers it.
+    if (absl::Status s = endpoint.PostWriteToPeer(request.forward_to, f->data,
+                                                  st.payload_bytes);
         !s.ok()) {
       return fail(s);
     }
@@ -214,12 +216,13 @@ ReplyResult InvalidationHandler::Act(Frame* f,
       AtomicStats::Add(stats.flushed_bytes, end - begin);
     }
     b.FetchAndAdd(f->gcl, LatchWord::Downgrade(me, from), nullptr);
-    if (absl::Status s = endpoint.Execute(b); !s.ok()) return fail(s);
-    if (absl::Status s =
-            endpoint.WriteToPeer(request.forward_to, f->data, st.payload_bytes);
+    // The forward is posted first, so the flush's round trip covers it.
+    if (absl::Status s = endpoint.PostWriteToPeer(request.forward_to, f->data,
+                                                  st.payload_bytes);
         !s.ok()) {
       return fail(s);
     }
+    if (absl::Status s = endpoint.Execute(b); !s.ok()) return fail(s);
     f->memo = Memo::kShared;
     f->ClearDirty();
     f->handover_memo.store(0, std::memory_order_relaxed);

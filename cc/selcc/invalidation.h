@@ -13,14 +13,17 @@
 // are bounded by one message delay plus at most two round trips.
 //
 // What a holder's handler does (the requester's node r, this node n):
-//   memo M, r wants X (case 1)   forwarding on: WRITE the payload into r's
-//                                frame, FAA Handover(n, r); reply
+//   memo M, r wants X (case 1)   forwarding on: post the WRITE of the
+//                                payload into r's frame (not waited for: it
+//                                lands before the reply, rdma/fabric.h
+//                                PostWriteToPeer), FAA Handover(n, r); reply
 //                                kGrantedExclusive with the dirty range (the
 //                                dirty data moves on, nothing is flushed).
 //                                Off: flush + release; reply kReleased.
-//   memo M, r wants S (case 2)   forwarding on: (flush dirty range + FAA
-//                                Downgrade(n, r)) in one round trip, then
-//                                forward; memo S; reply kGrantedShared.
+//   memo M, r wants S (case 2)   forwarding on: post the forward, then
+//                                (flush dirty range + FAA Downgrade(n, r))
+//                                in one round trip; memo S; reply
+//                                kGrantedShared.
 //                                Off: flush + release; reply kReleased.
 //   memo S, r wants X (case 3)   FAA -Reader(n); memo I; reply kReleased.
 //   latch busy                   reply kBusy (dropped; the lease of the

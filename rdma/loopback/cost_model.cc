@@ -77,6 +77,11 @@ void CostModel::PayPeerRoundTrip(uint64_t payload_bytes) const {
   Pay(RoundTripNanos(payload_bytes));
 }
 
+void CostModel::PayTransfer(uint64_t payload_bytes) const {
+  if (free_) return;
+  Pay(TransferNanos(payload_bytes, options_.bandwidth_gbps));
+}
+
 void CostModel::PayOneWay() const {
   if (free_) return;
   Pay(OneWayNanos());

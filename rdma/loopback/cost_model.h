@@ -63,6 +63,9 @@ class CostModel {
   void PayPeerRoundTrip(uint64_t payload_bytes) const;
   // Charges a message's one-way delay.
   void PayOneWay() const;
+  // Charges moving `payload_bytes` at the thread's link bandwidth, no
+  // latency (a write posted ahead of a message).
+  void PayTransfer(uint64_t payload_bytes) const;
   // Charges `ns`: accrues to the innermost open scope, else spins.
   static void Pay(int64_t ns);
 

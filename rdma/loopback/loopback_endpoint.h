@@ -34,6 +34,8 @@ class LoopbackEndpoint : public Endpoint {
   absl::Status Execute(const Batch& batch) override;
   absl::Status WriteToPeer(const PeerAddress& dst, const void* src,
                            uint32_t length) override;
+  absl::Status PostWriteToPeer(const PeerAddress& dst, const void* src,
+                               uint32_t length) override;
   absl::Status Send(ComputeNodeId dst, const Message& message) override;
   void Multicast(absl::Span<const ComputeNodeId> dsts, const Message& message,
                  absl::Span<absl::Status> results) override;
@@ -43,6 +45,9 @@ class LoopbackEndpoint : public Endpoint {
   void CountReceived() { counters_->AddMessageReceived(); }
 
  private:
+  // Copies into a peer's registered memory; the NIC's work, timed.
+  absl::Status CopyToPeer(const PeerAddress& dst, const void* src,
+                          uint32_t length);
   // Checks `dst` and stamps the sender.
   absl::StatusOr<Message> Prepare(ComputeNodeId dst, const Message& message);
   // Delivers a prepared message: inline if possible, else to the inbox.

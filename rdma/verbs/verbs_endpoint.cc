@@ -65,6 +65,9 @@ absl::StatusOr<std::unique_ptr<VerbsEndpoint>> VerbsEndpoint::Create(
 }
 
 VerbsEndpoint::~VerbsEndpoint() {
+  if (absl::Status s = CompletePosted(); !s.ok()) {
+    LOG(WARNING) << "a posted peer write failed: " << s;
+  }
   // Queue pairs first: a CQ still in use cannot be destroyed.
   memory_qps_.clear();
   peer_qps_.clear();
@@ -306,8 +309,8 @@ absl::Status VerbsEndpoint::RunChain(const Batch& batch, size_t begin,
   return absl::OkStatus();
 }
 
-absl::Status VerbsEndpoint::WriteToPeer(const PeerAddress& dst, const void* src,
-                                        uint32_t length) {
+absl::Status VerbsEndpoint::CheckPeerWrite(const PeerAddress& dst,
+                                           uint32_t length) const {
   if (dst.node >= fabric_->compute_node_count()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("peer write to compute node %d, but there are %d",
@@ -316,8 +319,75 @@ absl::Status VerbsEndpoint::WriteToPeer(const PeerAddress& dst, const void* src,
   // A peer in this process is checked here, so a bad address is an error
   // rather than a remote access error that breaks the queue pair.
   if (VerbsComputeNode* local = fabric_->hosted(dst.node); local != nullptr) {
-    if (absl::Status s = local->CheckPeerWrite(dst, length); !s.ok()) return s;
+    return local->CheckPeerWrite(dst, length);
   }
+  return absl::OkStatus();
+}
+
+absl::Status VerbsEndpoint::CompletePosted() {
+  if (posted_node_ < 0) return absl::OkStatus();
+  const int node = posted_node_;
+  posted_node_ = -1;
+  if (peer_qps_[node] == nullptr) {
+    return absl::UnavailableError(absl::StrFormat(
+        "the queue pair of a posted write to compute node %d failed", node));
+  }
+  ibv_send_wr wr{};
+  wr.wr_id = next_wr_id_++;
+  wr.num_sge = 0;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = posted_dst_.address;
+  wr.wr.rdma.rkey = posted_dst_.key;
+  return PostAndWait(peer_qps_[node], &wr, wr.wr_id, "posted peer WRITE");
+}
+
+absl::Status VerbsEndpoint::PostWriteToPeer(const PeerAddress& dst,
+                                            const void* src, uint32_t length) {
+  if (length > kPostedBytes) return WriteToPeer(dst, src, length);
+  if (absl::Status s = CheckPeerWrite(dst, length); !s.ok()) return s;
+  if (absl::Status s = CompletePosted(); !s.ok()) return s;
+  if (posted_ == nullptr) {
+    posted_.reset(new uint8_t[kPostedBytes]);
+    auto mr = fabric_->device().Register(posted_.get(), kPostedBytes,
+                                         IBV_ACCESS_LOCAL_WRITE);
+    if (!mr.ok()) {
+      posted_.reset();
+      return mr.status();
+    }
+    posted_mr_ = *std::move(mr);
+  }
+  auto qp = PeerQp(dst.node);
+  if (!qp.ok()) return qp.status();
+  std::memcpy(posted_.get(), src, length);
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uint64_t>(posted_.get());
+  sge.length = length;
+  sge.lkey = posted_mr_->lkey;
+  ibv_send_wr wr{};
+  wr.wr_id = next_wr_id_++;
+  wr.sg_list = &sge;
+  wr.num_sge = length == 0 ? 0 : 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = 0;  // completed by the next signalled request
+  wr.wr.rdma.remote_addr = dst.address;
+  wr.wr.rdma.rkey = dst.key;
+  if (absl::Status s = (*qp)->Post(&wr); !s.ok()) {
+    peer_qps_[dst.node].reset();
+    return absl::Status(s.code(),
+                        absl::StrFormat("posting a peer WRITE to compute node "
+                                        "%d failed: %s",
+                                        dst.node, s.message()));
+  }
+  posted_node_ = dst.node;
+  posted_dst_ = dst;
+  counters_->AddPeerWrite(length);
+  return absl::OkStatus();
+}
+
+absl::Status VerbsEndpoint::WriteToPeer(const PeerAddress& dst, const void* src,
+                                        uint32_t length) {
+  if (absl::Status s = CheckPeerWrite(dst, length); !s.ok()) return s;
   auto qp = PeerQp(dst.node);
   if (!qp.ok()) return qp.status();
   ibv_sge sge{};
@@ -385,6 +455,10 @@ absl::Status VerbsEndpoint::Send(ComputeNodeId dst, const Message& message) {
   // Signalled and awaited: the staging slot is reused by the next call, and
   // the ack means the message sits in the receiver's ring (exactly once).
   wr.send_flags = IBV_SEND_SIGNALED;
+  // A posted write to `dst` went ahead on this queue pair: this SEND's
+  // completion completes it, and the peer handles the SEND after the
+  // WRITE's data is in place (fabric.h, PostWriteToPeer).
+  if (posted_node_ == static_cast<int>(dst)) posted_node_ = -1;
   if (absl::Status s = PostAndWait(peer_qps_[dst], &wr, wr.wr_id, "SEND");
       !s.ok()) {
     return s;

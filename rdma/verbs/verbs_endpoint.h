@@ -37,6 +37,9 @@ class VerbsEndpoint : public Endpoint {
  public:
   static constexpr uint32_t kMaxChain = 64;  // work requests per doorbell
   static constexpr uint64_t kStagingBytes = 256 * 1024;
+  // PostWriteToPeer's own staging; larger writes are not posted but waited
+  // for (WriteToPeer).
+  static constexpr uint64_t kPostedBytes = 64 * 1024;
   static constexpr absl::Duration kCompletionTimeout = absl::Seconds(10);
   static_assert(kStagingBytes >= kMaxChain * 8 + sizeof(Message),
                 "staging must hold a full chain of atomic results");
@@ -50,6 +53,11 @@ class VerbsEndpoint : public Endpoint {
   absl::Status Execute(const Batch& batch) override;
   absl::Status WriteToPeer(const PeerAddress& dst, const void* src,
                            uint32_t length) override;
+  // Posts the WRITE unsignalled from a staging buffer of its own; the next
+  // signalled request on that queue pair (the Send that follows) completes
+  // it. A second post before then waits for the first.
+  absl::Status PostWriteToPeer(const PeerAddress& dst, const void* src,
+                               uint32_t length) override;
   absl::Status Send(ComputeNodeId dst, const Message& message) override;
   FabricCounters Counters() const override { return counters_->Snapshot(); }
 
@@ -69,6 +77,11 @@ class VerbsEndpoint : public Endpoint {
   // waits. On failure drops the queue pair held in `slot`.
   absl::Status PostAndWait(std::unique_ptr<QueuePair>& slot, ibv_send_wr* first,
                            uint64_t wr_id, absl::string_view what);
+  // Waits for the posted write still in flight, if any (a signalled empty
+  // WRITE behind it on the same queue pair).
+  absl::Status CompletePosted();
+  // Checks a peer write's target before anything is posted.
+  absl::Status CheckPeerWrite(const PeerAddress& dst, uint32_t length) const;
   // Runs batch[begin, end) as one chain; end - begin <= kMaxChain.
   absl::Status RunChain(const Batch& batch, size_t begin, size_t* end);
 
@@ -81,6 +94,11 @@ class VerbsEndpoint : public Endpoint {
   std::vector<std::unique_ptr<QueuePair>> memory_qps_;  // by memory node id
   std::vector<std::unique_ptr<QueuePair>> peer_qps_;    // by compute node id
   uint64_t next_wr_id_ = 1;
+  // PostWriteToPeer: its staging, and the write in flight (node -1: none).
+  std::unique_ptr<uint8_t[]> posted_;
+  MemoryRegion posted_mr_;
+  int posted_node_ = -1;
+  PeerAddress posted_dst_;
 };
 
 }  // namespace strand::rdma::verbs
