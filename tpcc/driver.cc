@@ -141,7 +141,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
       }
       window.Join(g);
       Random r(options.seed * 7919 + g, db.run_constants());
-      const int w = g % W + 1;
+      const int home = g % W + 1;
       // Every call goes through CallAsync; with wal_pipeline 0 it returns
       // only once its own outcome is reported, as Call would.
       (*session)->set_max_unacknowledged(options.wal_pipeline);
@@ -173,6 +173,9 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
           roll -= options.mix.weights[type];
           ++type;
         }
+        const int w = options.home_warehouse == HomeWarehouse::kPerThread
+                          ? home
+                          : r.Uniform(1, W);
         const int32_t now =
             static_cast<int32_t>(absl::ToUnixSeconds(absl::Now()));
         const absl::Time start = absl::Now();

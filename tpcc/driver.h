@@ -38,9 +38,20 @@ struct Mix {
   std::string ToString() const;
 };
 
+// Which warehouse a thread's transactions are homed at.
+enum class HomeWarehouse {
+  // Thread i of the deployment works on warehouse i mod W + 1, as a TPC-C
+  // terminal does: with W >= threads each warehouse has its own thread(s).
+  kPerThread,
+  // Each transaction draws its warehouse uniformly: every warehouse is
+  // shared by every node's threads (the SELCC paper's TPC-C shape).
+  kRandom,
+};
+
 struct DriverOptions {
   int warehouses = 1;
   int threads_per_node = 1;
+  HomeWarehouse home_warehouse = HomeWarehouse::kPerThread;
   Mix mix;
   RemotePolicy remote;
   double duration_s = 10;

@@ -41,10 +41,11 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
   const uint64_t txns = r.commits();
   out << absl::StrFormat(
       "run: cc=%s protocol=%s warehouses=%d compute_nodes=%d threads=%d/node "
-      "mix=%s rtt_ns=%d message_delivery=%s gcl_size=%d cache_mb=%d: %.2f "
-      "s\n",
+      "mix=%s home_warehouse=%s rtt_ns=%d message_delivery=%s gcl_size=%d "
+      "cache_mb=%d: %.2f s\n",
       c.cc, c.protocol, c.warehouses, c.compute_nodes, c.threads_per_node,
-      c.mix, c.rtt_ns, c.message_delivery, c.gcl_size, c.cache_mb, r.seconds);
+      c.mix, c.home_warehouse, c.rtt_ns, c.message_delivery, c.gcl_size,
+      c.cache_mb, r.seconds);
   out << absl::StrFormat(
       "wal: %s%s%s%s\n", c.wal ? "on, dir " : "off", c.wal ? c.wal_dir : "",
       c.wal ? (c.wal_early_lock_release ? ", early lock release on"
@@ -149,6 +150,7 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("threads", c.threads_per_node)
       .Add("mix", c.mix)
       .Add("remote_neworder", c.remote_neworder)
+      .Add("home_warehouse", c.home_warehouse)
       .Add("rtt_ns", c.rtt_ns)
       .Add("message_delivery", c.message_delivery)
       .Add("gcl_size", static_cast<uint64_t>(c.gcl_size))

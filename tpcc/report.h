@@ -25,6 +25,7 @@ struct RunConfig {
   int threads_per_node = 0;
   std::string cc, protocol, mix;
   double remote_neworder = -1;
+  std::string home_warehouse = "thread";
   int64_t rtt_ns = 0;
   std::string message_delivery;
   uint32_t gcl_size = 0;

@@ -52,6 +52,12 @@ DEFINE_string(mix, "standard",
               "Transaction mix: standard (45/43/4/4/4), one type (new_order, "
               "payment, order_status, delivery, stock_level) or 5 weights "
               "summing to 100 (e.g. 50,50,0,0,0)");
+DEFINE_string(home_warehouse, "thread",
+              "Warehouse of each transaction: thread (thread i of the "
+              "deployment works on warehouse i mod W + 1, as a TPC-C "
+              "terminal) or random (drawn per transaction, so every "
+              "warehouse is shared by all nodes' threads: the SELCC paper's "
+              "shape)");
 DEFINE_double(remote_neworder, -1,
               "Share (0..1) of New-Orders with one remote supply warehouse; "
               "negative: the specification's 1% per order line");
@@ -144,6 +150,13 @@ int Main() {
     ExitWithUsageError("--protocol=" + FLAGS_protocol +
                        ": expected selcc or sel");
   }
+  if (FLAGS_home_warehouse != "thread" && FLAGS_home_warehouse != "random") {
+    ExitWithUsageError("--home_warehouse=" + FLAGS_home_warehouse +
+                       ": expected thread or random");
+  }
+  const HomeWarehouse home_warehouse = FLAGS_home_warehouse == "thread"
+                                           ? HomeWarehouse::kPerThread
+                                           : HomeWarehouse::kRandom;
   auto mix = Mix::Parse(FLAGS_mix);
   if (!mix.ok()) ExitWithUsageError(std::string(mix.status().message()));
   if (FLAGS_remote_neworder > 1) {
@@ -298,6 +311,7 @@ int Main() {
   config.mix =
       FLAGS_mix == "standard" ? "standard:" + mix->ToString() : mix->ToString();
   config.remote_neworder = FLAGS_remote_neworder;
+  config.home_warehouse = FLAGS_home_warehouse;
   config.rtt_ns = fabric->rtt_ns;
   config.message_delivery = rdma::MessageDeliveryName(fabric->message_delivery);
   config.gcl_size = FLAGS_gcl_size;
@@ -385,6 +399,7 @@ int Main() {
   DriverOptions d;
   d.warehouses = FLAGS_warehouses;
   d.threads_per_node = FLAGS_threads;
+  d.home_warehouse = home_warehouse;
   d.mix = *mix;
   d.remote.remote_order_ratio = FLAGS_remote_neworder;
   d.duration_s = FLAGS_duration_s;

@@ -23,6 +23,9 @@ expect_usage_error --mix=new_orders
 expect_usage_error --threads=0
 expect_usage_error --pool_mb=16 --warehouses=4
 expect_usage_error --no_such_flag
+expect_usage_error --home_warehouse=nearest
+expect_usage_error --message_delivery=carrier_pigeon
+expect_usage_error --nic_op_ns=-5
 expect_usage_error --populate_memory=yes
 expect_usage_error --populate_memory
 expect_usage_error --wal=maybe
