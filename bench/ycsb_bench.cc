@@ -27,6 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
+#include "base/cost_breakdown.h"
 #include "base/json_line.h"
 #include "cc/gcl_manager.h"
 #include "index/blink_tree.h"
@@ -431,25 +432,32 @@ int Main() {
         db.nodes.size(), std::vector<uint64_t>(FLAGS_threads, 0));
     const rdma::FabricCounters fabric_before = (*fabric)->Counters();
     const cc::CacheStats cache_before = SumStats(db);
-    start = absl::Now();
+    // The window opens once every worker runs: ops before it do not count.
+    WorkerWindow window(static_cast<int>(db.nodes.size()) * FLAGS_threads);
+    std::atomic<bool> counting{false};
     std::thread timer([&] {
+      window.Start();
+      counting = true;
       absl::SleepFor(absl::Seconds(FLAGS_duration_s));
+      counting = false;
+      window.End();
       stop = true;
     });
     absl::Status ran = OnAllThreads(workers, [&](Worker& w, int n, int t) {
+      window.Join(n * FLAGS_threads + t);
       uint64_t done = 0;
       while (!stop.load(std::memory_order_relaxed)) {
         if (absl::Status s = w.Run(w.Pick(mix)); !s.ok()) {
           stop = true;
           return s;
         }
-        ++done;
+        if (counting.load(std::memory_order_relaxed)) ++done;
       }
       ops[n][t] = done;
       return absl::OkStatus();
     });
     timer.join();
-    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    const double seconds = window.seconds();
     if (!ran.ok()) return fail(ran);
     const rdma::FabricCounters fc = (*fabric)->Counters() - fabric_before;
     const cc::CacheStats cs = SumStats(db) - cache_before;
@@ -472,6 +480,8 @@ int Main() {
         mix.name, total / seconds, fc.round_trips / n_ops,
         (fc.bytes_read + fc.bytes_written) / n_ops, cs.hit_ratio(),
         absl::StrJoin(shares, ","));
+    const CostBreakdown cost = window.Breakdown(total);
+    cost.Print(table_out, "op");
     if (!FLAGS_json) continue;
     JsonLine j;
     j.Add("bench", "ycsb")
@@ -488,6 +498,8 @@ int Main() {
         .Add("gcl_size", static_cast<uint64_t>(FLAGS_gcl_size))
         .Add("cache_mb", FLAGS_cache_mb)
         .Add("rtt_ns", fabric_options->rtt_ns)
+        .Add("message_delivery",
+             rdma::MessageDeliveryName(fabric_options->message_delivery))
         .Add("tree_height", tree_stats.height)
         .Add("tree_mb", tree_mb)
         .Add("duration_s", seconds)
@@ -497,6 +509,7 @@ int Main() {
         .Add("bytes_per_op", (fc.bytes_read + fc.bytes_written) / n_ops)
         .Add("cache_hit_ratio", cs.hit_ratio())
         .AddRaw("node_share", "[" + absl::StrJoin(shares, ",") + "]");
+    cost.AddTo(j);
     std::cout << j.str() << std::endl;
   }
   return 0;
