@@ -23,6 +23,8 @@ CostBreakdown::CostBreakdown(const ThreadLedger::Snapshot& w,
   spin_ns_ = w.fabric_spin_ns / ops;
   fabric_model_ns_ = w.fabric_model_ns / ops;
   wait_ns_ = (w.busy_wait_ns + w.blocked_wait_ns) / ops;
+  voluntary_switches_ = w.voluntary_switches / ops;
+  involuntary_switches_ = w.involuntary_switches / ops;
   // Spinning and busy waits are CPU the model accounts for on its own; a
   // preempted spin ends early in CPU terms, so this can go below zero on an
   // oversubscribed machine (then measured diverges, and the report says so).
@@ -57,11 +59,14 @@ void CostBreakdown::Print(std::ostream& out, const std::string& op) const {
       "  modeled    %8.2f us  %12.0f %s/s  = engine CPU %.2f + fabric model "
       "%.2f + waits %.2f us\n"
       "  CPU        %8.2f us  of which loopback copies/atomics %.2f, "
-      "spinning for the model %.2f\n",
+      "spinning for the model %.2f\n"
+      "  context switches per %s: %.4f voluntary (blocked), %.4f "
+      "involuntary (preempted)\n",
       op, measured_ns_ / 1e3, measured_rate, op, shape_.worker_threads, cores_,
       cpu_percent_, modeled_ns_ / 1e3, modeled_ops_per_s(), op,
       engine_cpu_ns_ / 1e3, fabric_model_ns_ / 1e3, wait_ns_ / 1e3,
-      cpu_ns_ / 1e3, emulation_ns_ / 1e3, spin_ns_ / 1e3);
+      cpu_ns_ / 1e3, emulation_ns_ / 1e3, spin_ns_ / 1e3, op,
+      voluntary_switches_, involuntary_switches_);
   if (diverges()) {
     out << absl::StrFormat(
         "  WARNING: measured is %+.0f%% off the model: %d busy workers on %d "
@@ -85,7 +90,9 @@ void CostBreakdown::AddTo(JsonLine& json) const {
       .Add("model_diverges", diverges())
       .Add("worker_threads", shape_.worker_threads)
       .Add("cores", cores_)
-      .Add("process_cpu_percent", cpu_percent_);
+      .Add("process_cpu_percent", cpu_percent_)
+      .Add("voluntary_switches_per_op", voluntary_switches_)
+      .Add("involuntary_switches_per_op", involuntary_switches_);
 }
 
 int64_t ProcessCpuNanos() {

@@ -54,6 +54,9 @@ class CostBreakdown {
   double spin_ns() const { return spin_ns_; }
   double fabric_model_ns() const { return fabric_model_ns_; }
   double wait_ns() const { return wait_ns_; }
+  // The workers' context switches per op (thread_ledger.h).
+  double voluntary_switches() const { return voluntary_switches_; }
+  double involuntary_switches() const { return involuntary_switches_; }
   // Operations per second of all workers together.
   double modeled_ops_per_s() const;
   // Process CPU over the window, in percent of one core.
@@ -74,7 +77,7 @@ class CostBreakdown {
   int cores_ = 0;
   double measured_ns_ = 0, modeled_ns_ = 0, cpu_ns_ = 0, engine_cpu_ns_ = 0,
          emulation_ns_ = 0, spin_ns_ = 0, fabric_model_ns_ = 0, wait_ns_ = 0,
-         cpu_percent_ = 0;
+         cpu_percent_ = 0, voluntary_switches_ = 0, involuntary_switches_ = 0;
 };
 
 // CPU time of the whole process (user + system), nanoseconds.

@@ -1,5 +1,9 @@
 #include "base/thread_ledger.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "base/cycle_clock.h"
 
 namespace strand {
@@ -32,6 +36,8 @@ ThreadLedger::Snapshot& ThreadLedger::Snapshot::operator+=(const Snapshot& o) {
   fabric_emulation_ns += o.fabric_emulation_ns;
   busy_wait_ns += o.busy_wait_ns;
   blocked_wait_ns += o.blocked_wait_ns;
+  voluntary_switches += o.voluntary_switches;
+  involuntary_switches += o.involuntary_switches;
   return *this;
 }
 
@@ -42,10 +48,12 @@ ThreadLedger::Snapshot& ThreadLedger::Snapshot::operator-=(const Snapshot& o) {
   fabric_emulation_ns -= o.fabric_emulation_ns;
   busy_wait_ns -= o.busy_wait_ns;
   blocked_wait_ns -= o.blocked_wait_ns;
+  voluntary_switches -= o.voluntary_switches;
+  involuntary_switches -= o.involuntary_switches;
   return *this;
 }
 
-ThreadLedger::ThreadLedger() {
+ThreadLedger::ThreadLedger() : tid_(static_cast<int>(gettid())) {
   if (pthread_getcpuclockid(pthread_self(), &cpu_clock_) != 0) {
     cpu_clock_ = CLOCK_THREAD_CPUTIME_ID;  // readable by this thread only
   }
@@ -57,9 +65,31 @@ std::shared_ptr<ThreadLedger> ThreadLedger::ForThisThread() {
   return Holder().ledger;
 }
 
+void ThreadLedger::ReadSwitches(int64_t* voluntary,
+                                int64_t* involuntary) const {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid_);
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return;
+  char line[256];
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    long long n = 0;
+    if (std::sscanf(line, "voluntary_ctxt_switches: %lld", &n) == 1) {
+      *voluntary = n;
+    } else if (std::sscanf(line, "nonvoluntary_ctxt_switches: %lld", &n) == 1) {
+      *involuntary = n;
+    }
+  }
+  std::fclose(f);
+}
+
 void ThreadLedger::ThreadExiting() {
   bool ok = false;
   cpu_at_exit_ns_.store(ClockNanos(cpu_clock_, &ok), std::memory_order_relaxed);
+  int64_t voluntary = 0, involuntary = 0;
+  ReadSwitches(&voluntary, &involuntary);
+  voluntary_at_exit_.store(voluntary, std::memory_order_relaxed);
+  involuntary_at_exit_.store(involuntary, std::memory_order_relaxed);
   exited_.store(true, std::memory_order_release);
 }
 
@@ -68,8 +98,14 @@ ThreadLedger::Snapshot ThreadLedger::Read() const {
   bool ok = false;
   if (!exited_.load(std::memory_order_acquire)) {
     s.cpu_ns = ClockNanos(cpu_clock_, &ok);
+    ReadSwitches(&s.voluntary_switches, &s.involuntary_switches);
   }
-  if (!ok) s.cpu_ns = cpu_at_exit_ns_.load(std::memory_order_relaxed);
+  if (!ok) {
+    s.cpu_ns = cpu_at_exit_ns_.load(std::memory_order_relaxed);
+    s.voluntary_switches = voluntary_at_exit_.load(std::memory_order_relaxed);
+    s.involuntary_switches =
+        involuntary_at_exit_.load(std::memory_order_relaxed);
+  }
   s.fabric_model_ns = fabric_model_ns_.load(std::memory_order_relaxed);
   s.fabric_spin_ns = fabric_spin_ns_.load(std::memory_order_relaxed);
   s.fabric_emulation_ns = static_cast<int64_t>(

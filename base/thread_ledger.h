@@ -40,6 +40,11 @@ class ThreadLedger {
     int64_t fabric_emulation_ns = 0;
     int64_t busy_wait_ns = 0;
     int64_t blocked_wait_ns = 0;
+    // The thread's context switches (the kernel's counts): voluntary ones
+    // are waits that blocked, involuntary ones preemptions by the
+    // scheduler. Both near zero per op when a run measures the protocol.
+    int64_t voluntary_switches = 0;
+    int64_t involuntary_switches = 0;
 
     Snapshot& operator+=(const Snapshot& o);
     Snapshot& operator-=(const Snapshot& o);
@@ -74,9 +79,14 @@ class ThreadLedger {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
 
+  // Reads the thread's context switch counts from /proc (any thread may).
+  void ReadSwitches(int64_t* voluntary, int64_t* involuntary) const;
+
   clockid_t cpu_clock_;
+  const int tid_;
   std::atomic<bool> exited_{false};
   std::atomic<int64_t> cpu_at_exit_ns_{0};
+  std::atomic<int64_t> voluntary_at_exit_{0}, involuntary_at_exit_{0};
   std::atomic<int64_t> fabric_model_ns_{0}, fabric_spin_ns_{0},
       fabric_emulation_cycles_{0}, busy_wait_ns_{0}, blocked_wait_ns_{0};
 };
