@@ -120,7 +120,8 @@ DecodeResult DecodeRecord(std::string_view bytes, RecordHeader* header,
   const std::string_view covered(p + 4, kRecordHeaderBytes - 4 + length);
   if (Crc32c(covered) != crc) return DecodeResult::kCorrupt;
   const uint8_t type = Get<uint8_t>(p, 8);
-  if (type != static_cast<uint8_t>(RecordType::kCommit)) {
+  if (type < static_cast<uint8_t>(RecordType::kCommit) ||
+      type > kMaxRecordType) {
     return DecodeResult::kBadType;
   }
   header->type = static_cast<RecordType>(type);

@@ -4,8 +4,9 @@
 // The on-disk format of strand's write-ahead log (format version 2).
 //
 // Versions: 1 had tuple redo ops only; 2 adds index-entry ops
-// (redo_record.h), same bytes otherwise. A reader accepts every version up
-// to its own and refuses newer ones.
+// (redo_record.h), same bytes otherwise; 3 adds the two-phase commit records
+// of partitioned mode (kPrepare, kDistributedCommit, kParticipantCommit).
+// A reader accepts every version up to its own and refuses newer ones.
 //
 // Layout. Each compute node writes its own log: a directory
 // <wal_dir>/node-<id>/ of segment files 00000001.wal, 00000002.wal, ...
@@ -64,7 +65,7 @@ namespace strand::wal {
 using Lsn = uint64_t;
 
 inline constexpr uint64_t kSegmentMagic = 0x4c57444e41525453;  // "STRANDWL"
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
 // Unit of O_DIRECT I/O and of the segment header.
 inline constexpr size_t kBlockBytes = 4096;
 inline constexpr size_t kSegmentHeaderBytes = kBlockBytes;
@@ -97,7 +98,27 @@ absl::StatusOr<SegmentHeader> DecodeSegmentHeader(std::string_view block,
 enum class RecordType : uint8_t {
   // A committed transaction: its redo ops (redo_record.h) as payload.
   kCommit = 1,
+  // Partitioned mode's presumed-abort two-phase commit (partition/
+  // two_phase_commit.h). txn_id is the global transaction id, commit_ts the
+  // commit timestamp the coordinator chose before PREPARE.
+  //   kPrepare            a participant's vote yes, forced before it votes:
+  //                       payload = coordinator node id (u32) + the
+  //                       participant's redo ops. Replayed only if the
+  //                       transaction committed (a kDistributedCommit in the
+  //                       coordinator's log or a kParticipantCommit here);
+  //                       otherwise it was in doubt and is presumed aborted.
+  //   kDistributedCommit  the coordinator's decision, forced before anyone
+  //                       learns it: payload = participant count (u32), their
+  //                       node ids (u32 each), then the coordinator's redo.
+  //   kParticipantCommit  a participant learned the decision (unforced; no
+  //                       payload): lets recovery commit a prepared branch
+  //                       without the coordinator's log.
+  // Aborts are not logged (presumed abort).
+  kPrepare = 2,
+  kDistributedCommit = 3,
+  kParticipantCommit = 4,
 };
+inline constexpr uint8_t kMaxRecordType = 4;
 
 struct RecordHeader {
   RecordType type = RecordType::kCommit;

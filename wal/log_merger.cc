@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <tuple>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "wal/two_phase_records.h"
 
 namespace strand::wal {
 
@@ -55,6 +57,7 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
     }
     merger->stats_.push_back(reader->stats());
   }
+  if (absl::Status s = merger->ResolveTwoPhase(); !s.ok()) return s;
   std::sort(
       merger->records_.begin(), merger->records_.end(),
       [](const MergedRecord& a, const MergedRecord& b) {
@@ -62,6 +65,48 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
                std::tie(b.header.commit_ts, b.compute_node_id, b.header.lsn);
       });
   return merger;
+}
+
+absl::Status LogMerger::ResolveTwoPhase() {
+  absl::flat_hash_set<uint64_t> committed;
+  for (const MergedRecord& r : records_) {
+    if (r.header.type == RecordType::kDistributedCommit ||
+        r.header.type == RecordType::kParticipantCommit) {
+      committed.insert(r.header.txn_id);
+    }
+  }
+  std::vector<MergedRecord> kept;
+  kept.reserve(records_.size());
+  for (MergedRecord& r : records_) {
+    switch (r.header.type) {
+      case RecordType::kCommit:
+        break;
+      case RecordType::kParticipantCommit:
+        continue;
+      case RecordType::kDistributedCommit: {
+        auto p = DecodeDistributedCommitPayload(r.payload);
+        if (!p.ok()) return p.status();
+        r.payload = std::string(p->redo);
+        ++two_phase_.distributed_commits;
+        break;
+      }
+      case RecordType::kPrepare: {
+        if (!committed.contains(r.header.txn_id)) {
+          ++two_phase_.prepared_in_doubt;
+          continue;
+        }
+        auto p = DecodePreparePayload(r.payload);
+        if (!p.ok()) return p.status();
+        r.payload = std::string(p->redo);
+        ++two_phase_.prepared_committed;
+        break;
+      }
+    }
+    r.header.type = RecordType::kCommit;
+    kept.push_back(std::move(r));
+  }
+  records_ = std::move(kept);
+  return absl::OkStatus();
 }
 
 bool LogMerger::Next(MergedRecord* record) {

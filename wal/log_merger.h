@@ -11,6 +11,16 @@
 // (which a global timestamp counter does not produce) break by compute node
 // id, then LSN, so the order is deterministic.
 //
+// Two-phase commit (log_format.h, kPrepare / kDistributedCommit /
+// kParticipantCommit): a transaction distributed over several nodes'
+// logs committed iff its coordinator's kDistributedCommit or any
+// participant's kParticipantCommit is in some log. The merger yields the
+// coordinator's redo and every prepared participant's redo of a committed
+// one (each as a record of its own node, with the transaction's commit
+// timestamp and its payload reduced to the redo ops), and drops the
+// prepared branches of the others: nothing was acknowledged of them
+// (presumed abort). Markers (kParticipantCommit) are not yielded.
+//
 // Why not a streaming k-way merge: within one node's log, records are in
 // LSN order, which is not commit-timestamp order (a transaction can take its
 // timestamp, be descheduled, and append after a later one). So the merger
@@ -40,6 +50,13 @@ struct MergedRecord {
   std::string payload;  // the redo ops (redo_record.h)
 };
 
+// How the two-phase commit records of partitioned mode were resolved.
+struct TwoPhaseStats {
+  uint64_t distributed_commits = 0;  // coordinators' kDistributedCommit
+  uint64_t prepared_committed = 0;   // participants' branches replayed
+  uint64_t prepared_in_doubt = 0;    // no decision found: presumed aborted
+};
+
 class LogMerger {
  public:
   // Reads every <wal_dir>/node-<id>/ log. A node's error (another database,
@@ -58,13 +75,18 @@ class LogMerger {
   // Per node, how its log ended (torn tails cut, dropped bytes).
   const std::vector<LogReaderStats>& node_stats() const { return stats_; }
   size_t record_count() const { return records_.size(); }
+  const TwoPhaseStats& two_phase_stats() const { return two_phase_; }
 
  private:
+  // Resolves two-phase records into redo records (see above).
+  absl::Status ResolveTwoPhase();
+
   LogMerger() = default;
 
   std::vector<MergedRecord> records_;  // sorted
   size_t next_ = 0;
   std::vector<LogReaderStats> stats_;
+  TwoPhaseStats two_phase_;
 };
 
 }  // namespace strand::wal

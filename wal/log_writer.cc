@@ -151,8 +151,9 @@ std::unique_ptr<LogWriter::Buffer> LogWriter::NewBuffer(
   return b;
 }
 
-absl::StatusOr<Lsn> LogWriter::Append(uint64_t txn_id, uint64_t commit_ts,
-                                      std::string_view redo_payload) {
+absl::StatusOr<Lsn> LogWriter::AppendRecord(RecordType type, uint64_t txn_id,
+                                            uint64_t commit_ts,
+                                            std::string_view redo_payload) {
   const size_t size = EncodedRecordBytes(redo_payload.size());
   if (size > options_.segment_bytes - kSegmentHeaderBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -180,11 +181,9 @@ absl::StatusOr<Lsn> LogWriter::Append(uint64_t txn_id, uint64_t commit_ts,
     b = pending_.back().get();
   }
   const Lsn lsn = ++last_lsn_;
-  EncodeRecord({.type = RecordType::kCommit,
-                .lsn = lsn,
-                .txn_id = txn_id,
-                .commit_ts = commit_ts},
-               redo_payload, b->data + b->used);
+  EncodeRecord(
+      {.type = type, .lsn = lsn, .txn_id = txn_id, .commit_ts = commit_ts},
+      redo_payload, b->data + b->used);
   b->used += size;
   b->last_lsn = lsn;
   append_offset_ += size;
@@ -205,6 +204,38 @@ absl::Status LogWriter::WaitDurable(Lsn lsn) {
   }
   while (durable_lsn_ < lsn && failure_.ok()) durable_cv_.Wait(&mu_);
   return durable_lsn_ >= lsn ? absl::OkStatus() : failure_;
+}
+
+void LogWriter::WhenDurable(Lsn lsn, DurableCallback done) {
+  absl::Status now;
+  {
+    absl::MutexLock lock(&mu_);
+    if (lsn > last_lsn_) {
+      now = absl::InvalidArgumentError(absl::StrFormat(
+          "WhenDurable(%d): only LSNs up to %d were appended", lsn, last_lsn_));
+    } else if (durable_lsn_ >= lsn) {
+      now = absl::OkStatus();
+    } else if (!failure_.ok()) {
+      now = failure_;
+    } else if (closed_ && flusher_idle_) {
+      now = absl::FailedPreconditionError("log writer is closed");
+    } else {
+      callbacks_.emplace(lsn, std::move(done));
+      return;
+    }
+  }
+  std::move(done)(now);
+}
+
+std::vector<LogWriter::DurableCallback> LogWriter::TakeDueCallbacks() {
+  std::vector<DurableCallback> due;
+  auto end =
+      failure_.ok() ? callbacks_.upper_bound(durable_lsn_) : callbacks_.end();
+  for (auto it = callbacks_.begin(); it != end; ++it) {
+    due.push_back(std::move(it->second));
+  }
+  callbacks_.erase(callbacks_.begin(), end);
+  return due;
 }
 
 absl::StatusOr<Lsn> LogWriter::Commit(uint64_t txn_id, uint64_t commit_ts,
@@ -257,7 +288,18 @@ void LogWriter::FlusherLoop() {
       flusher_idle_ = true;
       while (last_lsn_ == taken_lsn_ && !closing_) work_cv_.Wait(&mu_);
       flusher_idle_ = false;
-      if (last_lsn_ == taken_lsn_) return;  // closing, everything flushed
+      if (last_lsn_ == taken_lsn_) {
+        // Closing, everything flushed: nothing left to wait for.
+        std::vector<DurableCallback> left;
+        for (auto& [lsn, done] : callbacks_) left.push_back(std::move(done));
+        callbacks_.clear();
+        mu_.Unlock();
+        for (auto& done : left) {
+          std::move(done)(absl::FailedPreconditionError("log writer closed"));
+        }
+        mu_.Lock();
+        return;
+      }
       // Group-commit window: let more commits join this flush. Appenders
       // keep appending meanwhile (the wait releases mu_) without waking
       // us (flusher_idle_ is false); Close does.
@@ -298,6 +340,13 @@ void LogWriter::FlusherLoop() {
     }
     durable_cv_.SignalAll();
     space_cv_.SignalAll();
+    std::vector<DurableCallback> due = TakeDueCallbacks();
+    const absl::Status outcome = failure_;
+    if (!due.empty()) {
+      mu_.Unlock();
+      for (auto& done : due) std::move(done)(outcome);
+      mu_.Lock();
+    }
     if (!failure_.ok()) return;
   }
 }

@@ -53,6 +53,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -60,6 +61,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -114,7 +116,22 @@ class LogWriter {
   // InvalidArgument if the record cannot fit in a segment; the writer's
   // failure status if it has failed.
   absl::StatusOr<Lsn> Append(uint64_t txn_id, uint64_t commit_ts,
-                             std::string_view redo_payload);
+                             std::string_view redo_payload) {
+    return AppendRecord(RecordType::kCommit, txn_id, commit_ts, redo_payload);
+  }
+  // Appends a record of any type (log_format.h), as Append does.
+  absl::StatusOr<Lsn> AppendRecord(RecordType type, uint64_t txn_id,
+                                   uint64_t commit_ts,
+                                   std::string_view payload);
+
+  // Calls `done` once `lsn` is durable (OK), or with the writer's error if
+  // it fails or closes first: on the flusher thread, or before returning
+  // when that is already decided. For code that must not block on the log
+  // (a 2PC participant votes from here, partition/participant.h). `done`
+  // runs without the writer's lock and may append; it must not wait for
+  // durability itself (the flusher would wait for itself).
+  using DurableCallback = absl::AnyInvocable<void(absl::Status) &&>;
+  void WhenDurable(Lsn lsn, DurableCallback done);
 
   // Returns OK once `lsn` is durable, or the error that stopped the writer
   // before it was.
@@ -156,6 +173,9 @@ class LogWriter {
   std::unique_ptr<Buffer> NewBuffer(size_t min_bytes, const Buffer* previous)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FlusherLoop();
+  // Takes the callbacks whose LSN is durable (all of them once failed).
+  std::vector<DurableCallback> TakeDueCallbacks()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes and syncs `batch` (the flusher, without mu_).
   absl::Status WriteBatch(std::vector<std::unique_ptr<Buffer>>& batch);
 
@@ -182,6 +202,8 @@ class LogWriter {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool flusher_idle_ ABSL_GUARDED_BY(mu_) = false;  // waiting for work
   LogWriterStats stats_ ABSL_GUARDED_BY(mu_);
+  // WhenDurable's callbacks by LSN.
+  std::multimap<Lsn, DurableCallback> callbacks_ ABSL_GUARDED_BY(mu_);
   // Written under mu_ together with durable_lsn_ / failure_, read without.
   // durable_lsn_published_ is stored after the data is durable (release),
   // so a poller that sees it may acknowledge.

@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "tests/wal/wal_test_util.h"
 #include "wal/log_writer.h"
+#include "wal/two_phase_records.h"
 
 namespace strand::wal {
 namespace {
@@ -82,6 +83,80 @@ TEST(LogMergerTest, CutsEachNodesTornTailAndRefusesForeignLogs) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(LogMerger::Open(dir.path() + "/missing", kDb).status().code(),
             absl::StatusCode::kNotFound);
+}
+
+// Two-phase commit records: a distributed transaction's branches are
+// replayed iff its coordinator's decision (or a participant's commit
+// marker) is in some log; a prepared branch without either is presumed
+// aborted. Payloads come out as plain redo.
+TEST(LogMergerTest, ResolvesTwoPhaseCommitRecords) {
+  TempDir dir;
+  const uint64_t committed = GlobalTxnId(0, 1);   // decision in node 0's log
+  const uint64_t marked = GlobalTxnId(0, 2);      // only node 2's marker
+  const uint64_t in_doubt = GlobalTxnId(0, 3);    // prepared, no decision
+  const uint64_t committed2 = GlobalTxnId(1, 1);  // coordinator node 1
+  {
+    auto w = LogWriter::Open(
+        {.wal_dir = dir.path(), .database_id = kDb, .compute_node_id = 0});
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Commit(7, 1, "local").ok());
+    auto c = EncodeDistributedCommitPayload({1, 2}, "coord-redo");
+    ASSERT_TRUE(
+        (*w)->AppendRecord(RecordType::kDistributedCommit, committed, 10, c)
+            .ok());
+    auto p = EncodePreparePayload(1, "n0-branch");
+    ASSERT_TRUE(
+        (*w)->AppendRecord(RecordType::kPrepare, committed2, 20, p).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  {
+    auto w = LogWriter::Open(
+        {.wal_dir = dir.path(), .database_id = kDb, .compute_node_id = 1});
+    ASSERT_TRUE(w.ok());
+    auto p = EncodePreparePayload(0, "n1-branch");
+    ASSERT_TRUE(
+        (*w)->AppendRecord(RecordType::kPrepare, committed, 10, p).ok());
+    auto d = EncodePreparePayload(0, "n1-in-doubt");
+    ASSERT_TRUE((*w)->AppendRecord(RecordType::kPrepare, in_doubt, 30, d).ok());
+    auto c = EncodeDistributedCommitPayload({0}, "");
+    ASSERT_TRUE(
+        (*w)->AppendRecord(RecordType::kDistributedCommit, committed2, 20, c)
+            .ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  {
+    auto w = LogWriter::Open(
+        {.wal_dir = dir.path(), .database_id = kDb, .compute_node_id = 2});
+    ASSERT_TRUE(w.ok());
+    auto p = EncodePreparePayload(0, "n2-branch");
+    ASSERT_TRUE(
+        (*w)->AppendRecord(RecordType::kPrepare, committed, 10, p).ok());
+    auto m = EncodePreparePayload(0, "n2-marked");
+    ASSERT_TRUE((*w)->AppendRecord(RecordType::kPrepare, marked, 15, m).ok());
+    ASSERT_TRUE(
+        (*w)->AppendRecord(RecordType::kParticipantCommit, marked, 15, "")
+            .ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto merger = LogMerger::Open(dir.path(), kDb);
+  ASSERT_TRUE(merger.ok()) << merger.status();
+  std::vector<std::pair<uint32_t, std::string>> got;
+  MergedRecord r;
+  while ((*merger)->Next(&r)) {
+    EXPECT_EQ(r.header.type, RecordType::kCommit);
+    got.push_back({r.compute_node_id, r.payload});
+  }
+  EXPECT_EQ(got,
+            (std::vector<std::pair<uint32_t, std::string>>{{0, "local"},
+                                                           {0, "coord-redo"},
+                                                           {1, "n1-branch"},
+                                                           {2, "n2-branch"},
+                                                           {2, "n2-marked"},
+                                                           {0, "n0-branch"},
+                                                           {1, ""}}));
+  EXPECT_EQ((*merger)->two_phase_stats().distributed_commits, 2u);
+  EXPECT_EQ((*merger)->two_phase_stats().prepared_committed, 4u);
+  EXPECT_EQ((*merger)->two_phase_stats().prepared_in_doubt, 1u);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "tests/wal/wal_test_util.h"
 #include "wal/redo_record.h"
@@ -315,6 +316,85 @@ TEST(LogWriterTest, FailedSegmentCreationFailsCommits) {
   auto lsn = (*writer)->Commit(1, 1, "x");
   EXPECT_EQ(lsn.status().code(), absl::StatusCode::kInternal);
   EXPECT_EQ((*writer)->durable_lsn(), 0u);
+}
+
+// WhenDurable: the callback comes only once the record is durable (what
+// a 2PC participant's vote waits for), at once for a durable LSN, and with
+// the writer's error when it fails; a callback may append.
+TEST(LogWriterTest, WhenDurableCallsBackOnceDurable) {
+  TempDir dir;
+  FaultInjectingLogFileFactory files;
+  files.set_sync_delay(absl::Milliseconds(2));
+  auto writer = LogWriter::Open(Options(dir.path()), &files);
+  ASSERT_TRUE(writer.ok());
+  struct Seen {
+    absl::Status status;
+    LogPosition durable_at_call;
+  };
+  absl::Mutex mu;
+  std::vector<std::pair<Lsn, Seen>> seen;
+  constexpr int kRecords = 40;
+  for (int i = 0; i < kRecords; ++i) {
+    auto lsn = (*writer)->AppendRecord(RecordType::kPrepare, i, i, "vote");
+    ASSERT_TRUE(lsn.ok());
+    (*writer)->WhenDurable(*lsn, [&, lsn = *lsn](absl::Status s) {
+      const LogPosition durable = files.durable();
+      absl::MutexLock lock(&mu);
+      seen.push_back({lsn, {s, durable}});
+    });
+  }
+  // A callback that appends (a participant logging its commit marker).
+  auto first = (*writer)->AppendRecord(RecordType::kPrepare, 99, 99, "x");
+  ASSERT_TRUE(first.ok());
+  std::atomic<bool> appended{false};
+  (*writer)->WhenDurable(*first, [&](absl::Status s) {
+    EXPECT_TRUE(s.ok());
+    appended = (*writer)
+                   ->AppendRecord(RecordType::kParticipantCommit, 99, 99, "")
+                   .ok();
+  });
+  ASSERT_TRUE((*writer)->WaitDurable(*first).ok());
+  for (int i = 0; i < 1000 && !appended; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_TRUE(appended);
+  // Already durable: called before WhenDurable returns.
+  bool at_once = false;
+  (*writer)->WhenDurable(1, [&](absl::Status s) { at_once = s.ok(); });
+  EXPECT_TRUE(at_once);
+  ASSERT_TRUE((*writer)->Close().ok());
+  const auto ends = RecordEnds((*writer)->node_dir());
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kRecords));
+  for (const auto& [lsn, s] : seen) {
+    EXPECT_TRUE(s.status.ok()) << s.status;
+    ASSERT_TRUE(ends.contains(lsn));
+    EXPECT_LE(ends.at(lsn), s.durable_at_call) << "called before durable";
+  }
+}
+
+TEST(LogWriterTest, WhenDurableReportsTheFailureInstead) {
+  TempDir dir;
+  FaultInjectingLogFileFactory files;
+  auto writer = LogWriter::Open(Options(dir.path()), &files);
+  ASSERT_TRUE(writer.ok());
+  files.FailFromCall(2, FaultInjectingLogFileFactory::Fault::kSync);
+  auto lsn = (*writer)->AppendRecord(RecordType::kPrepare, 1, 1, "vote");
+  ASSERT_TRUE(lsn.ok());
+  absl::Notification called;
+  absl::Status got;
+  (*writer)->WhenDurable(*lsn, [&](absl::Status s) {
+    got = s;
+    called.Notify();
+  });
+  ASSERT_TRUE(called.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_FALSE(got.ok());
+  EXPECT_NE(got.message().find("injected"), std::string::npos) << got;
+  // After the failure: at once, with the error.
+  bool failed_at_once = false;
+  (*writer)->WhenDurable(*lsn,
+                         [&](absl::Status s) { failed_at_once = !s.ok(); });
+  EXPECT_TRUE(failed_at_once);
 }
 
 TEST(LogWriterTest, RejectsBadOptions) {
