@@ -1,5 +1,7 @@
 #include "rdma/fabric.h"
 
+#include "rdma/message_router.h"
+
 namespace strand::rdma {
 
 absl::Status Endpoint::Read(GlobalAddress src, void* dst, uint32_t length) {
@@ -38,6 +40,34 @@ void Endpoint::Multicast(absl::Span<const ComputeNodeId> dsts,
                          const Message& message,
                          absl::Span<absl::Status> results) {
   for (size_t i = 0; i < dsts.size(); ++i) results[i] = Send(dsts[i], message);
+}
+
+void Endpoint::SendEach(absl::Span<const ComputeNodeId> dsts,
+                        absl::Span<const Message> messages,
+                        absl::Span<absl::Status> results) {
+  for (size_t i = 0; i < dsts.size(); ++i) {
+    results[i] = Send(dsts[i], messages[i]);
+  }
+}
+
+ComputeNode::ComputeNode() = default;
+// Out of line: MessageRouter is complete here. The backends' destructors
+// stopped the handlers before the router goes.
+ComputeNode::~ComputeNode() = default;
+
+absl::Status ComputeNode::AddHandler(uint16_t first, uint16_t last,
+                                     MessageHandler handler, int threads) {
+  std::lock_guard<std::mutex> lock(router_mu_);
+  const bool start = router_ == nullptr;
+  if (start) router_ = std::make_unique<MessageRouter>();
+  if (absl::Status s = router_->Add(first, last, std::move(handler)); !s.ok()) {
+    return s;
+  }
+  if (!start) return absl::OkStatus();
+  MessageRouter* router = router_.get();
+  return StartHandlers(
+      [router](const Message& m, Endpoint& ep) { router->Dispatch(m, ep); },
+      threads);
 }
 
 FabricCounters Fabric::Counters() {

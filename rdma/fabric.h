@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -49,6 +50,8 @@
 #include "rdma/message.h"
 
 namespace strand::rdma {
+
+class MessageRouter;
 
 // A place in a compute node's registered local memory that another compute
 // node may write into with WriteToPeer (SELCC's GCL forwarding). 16 bytes, so
@@ -128,6 +131,10 @@ class Endpoint {
   virtual void Multicast(absl::Span<const ComputeNodeId> dsts,
                          const Message& message,
                          absl::Span<absl::Status> results);
+  // Multicast with a message of its own for each destination.
+  virtual void SendEach(absl::Span<const ComputeNodeId> dsts,
+                        absl::Span<const Message> messages,
+                        absl::Span<absl::Status> results);
 
   // This endpoint's counters since it was created.
   virtual FabricCounters Counters() const = 0;
@@ -155,7 +162,8 @@ using MessageHandler =
 
 class ComputeNode {
  public:
-  virtual ~ComputeNode() = default;
+  ComputeNode();
+  virtual ~ComputeNode();
 
   virtual ComputeNodeId id() const = 0;
 
@@ -177,9 +185,20 @@ class ComputeNode {
   // messages not yet handled are discarded. Idempotent.
   virtual void StopHandlers() = 0;
 
+  // For layers sharing the node's messages (cc/selcc, partition/): routes
+  // message types [first, last] to `handler` (message_router.h). The first
+  // call starts the node's handlers with `threads` threads; later calls
+  // add routes to them. Not to be mixed with a direct StartHandlers.
+  absl::Status AddHandler(uint16_t first, uint16_t last, MessageHandler handler,
+                          int threads);
+
   // Sum of the counters of every endpoint this node has created (live or
   // destroyed), handler endpoints included.
   virtual FabricCounters Counters() const = 0;
+
+ private:
+  std::unique_ptr<MessageRouter> router_;  // made by the first AddHandler
+  std::mutex router_mu_;
 };
 
 class Fabric {

@@ -88,7 +88,8 @@ absl::Status SelccManager::Start() {
   if (absl::Status s = state_->cache.Register(*compute_node_); !s.ok()) {
     return s;
   }
-  if (absl::Status s = compute_node_->StartHandlers(
+  if (absl::Status s = compute_node_->AddHandler(
+          selcc::kRequestMessage, selcc::kReplyMessage,
           [this](const rdma::Message& m, rdma::Endpoint& ep) {
             handler_.Handle(m, ep);
           },

@@ -182,13 +182,20 @@ absl::Status LoopbackEndpoint::Send(ComputeNodeId dst, const Message& message) {
 void LoopbackEndpoint::Multicast(absl::Span<const ComputeNodeId> dsts,
                                  const Message& message,
                                  absl::Span<absl::Status> results) {
+  absl::InlinedVector<Message, 4> copies(dsts.size(), message);
+  SendEach(dsts, copies, results);
+}
+
+void LoopbackEndpoint::SendEach(absl::Span<const ComputeNodeId> dsts,
+                                absl::Span<const Message> messages,
+                                absl::Span<absl::Status> results) {
   // Each exchange runs in a scope of its own, which is taken, not paid:
   // the messages were posted back to back, so the sender waits for the
   // slowest exchange only.
   int64_t slowest = 0;
   for (size_t i = 0; i < dsts.size(); ++i) {
     ChargeScope branch;
-    absl::StatusOr<Message> m = Prepare(dsts[i], message);
+    absl::StatusOr<Message> m = Prepare(dsts[i], messages[i]);
     results[i] = m.ok() ? Deliver(dsts[i], *m) : m.status();
     slowest = std::max(slowest, branch.Take());
   }

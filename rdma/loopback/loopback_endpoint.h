@@ -39,6 +39,9 @@ class LoopbackEndpoint : public Endpoint {
   absl::Status Send(ComputeNodeId dst, const Message& message) override;
   void Multicast(absl::Span<const ComputeNodeId> dsts, const Message& message,
                  absl::Span<absl::Status> results) override;
+  void SendEach(absl::Span<const ComputeNodeId> dsts,
+                absl::Span<const Message> messages,
+                absl::Span<absl::Status> results) override;
   FabricCounters Counters() const override { return counters_->Snapshot(); }
 
   // Counts a message handled by the handler thread owning this endpoint.

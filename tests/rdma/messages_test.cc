@@ -471,5 +471,34 @@ TEST_F(InlineDeliveryTest, MessagesSentBeforeHandlersStartAreDelivered) {
   EXPECT_EQ(got.load(), 6);
 }
 
+// Layers share a node's messages by type range (message_router.h).
+TEST(MessageRouterTest, RoutesByTypeAndRefusesOverlaps) {
+  auto fabric = testing::MakeTestFabric(testing::TestFabricOptions(1, 2));
+  ASSERT_NE(fabric, nullptr);
+  ComputeNode* node = *fabric->compute_node(1);
+  std::atomic<int> low{0}, high{0};
+  ASSERT_TRUE(node->AddHandler(
+                      10, 19, [&](const Message&, Endpoint&) { ++low; }, 1)
+                  .ok());
+  ASSERT_TRUE(node->AddHandler(
+                      20, 29, [&](const Message&, Endpoint&) { ++high; }, 1)
+                  .ok());
+  EXPECT_EQ(node->AddHandler(
+                    15, 25, [](const Message&, Endpoint&) {}, 1)
+                .code(),
+            absl::StatusCode::kAlreadyExists);
+  auto ep = (*fabric->compute_node(0))->NewEndpoint();
+  for (uint16_t type : {10, 19, 20, 29, 30}) {
+    Message m;
+    m.type = type;
+    ASSERT_TRUE((*ep)->Send(1, m).ok());  // 30: logged and dropped
+  }
+  for (int i = 0; i < 6000 && low + high < 4; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(low.load(), 2);
+  EXPECT_EQ(high.load(), 2);
+}
+
 }  // namespace
 }  // namespace strand::rdma
