@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""Shared SELCC against partitioned SELCC with two-phase commit, as the
+share of distributed transactions grows: the SELCC paper's Figure 16b
+shape. TPC-C New-Order and the standard mix, 2PL, the WAL on (as the paper
+does for this comparison), rtt 2 us. Partitioned runs twice: the strong
+protocol, and "naive" with its three switches off (every transaction pays
+a prepare round, read-only participants log, prepares go one by one), the
+way the paper's authors' engine commits.
+
+  scripts/figures/shared_vs_partitioned.py --wal_root=/path/on/ssd
+  scripts/figures/shared_vs_partitioned.py --scale=tiny
+"""
+
+import os
+import shutil
+import tempfile
+
+import figlib
+
+FIGURE = "shared_vs_partitioned"
+SCALES = {
+    "tiny": {"warehouses": 2, "items": 1000, "customers": 30,
+             "duration": 0.3, "warmup": 0.05, "nodes": [2],
+             "pcts": [0, 100], "mixes": ["new_order"]},
+    "small": {"warehouses": 4, "items": 100000, "customers": 3000,
+              "duration": 3, "warmup": 0.5, "nodes": [2],
+              "pcts": [0, 10, 50, 100], "mixes": ["new_order", "standard"]},
+    "full": {"warehouses": 4, "items": 100000, "customers": 3000,
+             "duration": 5, "warmup": 1, "nodes": [2, 4],
+             "pcts": [0, 10, 50, 100], "mixes": ["new_order", "standard"],
+             "runs": 3},
+}
+VARIANTS = {
+    "shared": ["--mode=shared"],
+    "partitioned": ["--mode=partitioned"],
+    "partitioned (naive 2PC)": ["--mode=partitioned",
+                                "--twopc_one_phase_local=false",
+                                "--twopc_read_only_vote=false",
+                                "--twopc_parallel_prepare=false"],
+}
+
+
+def main():
+    args, s = figlib.parse_args(FIGURE, __doc__, SCALES)
+    root = tempfile.mkdtemp(prefix="strand-2pc-fig-")
+    runs = []
+    n = 0
+    for nodes in s["nodes"]:
+        for mix in s["mixes"]:
+            for pct in s["pcts"]:
+                for variant, flags in VARIANTS.items():
+                    for rep in range(s["runs"]):
+                        n += 1
+                        runs.append((
+                            {"figure": FIGURE, "variant": variant,
+                             "mix_name": mix},
+                            flags + ["--wal=on",
+                                     f"--wal_dir={os.path.join(root, str(n))}",
+                                     f"--distributed_pct={pct}",
+                                     f"--mix={mix}", "--cc=2pl",
+                                     f"--compute_nodes={nodes}",
+                                     "--threads=1", "--rtt_ns=2000",
+                                     f"--warehouses={s['warehouses']}",
+                                     f"--items={s['items']}",
+                                     f"--customers={s['customers']}",
+                                     f"--duration_s={s['duration']}",
+                                     f"--warmup_s={s['warmup']}",
+                                     "--populate_memory=touch"]))
+    try:
+        out_dir, recs = figlib.run_all(args, FIGURE, "tpcc/tpcc", runs, 1)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    plt = figlib.pyplot()
+    panels = sorted({(r["compute_nodes"], r["mix_name"]) for r in recs})
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2),
+                             squeeze=False)
+    for col, (nodes, mix) in enumerate(panels):
+        ax = axes[0][col]
+        for variant in VARIANTS:
+            sel = [r for r in recs if r["variant"] == variant and
+                   r["compute_nodes"] == nodes and r["mix_name"] == mix]
+            g = figlib.group(sel, ["distributed_pct"], "txn_per_sec")
+            xs = sorted(g)
+            meds = [figlib.spread(g[x]) for x in xs]
+            ax.errorbar([x[0] for x in xs], [m[0] for m in meds],
+                        yerr=[[m[1] for m in meds], [m[2] for m in meds]],
+                        marker="o", label=variant)
+        ax.set_xlabel("distributed transactions (%)")
+        ax.set_ylabel("committed txn/s")
+        ax.set_title(f"{mix}, {nodes} compute nodes")
+        ax.grid(alpha=0.3)
+        ax.set_ylim(bottom=0)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle("Shared vs partitioned (2PC), TPC-C, 2PL, WAL on, rtt 2 us")
+    figlib.save(fig, out_dir, FIGURE)
+
+
+if __name__ == "__main__":
+    main()

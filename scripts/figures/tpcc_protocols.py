@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""TPC-C, SELCC against SEL, per transaction type and for the standard mix,
+under 2PL, TO and OCC: the SELCC paper's Figure 16a shape. Warehouses are
+shared by every node's thread (--home_warehouse=random) and each node's
+cache holds about an eighth of the database, as in the paper.
+
+  scripts/figures/tpcc_protocols.py                # small: ~5 minutes
+  scripts/figures/tpcc_protocols.py --scale=tiny   # CI: seconds
+"""
+
+import figlib
+
+FIGURE = "tpcc_protocols"
+MIXES = ["standard", "new_order", "payment", "order_status", "delivery",
+         "stock_level"]
+SCALES = {
+    "tiny": {"warehouses": 1, "items": 1000, "customers": 30, "duration": 0.2,
+             "warmup": 0.05, "cache_mb": 1, "ccs": ["2pl"],
+             "mixes": ["standard", "new_order"], "nodes": 2},
+    "small": {"warehouses": 2, "items": 100000, "customers": 3000,
+              "duration": 2, "warmup": 0.5, "cache_mb": 22,
+              "ccs": ["2pl", "to", "occ"], "mixes": MIXES, "nodes": 2},
+    "full": {"warehouses": 4, "items": 100000, "customers": 3000,
+             "duration": 5, "warmup": 1, "cache_mb": 44,
+             "ccs": ["2pl", "to", "occ"], "mixes": MIXES, "nodes": 4,
+             "runs": 3},
+}
+
+
+def main():
+    args, s = figlib.parse_args(FIGURE, __doc__, SCALES)
+    runs = []
+    for cc in s["ccs"]:
+        for mix in s["mixes"]:
+            for protocol in ["selcc", "sel"]:
+                runs.append(({"figure": FIGURE, "mix_name": mix},
+                             [f"--cc={cc}", f"--protocol={protocol}",
+                              f"--mix={mix}",
+                              f"--warehouses={s['warehouses']}",
+                              f"--items={s['items']}",
+                              f"--customers={s['customers']}",
+                              f"--compute_nodes={s['nodes']}", "--threads=1",
+                              "--home_warehouse=random", "--rtt_ns=2000",
+                              f"--cache_mb={s['cache_mb']}",
+                              f"--duration_s={s['duration']}",
+                              f"--warmup_s={s['warmup']}",
+                              "--populate_memory=touch"]))
+    out_dir, recs = figlib.run_all(args, FIGURE, "tpcc/tpcc", runs, s["runs"])
+    plt = figlib.pyplot()
+    ccs = [c for c in ["2pl", "to", "occ"] if any(r["cc"] == c for r in recs)]
+    mixes = [m for m in MIXES if any(r["mix_name"] == m for r in recs)]
+    fig, axes = plt.subplots(1, len(ccs), figsize=(5 * len(ccs), 4.5),
+                             squeeze=False)
+    for col, cc in enumerate(ccs):
+        ax = axes[0][col]
+        width = 0.38
+        for i, (protocol, color) in enumerate([("selcc", "tab:blue"),
+                                                ("sel", "tab:red")]):
+            sel = [r for r in recs if r["cc"] == cc and
+                   r["protocol"] == protocol]
+            g = figlib.group(sel, ["mix_name"], "txn_per_sec")
+            xs = [k for k, m in enumerate(mixes) if (m,) in g]
+            meds = [figlib.spread(g[(mixes[k],)]) for k in xs]
+            ax.bar([k + (i - 0.5) * width for k in xs], [m[0] for m in meds],
+                   width * 0.9,
+                   yerr=[[m[1] for m in meds], [m[2] for m in meds]],
+                   color=color, label=protocol + " measured")
+            # The modeled throughput (docs/method.md) as a tick on the bar.
+            g = figlib.group(sel, ["mix_name"], "modeled_ops_per_sec")
+            xs = [k for k, m in enumerate(mixes) if (m,) in g]
+            ax.plot([k + (i - 0.5) * width for k in xs],
+                    [figlib.spread(g[(mixes[k],)])[0] for k in xs],
+                    linestyle="none", marker="_", markersize=22,
+                    markeredgewidth=2, color="black" if i == 0 else "gray",
+                    label=protocol + " modeled")
+        for k, m in enumerate(mixes):
+            a = figlib.group([r for r in recs if r["cc"] == cc and
+                              r["protocol"] == "selcc"], ["mix_name"],
+                             "txn_per_sec").get((m,))
+            b = figlib.group([r for r in recs if r["cc"] == cc and
+                              r["protocol"] == "sel"], ["mix_name"],
+                             "txn_per_sec").get((m,))
+            if a and b and figlib.spread(b)[0] > 0:
+                ratio = figlib.spread(a)[0] / figlib.spread(b)[0]
+                ax.annotate(f"{ratio:.1f}x", (k, figlib.spread(a)[0]),
+                            ha="center", va="bottom", fontsize=8)
+        ax.set_xticks(range(len(mixes)))
+        ax.set_xticklabels([m.replace("_", "\n") for m in mixes], fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylabel("committed txn/s (log)")
+        ax.set_title(f"{cc}: SELCC vs SEL")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle("TPC-C per transaction type, shared warehouses, rtt 2 us")
+    figlib.save(fig, out_dir, FIGURE)
+
+
+if __name__ == "__main__":
+    main()
