@@ -10,18 +10,6 @@
 
 namespace strand::engine {
 
-absl::Status EngineOptions::Validate() const {
-  if (absl::Status s = fabric.Validate(); !s.ok()) return s;
-  if (absl::Status s = cc.Validate(fabric.chunk_bytes); !s.ok()) return s;
-  if (retry.max_retries < 0 || retry.initial_backoff < absl::ZeroDuration() ||
-      retry.max_backoff < retry.initial_backoff) {
-    return absl::InvalidArgumentError(
-        "retry policy: max_retries >= 0 and 0 <= initial_backoff <= "
-        "max_backoff");
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
     const EngineOptions& options) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
@@ -48,7 +36,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
   }
   if (engine->first_node_ == nullptr) {
     return absl::FailedPreconditionError(
-        "this process hosts no compute node (check --node_id)");
+        "this process hosts no compute node: check "
+        "EngineOptions::fabric.node_id (--node_id)");
   }
   if (absl::Status s = engine->StartRecoveryAndLogging(); !s.ok()) return s;
   return engine;
@@ -86,16 +75,12 @@ absl::Status Engine::StartRecoveryAndLogging() {
     recovery_report_ = *std::move(report);
   }
   if (options_.wal.dir.empty()) return absl::OkStatus();
-  if (options_.wal.dir == options_.recover_wal_dir) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--wal_dir %s is the log being recovered: after recovery, log to a "
-        "fresh directory (recovery.h explains why)",
-        options_.wal.dir));
-  }
+  // Validate checked the loopback count; this is the cluster's.
   if (options_.wal.early_lock_release && fabric_->compute_node_count() > 1) {
-    return absl::InvalidArgumentError(
-        "WAL early lock release is safe with one compute node only "
-        "(txn/concurrency_control.h): drop it or use --compute_nodes=1");
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "EngineOptions::wal.early_lock_release is safe with one compute node "
+        "only (txn/concurrency_control.h), and the cluster has %d: drop it",
+        fabric_->compute_node_count()));
   }
   for (auto& node : nodes_) {
     if (node == nullptr) continue;
