@@ -295,11 +295,22 @@ absl::StatusOr<ProcedureId> Engine::Register(ErasedProcedure procedure) {
 }
 
 absl::StatusOr<ProcedureId> Engine::FindProcedure(std::string_view name) const {
+  return FindProcedureOfTypes(name, std::nullopt);
+}
+
+absl::StatusOr<ProcedureId> Engine::FindProcedureOfTypes(
+    std::string_view name, const std::optional<ProcedureTypes>& types) const {
   absl::MutexLock lock(&mu_);
   auto it = procedures_by_name_.find(std::string(name));
   if (it == procedures_by_name_.end()) {
     return absl::NotFoundError(
         absl::StrFormat("no procedure named %s", std::string(name)));
+  }
+  const ErasedProcedure& procedure = procedures_[it->second];
+  if (types.has_value() && !(procedure.types == *types)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("procedure %s is %s, not %s", procedure.name,
+                        procedure.types.describe(), types->describe()));
   }
   return it->second;
 }

@@ -83,14 +83,32 @@ class Engine {
   // stays valid as long as the engine.
   const storage::Schema& schema(txn::TableId table) const;
 
-  // Registers `fn` under `name` (AlreadyExists if taken).
-  template <typename Result, typename... Args>
-  absl::StatusOr<ProcedureId> RegisterProcedure(
-      std::string name,
-      std::function<absl::StatusOr<Result>(txn::Txn&, Args...)> fn) {
-    return Register(EraseProcedure(std::move(name), std::move(fn)));
+  // Registers `fn`, any callable absl::StatusOr<Result>(txn::Txn&,
+  // Args...) (procedure.h), under `name` (AlreadyExists if taken). Returns
+  // its typed handle, Procedure<Result(Args...)> (Args decayed), which
+  // converts to its ProcedureId. Sessions call it concurrently: `fn` must
+  // be safe to run on many threads at once.
+  template <typename Fn>
+  absl::StatusOr<typename procedure_internal::CallableSignature<Fn>::Handle>
+  RegisterProcedure(std::string name, Fn fn) {
+    using Handle = typename procedure_internal::CallableSignature<Fn>::Handle;
+    absl::StatusOr<ProcedureId> id =
+        Register(EraseProcedure(std::move(name), std::move(fn)));
+    if (!id.ok()) return id.status();
+    return Handle(*id);
   }
   absl::StatusOr<ProcedureId> FindProcedure(std::string_view name) const;
+  // The typed handle of procedure `name`: NotFound if there is none,
+  // InvalidArgument naming both signatures if it is not `Signature`.
+  //   auto transfer = engine->FindProcedure<bool(int64_t, int64_t)>("t");
+  template <typename Signature>
+  absl::StatusOr<Procedure<Signature>> FindProcedure(
+      std::string_view name) const {
+    absl::StatusOr<ProcedureId> id =
+        FindProcedureOfTypes(name, Procedure<Signature>::types());
+    if (!id.ok()) return id.status();
+    return Procedure<Signature>(*id);
+  }
   const std::string& procedure_name(ProcedureId id) const;
   size_t procedure_count() const;
 
@@ -136,6 +154,9 @@ class Engine {
 
   explicit Engine(const EngineOptions& options);
   absl::StatusOr<ProcedureId> Register(ErasedProcedure procedure);
+  // Checks the types too, unless nullopt.
+  absl::StatusOr<ProcedureId> FindProcedureOfTypes(
+      std::string_view name, const std::optional<ProcedureTypes>& types) const;
   absl::Status CheckNotFrozen(std::string_view what) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<NodeRuntime*> runtime(rdma::ComputeNodeId node) const;

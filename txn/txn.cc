@@ -260,7 +260,9 @@ void Txn::Abort(AbortReason reason) {
 
 absl::Status Txn::UserAbort(std::string_view why) {
   Abort(AbortReason::kUser);
-  return absl::AbortedError(absl::StrCat("user abort: ", std::string(why)));
+  return WithAbortReason(
+      absl::AbortedError(absl::StrCat("user abort: ", std::string(why))),
+      AbortReason::kUser);
 }
 
 }  // namespace strand::txn

@@ -123,7 +123,8 @@ class Txn {
   // Rolls back (idempotent). Counts as `reason`.
   void Abort(AbortReason reason);
   // Rolls back at the procedure's request; returns the Aborted status the
-  // procedure should return.
+  // procedure should return, which carries AbortReason::kUser
+  // (AbortReasonOf, abort_reason.h).
   absl::Status UserAbort(std::string_view why);
 
   bool active() const { return phase_ == Phase::kActive; }
