@@ -183,13 +183,43 @@ absl::StatusOr<txn::TableId> Engine::AddTable(
 
 absl::StatusOr<txn::IndexId> Engine::AddIndex(
     const storage::IndexDescriptor& index) {
+  txn::TableId table = txn::kNoTable;
+  for (size_t t = 0; t < table_catalog_ids_.size(); ++t) {
+    if (table_catalog_ids_[t] == index.spec.table_id) {
+      table = static_cast<txn::TableId>(t);
+    }
+  }
+  std::unique_ptr<txn::IndexKey> key;
+  if (!index.spec.key_columns.empty()) {
+    if (table == txn::kNoTable) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "index %s has key columns: open its table before it (OpenTable)",
+          index.name));
+    }
+    auto made = txn::IndexKey::Create(*schemas_[table], index.spec.key_columns);
+    if (!made.ok()) return made.status();
+    if (made->width() != index.spec.key_width) {
+      return absl::DataLossError(absl::StrFormat(
+          "index %s: its key columns make %d-byte keys, the catalog says %d",
+          index.name, made->width(), index.spec.key_width));
+    }
+    key = std::make_unique<txn::IndexKey>(*std::move(made));
+  }
   for (auto& node : nodes_) {
     if (node == nullptr) continue;
-    if (absl::Status s = node->AddIndex(index); !s.ok()) return s;
+    if (absl::Status s = node->AddIndex(index, table, key.get()); !s.ok()) {
+      return s;
+    }
   }
   const auto id = static_cast<txn::IndexId>(indexes_by_name_.size());
   indexes_by_name_[index.name] = id;
+  index_keys_.push_back(std::move(key));
   return id;
+}
+
+const txn::IndexKey* Engine::index_key(txn::IndexId index) const {
+  absl::MutexLock lock(&mu_);
+  return index < index_keys_.size() ? index_keys_[index].get() : nullptr;
 }
 
 absl::StatusOr<txn::TableId> Engine::CreateTable(
@@ -225,6 +255,37 @@ absl::StatusOr<txn::TableId> Engine::OpenTable(std::string_view name) {
   return AddTable(table);
 }
 
+absl::StatusOr<txn::IndexId> Engine::CreateIndex(
+    std::string_view name, txn::TableId table,
+    const std::vector<std::string>& key_columns, bool unique) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = CheckNotFrozen("CreateIndex"); !s.ok()) return s;
+  if (table >= schemas_.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "CreateIndex %s: no table with id %d", std::string(name), table));
+  }
+  const storage::Schema& schema = *schemas_[table];
+  storage::IndexSpec spec;
+  spec.table_id = table_catalog_ids_[table];
+  spec.unique = unique;
+  for (const std::string& column : key_columns) {
+    absl::StatusOr<size_t> c = schema.ColumnIndex(column);
+    if (!c.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("CreateIndex %s: the table has no column %s",
+                          std::string(name), column));
+    }
+    spec.key_columns.push_back(static_cast<uint16_t>(*c));
+  }
+  auto key = txn::IndexKey::Create(schema, spec.key_columns);
+  if (!key.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "CreateIndex %s: %s", std::string(name), key.status().message()));
+  }
+  spec.key_width = key->width();
+  return CreateIndexWithSpec(name, std::move(spec));
+}
+
 absl::StatusOr<txn::IndexId> Engine::CreateIndex(std::string_view name,
                                                  txn::TableId table,
                                                  uint16_t key_width,
@@ -239,6 +300,13 @@ absl::StatusOr<txn::IndexId> Engine::CreateIndex(std::string_view name,
   spec.table_id = table_catalog_ids_[table];
   spec.key_width = key_width;
   spec.unique = unique;
+  return CreateIndexWithSpec(name, std::move(spec));
+}
+
+absl::StatusOr<txn::IndexId> Engine::CreateIndexWithSpec(
+    std::string_view name, storage::IndexSpec spec) {
+  const uint16_t key_width = spec.key_width;
+  const bool unique = spec.unique;
   storage::IndexDescriptor index;
   {
     absl::MutexLock admin(&first_node_->admin_mu());

@@ -50,6 +50,7 @@
 #include "storage/schema.h"
 #include "storage/table_options.h"
 #include "txn/database.h"
+#include "txn/index_key.h"
 
 namespace strand::engine {
 
@@ -74,11 +75,24 @@ class Engine {
       std::string_view name, const storage::Schema& schema,
       const storage::TableOptions& options = {});
   absl::StatusOr<txn::TableId> OpenTable(std::string_view name);
-  // An index over `table`; keys are `key_width` bytes (index/key_codec.h).
+  // An index over `table` whose key is the values of `key_columns` (names
+  // of the table's columns, in key order; txn/index_key.h says how they
+  // encode), so that Txn::AddIndexEntries adds its entries from a tuple.
+  // The catalog records the columns: OpenIndex on any node knows them.
+  absl::StatusOr<txn::IndexId> CreateIndex(
+      std::string_view name, txn::TableId table,
+      const std::vector<std::string>& key_columns, bool unique);
+  // An index over `table` whose `key_width`-byte keys the procedures build
+  // themselves (index/key_codec.h) and add with Txn::AddIndexEntry.
   absl::StatusOr<txn::IndexId> CreateIndex(std::string_view name,
                                            txn::TableId table,
                                            uint16_t key_width, bool unique);
+  // An index of either kind. One with key columns needs its table open
+  // first (FailedPrecondition otherwise), to build keys from its tuples.
   absl::StatusOr<txn::IndexId> OpenIndex(std::string_view name);
+  // The key of an index created with key columns (null otherwise); valid
+  // as long as the engine.
+  const txn::IndexKey* index_key(txn::IndexId index) const;
   // The schema of a table this engine created or opened; the reference
   // stays valid as long as the engine.
   const storage::Schema& schema(txn::TableId table) const;
@@ -165,6 +179,10 @@ class Engine {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<txn::IndexId> AddIndex(const storage::IndexDescriptor& index)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Both CreateIndex: records `spec` (its key width set) under `name`.
+  absl::StatusOr<txn::IndexId> CreateIndexWithSpec(std::string_view name,
+                                                   storage::IndexSpec spec)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Restores the image, replays logs and opens the logs (Open's steps).
   absl::Status StartRecoveryAndLogging();
@@ -188,6 +206,9 @@ class Engine {
   std::vector<uint32_t> table_catalog_ids_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, txn::IndexId> indexes_by_name_
       ABSL_GUARDED_BY(mu_);
+  // By IndexId; null for an index without key columns. unique_ptr: every
+  // node's Database points at them.
+  std::vector<std::unique_ptr<txn::IndexKey>> index_keys_ ABSL_GUARDED_BY(mu_);
   std::vector<ErasedProcedure> procedures_;  // fixed once frozen
   absl::flat_hash_map<std::string, ProcedureId> procedures_by_name_
       ABSL_GUARDED_BY(mu_);
