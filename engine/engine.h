@@ -2,17 +2,21 @@
 #define STRAND_ENGINE_ENGINE_H_
 
 // The embedding API: open an engine, define tables and indexes, register
-// stored procedures, and run them through sessions.
+// stored procedures, and run them through sessions (docs/embedding.md
+// walks through a complete program).
 //
 //   EngineOptions options;                  // embedded defaults
 //   options.fabric.compute_nodes = 2;
 //   ASSIGN_OR_RETURN(auto engine, Engine::Open(options));
-//   ASSIGN_OR_RETURN(TableId accounts, engine->CreateTable("accounts",
-//   schema)); ASSIGN_OR_RETURN(ProcedureId transfer, engine->RegisterProcedure(
-//       "transfer", std::function<absl::StatusOr<int64_t>(Txn&, int,
-//       int)>(...)));
+//   ASSIGN_OR_RETURN(TableId accounts,
+//                    engine->CreateTable("accounts", schema));
+//   ASSIGN_OR_RETURN(IndexId by_id,
+//                    engine->CreateIndex("by_id", accounts, {"id"}, true));
+//   ASSIGN_OR_RETURN(auto transfer, engine->RegisterProcedure(
+//       "transfer", [=](Txn& txn, int64_t from, int64_t to)
+//                       -> absl::StatusOr<int64_t> { ... }));
 //   ASSIGN_OR_RETURN(auto session, engine->NewSession(/*node=*/0));
-//   ASSIGN_OR_RETURN(int64_t r, session->Call<int64_t>(transfer, 1, 2));
+//   ASSIGN_OR_RETURN(int64_t r, session->Call(transfer, 1, 2));
 //
 // Deployment: the fabric options decide it. Loopback (the default) puts
 // every memory and compute node in this process; verbs joins a cluster
@@ -26,6 +30,9 @@
 //
 // Threading: Engine methods are thread-safe; a Session belongs to one
 // thread at a time.
+//
+// Errors: every method a caller can misuse returns a Status saying what
+// to change; option errors name the field (EngineOptions::Validate).
 
 #include <any>
 #include <memory>
