@@ -61,7 +61,7 @@ struct IndexSpec {
   // The table's columns whose values make the key, in key order (at most
   // kMaxKeyColumns, each < 256: Schema::kMaxColumns); empty: the
   // application builds the keys (txn/index_key.h).
-  std::vector<uint16_t> key_columns;
+  std::vector<uint16_t> key_columns = {};
 };
 
 struct IndexDescriptor {
