@@ -78,7 +78,6 @@ template <typename Result, typename... Args>
 class Procedure<Result(Args...)> {
  public:
   using ResultType = Result;
-  using ArgsTuple = std::tuple<Args...>;
 
   // No procedure: calls return NotFound. For members assigned later.
   Procedure() = default;
@@ -162,37 +161,42 @@ concept ConvertsWithoutNarrowing = requires(From&& from) {
   To{std::forward<From>(from)};
 };
 
-template <typename Params, typename Given>
-struct ArgumentsFit : std::false_type {};
+// Whether each of the arguments Given converts to its parameter (false
+// for another count).
 template <typename... Params, typename... Given>
-requires(sizeof...(Params) ==
-         sizeof...(Given)) struct ArgumentsFit<std::tuple<Params...>,
-                                               std::tuple<Given...>>
-    : std::bool_constant<(ConvertsWithoutNarrowing<Params, Given> && ...)> {
-};
+constexpr bool EachArgumentFits(std::tuple<Params...>*, std::tuple<Given...>*) {
+  if constexpr (sizeof...(Params) != sizeof...(Given)) {
+    return false;
+  } else {
+    return (ConvertsWithoutNarrowing<Params, Given> && ...);
+  }
+}
 
-// Whether a typed call compiles: Call<Expected>(Procedure<Result(Params...)>,
-// Given...). CheckCall's static_asserts say what is wrong when not.
-template <typename Expected, typename Result, typename Params, typename Given>
-inline constexpr bool kCallFits =
-    (std::is_void_v<Expected> ||
-     std::is_same_v<Expected, Result>)&&ArgumentsFit<Params, Given>::value;
-
+// The compile-time check of a typed call Call<Expected>(procedure of
+// `Signature`, Given...): kFits says whether it is right, and using it
+// stops the build with a message saying what is wrong otherwise.
+template <typename Expected, typename Signature, typename Given>
+struct CallCheck;
 template <typename Expected, typename Result, typename... Params,
           typename... Given>
-constexpr void CheckCall(const Procedure<Result(Params...)>*,
-                         const std::tuple<Given...>*) {
-  static_assert(std::is_void_v<Expected> || std::is_same_v<Expected, Result>,
+struct CallCheck<Expected, Result(Params...), std::tuple<Given...>> {
+  static constexpr bool kResultFits =
+      std::is_void_v<Expected> || std::is_same_v<Expected, Result>;
+  static constexpr bool kCountFits = sizeof...(Params) == sizeof...(Given);
+  static constexpr bool kArgumentsFit =
+      EachArgumentFits(static_cast<std::tuple<Params...>*>(nullptr),
+                       static_cast<std::tuple<Given...>*>(nullptr));
+  static constexpr bool kFits = kResultFits && kArgumentsFit;
+
+  static_assert(kResultFits,
                 "strand procedure result type mismatch: Call<R>(procedure, "
                 "...) with R other than the procedure's result type");
-  static_assert(sizeof...(Params) == sizeof...(Given),
+  static_assert(kCountFits,
                 "strand procedure called with the wrong number of arguments");
-  static_assert(
-      sizeof...(Params) != sizeof...(Given) ||
-          ArgumentsFit<std::tuple<Params...>, std::tuple<Given...>>::value,
-      "strand procedure argument type mismatch: each argument must convert "
-      "to its parameter's type without narrowing");
-}
+  static_assert(!kCountFits || kArgumentsFit,
+                "strand procedure argument type mismatch: each argument must "
+                "convert to its parameter's type without narrowing");
+};
 
 }  // namespace procedure_internal
 
@@ -204,12 +208,18 @@ struct ErasedProcedure {
   std::function<absl::StatusOr<std::any>(txn::Txn&, const std::any& args)> body;
 };
 
+namespace procedure_internal {
+
 template <typename Fn, typename Result, typename... Args>
 ErasedProcedure ErasedTyped(std::string name, Fn fn,
                             Procedure<Result(Args...)>*) {
   ErasedProcedure p;
   p.name = std::move(name);
   p.types = TypesOf<Result, Args...>();
+  static_assert(std::is_copy_constructible_v<Result> &&
+                    (std::is_copy_constructible_v<Args> && ...),
+                "a strand procedure's result and parameter types must be "
+                "copyable (they travel in a std::any)");
   static_assert(
       std::is_invocable_r_v<absl::StatusOr<Result>, const Fn&, txn::Txn&,
                             const Args&...>,
@@ -228,6 +238,8 @@ ErasedProcedure ErasedTyped(std::string name, Fn fn,
   return p;
 }
 
+}  // namespace procedure_internal
+
 template <typename Fn>
 ErasedProcedure EraseProcedure(std::string name, Fn fn) {
   using Signature = procedure_internal::CallableSignature<Fn>;
@@ -243,8 +255,9 @@ ErasedProcedure EraseProcedure(std::string name, Fn fn) {
     if constexpr (Signature::kTakesTxn &&
                   procedure_internal::StatusOrValue<
                       typename Signature::Return>::kIsStatusOr) {
-      return ErasedTyped(std::move(name), std::move(fn),
-                         static_cast<typename Signature::Handle*>(nullptr));
+      return procedure_internal::ErasedTyped(
+          std::move(name), std::move(fn),
+          static_cast<typename Signature::Handle*>(nullptr));
     }
   }
   return {};

@@ -4,8 +4,13 @@
 // A session runs stored procedures on one compute node, one at a time, on
 // the thread that owns it. Each call is a transaction: the procedure runs,
 // and the session commits if it returned OK. Conflict aborts are retried
-// with back-off up to RetryPolicy::max_retries (then Aborted "gave up");
-// user aborts and errors are returned at once.
+// with back-off up to RetryPolicy::max_retries (then Aborted, and
+// IsRetriesExhausted); user aborts (IsUserAbort) and errors are returned
+// at once (call_status.h).
+//
+// Calls are typed or untyped (procedure.h): Call(procedure, args...) on a
+// Procedure<R(Args...)> handle is checked at compile time;
+// Call<R>(id or name, args...) at run time.
 //
 // Two ways to call, on the same session:
 //
@@ -92,18 +97,15 @@ class Session {
             typename... Given>
   absl::StatusOr<Result> Call(const Procedure<Result(Params...)>& procedure,
                               Given&&... args) {
-    procedure_internal::CheckCall<Expected>(
-        &procedure, static_cast<std::tuple<Given...>*>(nullptr));
-    if constexpr (procedure_internal::kCallFits<Expected, Result,
-                                                std::tuple<Params...>,
-                                                std::tuple<Given...>>) {
+    if constexpr (procedure_internal::CallCheck<Expected, Result(Params...),
+                                                std::tuple<Given...>>::kFits) {
       absl::StatusOr<std::any> r =
           CallErased(procedure.id(), TypesOf<Result, Params...>(),
                      std::tuple<Params...>(std::forward<Given>(args)...));
       if (!r.ok()) return r.status();
       return std::any_cast<Result>(*std::move(r));
     } else {
-      return absl::InternalError("unreachable: CheckCall failed");
+      return absl::InternalError("unreachable: CallCheck failed");
     }
   }
 
@@ -135,11 +137,8 @@ class Session {
       std::type_identity_t<absl::AnyInvocable<void(absl::StatusOr<Result>)>>
           on_acknowledged,
       Given&&... args) {
-    procedure_internal::CheckCall<Expected>(
-        &procedure, static_cast<std::tuple<Given...>*>(nullptr));
-    if constexpr (procedure_internal::kCallFits<Expected, Result,
-                                                std::tuple<Params...>,
-                                                std::tuple<Given...>>) {
+    if constexpr (procedure_internal::CallCheck<Expected, Result(Params...),
+                                                std::tuple<Given...>>::kFits) {
       CallAsyncErased(procedure.id(), TypesOf<Result, Params...>(),
                       std::tuple<Params...>(std::forward<Given>(args)...),
                       TypedCallback(std::move(on_acknowledged)));
