@@ -26,6 +26,8 @@ constexpr OptionSetting kPoolBytes{"pool_bytes", "pool_mb",
 constexpr OptionSetting kChunkBytes{"chunk_bytes", "chunk_kb", 1024};
 constexpr OptionSetting kRttNs{"rtt_ns", "rtt_ns"};
 constexpr OptionSetting kBandwidthGbps{"bandwidth_gbps", "bandwidth_gbps"};
+constexpr OptionSetting kNicOpNs{"nic_op_ns", "nic_op_ns"};
+constexpr OptionSetting kNicGbps{"nic_gbps", "nic_gbps"};
 constexpr OptionSetting kClusterFile{"cluster_file", "cluster"};
 
 }  // namespace
@@ -136,14 +138,14 @@ absl::Status FabricOptions::Validate(const OptionNaming& naming) const {
   }
   if (nic_op_ns < 0 || nic_op_ns > 1'000'000'000) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--nic_op_ns=%d is out of range: use 0 (no NIC model) to 1000000000",
-        nic_op_ns));
+        "%s is out of range: use 0 (no NIC model) to 1000000000",
+        naming.Setting(kNicOpNs, nic_op_ns)));
   }
   if (!(nic_gbps >= 0) || nic_gbps > 1e6) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--nic_gbps=%g is out of range: use 0 (no NIC model) or a positive "
-        "rate in Gbit/s",
-        nic_gbps));
+        "%s is out of range: use 0 (no NIC model) or a positive rate in "
+        "Gbit/s",
+        naming.Setting(kNicGbps, nic_gbps)));
   }
   if (kind == FabricKind::kVerbs && cluster_file.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(

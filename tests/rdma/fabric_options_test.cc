@@ -80,6 +80,12 @@ TEST(FabricOptionsTest, BadChunkAndCostModelAreRejected) {
   o = FabricOptions();
   o.bandwidth_gbps = -5;
   ExpectInvalid(o, "bandwidth_gbps", "bandwidth_gbps");
+  o = FabricOptions();
+  o.nic_op_ns = -1;
+  ExpectInvalid(o, "nic_op_ns", "nic_op_ns");
+  o = FabricOptions();
+  o.nic_gbps = -1;
+  ExpectInvalid(o, "nic_gbps", "nic_gbps");
 }
 
 TEST(FabricOptionsTest, MessagesSpeakInTheUnitsOfTheirReader) {
