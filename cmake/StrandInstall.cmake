@@ -43,9 +43,9 @@ install(FILES ${PROJECT_BINARY_DIR}/strandConfig.cmake
 if(PROJECT_IS_TOP_LEVEL)
   set(CPACK_PACKAGE_NAME libstrand-dev)
   set(CPACK_PACKAGE_VENDOR strand)
-  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
-      "strand: an OLTP engine over disaggregated memory (static libraries, "
-      "headers, CMake package, strand_memnode)")
+  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "strand: an OLTP engine over \
+disaggregated memory (static libraries, headers, CMake package, \
+strand_memnode)")
   set(CPACK_PACKAGE_CONTACT "strand developers")
   set(CPACK_GENERATOR DEB)
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
