@@ -301,11 +301,15 @@ TEST_F(DeclaredIndexTest, BadKeyColumnsAreRefused) {
   EXPECT_EQ(real.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(real.status().message()),
               ::testing::HasSubstr("score is double"));
-  EXPECT_EQ(engine->CreateIndex("bad3", people_, {}, true).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      engine->CreateIndex("bad4", people_, {"id", "id"}, true).status().code(),
-      absl::StatusCode::kInvalidArgument);
+  auto none =
+      engine->CreateIndex("bad3", people_, std::vector<std::string>{}, true);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(none.status().message()),
+              ::testing::HasSubstr("1 to 7 columns, not 0"));
+  auto twice = engine->CreateIndex("bad4", people_, {"id", "id"}, true);
+  EXPECT_EQ(twice.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(twice.status().message()),
+              ::testing::HasSubstr("id is named twice"));
   // An index by width only keeps its keys to the procedures.
   auto by_hand = engine->CreateIndex("by_hand", people_, 8, true);
   ASSERT_TRUE(by_hand.ok());
