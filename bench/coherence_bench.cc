@@ -168,7 +168,9 @@ int Main() {
         "--warmup_s must be in [0, 3600]");
   Check(FLAGS_lock_timeout_ms > 0, "--lock_timeout_ms must be > 0");
   const cc::CcOptions options = OptionsFromFlags();
-  if (absl::Status s = options.Validate(fabric_options->chunk_bytes); !s.ok()) {
+  if (absl::Status s = options.Validate(fabric_options->chunk_bytes,
+                                        OptionNaming::Flags("CcOptions::"));
+      !s.ok()) {
     ExitWithUsageError(std::string(s.message()));
   }
   const int nodes = fabric_options->compute_nodes;

@@ -322,7 +322,8 @@ int Main() {
   cc_options.protocol = *protocol;
   cc_options.gcl_size = FLAGS_gcl_size;
   cc_options.cache_bytes = FLAGS_cache_mb << 20;
-  if (absl::Status s = cc_options.Validate(fabric_options->chunk_bytes);
+  if (absl::Status s = cc_options.Validate(fabric_options->chunk_bytes,
+                                           OptionNaming::Flags("CcOptions::"));
       !s.ok()) {
     ExitWithUsageError(std::string(s.message()));
   }

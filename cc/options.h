@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/option_naming.h"
 
 namespace strand::cc {
 
@@ -58,8 +59,11 @@ struct CcOptions {
 
   uint32_t payload_bytes() const { return gcl_size - 8; }
 
-  // Range and combination checks; the message names the flag to change.
+  // Range and combination checks, for a fabric of `chunk_bytes` chunks.
+  // The message names the setting to change as `naming` says
+  // (base/option_naming.h); by default as a field, "CcOptions::gcl_size".
   absl::Status Validate(uint64_t chunk_bytes) const;
+  absl::Status Validate(uint64_t chunk_bytes, const OptionNaming& naming) const;
 };
 
 }  // namespace strand::cc

@@ -1,5 +1,6 @@
 # Finds every dependency of strand. A missing one stops configure with the
 # Debian package that provides it (scripts/setup.sh installs all of them).
+# strandConfig.cmake.in finds the same ones for an installed strand.
 
 find_package(PkgConfig QUIET)
 if(NOT PkgConfig_FOUND)
@@ -28,9 +29,11 @@ find_package(Threads REQUIRED)
 strand_require_package(absl libabsl-dev)
 strand_require_package(gflags libgflags-dev)
 strand_require_package(glog libgoogle-glog-dev)
-strand_require_package(GTest "libgtest-dev libgmock-dev")
-if(NOT TARGET GTest::gmock)
-  message(FATAL_ERROR "GoogleMock not found: apt-get install libgmock-dev")
+if(STRAND_BUILD_TESTS)  # only the tests need GoogleTest
+  strand_require_package(GTest "libgtest-dev libgmock-dev")
+  if(NOT TARGET GTest::gmock)
+    message(FATAL_ERROR "GoogleMock not found: apt-get install libgmock-dev")
+  endif()
 endif()
 strand_require_pkgconfig(URING liburing liburing-dev)
 strand_require_pkgconfig(IBVERBS libibverbs libibverbs-dev)

@@ -10,18 +10,6 @@
 
 namespace strand::engine {
 
-absl::Status EngineOptions::Validate() const {
-  if (absl::Status s = fabric.Validate(); !s.ok()) return s;
-  if (absl::Status s = cc.Validate(fabric.chunk_bytes); !s.ok()) return s;
-  if (retry.max_retries < 0 || retry.initial_backoff < absl::ZeroDuration() ||
-      retry.max_backoff < retry.initial_backoff) {
-    return absl::InvalidArgumentError(
-        "retry policy: max_retries >= 0 and 0 <= initial_backoff <= "
-        "max_backoff");
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
     const EngineOptions& options) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
@@ -48,7 +36,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
   }
   if (engine->first_node_ == nullptr) {
     return absl::FailedPreconditionError(
-        "this process hosts no compute node (check --node_id)");
+        "this process hosts no compute node: check "
+        "EngineOptions::fabric.node_id (--node_id)");
   }
   if (absl::Status s = engine->StartRecoveryAndLogging(); !s.ok()) return s;
   return engine;
@@ -86,16 +75,12 @@ absl::Status Engine::StartRecoveryAndLogging() {
     recovery_report_ = *std::move(report);
   }
   if (options_.wal.dir.empty()) return absl::OkStatus();
-  if (options_.wal.dir == options_.recover_wal_dir) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--wal_dir %s is the log being recovered: after recovery, log to a "
-        "fresh directory (recovery.h explains why)",
-        options_.wal.dir));
-  }
+  // Validate checked the loopback count; this is the cluster's.
   if (options_.wal.early_lock_release && fabric_->compute_node_count() > 1) {
-    return absl::InvalidArgumentError(
-        "WAL early lock release is safe with one compute node only "
-        "(txn/concurrency_control.h): drop it or use --compute_nodes=1");
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "EngineOptions::wal.early_lock_release is safe with one compute node "
+        "only (txn/concurrency_control.h), and the cluster has %d: drop it",
+        fabric_->compute_node_count()));
   }
   for (auto& node : nodes_) {
     if (node == nullptr) continue;
@@ -198,13 +183,43 @@ absl::StatusOr<txn::TableId> Engine::AddTable(
 
 absl::StatusOr<txn::IndexId> Engine::AddIndex(
     const storage::IndexDescriptor& index) {
+  txn::TableId table = txn::kNoTable;
+  for (size_t t = 0; t < table_catalog_ids_.size(); ++t) {
+    if (table_catalog_ids_[t] == index.spec.table_id) {
+      table = static_cast<txn::TableId>(t);
+    }
+  }
+  std::unique_ptr<txn::IndexKey> key;
+  if (!index.spec.key_columns.empty()) {
+    if (table == txn::kNoTable) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "index %s has key columns: open its table before it (OpenTable)",
+          index.name));
+    }
+    auto made = txn::IndexKey::Create(*schemas_[table], index.spec.key_columns);
+    if (!made.ok()) return made.status();
+    if (made->width() != index.spec.key_width) {
+      return absl::DataLossError(absl::StrFormat(
+          "index %s: its key columns make %d-byte keys, the catalog says %d",
+          index.name, made->width(), index.spec.key_width));
+    }
+    key = std::make_unique<txn::IndexKey>(*std::move(made));
+  }
   for (auto& node : nodes_) {
     if (node == nullptr) continue;
-    if (absl::Status s = node->AddIndex(index); !s.ok()) return s;
+    if (absl::Status s = node->AddIndex(index, table, key.get()); !s.ok()) {
+      return s;
+    }
   }
   const auto id = static_cast<txn::IndexId>(indexes_by_name_.size());
   indexes_by_name_[index.name] = id;
+  index_keys_.push_back(std::move(key));
   return id;
+}
+
+const txn::IndexKey* Engine::index_key(txn::IndexId index) const {
+  absl::MutexLock lock(&mu_);
+  return index < index_keys_.size() ? index_keys_[index].get() : nullptr;
 }
 
 absl::StatusOr<txn::TableId> Engine::CreateTable(
@@ -240,6 +255,37 @@ absl::StatusOr<txn::TableId> Engine::OpenTable(std::string_view name) {
   return AddTable(table);
 }
 
+absl::StatusOr<txn::IndexId> Engine::CreateIndex(
+    std::string_view name, txn::TableId table,
+    const std::vector<std::string>& key_columns, bool unique) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = CheckNotFrozen("CreateIndex"); !s.ok()) return s;
+  if (table >= schemas_.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "CreateIndex %s: no table with id %d", std::string(name), table));
+  }
+  const storage::Schema& schema = *schemas_[table];
+  storage::IndexSpec spec;
+  spec.table_id = table_catalog_ids_[table];
+  spec.unique = unique;
+  for (const std::string& column : key_columns) {
+    absl::StatusOr<size_t> c = schema.ColumnIndex(column);
+    if (!c.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("CreateIndex %s: the table has no column %s",
+                          std::string(name), column));
+    }
+    spec.key_columns.push_back(static_cast<uint16_t>(*c));
+  }
+  auto key = txn::IndexKey::Create(schema, spec.key_columns);
+  if (!key.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "CreateIndex %s: %s", std::string(name), key.status().message()));
+  }
+  spec.key_width = key->width();
+  return CreateIndexWithSpec(name, std::move(spec));
+}
+
 absl::StatusOr<txn::IndexId> Engine::CreateIndex(std::string_view name,
                                                  txn::TableId table,
                                                  uint16_t key_width,
@@ -254,6 +300,13 @@ absl::StatusOr<txn::IndexId> Engine::CreateIndex(std::string_view name,
   spec.table_id = table_catalog_ids_[table];
   spec.key_width = key_width;
   spec.unique = unique;
+  return CreateIndexWithSpec(name, std::move(spec));
+}
+
+absl::StatusOr<txn::IndexId> Engine::CreateIndexWithSpec(
+    std::string_view name, storage::IndexSpec spec) {
+  const uint16_t key_width = spec.key_width;
+  const bool unique = spec.unique;
   storage::IndexDescriptor index;
   {
     absl::MutexLock admin(&first_node_->admin_mu());
@@ -310,11 +363,22 @@ absl::StatusOr<ProcedureId> Engine::Register(ErasedProcedure procedure) {
 }
 
 absl::StatusOr<ProcedureId> Engine::FindProcedure(std::string_view name) const {
+  return FindProcedureOfTypes(name, std::nullopt);
+}
+
+absl::StatusOr<ProcedureId> Engine::FindProcedureOfTypes(
+    std::string_view name, const std::optional<ProcedureTypes>& types) const {
   absl::MutexLock lock(&mu_);
   auto it = procedures_by_name_.find(std::string(name));
   if (it == procedures_by_name_.end()) {
     return absl::NotFoundError(
         absl::StrFormat("no procedure named %s", std::string(name)));
+  }
+  const ErasedProcedure& procedure = procedures_[it->second];
+  if (types.has_value() && !(procedure.types == *types)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("procedure %s is %s, not %s", procedure.name,
+                        procedure.types.describe(), types->describe()));
   }
   return it->second;
 }

@@ -2,17 +2,21 @@
 #define STRAND_ENGINE_ENGINE_H_
 
 // The embedding API: open an engine, define tables and indexes, register
-// stored procedures, and run them through sessions.
+// stored procedures, and run them through sessions (docs/embedding.md
+// walks through a complete program).
 //
 //   EngineOptions options;                  // embedded defaults
 //   options.fabric.compute_nodes = 2;
 //   ASSIGN_OR_RETURN(auto engine, Engine::Open(options));
-//   ASSIGN_OR_RETURN(TableId accounts, engine->CreateTable("accounts",
-//   schema)); ASSIGN_OR_RETURN(ProcedureId transfer, engine->RegisterProcedure(
-//       "transfer", std::function<absl::StatusOr<int64_t>(Txn&, int,
-//       int)>(...)));
+//   ASSIGN_OR_RETURN(TableId accounts,
+//                    engine->CreateTable("accounts", schema));
+//   ASSIGN_OR_RETURN(IndexId by_id,
+//                    engine->CreateIndex("by_id", accounts, {"id"}, true));
+//   ASSIGN_OR_RETURN(auto transfer, engine->RegisterProcedure(
+//       "transfer", [=](Txn& txn, int64_t from, int64_t to)
+//                       -> absl::StatusOr<int64_t> { ... }));
 //   ASSIGN_OR_RETURN(auto session, engine->NewSession(/*node=*/0));
-//   ASSIGN_OR_RETURN(int64_t r, session->Call<int64_t>(transfer, 1, 2));
+//   ASSIGN_OR_RETURN(int64_t r, session->Call(transfer, 1, 2));
 //
 // Deployment: the fabric options decide it. Loopback (the default) puts
 // every memory and compute node in this process; verbs joins a cluster
@@ -26,6 +30,9 @@
 //
 // Threading: Engine methods are thread-safe; a Session belongs to one
 // thread at a time.
+//
+// Errors: every method a caller can misuse returns a Status saying what
+// to change; option errors name the field (EngineOptions::Validate).
 
 #include <any>
 #include <memory>
@@ -50,6 +57,7 @@
 #include "storage/schema.h"
 #include "storage/table_options.h"
 #include "txn/database.h"
+#include "txn/index_key.h"
 
 namespace strand::engine {
 
@@ -74,23 +82,54 @@ class Engine {
       std::string_view name, const storage::Schema& schema,
       const storage::TableOptions& options = {});
   absl::StatusOr<txn::TableId> OpenTable(std::string_view name);
-  // An index over `table`; keys are `key_width` bytes (index/key_codec.h).
+  // An index over `table` whose key is the values of `key_columns` (names
+  // of the table's columns, in key order; txn/index_key.h says how they
+  // encode), so that Txn::AddIndexEntries adds its entries from a tuple.
+  // The catalog records the columns: OpenIndex on any node knows them.
+  absl::StatusOr<txn::IndexId> CreateIndex(
+      std::string_view name, txn::TableId table,
+      const std::vector<std::string>& key_columns, bool unique);
+  // An index over `table` whose `key_width`-byte keys the procedures build
+  // themselves (index/key_codec.h) and add with Txn::AddIndexEntry.
   absl::StatusOr<txn::IndexId> CreateIndex(std::string_view name,
                                            txn::TableId table,
                                            uint16_t key_width, bool unique);
+  // An index of either kind. One with key columns needs its table open
+  // first (FailedPrecondition otherwise), to build keys from its tuples.
   absl::StatusOr<txn::IndexId> OpenIndex(std::string_view name);
+  // The key of an index created with key columns (null otherwise); valid
+  // as long as the engine.
+  const txn::IndexKey* index_key(txn::IndexId index) const;
   // The schema of a table this engine created or opened; the reference
   // stays valid as long as the engine.
   const storage::Schema& schema(txn::TableId table) const;
 
-  // Registers `fn` under `name` (AlreadyExists if taken).
-  template <typename Result, typename... Args>
-  absl::StatusOr<ProcedureId> RegisterProcedure(
-      std::string name,
-      std::function<absl::StatusOr<Result>(txn::Txn&, Args...)> fn) {
-    return Register(EraseProcedure(std::move(name), std::move(fn)));
+  // Registers `fn`, any callable absl::StatusOr<Result>(txn::Txn&,
+  // Args...) (procedure.h), under `name` (AlreadyExists if taken). Returns
+  // its typed handle, Procedure<Result(Args...)> (Args decayed), which
+  // converts to its ProcedureId. Sessions call it concurrently: `fn` must
+  // be safe to run on many threads at once.
+  template <typename Fn>
+  absl::StatusOr<typename procedure_internal::CallableSignature<Fn>::Handle>
+  RegisterProcedure(std::string name, Fn fn) {
+    using Handle = typename procedure_internal::CallableSignature<Fn>::Handle;
+    absl::StatusOr<ProcedureId> id =
+        Register(EraseProcedure(std::move(name), std::move(fn)));
+    if (!id.ok()) return id.status();
+    return Handle(*id);
   }
   absl::StatusOr<ProcedureId> FindProcedure(std::string_view name) const;
+  // The typed handle of procedure `name`: NotFound if there is none,
+  // InvalidArgument naming both signatures if it is not `Signature`.
+  //   auto transfer = engine->FindProcedure<bool(int64_t, int64_t)>("t");
+  template <typename Signature>
+  absl::StatusOr<Procedure<Signature>> FindProcedure(
+      std::string_view name) const {
+    absl::StatusOr<ProcedureId> id =
+        FindProcedureOfTypes(name, Procedure<Signature>::types());
+    if (!id.ok()) return id.status();
+    return Procedure<Signature>(*id);
+  }
   const std::string& procedure_name(ProcedureId id) const;
   size_t procedure_count() const;
 
@@ -136,6 +175,9 @@ class Engine {
 
   explicit Engine(const EngineOptions& options);
   absl::StatusOr<ProcedureId> Register(ErasedProcedure procedure);
+  // Checks the types too, unless nullopt.
+  absl::StatusOr<ProcedureId> FindProcedureOfTypes(
+      std::string_view name, const std::optional<ProcedureTypes>& types) const;
   absl::Status CheckNotFrozen(std::string_view what) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<NodeRuntime*> runtime(rdma::ComputeNodeId node) const;
@@ -143,6 +185,10 @@ class Engine {
   absl::StatusOr<txn::TableId> AddTable(const storage::TableDescriptor& table)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<txn::IndexId> AddIndex(const storage::IndexDescriptor& index)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Both CreateIndex: records `spec` (its key width set) under `name`.
+  absl::StatusOr<txn::IndexId> CreateIndexWithSpec(std::string_view name,
+                                                   storage::IndexSpec spec)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Restores the image, replays logs and opens the logs (Open's steps).
@@ -167,6 +213,9 @@ class Engine {
   std::vector<uint32_t> table_catalog_ids_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, txn::IndexId> indexes_by_name_
       ABSL_GUARDED_BY(mu_);
+  // By IndexId; null for an index without key columns. unique_ptr: every
+  // node's Database points at them.
+  std::vector<std::unique_ptr<txn::IndexKey>> index_keys_ ABSL_GUARDED_BY(mu_);
   std::vector<ErasedProcedure> procedures_;  // fixed once frozen
   absl::flat_hash_map<std::string, ProcedureId> procedures_by_name_
       ABSL_GUARDED_BY(mu_);

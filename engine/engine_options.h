@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "base/option_naming.h"
 #include "cc/options.h"
 #include "rdma/fabric_options.h"
 #include "txn/cc_algorithm.h"
@@ -59,7 +60,14 @@ struct EngineOptions {
   std::string image_path;
   std::string recover_wal_dir;
 
+  // Checks every setting, the fabric's and the cache's too. The message
+  // names the setting to change as `naming` says (base/option_naming.h):
+  // by default as a field, "EngineOptions::fabric.compute_nodes"; a binary
+  // that filled the options from its flags validates with
+  // OptionNaming::Flags("EngineOptions::") first, so its user reads
+  // "--compute_nodes". Engine::Open validates with the default.
   absl::Status Validate() const;
+  absl::Status Validate(const OptionNaming& naming) const;
 };
 
 }  // namespace strand::engine

@@ -33,13 +33,17 @@ absl::Status NodeRuntime::AddTable(const storage::TableDescriptor& table) {
   return absl::OkStatus();
 }
 
-absl::Status NodeRuntime::AddIndex(const storage::IndexDescriptor& index) {
+absl::Status NodeRuntime::AddIndex(const storage::IndexDescriptor& index,
+                                   txn::TableId table,
+                                   const txn::IndexKey* key) {
   absl::MutexLock lock(&admin_mu_);
   auto tree = index::BLinkTree::Open(*manager_, *admin_, index.anchor);
   if (!tree.ok()) return tree.status();
   indexes_.push_back(*std::move(tree));
   db_.indexes.push_back(indexes_.back().get());
   db_.index_catalog_ids.push_back(index.id);
+  db_.index_tables.push_back(table);
+  db_.index_keys.push_back(key);
   return absl::OkStatus();
 }
 

@@ -15,6 +15,7 @@
 #include "storage/catalog.h"
 #include "storage/heap_table.h"
 #include "txn/database.h"
+#include "txn/index_key.h"
 #include "txn/timestamp_oracle.h"
 #include "wal/log_writer.h"
 
@@ -35,7 +36,10 @@ class NodeRuntime {
   absl::Mutex& admin_mu() { return admin_mu_; }
 
   absl::Status AddTable(const storage::TableDescriptor& table);
-  absl::Status AddIndex(const storage::IndexDescriptor& index);
+  // `table`: the TableId of the table it indexes (txn::kNoTable if not
+  // open); `key`: its declared key, or null. `key` must outlive this.
+  absl::Status AddIndex(const storage::IndexDescriptor& index,
+                        txn::TableId table, const txn::IndexKey* key);
 
   // Commits log to `log` from now on (before the first session).
   void SetLog(std::unique_ptr<wal::LogWriter> log, bool early_lock_release);

@@ -46,36 +46,32 @@ void Session::BackOff(int attempt) {
 }
 
 absl::StatusOr<std::any> Session::CallErased(ProcedureId id,
-                                             std::type_index args_type,
-                                             std::type_index result_type,
+                                             const ProcedureTypes& types,
                                              const std::any& args) {
   CHECK(!delivering_) << "a CallAsync callback called its session";
-  Ran ran = Run(id, args_type, result_type, args, /*wait_durable=*/true);
+  Ran ran = Run(id, types, args, /*wait_durable=*/true);
   // Earlier pipelined calls waited for smaller LSNs than this one: report
   // them before this call returns, so outcomes stay in call order.
   if (!pending_.empty()) Poll();
   return std::move(ran.outcome);
 }
 
-void Session::CallAsyncErased(ProcedureId id, std::type_index args_type,
-                              std::type_index result_type, const std::any& args,
-                              ErasedCallback done) {
+void Session::CallAsyncErased(ProcedureId id, const ProcedureTypes& types,
+                              const std::any& args, ErasedCallback done) {
   CHECK(!delivering_) << "a CallAsync callback called its session";
   if (db_.log == nullptr || max_unacknowledged_ == 0) {
     // Nothing to pipeline: the outcome is due before we return anyway. Run
     // it as Call does (no queue entry, stats counted once), after every
     // earlier call's outcome, so outcomes stay in call order.
     Drain();
-    absl::StatusOr<std::any> outcome =
-        CallErased(id, args_type, result_type, args);
+    absl::StatusOr<std::any> outcome = CallErased(id, types, args);
     delivering_ = true;
     done(std::move(outcome));
     delivering_ = false;
     return;
   }
   pending_.push_back(
-      {Run(id, args_type, result_type, args, /*wait_durable=*/false),
-       std::move(done)});
+      {Run(id, types, args, /*wait_durable=*/false), std::move(done)});
   Poll();
   while (pending_.size() > max_unacknowledged_) WaitForOldest();
 }
@@ -141,9 +137,8 @@ void Session::Drain() {
   while (!pending_.empty()) WaitForOldest();
 }
 
-Session::Ran Session::Run(ProcedureId id, std::type_index args_type,
-                          std::type_index result_type, const std::any& args,
-                          bool wait_durable) {
+Session::Ran Session::Run(ProcedureId id, const ProcedureTypes& types,
+                          const std::any& args, bool wait_durable) {
   Ran ran;
   ran.id = id;
   ran.start = absl::Now();
@@ -154,12 +149,11 @@ Session::Ran Session::Run(ProcedureId id, std::type_index args_type,
     return ran;
   }
   const ErasedProcedure& procedure = engine_.procedures_[id];
-  if (procedure.args_type != args_type ||
-      procedure.result_type != result_type) {
+  if (!(procedure.types == types)) {
     ran.outcome = absl::InvalidArgumentError(absl::StrFormat(
-        "procedure %s called with argument or result types other than it "
-        "was registered with",
-        procedure.name));
+        "procedure %s is %s; called as %s (an untyped call passes exactly "
+        "the registered types; a Procedure<> handle converts them)",
+        procedure.name, procedure.types.describe(), types.describe()));
     return ran;
   }
   const RetryPolicy& policy = engine_.options().retry;
@@ -198,9 +192,11 @@ Session::Ran Session::Run(ProcedureId id, std::type_index args_type,
         ran.outcome = status;
       } else {
         gave_up = true;
-        ran.outcome = absl::AbortedError(
-            absl::StrFormat("procedure %s gave up after %d retries; last: %s",
-                            procedure.name, attempt, status.message()));
+        ran.outcome = txn::WithAbortReason(
+            absl::AbortedError(absl::StrFormat(
+                "procedure %s gave up after %d retries; last: %s",
+                procedure.name, attempt, status.message())),
+            reason);
       }
       // The decision may rest on writes not durable yet (Txn::ack_lsn).
       if (!wait_durable) ran.ack_lsn = txn.ack_lsn();

@@ -4,8 +4,13 @@
 // A session runs stored procedures on one compute node, one at a time, on
 // the thread that owns it. Each call is a transaction: the procedure runs,
 // and the session commits if it returned OK. Conflict aborts are retried
-// with back-off up to RetryPolicy::max_retries (then Aborted "gave up");
-// user aborts and errors are returned at once.
+// with back-off up to RetryPolicy::max_retries (then Aborted, and
+// IsRetriesExhausted); user aborts (IsUserAbort) and errors are returned
+// at once (call_status.h).
+//
+// Calls are typed or untyped (procedure.h): Call(procedure, args...) on a
+// Procedure<R(Args...)> handle is checked at compile time;
+// Call<R>(id or name, args...) at run time.
 //
 // Two ways to call, on the same session:
 //
@@ -49,7 +54,9 @@
 #include <deque>
 #include <memory>
 #include <string_view>
-#include <typeindex>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -57,7 +64,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cc/gcl_manager.h"
+#include "engine/call_status.h"
 #include "engine/engine.h"
+#include "engine/procedure.h"
 #include "txn/concurrency_control.h"
 #include "wal/log_format.h"
 
@@ -80,11 +89,35 @@ class Session {
   rdma::ComputeNodeId node() const { return node_; }
   cc::ThreadContext& thread() { return *ctx_; }
 
+  // Typed call (procedure.h): the compiler checks the arguments against
+  // the procedure's parameters (each must convert without narrowing) and,
+  // if given, Expected against its result.
+  //   absl::StatusOr<bool> r = session->Call(transfer, 1, 2, 50);
+  template <typename Expected = void, typename Result, typename... Params,
+            typename... Given>
+  absl::StatusOr<Result> Call(const Procedure<Result(Params...)>& procedure,
+                              Given&&... args) {
+    if constexpr (procedure_internal::CallCheck<Expected, Result(Params...),
+                                                std::tuple<Given...>>::kFits) {
+      absl::StatusOr<std::any> r =
+          CallErased(procedure.id(), TypesOf<Result, Params...>(),
+                     std::tuple<Params...>(std::forward<Given>(args)...));
+      if (!r.ok()) return r.status();
+      return std::any_cast<Result>(*std::move(r));
+    } else {
+      return absl::InternalError("unreachable: CallCheck failed");
+    }
+  }
+
+  // Untyped calls, by id or by name: the argument types (after decay) must
+  // be exactly the registered ones and Result the registered result; a
+  // mismatch is InvalidArgument naming both signatures.
   template <typename Result, typename... Args>
   absl::StatusOr<Result> Call(ProcedureId id, Args... args) {
     using ArgsTuple = std::tuple<std::decay_t<Args>...>;
-    absl::StatusOr<std::any> r = CallErased(
-        id, typeid(ArgsTuple), typeid(Result), ArgsTuple(std::move(args)...));
+    absl::StatusOr<std::any> r =
+        CallErased(id, TypesOf<Result, std::decay_t<Args>...>(),
+                   ArgsTuple(std::move(args)...));
     if (!r.ok()) return r.status();
     return std::any_cast<Result>(*std::move(r));
   }
@@ -96,23 +129,31 @@ class Session {
   }
 
   // Pipelined call (see above): `on_acknowledged` gets the outcome exactly
-  // once, when it may be reported.
+  // once, when it may be reported. Typed, as Call.
+  template <typename Expected = void, typename Result, typename... Params,
+            typename... Given>
+  void CallAsync(
+      const Procedure<Result(Params...)>& procedure,
+      std::type_identity_t<absl::AnyInvocable<void(absl::StatusOr<Result>)>>
+          on_acknowledged,
+      Given&&... args) {
+    if constexpr (procedure_internal::CallCheck<Expected, Result(Params...),
+                                                std::tuple<Given...>>::kFits) {
+      CallAsyncErased(procedure.id(), TypesOf<Result, Params...>(),
+                      std::tuple<Params...>(std::forward<Given>(args)...),
+                      TypedCallback(std::move(on_acknowledged)));
+    }
+  }
+  // Untyped, as Call by id.
   template <typename Result, typename... Args>
   void CallAsync(
       ProcedureId id,
       absl::AnyInvocable<void(absl::StatusOr<Result>)> on_acknowledged,
       Args... args) {
     using ArgsTuple = std::tuple<std::decay_t<Args>...>;
-    CallAsyncErased(
-        id, typeid(ArgsTuple), typeid(Result), ArgsTuple(std::move(args)...),
-        [done =
-             std::move(on_acknowledged)](absl::StatusOr<std::any> r) mutable {
-          if (!r.ok()) {
-            done(r.status());
-          } else {
-            done(std::any_cast<Result>(*std::move(r)));
-          }
-        });
+    CallAsyncErased(id, TypesOf<Result, std::decay_t<Args>...>(),
+                    ArgsTuple(std::move(args)...),
+                    TypedCallback(std::move(on_acknowledged)));
   }
 
   // Delivers the outcomes whose wait is over, without blocking. Returns
@@ -147,16 +188,27 @@ class Session {
           std::unique_ptr<cc::ThreadContext> ctx,
           std::shared_ptr<Engine::SessionStats> stats);
 
-  absl::StatusOr<std::any> CallErased(ProcedureId id, std::type_index args_type,
-                                      std::type_index result_type,
+  template <typename Result>
+  static ErasedCallback TypedCallback(
+      absl::AnyInvocable<void(absl::StatusOr<Result>)> done) {
+    return [done = std::move(done)](absl::StatusOr<std::any> r) mutable {
+      if (!r.ok()) {
+        done(r.status());
+      } else {
+        done(std::any_cast<Result>(*std::move(r)));
+      }
+    };
+  }
+
+  absl::StatusOr<std::any> CallErased(ProcedureId id,
+                                      const ProcedureTypes& types,
                                       const std::any& args);
-  void CallAsyncErased(ProcedureId id, std::type_index args_type,
-                       std::type_index result_type, const std::any& args,
-                       ErasedCallback done);
+  void CallAsyncErased(ProcedureId id, const ProcedureTypes& types,
+                       const std::any& args, ErasedCallback done);
   // Runs the call's attempts. `wait_durable`: commit with Txn::Commit (the
   // commit is counted here) rather than CommitNoWait (counted at delivery).
-  Ran Run(ProcedureId id, std::type_index args_type,
-          std::type_index result_type, const std::any& args, bool wait_durable);
+  Ran Run(ProcedureId id, const ProcedureTypes& types, const std::any& args,
+          bool wait_durable);
   // Blocks until the oldest outstanding call's wait is over, then Poll.
   void WaitForOldest();
   void BackOff(int attempt);

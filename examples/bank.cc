@@ -1,7 +1,7 @@
-// bank: the smallest complete strand application. It defines a table and an
-// index, registers two stored procedures (transfer, total), and runs
-// transfers from every compute node's threads while checking that the total
-// balance never changes.
+// bank: a complete strand application (examples/embed/ is a smaller one).
+// It defines a table and an index, registers three stored procedures (open,
+// transfer, total), and runs transfers from every compute node's threads
+// while checking that the total balance never changes.
 //
 //   bank                                  # embedded: 2 compute nodes here
 //   bank --fabric=verbs --cluster=FILE --node_id=N   # one process per node
@@ -45,7 +45,9 @@ std::string Key(int64_t id) { return index::KeyBuilder().Int64(id).Build(8); }
 struct Bank {
   txn::TableId accounts;
   txn::IndexId by_id;
-  engine::ProcedureId open, transfer, total;
+  engine::Procedure<bool(int64_t, int64_t)> open;
+  engine::Procedure<bool(int64_t, int64_t, int64_t)> transfer;
+  engine::Procedure<int64_t()> total;
 };
 
 // Tables and procedures; node 0 creates the table, others open it.
@@ -59,20 +61,25 @@ absl::StatusOr<Bank> Define(Engine& engine, bool create) {
     auto t = engine.CreateTable("accounts", *schema);
     if (!t.ok()) return t.status();
     bank.accounts = *t;
-    auto i = engine.CreateIndex("accounts_by_id", bank.accounts, 8, true);
+    // Keyed by the id column: inserts add their entries themselves
+    // (Txn::AddIndexEntries).
+    auto i = engine.CreateIndex("accounts_by_id", bank.accounts, {"id"},
+                                /*unique=*/true);
     if (!i.ok()) return i.status();
     bank.by_id = *i;
   } else {
-    // Wait for node 0 to create the table and its index.
+    // Wait for node 0 to create the table, then its index.
     const absl::Time deadline = absl::Now() + absl::Seconds(120);
+    absl::StatusOr<txn::TableId> table;
     absl::StatusOr<txn::IndexId> index;
-    while (!(index = engine.OpenIndex("accounts_by_id")).ok()) {
+    while (!(table = engine.OpenTable("accounts")).ok() ||
+           !(index = engine.OpenIndex("accounts_by_id")).ok()) {
       if (absl::Now() > deadline) {
         return absl::DeadlineExceededError("node 0 never created the bank");
       }
       absl::SleepFor(absl::Milliseconds(50));
     }
-    bank.accounts = *engine.OpenTable("accounts");
+    bank.accounts = *table;
     bank.by_id = *index;
   }
   const txn::TableId accounts = bank.accounts;
@@ -81,55 +88,52 @@ absl::StatusOr<Bank> Define(Engine& engine, bool create) {
 
   auto open = engine.RegisterProcedure(
       "open",
-      std::function<absl::StatusOr<bool>(Txn&, int64_t, int64_t)>(
-          [=](Txn& txn, int64_t first, int64_t count) -> absl::StatusOr<bool> {
-            for (int64_t id = first; id < first + count; ++id) {
-              storage::TupleBuffer row(*s);
-              row.SetInt(0, id);
-              row.SetInt(1, kInitialBalance);
-              auto at = txn.Insert(accounts, row);
-              if (!at.ok()) return at.status();
-              txn.AddIndexEntry(by_id, Key(id), *at);
-            }
-            return true;
-          }));
+      [=](Txn& txn, int64_t first, int64_t count) -> absl::StatusOr<bool> {
+        for (int64_t id = first; id < first + count; ++id) {
+          storage::TupleBuffer row(*s);
+          row.SetInt(0, id);
+          row.SetInt(1, kInitialBalance);
+          auto at = txn.Insert(accounts, row);
+          if (!at.ok()) return at.status();
+          absl::Status indexed = txn.AddIndexEntries(accounts, row.view(), *at);
+          if (!indexed.ok()) return indexed;
+        }
+        return true;
+      });
   auto transfer = engine.RegisterProcedure(
       "transfer",
-      std::function<absl::StatusOr<bool>(Txn&, int64_t, int64_t, int64_t)>(
-          [=](Txn& txn, int64_t from, int64_t to,
-              int64_t amount) -> absl::StatusOr<bool> {
-            auto a = txn.Lookup(by_id, Key(from));
-            if (!a.ok()) return a.status();
-            auto b = txn.Lookup(by_id, Key(to));
-            if (!b.ok()) return b.status();
-            auto src = txn.Modify(accounts, *a);
-            if (!src.ok()) return src.status();
-            const int64_t balance = (*src)->view().GetInt(1);
-            if (balance < amount) return txn.UserAbort("insufficient funds");
-            (*src)->SetInt(1, balance - amount);
-            auto dst = txn.Modify(accounts, *b);
-            if (!dst.ok()) return dst.status();
-            (*dst)->SetInt(1, (*dst)->view().GetInt(1) + amount);
-            return true;
-          }));
+      [=](Txn& txn, int64_t from, int64_t to,
+          int64_t amount) -> absl::StatusOr<bool> {
+        auto a = txn.Lookup(by_id, Key(from));
+        if (!a.ok()) return a.status();
+        auto b = txn.Lookup(by_id, Key(to));
+        if (!b.ok()) return b.status();
+        auto src = txn.Modify(accounts, *a);
+        if (!src.ok()) return src.status();
+        const int64_t balance = (*src)->view().GetInt(1);
+        if (balance < amount) return txn.UserAbort("insufficient funds");
+        (*src)->SetInt(1, balance - amount);
+        auto dst = txn.Modify(accounts, *b);
+        if (!dst.ok()) return dst.status();
+        (*dst)->SetInt(1, (*dst)->view().GetInt(1) + amount);
+        return true;
+      });
   auto total = engine.RegisterProcedure(
-      "total", std::function<absl::StatusOr<int64_t>(Txn&)>(
-                   [=](Txn& txn) -> absl::StatusOr<int64_t> {
-                     int64_t sum = 0;
-                     absl::Status read;
-                     absl::Status scan = txn.Scan(
-                         by_id, std::nullopt, std::nullopt, /*forward=*/true,
-                         UINT64_MAX,
-                         [&](std::string_view, storage::TupleAddress at) {
-                           auto row = txn.Read(accounts, at);
-                           if (!row.ok()) read = row.status();
-                           if (row.ok()) sum += row->GetInt(1);
-                           return row.ok();
-                         });
-                     if (!scan.ok()) return scan;
-                     if (!read.ok()) return read;
-                     return sum;
-                   }));
+      "total", [=](Txn& txn) -> absl::StatusOr<int64_t> {
+        int64_t sum = 0;
+        absl::Status read;
+        absl::Status scan = txn.Scan(
+            by_id, std::nullopt, std::nullopt, /*forward=*/true, UINT64_MAX,
+            [&](std::string_view, storage::TupleAddress at) {
+              auto row = txn.Read(accounts, at);
+              if (!row.ok()) read = row.status();
+              if (row.ok()) sum += row->GetInt(1);
+              return row.ok();
+            });
+        if (!scan.ok()) return scan;
+        if (!read.ok()) return read;
+        return sum;
+      });
   if (!open.ok()) return open.status();
   if (!transfer.ok()) return transfer.status();
   if (!total.ok()) return total.status();
@@ -174,8 +178,8 @@ int Main() {
   if (creator) {
     auto session = *(*engine)->NewSession(0);
     for (int64_t first = 0; first < FLAGS_accounts; first += 100) {
-      auto r = session->Call<bool>(
-          bank->open, first, std::min<int64_t>(100, FLAGS_accounts - first));
+      auto r = session->Call(bank->open, first,
+                             std::min<int64_t>(100, FLAGS_accounts - first));
       if (!r.ok()) {
         std::cerr << "bank: loading: " << r.status() << "\n";
         return 1;
@@ -186,7 +190,7 @@ int Main() {
     auto session = *(*engine)->NewSession(nodes.front());
     const absl::Time deadline = absl::Now() + absl::Seconds(120);
     for (;;) {
-      auto total = session->Call<int64_t>(bank->total);
+      auto total = session->Call(bank->total);
       if (total.ok() && *total == expected) break;
       if (absl::Now() > deadline) {
         std::cerr << "bank: the accounts were never loaded\n";
@@ -197,7 +201,7 @@ int Main() {
   }
 
   std::atomic<bool> stop{false};
-  std::atomic<uint64_t> transfers{0}, refused{0}, failed{0};
+  std::atomic<uint64_t> transfers{0}, refused{0}, gave_up{0}, failed{0};
   std::vector<std::thread> workers;
   for (rdma::ComputeNodeId node : nodes) {
     for (int t = 0; t < FLAGS_threads; ++t) {
@@ -208,13 +212,14 @@ int Main() {
           const int64_t from = rng() % FLAGS_accounts;
           const int64_t to =
               (from + 1 + rng() % (FLAGS_accounts - 1)) % FLAGS_accounts;
-          auto r = session->Call<bool>(bank->transfer, from, to,
-                                       int64_t(rng() % 50));
+          const int64_t amount = rng() % 50;
+          auto r = session->Call(bank->transfer, from, to, amount);
           if (r.ok()) {
             transfers++;
-          } else if (r.status().message().find("user abort") !=
-                     std::string::npos) {
-            refused++;
+          } else if (engine::IsUserAbort(r.status())) {
+            refused++;  // insufficient funds
+          } else if (engine::IsRetriesExhausted(r.status())) {
+            gave_up++;  // contention: not an error, but counted apart
           } else {
             std::cerr << "bank: transfer: " << r.status() << "\n";
             failed++;
@@ -228,7 +233,7 @@ int Main() {
   int checks = 0, wrong = 0;
   const absl::Time end = absl::Now() + absl::Seconds(FLAGS_duration_s);
   while (absl::Now() < end) {
-    auto total = checker->Call<int64_t>(bank->total);
+    auto total = checker->Call(bank->total);
     if (!total.ok() || *total != expected) {
       std::cerr << "bank: total is "
                 << (total.ok() ? absl::StrCat(*total)
@@ -240,16 +245,16 @@ int Main() {
   }
   stop = true;
   for (auto& w : workers) w.join();
-  auto final_total = checker->Call<int64_t>(bank->total);
+  auto final_total = checker->Call(bank->total);
   if (!final_total.ok() || *final_total != expected) ++wrong;
 
   const auto stats = (*engine)->Stats()[bank->transfer];
   std::cout << absl::StrFormat(
       "bank: compute nodes here %d, %d transfers (%.0f/s), %d refused for "
-      "insufficient funds, %d failed; total checked %d times while running: "
-      "%s\ntransfer stats: %s\n",
+      "insufficient funds, %d gave up on contention, %d failed; total "
+      "checked %d times while running: %s\ntransfer stats: %s\n",
       nodes.size(), transfers.load(), transfers.load() / FLAGS_duration_s,
-      refused.load(), failed.load(), checks + 1,
+      refused.load(), gave_up.load(), failed.load(), checks + 1,
       wrong == 0 ? "always exact" : "WRONG", stats.ToString());
   return (wrong == 0 && failed == 0) ? 0 : 1;
 }

@@ -71,7 +71,10 @@ absl::StatusOr<FabricOptions> FabricOptionsFromFlags() {
     return absl::InvalidArgumentError(
         "--pool_mb is larger than a global address can reach");
   }
-  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  if (absl::Status s = options.Validate(OptionNaming::Flags("FabricOptions::"));
+      !s.ok()) {
+    return s;
+  }
   return options;
 }
 

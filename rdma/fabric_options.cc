@@ -17,6 +17,19 @@ uint64_t PhysicalMemoryBytes() {
 
 bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
+// Every setting Validate checks, with its flag (fabric_flags.cc).
+constexpr OptionSetting kKind{"kind", "fabric"};
+constexpr OptionSetting kMemoryNodes{"memory_nodes", "memory_nodes"};
+constexpr OptionSetting kComputeNodes{"compute_nodes", "compute_nodes"};
+constexpr OptionSetting kPoolBytes{"pool_bytes", "pool_mb",
+                                   FabricOptions::kMiB};
+constexpr OptionSetting kChunkBytes{"chunk_bytes", "chunk_kb", 1024};
+constexpr OptionSetting kRttNs{"rtt_ns", "rtt_ns"};
+constexpr OptionSetting kBandwidthGbps{"bandwidth_gbps", "bandwidth_gbps"};
+constexpr OptionSetting kNicOpNs{"nic_op_ns", "nic_op_ns"};
+constexpr OptionSetting kNicGbps{"nic_gbps", "nic_gbps"};
+constexpr OptionSetting kClusterFile{"cluster_file", "cluster"};
+
 }  // namespace
 
 absl::StatusOr<FabricKind> ParseFabricKind(const std::string& name) {
@@ -64,69 +77,82 @@ const char* FabricKindName(FabricKind kind) {
 }
 
 absl::Status FabricOptions::Validate() const {
+  return Validate(OptionNaming::Fields("FabricOptions::"));
+}
+
+absl::Status FabricOptions::Validate(const OptionNaming& naming) const {
   if (memory_nodes < 1 || memory_nodes > kMaxMemoryNodes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--memory_nodes=%d is out of range: use 1 to %d",
-                        memory_nodes, kMaxMemoryNodes));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is out of range: use 1 to %d",
+        naming.Setting(kMemoryNodes, memory_nodes), kMaxMemoryNodes));
   }
   if (compute_nodes < 1 || compute_nodes > kMaxComputeNodes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--compute_nodes=%d is out of range: use 1 to %d",
-                        compute_nodes, kMaxComputeNodes));
-  }
-  if (!IsPowerOfTwo(chunk_bytes) || chunk_bytes < 64 * 1024 ||
-      chunk_bytes > (uint64_t{1} << 30)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--chunk_kb=%d is not valid: use a power of two from 64 to 1048576",
-        chunk_bytes / 1024));
+        "%s is out of range: use 1 to %d",
+        naming.Setting(kComputeNodes, compute_nodes), kMaxComputeNodes));
+  }
+  constexpr uint64_t kMinChunkBytes = 64 * 1024;
+  constexpr uint64_t kMaxChunkBytes = uint64_t{1} << 30;
+  if (!IsPowerOfTwo(chunk_bytes) || chunk_bytes < kMinChunkBytes ||
+      chunk_bytes > kMaxChunkBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s is not valid: use a power of two from %s to %s",
+                        naming.Setting(kChunkBytes, chunk_bytes),
+                        naming.Amount(kChunkBytes, kMinChunkBytes),
+                        naming.Amount(kChunkBytes, kMaxChunkBytes)));
   }
   if (pool_bytes < kFirstChunkOffset + chunk_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--pool_mb=%d is too small: a memory node needs at least %d KiB "
-        "(its header plus one chunk of --chunk_kb=%d)",
-        pool_bytes / kMiB, (kFirstChunkOffset + chunk_bytes) / 1024,
-        chunk_bytes / 1024));
+        "%s is too small: a memory node needs at least %d KiB (its header "
+        "plus one chunk of %s)",
+        naming.Setting(kPoolBytes, pool_bytes),
+        (kFirstChunkOffset + chunk_bytes) / 1024,
+        naming.Setting(kChunkBytes, chunk_bytes)));
   }
   if (pool_bytes > GlobalAddress::kMaxOffset) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--pool_mb=%d exceeds the %d MiB a global address can reach",
-        pool_bytes / kMiB, GlobalAddress::kMaxOffset / kMiB));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s exceeds the %d MiB a global address can reach",
+                        naming.Setting(kPoolBytes, pool_bytes),
+                        GlobalAddress::kMaxOffset / kMiB));
   }
   if (kind == FabricKind::kLoopback) {
     const uint64_t total = pool_bytes * static_cast<uint64_t>(memory_nodes);
     if (total / static_cast<uint64_t>(memory_nodes) != pool_bytes ||
         total > PhysicalMemoryBytes()) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "--pool_mb=%d x --memory_nodes=%d does not fit in this machine's "
-          "%d MiB of memory: lower --pool_mb",
-          pool_bytes / kMiB, memory_nodes, PhysicalMemoryBytes() / kMiB));
+          "%s x %s does not fit in this machine's %d MiB of memory: lower %s",
+          naming.Setting(kPoolBytes, pool_bytes),
+          naming.Setting(kMemoryNodes, memory_nodes),
+          PhysicalMemoryBytes() / kMiB, naming.Name(kPoolBytes)));
     }
   }
   if (rtt_ns < 0 || rtt_ns > 1'000'000'000) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--rtt_ns=%d is out of range: use 0 (free) to 1000000000", rtt_ns));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s is out of range: use 0 (free) to 1000000000",
+                        naming.Setting(kRttNs, rtt_ns)));
   }
   if (!(bandwidth_gbps >= 0) || bandwidth_gbps > 1e6) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--bandwidth_gbps=%g is out of range: use 0 (unlimited) or a positive "
-        "rate in Gbit/s",
-        bandwidth_gbps));
+        "%s is out of range: use 0 (unlimited) or a positive rate in Gbit/s",
+        naming.Setting(kBandwidthGbps, bandwidth_gbps)));
   }
   if (nic_op_ns < 0 || nic_op_ns > 1'000'000'000) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--nic_op_ns=%d is out of range: use 0 (no NIC model) to 1000000000",
-        nic_op_ns));
+        "%s is out of range: use 0 (no NIC model) to 1000000000",
+        naming.Setting(kNicOpNs, nic_op_ns)));
   }
   if (!(nic_gbps >= 0) || nic_gbps > 1e6) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--nic_gbps=%g is out of range: use 0 (no NIC model) or a positive "
-        "rate in Gbit/s",
-        nic_gbps));
+        "%s is out of range: use 0 (no NIC model) or a positive rate in "
+        "Gbit/s",
+        naming.Setting(kNicGbps, nic_gbps)));
   }
   if (kind == FabricKind::kVerbs && cluster_file.empty()) {
-    return absl::InvalidArgumentError(
-        "--fabric=verbs needs --cluster=FILE (see README, \"Running on an "
-        "RDMA cluster\")");
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s needs %s, the cluster file (see README, \"Running on an RDMA "
+        "cluster\")",
+        naming.Setting(kKind, FabricKindName(kind)),
+        naming.Name(kClusterFile)));
   }
   return absl::OkStatus();
 }

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/option_naming.h"
 #include "rdma/fabric.h"
 
 namespace strand::rdma {
@@ -88,12 +89,16 @@ struct FabricOptions {
   std::string cluster_file;
   int node_id = -1;
 
-  // Checks ranges and combinations; the message names the flag to change.
+  // Checks ranges and combinations. The message names the setting to
+  // change as `naming` says (base/option_naming.h): by default as a field,
+  // "FabricOptions::compute_nodes"; binaries pass OptionNaming::Flags so
+  // their users read "--compute_nodes".
   absl::Status Validate() const;
+  absl::Status Validate(const OptionNaming& naming) const;
 };
 
 // Builds the fabric `options` describe. Fails with a Status that names the
-// offending flag on bad options, and with the backend's error otherwise.
+// offending field on bad options, and with the backend's error otherwise.
 absl::StatusOr<std::unique_ptr<Fabric>> CreateFabric(
     const FabricOptions& options);
 

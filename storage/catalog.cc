@@ -44,7 +44,7 @@ struct Catalog::Entry {
   uint32_t id = 0;
   uint64_t root = 0;    // table root or index anchor
   uint64_t blob = 0;    // table: schema blob; index: table id
-  uint64_t length = 0;  // table: schema bytes
+  uint64_t length = 0;  // table: schema bytes; index: key columns
 
   static Entry Decode(const uint8_t* p) {
     Entry e;
@@ -301,6 +301,21 @@ absl::StatusOr<TableDescriptor> Catalog::FindTable(cc::ThreadContext& ctx,
 absl::StatusOr<IndexDescriptor> Catalog::CreateIndex(
     cc::ThreadContext& ctx, std::string_view name, const IndexSpec& spec,
     AnchorFactory make_anchor) {
+  if (spec.key_columns.size() > IndexSpec::kMaxKeyColumns) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("index '%s' has %d key columns; at most %d", name,
+                        spec.key_columns.size(), IndexSpec::kMaxKeyColumns));
+  }
+  // The key columns, packed into the entry's 8 length bytes.
+  uint64_t key_columns = spec.key_columns.size();
+  for (size_t i = 0; i < spec.key_columns.size(); ++i) {
+    if (spec.key_columns[i] > UINT8_MAX) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "index '%s': key column %d is beyond the %d a table has", name,
+          spec.key_columns[i], Schema::kMaxColumns));
+    }
+    key_columns |= uint64_t{spec.key_columns[i]} << (8 * (i + 1));
+  }
   auto entry = Append(ctx, name, [&](Entry& e) -> absl::Status {
     auto anchor = make_anchor(e.id);
     if (!anchor.ok()) return anchor.status();
@@ -309,6 +324,7 @@ absl::StatusOr<IndexDescriptor> Catalog::CreateIndex(
     e.key_width = spec.key_width;
     e.root = anchor->raw();
     e.blob = spec.table_id;
+    e.length = key_columns;
     return absl::OkStatus();
   });
   if (!entry.ok()) return entry.status();
@@ -328,6 +344,14 @@ absl::StatusOr<IndexDescriptor> Catalog::FindIndex(cc::ThreadContext& ctx,
   spec.table_id = static_cast<uint32_t>(entry->blob);
   spec.key_width = entry->key_width;
   spec.unique = (entry->flags & kFlagUnique) != 0;
+  const size_t key_columns = entry->length & 0xff;
+  if (key_columns > IndexSpec::kMaxKeyColumns) {
+    return absl::DataLossError(
+        absl::StrFormat("index '%s' has a corrupt key column count", name));
+  }
+  for (size_t i = 0; i < key_columns; ++i) {
+    spec.key_columns.push_back((entry->length >> (8 * (i + 1))) & 0xff);
+  }
   return IndexDescriptor{entry->name, entry->id, spec,
                          GlobalAddress::FromRaw(entry->root)};
 }

@@ -12,6 +12,8 @@
 //   16 u32 next object id (first GCL only)  20 u32 0
 //   24 entries of 64 bytes: name[32] (NUL-padded), u8 kind, u8 flags,
 //      u16 key width, u32 id, u64 root/anchor, u64 schema blob, u64 bytes
+//      (an index: u64 table id, and in place of the bytes its key columns:
+//      u8 count, then one u8 column number each)
 // A table's schema is serialized into a chain of blob GCLs
 // ([u64 next][u32 bytes][u32 0][bytes...]) written before the entry.
 //
@@ -21,8 +23,8 @@
 // exclusive latch, which makes "is the name free" and "append" atomic.
 //
 // Errors: AlreadyExists for a duplicate name, NotFound for an unknown one,
-// InvalidArgument for a bad name, FailedPrecondition for a name of the
-// other kind (a table opened as an index).
+// InvalidArgument for a bad name or spec, FailedPrecondition for a name of
+// the other kind (a table opened as an index).
 //
 // Costs (SEL round trips; SELCC is free on cache hits): Find 2 per catalog
 // GCL walked (3 entries fit a 256-byte GCL, 15 a 1 KiB one) plus 2 per
@@ -51,9 +53,15 @@ struct TableDescriptor {
 };
 
 struct IndexSpec {
+  static constexpr size_t kMaxKeyColumns = 7;
+
   uint32_t table_id = 0;  // the table it indexes (0: none)
   uint16_t key_width = 0;
   bool unique = true;
+  // The table's columns whose values make the key, in key order (at most
+  // kMaxKeyColumns, each < 256: Schema::kMaxColumns); empty: the
+  // application builds the keys (txn/index_key.h).
+  std::vector<uint16_t> key_columns = {};
 };
 
 struct IndexDescriptor {

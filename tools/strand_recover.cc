@@ -16,6 +16,7 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
+#include "base/command_line.h"
 #include "engine/engine.h"
 #include "rdma/fabric_flags.h"
 
@@ -45,6 +46,11 @@ int main(int argc, char** argv) {
   options.cc.gcl_size = FLAGS_gcl_size;
   options.image_path = FLAGS_image;
   options.recover_wal_dir = FLAGS_wal_dir;
+  if (absl::Status s =
+          options.Validate(strand::OptionNaming::Flags("EngineOptions::"));
+      !s.ok()) {
+    strand::ExitWithUsageError(std::string(s.message()));
+  }
   auto engine = strand::engine::Engine::Open(options);
   if (!engine.ok()) {
     std::cerr << "strand_recover: " << engine.status() << "\n";

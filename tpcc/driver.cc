@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "engine/call_status.h"
 #include "engine/session.h"
 #include "tpcc/delivery.h"
 #include "tpcc/order_status.h"
@@ -157,8 +158,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
           ++out.commits;
           t.latency.Record(nanos);
           progress_commits.fetch_add(1, std::memory_order_relaxed);
-        } else if (absl::IsAborted(status) &&
-                   status.message().find("user abort") != std::string::npos) {
+        } else if (engine::IsUserAbort(status)) {
           ++t.user_aborts;
         } else {
           ++t.errors;

@@ -291,7 +291,8 @@ int Main() {
   options.cc.cache_bytes = FLAGS_cache_mb << 20;
   options.algorithm = *algorithm;
   options.retry.max_retries = 100000;
-  if (absl::Status s = options.Validate(); !s.ok()) {
+  if (absl::Status s = options.Validate(OptionNaming::Flags("EngineOptions::"));
+      !s.ok()) {
     ExitWithUsageError(std::string(s.message()));
   }
 

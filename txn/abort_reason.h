@@ -6,6 +6,9 @@
 // procedure's decision (e.g. TPC-C's unused item id) and is not retried.
 
 #include <cstdint>
+#include <optional>
+
+#include "absl/status/status.h"
 
 namespace strand::txn {
 
@@ -25,6 +28,15 @@ const char* AbortReasonName(AbortReason reason);
 inline bool IsRetryable(AbortReason reason) {
   return reason == AbortReason::kConflict || reason == AbortReason::kValidation;
 }
+
+// The reason an Aborted status stands for, carried as a status payload so
+// that callers tell outcomes apart without reading messages.
+// Txn::UserAbort's status carries kUser; a Session that gave up retrying a
+// conflict returns the conflict's reason (engine/call_status.h). Other
+// statuses carry none.
+absl::Status WithAbortReason(absl::Status status, AbortReason reason);
+// The reason `status` carries, or nullopt (OK, or no reason attached).
+std::optional<AbortReason> AbortReasonOf(const absl::Status& status);
 
 }  // namespace strand::txn
 

@@ -22,8 +22,11 @@ class BLinkTree;
 
 namespace strand::txn {
 
+class IndexKey;
+
 using TableId = uint32_t;
 using IndexId = uint32_t;
+inline constexpr TableId kNoTable = UINT32_MAX;
 
 struct Database {
   cc::GclManager* manager = nullptr;
@@ -34,6 +37,11 @@ struct Database {
   // Catalog id of each index, by IndexId: what the redo log names an index
   // by (tables: HeapTable::table_id()), stable across engines.
   std::vector<uint32_t> index_catalog_ids;
+  // By IndexId: the table it indexes (kNoTable if not open here), and for
+  // an index declared with key columns how its keys are built from that
+  // table's tuples (null: by hand). Txn::AddIndexEntries reads them.
+  std::vector<TableId> index_tables;
+  std::vector<const IndexKey*> index_keys;
 
   // The compute node's write-ahead log, or null (no logging). With a log,
   // a commit is acknowledged (Txn::Commit returns OK) only once its redo

@@ -8,6 +8,7 @@
 #include "glog/logging.h"
 #include "index/blink_tree.h"
 #include "storage/tuple_header.h"
+#include "txn/index_key.h"
 #include "txn/write_set.h"
 
 namespace strand::txn {
@@ -221,6 +222,50 @@ void Txn::RemoveIndexEntry(IndexId index, std::string_view key,
   state_.index_removes.push_back({index, std::string(key), value});
 }
 
+absl::Status Txn::AddIndexEntries(TableId table,
+                                  const storage::TupleView& tuple,
+                                  storage::TupleAddress value) {
+  return WriteDeclaredIndexes(table, nullptr, &tuple, value);
+}
+
+absl::Status Txn::RemoveIndexEntries(TableId table,
+                                     const storage::TupleView& tuple,
+                                     storage::TupleAddress value) {
+  return WriteDeclaredIndexes(table, &tuple, nullptr, value);
+}
+
+absl::Status Txn::UpdateIndexEntries(TableId table,
+                                     const storage::TupleView& before,
+                                     const storage::TupleView& after,
+                                     storage::TupleAddress value) {
+  return WriteDeclaredIndexes(table, &before, &after, value);
+}
+
+absl::Status Txn::WriteDeclaredIndexes(TableId table,
+                                       const storage::TupleView* before,
+                                       const storage::TupleView* after,
+                                       storage::TupleAddress value) {
+  const Database& db = state_.db;
+  if (table >= db.tables.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("no table with id ", table));
+  }
+  for (IndexId index = 0; index < db.index_keys.size(); ++index) {
+    const IndexKey* key = db.index_keys[index];
+    if (db.index_tables[index] != table || key == nullptr) continue;
+    std::string old_key = before != nullptr ? key->Build(*before) : "";
+    std::string new_key = after != nullptr ? key->Build(*after) : "";
+    // Both present and equal: the entry stays as it is.
+    if (before != nullptr && after != nullptr && old_key == new_key) continue;
+    if (before != nullptr) {
+      state_.index_removes.push_back({index, std::move(old_key), value});
+    }
+    if (after != nullptr) {
+      state_.index_inserts.push_back({index, std::move(new_key), value});
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Txn::Commit() { return CommitImpl(/*wait_durable=*/true); }
 
 absl::Status Txn::CommitNoWait() { return CommitImpl(/*wait_durable=*/false); }
@@ -260,7 +305,9 @@ void Txn::Abort(AbortReason reason) {
 
 absl::Status Txn::UserAbort(std::string_view why) {
   Abort(AbortReason::kUser);
-  return absl::AbortedError(absl::StrCat("user abort: ", std::string(why)));
+  return WithAbortReason(
+      absl::AbortedError(absl::StrCat("user abort: ", std::string(why))),
+      AbortReason::kUser);
 }
 
 }  // namespace strand::txn

@@ -105,6 +105,25 @@ class Txn {
                      storage::TupleAddress value);
   void RemoveIndexEntry(IndexId index, std::string_view key,
                         storage::TupleAddress value);
+  // The index entries of the tuple at `value` of `table`, for every index
+  // of the table declared with key columns (txn/index_key.h), their keys
+  // built from the tuple; indexes without key columns are left to the
+  // caller (AddIndexEntry). InvalidArgument if there is no such table (the
+  // transaction goes on).
+  //   ASSIGN_OR_RETURN(TupleAddress at, txn.Insert(orders, row));
+  //   RETURN_IF_ERROR(txn.AddIndexEntries(orders, row.view(), at));
+  // After an insert, and before a delete:
+  absl::Status AddIndexEntries(TableId table, const storage::TupleView& tuple,
+                               storage::TupleAddress value);
+  absl::Status RemoveIndexEntries(TableId table,
+                                  const storage::TupleView& tuple,
+                                  storage::TupleAddress value);
+  // After an update from `before` to `after`: moves the entries whose key
+  // changed (an unchanged key keeps its entry).
+  absl::Status UpdateIndexEntries(TableId table,
+                                  const storage::TupleView& before,
+                                  const storage::TupleView& after,
+                                  storage::TupleAddress value);
 
   // Commits and returns once the commit may be acknowledged (with a log:
   // durable, see concurrency_control.h, "Logging").
@@ -123,7 +142,8 @@ class Txn {
   // Rolls back (idempotent). Counts as `reason`.
   void Abort(AbortReason reason);
   // Rolls back at the procedure's request; returns the Aborted status the
-  // procedure should return.
+  // procedure should return, which carries AbortReason::kUser
+  // (AbortReasonOf, abort_reason.h).
   absl::Status UserAbort(std::string_view why);
 
   bool active() const { return phase_ == Phase::kActive; }
@@ -138,6 +158,13 @@ class Txn {
   absl::Status CheckActive() const;
   absl::Status CommitImpl(bool wait_durable);
   absl::Status CheckIndex(IndexId index) const;
+  // For each index of `table` declared with key columns: removes the
+  // entry of `before` and adds that of `after` (either may be null), when
+  // their keys differ.
+  absl::Status WriteDeclaredIndexes(TableId table,
+                                    const storage::TupleView* before,
+                                    const storage::TupleView* after,
+                                    storage::TupleAddress value);
   // The access for `address`, reading it first if new.
   absl::StatusOr<Access*> Touch(TableId table, storage::TupleAddress address,
                                 bool for_update);

@@ -86,13 +86,22 @@ TEST(CcOptionsTest, BadOptionsAreRejected) {
   CcOptions o = SelOptions();
   o.gcl_size = 100;
   EXPECT_THAT(std::string(o.Validate(1 << 20).message()),
-              HasSubstr("--gcl_size"));
+              HasSubstr("CcOptions::gcl_size=100"));
+  EXPECT_THAT(
+      std::string(
+          o.Validate(1 << 20, OptionNaming::Flags("CcOptions::")).message()),
+      HasSubstr("--gcl_size=100"));
   o.gcl_size = 2 << 20;  // beyond the chunk
   EXPECT_FALSE(o.Validate(1 << 20).ok());
   o = CcOptions();
   o.cache_bytes = 1024;
   EXPECT_THAT(std::string(o.Validate(1 << 20).message()),
-              HasSubstr("--cache_mb"));
+              HasSubstr("CcOptions::cache_bytes=1024"));
+  o.cache_bytes = 0;
+  EXPECT_THAT(
+      std::string(
+          o.Validate(1 << 20, OptionNaming::Flags("CcOptions::")).message()),
+      HasSubstr("--cache_mb=0"));
   EXPECT_FALSE(ParseProtocol("mesi").ok());
   EXPECT_EQ(*ParseProtocol("sel"), Protocol::kSel);
 }

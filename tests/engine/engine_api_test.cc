@@ -15,13 +15,42 @@ EngineOptions Options() {
       {txn::CcAlgorithm::kOptimistic, cc::Protocol::kSel, 2});
 }
 
-TEST(EngineApiTest, ZeroComputeNodesIsRejected) {
+TEST(EngineApiTest, BadOptionsNameTheFieldToAProgramAndTheFlagToAUser) {
   EngineOptions o = Options();
   o.fabric.compute_nodes = 0;
   auto engine = Engine::Open(o);
   ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(engine.status().message()),
-              HasSubstr("--compute_nodes"));
+              HasSubstr("EngineOptions::fabric.compute_nodes=0"));
+  EXPECT_THAT(
+      std::string(o.Validate(OptionNaming::Flags("EngineOptions::")).message()),
+      HasSubstr("--compute_nodes=0"));
+
+  o = Options();
+  o.cc.protocol = cc::Protocol::kSelcc;
+  o.cc.cache_bytes = 1024;
+  EXPECT_THAT(std::string(o.Validate().message()),
+              HasSubstr("EngineOptions::cc.cache_bytes=1024"));
+  o = Options();
+  o.retry.max_retries = -1;  // no flag sets it: named as the field anyway
+  EXPECT_THAT(
+      std::string(o.Validate(OptionNaming::Flags("EngineOptions::")).message()),
+      HasSubstr("EngineOptions::retry.max_retries=-1"));
+  o = Options();
+  o.wal.dir = o.recover_wal_dir = "/tmp/logs";
+  EXPECT_THAT(std::string(o.Validate().message()),
+              HasSubstr("EngineOptions::wal.dir=/tmp/logs is the log being "
+                        "recovered (EngineOptions::recover_wal_dir)"));
+  o = Options();  // two compute nodes
+  o.wal.early_lock_release = true;
+  EXPECT_THAT(std::string(o.Validate().message()),
+              HasSubstr("EngineOptions::wal.early_lock_release"));
+  EXPECT_THAT(
+      std::string(o.Validate(OptionNaming::Flags("EngineOptions::")).message()),
+      HasSubstr("--wal_early_lock_release is safe with one compute node only "
+                "(txn/concurrency_control.h): drop it or set "
+                "--compute_nodes=1"));
 }
 
 TEST(EngineApiTest, UnknownNamesAreNotFound) {

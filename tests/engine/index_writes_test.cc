@@ -2,14 +2,22 @@
 // index entries in runs (consecutive entries ascending in one index, one
 // B-link InsertBatch each), and a commit that fails on a duplicate leaves
 // none of its entries behind, neither those of earlier runs nor those its
-// failing run inserted before the duplicate.
+// failing run inserted before the duplicate. Indexes declared with key
+// columns (txn/index_key.h) get their entries from a tuple
+// (Txn::AddIndexEntries), the same keys a procedure would build by hand.
+
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index/blink_tree.h"
+#include "index/key_codec.h"
 #include "tests/engine/txn_test_db.h"
 #include "tests/testing/protocols.h"
 
@@ -145,6 +153,199 @@ TEST_P(IndexWritesTest, ADuplicateInALaterRunUndoesTheEarlierRuns) {
   // The failed commit left nothing in the way of the same rows.
   ExpectAdded(AddRange(0, 25, kA | kB), 25);
   EXPECT_EQ(GroupSize(), 26u);
+}
+
+// A table of people with two declared indexes: unique on id, and on
+// (city, name) with equal keys allowed.
+class DeclaredIndexTest : public ::testing::Test {
+ protected:
+  static constexpr int kCity = 0, kName = 1, kId = 2, kScore = 3;
+
+  static EngineOptions Options() {
+    return testing::TxnTestOptions(
+        {txn::CcAlgorithm::kTwoPhaseLocking, cc::Protocol::kSelcc, 2});
+  }
+
+  // Creates (or, `create` false, opens) the table and its indexes, and
+  // registers the procedures.
+  void Define(Engine& engine, bool create) {
+    if (create) {
+      auto schema =
+          *storage::Schema::Create({{"city", storage::ColumnType::kInt16},
+                                    {"name", storage::ColumnType::kChar, 6},
+                                    {"id", storage::ColumnType::kInt64},
+                                    {"score", storage::ColumnType::kDouble}});
+      people_ = *engine.CreateTable("people", schema);
+      auto by_id = engine.CreateIndex("by_id", people_, {"id"}, true);
+      ASSERT_TRUE(by_id.ok()) << by_id.status();
+      by_id_ = *by_id;
+      by_city_ = *engine.CreateIndex("by_city", people_, {"city", "name"},
+                                     /*unique=*/false);
+    } else {
+      people_ = *engine.OpenTable("people");
+      by_id_ = *engine.OpenIndex("by_id");
+      by_city_ = *engine.OpenIndex("by_city");
+    }
+    const storage::Schema* s = &engine.schema(people_);
+    const txn::TableId people = people_;
+    insert_ = *engine.RegisterProcedure(
+        "insert",
+        [=](Txn& txn, int64_t city, std::string name,
+            int64_t id) -> absl::StatusOr<bool> {
+          storage::TupleBuffer row(*s);
+          row.SetInt(kCity, city);
+          row.SetChars(kName, name);
+          row.SetInt(kId, id);
+          auto at = txn.Insert(people, row);
+          if (!at.ok()) return at.status();
+          if (absl::Status s = txn.AddIndexEntries(people, row.view(), *at);
+              !s.ok()) {
+            return s;
+          }
+          return true;
+        });
+    const txn::IndexId by_id = by_id_;
+    // Moves person `id` to another city: its by_city entry moves too.
+    move_ = *engine.RegisterProcedure(
+        "move",
+        [=](Txn& txn, int64_t id, int64_t city) -> absl::StatusOr<bool> {
+          auto at = txn.Lookup(by_id, index::KeyBuilder().Int64(id).Build(8));
+          if (!at.ok()) return at.status();
+          auto row = txn.Modify(people, *at);
+          if (!row.ok()) return row.status();
+          const storage::TupleBuffer before = **row;
+          (*row)->SetInt(kCity, city);
+          if (absl::Status s = txn.UpdateIndexEntries(people, before.view(),
+                                                      (*row)->view(), *at);
+              !s.ok()) {
+            return s;
+          }
+          return true;
+        });
+    const txn::IndexId by_city = by_city_;
+    // "city:name:id " for every entry of by_city, in key order.
+    list_ = *engine.RegisterProcedure(
+        "list", [=](Txn& txn) -> absl::StatusOr<std::string> {
+          std::string out;
+          absl::Status read;
+          absl::Status scan =
+              txn.Scan(by_city, std::nullopt, std::nullopt, true,
+                       index::BLinkTree::kNoLimit,
+                       [&](std::string_view, storage::TupleAddress at) {
+                         auto row = txn.Read(people, at);
+                         if (!row.ok()) {
+                           read = row.status();
+                           return false;
+                         }
+                         absl::StrAppend(&out, row->GetInt(kCity), ":",
+                                         std::string(row->GetChars(kName)), ":",
+                                         row->GetInt(kId), " ");
+                         return true;
+                       });
+          if (!scan.ok()) return scan;
+          if (!read.ok()) return read;
+          return out;
+        });
+  }
+
+  txn::TableId people_ = 0;
+  txn::IndexId by_id_ = 0, by_city_ = 0;
+  Procedure<bool(int64_t, std::string, int64_t)> insert_;
+  Procedure<bool(int64_t, int64_t)> move_;
+  Procedure<std::string()> list_;
+};
+
+TEST_F(DeclaredIndexTest, InsertsAndUpdatesKeepEveryDeclaredIndex) {
+  auto engine = *Engine::Open(Options());
+  ASSERT_NO_FATAL_FAILURE(Define(*engine, /*create=*/true));
+  ASSERT_NE(engine->index_key(by_id_), nullptr);
+  EXPECT_EQ(engine->index_key(by_id_)->width(), 8);
+  EXPECT_EQ(engine->index_key(by_city_)->width(), 4 + 6);  // int16 as Int32
+
+  auto s0 = *engine->NewSession(0);
+  auto s1 = *engine->NewSession(1);
+  ASSERT_TRUE(*s0->Call(insert_, 2, "bo", 10));
+  ASSERT_TRUE(*s1->Call(insert_, -1, "cy", 11));
+  ASSERT_TRUE(*s0->Call(insert_, 2, "al", 12));
+  // Negative cities order first, names within a city.
+  EXPECT_EQ(*s1->Call(list_), "-1:cy:11 2:al:12 2:bo:10 ");
+  // A duplicate id aborts the commit; nothing of it stays.
+  EXPECT_EQ(s0->Call(insert_, 5, "zz", 10).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  ASSERT_TRUE(*s1->Call(move_, 12, -3));
+  EXPECT_EQ(*s0->Call(list_), "-3:al:12 -1:cy:11 2:bo:10 ");
+}
+
+TEST_F(DeclaredIndexTest, KeysAreWhatAProcedureWouldBuildByHand) {
+  auto engine = *Engine::Open(Options());
+  ASSERT_NO_FATAL_FAILURE(Define(*engine, /*create=*/true));
+  const storage::Schema& schema = engine->schema(people_);
+  storage::TupleBuffer row(schema);
+  row.SetInt(kCity, -7);
+  row.SetChars(kName, "eve");
+  row.SetInt(kId, 1234);
+  EXPECT_EQ(engine->index_key(by_city_)->Build(row.view()),
+            index::KeyBuilder().Int32(-7).String("eve", 6).Build(10));
+  EXPECT_EQ(engine->index_key(by_id_)->Build(row.view()),
+            index::KeyBuilder().Int64(1234).Build(8));
+}
+
+TEST_F(DeclaredIndexTest, BadKeyColumnsAreRefused) {
+  auto engine = *Engine::Open(Options());
+  ASSERT_NO_FATAL_FAILURE(Define(*engine, /*create=*/true));
+  auto unknown = engine->CreateIndex("bad1", people_, {"city", "nope"}, true);
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(unknown.status().message()),
+              ::testing::HasSubstr("no column nope"));
+  auto real = engine->CreateIndex("bad2", people_, {"score"}, true);
+  EXPECT_EQ(real.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(real.status().message()),
+              ::testing::HasSubstr("score is double"));
+  auto none =
+      engine->CreateIndex("bad3", people_, std::vector<std::string>{}, true);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(none.status().message()),
+              ::testing::HasSubstr("1 to 7 columns, not 0"));
+  auto twice = engine->CreateIndex("bad4", people_, {"id", "id"}, true);
+  EXPECT_EQ(twice.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(twice.status().message()),
+              ::testing::HasSubstr("id is named twice"));
+  // An index by width only keeps its keys to the procedures.
+  auto by_hand = engine->CreateIndex("by_hand", people_, 8, true);
+  ASSERT_TRUE(by_hand.ok());
+  EXPECT_EQ(engine->index_key(*by_hand), nullptr);
+}
+
+TEST_F(DeclaredIndexTest, AnotherEngineOpensTheKeyColumnsFromTheCatalog) {
+  const std::string image =
+      (std::filesystem::path(::testing::TempDir()) /
+       ("declared_index_" + std::to_string(::getpid()) + ".img"))
+          .string();
+  {
+    auto engine = *Engine::Open(Options());
+    ASSERT_NO_FATAL_FAILURE(Define(*engine, /*create=*/true));
+    auto session = *engine->NewSession(0);
+    ASSERT_TRUE(*session->Call(insert_, 1, "ann", 1));
+    session.reset();
+    ASSERT_TRUE(engine->SaveImage(image).ok());
+  }
+  EngineOptions options = Options();
+  options.image_path = image;
+  {
+    // Its table is not open: its keys could not be built.
+    auto engine = *Engine::Open(options);
+    EXPECT_EQ(engine->OpenIndex("by_city").status().code(),
+              absl::StatusCode::kFailedPrecondition);
+  }
+  auto engine = *Engine::Open(options);
+  ASSERT_NO_FATAL_FAILURE(Define(*engine, /*create=*/false));
+  std::filesystem::remove(image);
+  ASSERT_NE(engine->index_key(by_city_), nullptr);
+  auto session = *engine->NewSession(1);
+  ASSERT_TRUE(*session->Call(insert_, 0, "bob", 2));
+  EXPECT_EQ(*session->Call(list_), "0:bob:2 1:ann:1 ");
+  EXPECT_EQ(session->Call(insert_, 0, "dup", 1).status().code(),
+            absl::StatusCode::kAlreadyExists);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -18,11 +18,19 @@ namespace strand::rdma {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
-void ExpectInvalid(const FabricOptions& options, const std::string& flag) {
+// The options are refused; a program reads the field it set, a user of a
+// binary the flag.
+void ExpectInvalid(const FabricOptions& options, const std::string& field,
+                   const std::string& flag) {
   absl::Status s = options.Validate();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_THAT(std::string(s.message()), HasSubstr(flag));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("FabricOptions::" + field));
+  EXPECT_THAT(std::string(s.message()), Not(HasSubstr("--")));
+  absl::Status f = options.Validate(OptionNaming::Flags("FabricOptions::"));
+  EXPECT_EQ(f.code(), absl::StatusCode::kInvalidArgument) << f;
+  EXPECT_THAT(std::string(f.message()), HasSubstr("--" + flag));
   EXPECT_FALSE(CreateFabric(options).ok());
 }
 
@@ -33,45 +41,76 @@ TEST(FabricOptionsTest, DefaultsAreValid) {
 TEST(FabricOptionsTest, ZeroPoolIsRejected) {
   FabricOptions o;
   o.pool_bytes = 0;
-  ExpectInvalid(o, "--pool_mb");
+  ExpectInvalid(o, "pool_bytes", "pool_mb");
 }
 
 TEST(FabricOptionsTest, AbsurdPoolIsRejected) {
   FabricOptions o;
   o.pool_bytes = uint64_t{1} << 50;  // beyond a global address
-  ExpectInvalid(o, "--pool_mb");
+  ExpectInvalid(o, "pool_bytes", "pool_mb");
   o.pool_bytes = uint64_t{1} << 44;  // 16 TiB: more than this machine has
-  ExpectInvalid(o, "--pool_mb");
+  ExpectInvalid(o, "pool_bytes", "pool_mb");
   o.pool_bytes = uint64_t{1} << 40;  // 1 TiB x 256 nodes overflows nothing
   o.memory_nodes = 256;              // but exceeds memory
-  ExpectInvalid(o, "--pool_mb");
+  ExpectInvalid(o, "pool_bytes", "pool_mb");
 }
 
 TEST(FabricOptionsTest, NodeCountsOutOfRangeAreRejected) {
   FabricOptions o;
   o.memory_nodes = 0;
-  ExpectInvalid(o, "--memory_nodes");
+  ExpectInvalid(o, "memory_nodes", "memory_nodes");
   o.memory_nodes = FabricOptions::kMaxMemoryNodes + 1;
-  ExpectInvalid(o, "--memory_nodes");
+  ExpectInvalid(o, "memory_nodes", "memory_nodes");
   o = FabricOptions();
   o.compute_nodes = 0;
-  ExpectInvalid(o, "--compute_nodes");
+  ExpectInvalid(o, "compute_nodes", "compute_nodes");
   o.compute_nodes = -3;
-  ExpectInvalid(o, "--compute_nodes");
+  ExpectInvalid(o, "compute_nodes", "compute_nodes");
   o.compute_nodes = FabricOptions::kMaxComputeNodes + 1;
-  ExpectInvalid(o, "--compute_nodes");
+  ExpectInvalid(o, "compute_nodes", "compute_nodes");
 }
 
 TEST(FabricOptionsTest, BadChunkAndCostModelAreRejected) {
   FabricOptions o;
   o.chunk_bytes = 100000;  // not a power of two
-  ExpectInvalid(o, "--chunk_kb");
+  ExpectInvalid(o, "chunk_bytes", "chunk_kb");
   o = FabricOptions();
   o.rtt_ns = -1;
-  ExpectInvalid(o, "--rtt_ns");
+  ExpectInvalid(o, "rtt_ns", "rtt_ns");
   o = FabricOptions();
   o.bandwidth_gbps = -5;
-  ExpectInvalid(o, "--bandwidth_gbps");
+  ExpectInvalid(o, "bandwidth_gbps", "bandwidth_gbps");
+  o = FabricOptions();
+  o.nic_op_ns = -1;
+  ExpectInvalid(o, "nic_op_ns", "nic_op_ns");
+  o = FabricOptions();
+  o.nic_gbps = -1;
+  ExpectInvalid(o, "nic_gbps", "nic_gbps");
+}
+
+TEST(FabricOptionsTest, MessagesSpeakInTheUnitsOfTheirReader) {
+  FabricOptions o;
+  o.compute_nodes = 0;
+  EXPECT_EQ(o.Validate().message(),
+            "FabricOptions::compute_nodes=0 is out of range: use 1 to 64");
+  EXPECT_EQ(o.Validate(OptionNaming::Flags("FabricOptions::")).message(),
+            "--compute_nodes=0 is out of range: use 1 to 64");
+  o = FabricOptions();
+  o.chunk_bytes = 100 * 1024;  // --chunk_kb=100: not a power of two
+  EXPECT_EQ(o.Validate().message(),
+            "FabricOptions::chunk_bytes=102400 is not valid: use a power of "
+            "two from 65536 to 1073741824");
+  EXPECT_EQ(o.Validate(OptionNaming::Flags("FabricOptions::")).message(),
+            "--chunk_kb=100 is not valid: use a power of two from 64 to "
+            "1048576");
+  o = FabricOptions();
+  o.kind = FabricKind::kVerbs;
+  EXPECT_THAT(std::string(o.Validate().message()),
+              HasSubstr("FabricOptions::kind=verbs needs "
+                        "FabricOptions::cluster_file"));
+  EXPECT_THAT(
+      std::string(o.Validate(OptionNaming::Flags("FabricOptions::")).message()),
+      HasSubstr("--fabric=verbs needs --cluster"));
 }
 
 TEST(FabricOptionsTest, FabricKindParses) {

@@ -114,6 +114,47 @@ TEST_P(CatalogTest, DuplicateAndUnknownNamesAreClearErrors) {
   EXPECT_FALSE(called);
 }
 
+TEST_P(CatalogTest, IndexKeyColumnsAreRecordedForEveryNode) {
+  auto catalog = OpenOn(0);
+  auto anchor = [&](uint32_t) { return m(0).Allocate(*ctx_[0]); };
+  IndexSpec declared{7, 16, false, {255, 0, 3, 1, 2, 4, 6}};  // the most
+  ASSERT_TRUE(
+      catalog->CreateIndex(*ctx_[0], "declared", declared, anchor).ok());
+  ASSERT_TRUE(
+      catalog->CreateIndex(*ctx_[0], "by_hand", IndexSpec{7, 8, true}, anchor)
+          .ok());
+
+  auto other = OpenOn(1);
+  auto found = other->FindIndex(*ctx_[1], "declared");
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->spec.table_id, 7u);
+  EXPECT_EQ(found->spec.key_width, 16);
+  EXPECT_FALSE(found->spec.unique);
+  EXPECT_EQ(found->spec.key_columns, declared.key_columns);
+  auto by_hand = other->FindIndex(*ctx_[1], "by_hand");
+  ASSERT_TRUE(by_hand.ok()) << by_hand.status();
+  EXPECT_TRUE(by_hand->spec.key_columns.empty());
+
+  // More than the entry holds, or a column no schema has: refused before
+  // the index is built.
+  bool called = false;
+  auto count_anchor = [&](uint32_t) {
+    called = true;
+    return m(0).Allocate(*ctx_[0]);
+  };
+  IndexSpec too_many{7, 16, true, {0, 1, 2, 3, 4, 5, 6, 7}};
+  EXPECT_EQ(catalog->CreateIndex(*ctx_[0], "wide", too_many, count_anchor)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  IndexSpec beyond{7, 16, true, {256}};
+  EXPECT_EQ(catalog->CreateIndex(*ctx_[0], "beyond", beyond, count_anchor)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(called);
+}
+
 TEST_P(CatalogTest, ManyNamesFromSeveralNodesSpanAChain) {
   constexpr int kPerNode = 8;
   std::vector<std::thread> threads;

@@ -1,0 +1,63 @@
+#include "engine/engine_options.h"
+
+#include "absl/strings/str_format.h"
+
+namespace strand::engine {
+namespace {
+
+// The settings EngineOptions::Validate checks itself (the fabric's and the
+// cache's check theirs), with their flag where a binary has one.
+constexpr OptionSetting kMaxRetries{"retry.max_retries", ""};
+constexpr OptionSetting kInitialBackoff{"retry.initial_backoff", ""};
+constexpr OptionSetting kMaxBackoff{"retry.max_backoff", ""};
+constexpr OptionSetting kWalDir{"wal.dir", "wal_dir"};
+constexpr OptionSetting kEarlyLockRelease{"wal.early_lock_release",
+                                          "wal_early_lock_release"};
+constexpr OptionSetting kRecoverWalDir{"recover_wal_dir", ""};
+constexpr OptionSetting kComputeNodes{"fabric.compute_nodes", "compute_nodes"};
+
+}  // namespace
+
+absl::Status EngineOptions::Validate() const {
+  return Validate(OptionNaming::Fields("EngineOptions::"));
+}
+
+absl::Status EngineOptions::Validate(const OptionNaming& naming) const {
+  if (absl::Status s = fabric.Validate(naming.Member("fabric")); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = cc.Validate(fabric.chunk_bytes, naming.Member("cc"));
+      !s.ok()) {
+    return s;
+  }
+  if (retry.max_retries < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s must be >= 0", naming.Setting(kMaxRetries, retry.max_retries)));
+  }
+  if (retry.initial_backoff < absl::ZeroDuration() ||
+      retry.max_backoff < retry.initial_backoff) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s=%s and %s=%s: need 0 <= initial_backoff <= max_backoff",
+        naming.Name(kInitialBackoff),
+        absl::FormatDuration(retry.initial_backoff), naming.Name(kMaxBackoff),
+        absl::FormatDuration(retry.max_backoff)));
+  }
+  if (!wal.dir.empty() && wal.dir == recover_wal_dir) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is the log being recovered (%s): after recovery, log to a fresh "
+        "directory (engine/recovery.h explains why)",
+        naming.Setting(kWalDir, wal.dir), naming.Name(kRecoverWalDir)));
+  }
+  // With verbs the cluster file decides the count; Engine::Open checks
+  // that one.
+  if (wal.early_lock_release && fabric.kind == rdma::FabricKind::kLoopback &&
+      fabric.compute_nodes > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is safe with one compute node only "
+        "(txn/concurrency_control.h): drop it or set %s",
+        naming.Name(kEarlyLockRelease), naming.Setting(kComputeNodes, 1)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace strand::engine
