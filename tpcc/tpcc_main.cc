@@ -11,8 +11,8 @@
 // With --wal=on the load runs unlogged, is saved as a pool image
 // (<wal_dir>/load.img, engine/image.h), and the run continues from that
 // image with every commit logged under <wal_dir>; after a crash,
-// strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir> (with the
-// run's --pool_mb, --memory_nodes, --gcl_size) rebuilds the database.
+// strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir> rebuilds the
+// database (the image records the pool's layout and GCL size).
 
 #include <gflags/gflags.h>
 
@@ -376,11 +376,9 @@ int Main() {
     }
     human << absl::StrFormat(
         "wal: on, dir %s, io direct, early_lock_release %s, pipeline %d; "
-        "after a crash: strand_recover --image=%s --wal_dir=%s --pool_mb=%d "
-        "--memory_nodes=%d --gcl_size=%d\n",
+        "after a crash: strand_recover --image=%s --wal_dir=%s\n",
         FLAGS_wal_dir, early_lock_release ? "on" : "off", wal_pipeline,
-        image_path, FLAGS_wal_dir, config.pool_mb, config.memory_nodes,
-        config.gcl_size);
+        image_path, FLAGS_wal_dir);
   }
 
   // The loopback fabric commits its memory on a thread of its own while the
