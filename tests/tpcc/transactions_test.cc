@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "engine/session.h"
 #include "gtest/gtest.h"
 #include "tests/tpcc/tpcc_test_db.h"
@@ -169,6 +170,50 @@ TEST_F(TransactionsTest, PaymentMovesMoneyConsistently) {
   auto by_name = session_->Call<PaymentOutput>(procs().payment, in);
   ASSERT_TRUE(by_name.ok()) << by_name.status();
   EXPECT_EQ(by_name->c_id, 21);
+}
+
+// Clause 2.5.2.2: a bad-credit customer's C_DATA gets the payment's ids
+// and H_AMOUNT on its left; an amount is a decimal with two digits.
+TEST_F(TransactionsTest, PaymentPrependsTheAmountWithTwoDecimalsToBadCredit) {
+  int d = 0, c = 0;
+  ForEachRow(engine(), "customer", [&](const TupleView& t) {
+    if (c == 0 && t.GetChars(customer::kCredit) == "BC") {
+      d = t.GetInt(customer::kDId);
+      c = t.GetInt(customer::kId);
+    }
+  });
+  ASSERT_NE(c, 0) << "no bad-credit customer in the test load";
+  auto c_data = [&] {
+    std::string data;
+    ForEachRow(engine(), "customer", [&](const TupleView& t) {
+      if (t.GetInt(customer::kDId) == d && t.GetInt(customer::kId) == c) {
+        data = std::string(t.GetChars(customer::kData));
+      }
+    });
+    return data;
+  };
+  for (const auto& [cents, text] :
+       std::vector<std::pair<int64_t, std::string>>{{1205, "12.05"},
+                                                    {1200, "12.00"},
+                                                    {7, "0.07"},
+                                                    {500000, "5000.00"}}) {
+    const std::string before = c_data();
+    PaymentInput in;
+    in.w = in.c_w = 1;
+    in.d = 3;
+    in.c_d = d;
+    in.customer.c_id = c;
+    in.amount_cents = cents;
+    auto out = session_->Call<PaymentOutput>(procs().payment, in);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_TRUE(out->bad_credit);
+    const std::string prefix = absl::StrCat(c, " ", d, " 1 3 1 ", text, "|");
+    const std::string after = c_data();
+    EXPECT_EQ(after.substr(0, prefix.size()), prefix) << after;
+    EXPECT_EQ(
+        after.substr(prefix.size()),
+        before.substr(0, std::min<size_t>(before.size(), 500 - prefix.size())));
+  }
 }
 
 TEST_F(TransactionsTest, DeliveryDeliversTheOldestOrderOfEachDistrict) {
