@@ -18,13 +18,11 @@
 #include "tpcc/order_status.h"
 #include "tpcc/payment.h"
 #include "tpcc/stock_level.h"
+#include "tpcc/terminal.h"
 #include "wal/log_writer.h"
 
 namespace strand::tpcc {
 namespace {
-
-constexpr const char* kTypeNames[kTxnTypes] = {
-    "new_order", "payment", "order_status", "delivery", "stock_level"};
 
 // One thread's measured counts.
 struct ThreadResult {
@@ -47,43 +45,6 @@ WalRunStats SumWalStats(engine::Engine& engine) {
 }
 
 }  // namespace
-
-const char* TxnTypeName(int type) { return kTypeNames[type]; }
-
-absl::StatusOr<Mix> Mix::Parse(const std::string& text) {
-  Mix mix;
-  if (text == "standard") return mix;
-  for (int i = 0; i < kTxnTypes; ++i) {
-    if (text == kTypeNames[i]) {
-      mix.weights.fill(0);
-      mix.weights[i] = 100;
-      return mix;
-    }
-  }
-  std::vector<std::string> parts = absl::StrSplit(text, ',');
-  if (parts.size() != kTxnTypes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--mix=%s: expected 'standard', a transaction type (new_order, "
-        "payment, order_status, delivery, stock_level) or 5 comma-separated "
-        "weights",
-        text));
-  }
-  int sum = 0;
-  for (int i = 0; i < kTxnTypes; ++i) {
-    if (!absl::SimpleAtoi(parts[i], &mix.weights[i]) || mix.weights[i] < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--mix=%s: '%s' is not a weight", text, parts[i]));
-    }
-    sum += mix.weights[i];
-  }
-  if (sum != 100) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--mix=%s: the weights sum to %d, not 100", text, sum));
-  }
-  return mix;
-}
-
-std::string Mix::ToString() const { return absl::StrJoin(weights, ","); }
 
 uint64_t RunResult::commits() const {
   uint64_t n = 0;
@@ -140,8 +101,8 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
         return;
       }
       window.Join(g);
-      Random r(options.seed * 7919 + g, db.run_constants());
-      const int home = g % W + 1;
+      Terminal terminal(g, W, options.home_warehouse, scale, options.mix,
+                        options.remote, options.seed, db.run_constants());
       // Every call goes through CallAsync; with wal_pipeline 0 it returns
       // only once its own outcome is reported, as Call would.
       (*session)->set_max_unacknowledged(options.wal_pipeline);
@@ -167,22 +128,13 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
       };
       uint64_t measured = 0;
       while (!stop.load(std::memory_order_relaxed)) {
-        int type = 0;
-        int roll = r.Uniform(0, 99);
-        while (roll >= options.mix.weights[type]) {
-          roll -= options.mix.weights[type];
-          ++type;
-        }
-        const int w = options.home_warehouse == HomeWarehouse::kPerThread
-                          ? home
-                          : r.Uniform(1, W);
+        const TxnType type = terminal.NextType();
         const int32_t now =
             static_cast<int32_t>(absl::ToUnixSeconds(absl::Now()));
         const absl::Time start = absl::Now();
         switch (type) {
           case kNewOrder: {
-            const NewOrderInput in =
-                MakeNewOrderInput(r, scale, w, W, options.remote, now);
+            const NewOrderInput in = terminal.NewOrder(now);
             (*session)->CallAsync<NewOrderOutput>(
                 ids[type],
                 [&, start, wd = std::pair(in.w, in.d)](
@@ -208,7 +160,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
                 [&, start](absl::StatusOr<PaymentOutput> result) {
                   record(kPayment, start, result.status());
                 },
-                MakePaymentInput(r, scale, w, W, now));
+                terminal.Payment(now));
             break;
           case kOrderStatus:
             (*session)->CallAsync<OrderStatusOutput>(
@@ -216,7 +168,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
                 [&, start](absl::StatusOr<OrderStatusOutput> result) {
                   record(kOrderStatus, start, result.status());
                 },
-                MakeOrderStatusInput(r, scale, w));
+                terminal.OrderStatus());
             break;
           case kDelivery:
             (*session)->CallAsync<DeliveryOutput>(
@@ -224,7 +176,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
                 [&, start](absl::StatusOr<DeliveryOutput> result) {
                   record(kDelivery, start, result.status());
                 },
-                MakeDeliveryInput(r, w, now));
+                terminal.Delivery(now));
             break;
           default:
             (*session)->CallAsync<StockLevelOutput>(
@@ -232,7 +184,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
                 [&, start](absl::StatusOr<StockLevelOutput> result) {
                   record(kStockLevel, start, result.status());
                 },
-                MakeStockLevelInput(r, scale, w));
+                terminal.StockLevel());
         }
         if (quota > 0 && measuring.load(std::memory_order_relaxed) &&
             ++measured >= quota) {

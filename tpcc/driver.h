@@ -18,35 +18,12 @@
 #include "cc/cache_stats.h"
 #include "rdma/counters.h"
 #include "tpcc/acked_log.h"
+#include "tpcc/mix.h"
 #include "tpcc/new_order.h"
+#include "tpcc/terminal.h"
 #include "tpcc/tpcc_db.h"
 
 namespace strand::tpcc {
-
-enum TxnType { kNewOrder, kPayment, kOrderStatus, kDelivery, kStockLevel };
-inline constexpr int kTxnTypes = 5;
-const char* TxnTypeName(int type);
-
-// Weights of the five types in percent, summing to 100.
-struct Mix {
-  std::array<int, kTxnTypes> weights = {45, 43, 4, 4, 4};
-
-  // "standard", a type name (new_order, payment, order_status, delivery,
-  // stock_level: 100% of it) or five comma-separated weights summing to
-  // 100. InvalidArgument otherwise.
-  static absl::StatusOr<Mix> Parse(const std::string& text);
-  std::string ToString() const;
-};
-
-// Which warehouse a thread's transactions are homed at.
-enum class HomeWarehouse {
-  // Thread i of the deployment works on warehouse i mod W + 1, as a TPC-C
-  // terminal does: with W >= threads each warehouse has its own thread(s).
-  kPerThread,
-  // Each transaction draws its warehouse uniformly: every warehouse is
-  // shared by every node's threads (the SELCC paper's TPC-C shape).
-  kRandom,
-};
 
 struct DriverOptions {
   int warehouses = 1;

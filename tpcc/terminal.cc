@@ -1,0 +1,56 @@
+#include "tpcc/terminal.h"
+
+namespace strand::tpcc {
+
+Terminal::Terminal(int index, int warehouses, HomeWarehouse home,
+                   const Scale& scale, const Mix& mix,
+                   const RemotePolicy& remote, uint64_t seed,
+                   const NURandConstants& constants)
+    : w_(index % warehouses + 1),
+      home_(home),
+      warehouses_(warehouses),
+      scale_(scale),
+      mix_(mix),
+      remote_(remote),
+      r_(seed * 7919 + index, constants) {}
+
+TxnType Terminal::NextType() {
+  int type = 0;
+  int roll = r_.Uniform(0, 99);
+  while (roll >= mix_.weights[type]) {
+    roll -= mix_.weights[type];
+    ++type;
+  }
+  return static_cast<TxnType>(type);
+}
+
+int Terminal::NextWarehouse() {
+  return home_ == HomeWarehouse::kPerThread ? w_ : r_.Uniform(1, warehouses_);
+}
+
+NewOrderInput Terminal::NewOrder(int32_t now) {
+  const int w = NextWarehouse();
+  return MakeNewOrderInput(r_, scale_, w, warehouses_, remote_, now);
+}
+
+PaymentInput Terminal::Payment(int32_t now) {
+  const int w = NextWarehouse();
+  return MakePaymentInput(r_, scale_, w, warehouses_, now);
+}
+
+OrderStatusInput Terminal::OrderStatus() {
+  const int w = NextWarehouse();
+  return MakeOrderStatusInput(r_, scale_, w);
+}
+
+DeliveryInput Terminal::Delivery(int32_t now) {
+  const int w = NextWarehouse();
+  return MakeDeliveryInput(r_, w, now);
+}
+
+StockLevelInput Terminal::StockLevel() {
+  const int w = NextWarehouse();
+  return MakeStockLevelInput(r_, scale_, w);
+}
+
+}  // namespace strand::tpcc
