@@ -2,8 +2,8 @@
 #define STRAND_TPCC_DRIVER_H_
 
 // The TPC-C driver: --threads threads on every hosted compute node, each
-// with a session on its node and a home warehouse (thread i of the whole
-// deployment gets warehouse i mod W + 1), running the transaction mix back
+// a terminal (tpcc/terminal.h: home warehouse, Stock-Level district, the
+// mix dealt from a deck) with a session on its node, running the mix back
 // to back (no keying or think time) for a duration or a number of
 // transactions, after a warm-up that is not measured.
 

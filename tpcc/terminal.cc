@@ -8,21 +8,14 @@ Terminal::Terminal(int index, int warehouses, HomeWarehouse home,
                    const NURandConstants& constants)
     : w_(index % warehouses + 1),
       home_(home),
+      d_(index / warehouses % scale.districts + 1),
       warehouses_(warehouses),
       scale_(scale),
-      mix_(mix),
       remote_(remote),
+      deck_(mix),
       r_(seed * 7919 + index, constants) {}
 
-TxnType Terminal::NextType() {
-  int type = 0;
-  int roll = r_.Uniform(0, 99);
-  while (roll >= mix_.weights[type]) {
-    roll -= mix_.weights[type];
-    ++type;
-  }
-  return static_cast<TxnType>(type);
-}
+TxnType Terminal::NextType() { return deck_.Deal(r_.engine()); }
 
 int Terminal::NextWarehouse() {
   return home_ == HomeWarehouse::kPerThread ? w_ : r_.Uniform(1, warehouses_);
@@ -50,7 +43,7 @@ DeliveryInput Terminal::Delivery(int32_t now) {
 
 StockLevelInput Terminal::StockLevel() {
   const int w = NextWarehouse();
-  return MakeStockLevelInput(r_, scale_, w);
+  return MakeStockLevelInput(r_, w, d_);
 }
 
 }  // namespace strand::tpcc

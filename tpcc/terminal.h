@@ -3,14 +3,24 @@
 
 // A TPC-C terminal (clause 2.1): what one driver thread stands for. It has
 // a home warehouse and a Stock-Level district, both fixed for the run,
-// draws the type of its next transaction from the mix and the inputs of
-// each transaction (clauses 2.4.1 - 2.8.1), all from its own random
-// stream, so a run is reproducible from its seed.
+// deals the type of its next transaction from the mix's deck (clause
+// 5.2.4, tpcc/mix_deck.h) and draws the inputs of each transaction
+// (clauses 2.4.1 - 2.8.1), all from its own random stream, so a run is
+// reproducible from its seed.
+//
+// Terminal i (0-based over the deployment) of a run over W warehouses has
+// home warehouse i mod W + 1 and district (i / W) mod 10 + 1: the first
+// 10 W terminals, the specification's 10 per warehouse, have distinct
+// (warehouse, district) pairs, as clause 2.8.1.1 requires of Stock-Level;
+// more terminals than that share pairs. With HomeWarehouse::kRandom every
+// transaction draws its warehouse, Stock-Level's too (its district stays
+// the terminal's).
 
 #include <cstdint>
 
 #include "tpcc/delivery.h"
 #include "tpcc/mix.h"
+#include "tpcc/mix_deck.h"
 #include "tpcc/new_order.h"
 #include "tpcc/order_status.h"
 #include "tpcc/payment.h"
@@ -41,6 +51,7 @@ class Terminal {
 
   // The home warehouse (kPerThread; kRandom draws one per transaction).
   int warehouse() const { return w_; }
+  int district() const { return d_; }
 
   // The type of the next transaction.
   TxnType NextType();
@@ -57,10 +68,11 @@ class Terminal {
 
   const int w_;
   const HomeWarehouse home_;
+  const int d_;  // Stock-Level's district (clause 2.8.1.1)
   const int warehouses_;
   const Scale scale_;
-  const Mix mix_;
   const RemotePolicy remote_;
+  MixDeck deck_;
   Random r_;
 };
 
