@@ -18,6 +18,7 @@
 #include "cc/cache_stats.h"
 #include "rdma/counters.h"
 #include "tpcc/acked_log.h"
+#include "tpcc/delivery_result_file.h"
 #include "tpcc/mix.h"
 #include "tpcc/new_order.h"
 #include "tpcc/terminal.h"
@@ -46,6 +47,9 @@ struct DriverOptions {
   // Not null: every acknowledged New-Order (warm-up included) is appended
   // here when it is acknowledged (tpcc/acked_log.h). Not owned.
   AckedLogWriter* acked_log = nullptr;
+  // Not null: every executed deferred Delivery (warm-up included) is
+  // recorded here (tpcc/delivery_result_file.h). Not owned.
+  DeliveryResultFile* delivery_results = nullptr;
 };
 
 struct TypeResult {
@@ -59,6 +63,19 @@ struct TypeResult {
     const double attempts = commits + user_aborts + retried_aborts + errors;
     return attempts == 0 ? 0 : retried_aborts / attempts;
   }
+};
+
+// Deferred Deliveries (tpcc/deferred_delivery.h) during the measured run.
+// by_type[kDelivery] counts their executions like any call (commits,
+// errors, execution latency); these add what deferring adds.
+struct DeferredDeliveryStats {
+  uint64_t queued = 0;             // Delivery cards dealt (queued)
+  uint64_t executed = 0;           // committed deferred executions
+  uint64_t orders_delivered = 0;   // districts with an order delivered
+  uint64_t districts_skipped = 0;  // districts with none (clause 2.7.4.2)
+  LatencyHistogram queue_to_done;  // queued -> committed, per execution
+
+  void Merge(const DeferredDeliveryStats& other);
 };
 
 // The write-ahead log's work during the measured run, summed over the
@@ -79,6 +96,7 @@ struct RunResult {
   rdma::FabricCounters fabric;
   cc::CacheStats cache;
   WalRunStats wal;
+  DeferredDeliveryStats deliveries;
   // Every committed call, all types: from the call to its acknowledgement
   // (Session::Call returning OK, or CallAsync's callback), retries
   // included; with the WAL on this includes waiting for the commit record

@@ -29,6 +29,7 @@
 #include "rdma/fabric_flags.h"
 #include "tpcc/acked_log.h"
 #include "tpcc/consistency.h"
+#include "tpcc/delivery_result_file.h"
 #include "tpcc/driver.h"
 #include "tpcc/memory_breakdown.h"
 #include "tpcc/report.h"
@@ -110,6 +111,11 @@ DEFINE_string(acked_log, "",
               "this file when it is acknowledged (its call returned OK, or "
               "with --wal_pipeline its commit became durable), one 16-byte "
               "record per write(2) (tpcc/acked_log.h); for crash tests");
+DEFINE_string(delivery_results, "",
+              "Append one line per executed deferred Delivery to this file: "
+              "when it was queued and completed, warehouse, carrier, and per "
+              "district the order delivered or '-' if skipped (clause "
+              "2.7.2.2, tpcc/delivery_result_file.h)");
 DEFINE_bool(memory_breakdown, false,
             "After the load, print the GCLs of every table and index and "
             "the indexes' leaf fill (walks every index node)");
@@ -284,6 +290,16 @@ int Main() {
     acked_log = *std::move(writer);
   }
 
+  std::unique_ptr<DeliveryResultFile> delivery_results;
+  if (!FLAGS_delivery_results.empty()) {
+    auto file = DeliveryResultFile::Open(FLAGS_delivery_results);
+    if (!file.ok()) {
+      ExitWithUsageError("--delivery_results: " +
+                         std::string(file.status().message()));
+    }
+    delivery_results = *std::move(file);
+  }
+
   engine::EngineOptions options;
   options.fabric = *fabric;
   options.cc.protocol = *protocol;
@@ -406,6 +422,7 @@ int Main() {
   d.seed = FLAGS_seed;
   d.progress = true;
   d.acked_log = acked_log.get();
+  d.delivery_results = delivery_results.get();
   d.wal_pipeline = static_cast<size_t>(wal_pipeline);
   auto run = RunDriver(**db, d);
   if (!run.ok()) {
