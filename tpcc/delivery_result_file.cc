@@ -1,11 +1,5 @@
 #include "tpcc/delivery_result_file.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstring>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -20,16 +14,11 @@ std::string Time(absl::Time t) {
 
 absl::StatusOr<std::unique_ptr<DeliveryResultFile>> DeliveryResultFile::Open(
     const std::string& path) {
-  const int fd =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::InternalError(
-        absl::StrFormat("open %s: %s", path, std::strerror(errno)));
-  }
-  return std::unique_ptr<DeliveryResultFile>(new DeliveryResultFile(fd));
+  auto file = AppendOnlyFile::Open(path);
+  if (!file.ok()) return file.status();
+  return std::unique_ptr<DeliveryResultFile>(
+      new DeliveryResultFile(*std::move(file)));
 }
-
-DeliveryResultFile::~DeliveryResultFile() { ::close(fd_); }
 
 std::string DeliveryResultFile::Line(const QueuedDelivery& delivery,
                                      const DeliveryOutput& result,
@@ -50,14 +39,7 @@ std::string DeliveryResultFile::Line(const QueuedDelivery& delivery,
 absl::Status DeliveryResultFile::Append(const QueuedDelivery& delivery,
                                         const DeliveryOutput& result,
                                         absl::Time completed) {
-  const std::string line = Line(delivery, result, completed);
-  const ssize_t n = ::write(fd_, line.data(), line.size());
-  if (n != static_cast<ssize_t>(line.size())) {
-    return absl::InternalError(
-        absl::StrFormat("delivery result file: write returned %d: %s", n,
-                        std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return file_->Append(Line(delivery, result, completed));
 }
 
 }  // namespace strand::tpcc

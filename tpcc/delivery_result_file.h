@@ -9,7 +9,7 @@
 // (clause 2.7.4.2), e.g.
 //   queued=2026-11-23T17:00:00.123456Z completed=2026-11-23T17:00:00.124001Z
 //   w=1 carrier=7 skipped=1 districts=1:2101,2:2101,3:-,...,10:2099
-// (one line). Each line is one write(2) on an O_APPEND descriptor, so
+// (one line). Each line is one write(2) (base/append_only_file.h), so
 // Append is thread-safe and lines never interleave.
 
 #include <memory>
@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/append_only_file.h"
 #include "tpcc/deferred_delivery.h"
 #include "tpcc/delivery.h"
 
@@ -27,9 +28,6 @@ class DeliveryResultFile {
   // Creates `path` or appends to it.
   static absl::StatusOr<std::unique_ptr<DeliveryResultFile>> Open(
       const std::string& path);
-  ~DeliveryResultFile();
-  DeliveryResultFile(const DeliveryResultFile&) = delete;
-  DeliveryResultFile& operator=(const DeliveryResultFile&) = delete;
 
   absl::Status Append(const QueuedDelivery& delivery,
                       const DeliveryOutput& result, absl::Time completed);
@@ -39,8 +37,9 @@ class DeliveryResultFile {
                           const DeliveryOutput& result, absl::Time completed);
 
  private:
-  explicit DeliveryResultFile(int fd) : fd_(fd) {}
-  int fd_;
+  explicit DeliveryResultFile(std::unique_ptr<AppendOnlyFile> file)
+      : file_(std::move(file)) {}
+  std::unique_ptr<AppendOnlyFile> file_;
 };
 
 }  // namespace strand::tpcc

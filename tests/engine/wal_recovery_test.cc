@@ -37,6 +37,24 @@ class WalRecoveryTest : public testing::WalBankTest {
     EXPECT_TRUE(engine.ok()) << engine.status();
     return engine.ok() ? *std::move(engine) : nullptr;
   }
+  // Commits transfers 1..n with the log on, then closes the engine (as if
+  // the process died), and returns the records of node 0's log.
+  std::vector<wal::LogRecord> LogTransfers(int n) {
+    uint64_t database_id = 0;
+    {
+      auto engine = OpenLogged();
+      if (engine == nullptr) return {};
+      database_id = engine->database_id();
+      auto bank = WalBank::Define(*engine, false);
+      auto session = engine->NewSession(0);
+      for (int seq = 1; seq <= n; ++seq) {
+        EXPECT_TRUE(
+            bank->Transfer(**session, seq % 9, 9 + seq % 7, 1, seq).ok());
+      }
+    }
+    return wal::testing::ReadAll(node_dir(), database_id, nullptr);
+  }
+  std::string node_dir() const { return wal::NodeDirectory(wal_dir_, 0); }
 };
 
 // After every acknowledged commit its record is durable: the file layer
@@ -142,22 +160,9 @@ TEST_P(WalRecoveryTest, RefusesLogOfAnotherDatabase) {
 // Garbage after the last record (a torn write): recovery cuts it, says how
 // many bytes it dropped, and replays everything before it.
 TEST_P(WalRecoveryTest, TornTailIsCutAndReported) {
-  uint64_t database_id = 0;
-  {
-    auto engine = OpenLogged();
-    ASSERT_NE(engine, nullptr);
-    database_id = engine->database_id();
-    auto bank = WalBank::Define(*engine, false);
-    auto session = engine->NewSession(0);
-    for (int seq = 1; seq <= 10; ++seq) {
-      ASSERT_TRUE(bank->Transfer(**session, seq, seq + 1, 1, seq).ok());
-    }
-  }
-  const std::string node_dir = wal::NodeDirectory(wal_dir_, 0);
-  std::vector<std::string> payloads;
-  auto records =
-      wal::testing::ReadAll(node_dir, database_id, &payloads, nullptr);
+  const std::vector<wal::LogRecord> records = LogTransfers(10);
   ASSERT_EQ(records.size(), 10u);
+  const std::string node_dir = this->node_dir();
   const wal::LogRecord& last = records.back();
   const uint64_t end =
       last.offset + wal::EncodedRecordBytes(last.header.payload_bytes);
@@ -181,20 +186,9 @@ TEST_P(WalRecoveryTest, TornTailIsCutAndReported) {
 // after it): recovery fails and says where, instead of replaying the
 // records before it as if they were all there were.
 TEST_P(WalRecoveryTest, DamageBeforeTheEndOfTheLogFailsRecovery) {
-  uint64_t database_id = 0;
-  {
-    auto engine = OpenLogged();
-    ASSERT_NE(engine, nullptr);
-    database_id = engine->database_id();
-    auto bank = WalBank::Define(*engine, false);
-    auto session = engine->NewSession(0);
-    for (int seq = 1; seq <= 40; ++seq) {
-      ASSERT_TRUE(bank->Transfer(**session, seq % 9, 9 + seq % 7, 1, seq).ok());
-    }
-  }
-  const std::string node_dir = wal::NodeDirectory(wal_dir_, 0);
-  auto records = wal::testing::ReadAll(node_dir, database_id, nullptr);
+  const std::vector<wal::LogRecord> records = LogTransfers(40);
   ASSERT_EQ(records.size(), 40u);
+  const std::string node_dir = this->node_dir();
   const wal::LogRecord& victim = records[16];  // LSN 17
   const std::string segment = wal::SegmentPath(node_dir, victim.segment_index);
   std::string data = wal::testing::ReadFile(segment);

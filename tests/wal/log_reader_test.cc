@@ -47,6 +47,14 @@ std::string WriteLog(const std::string& wal_dir, int n, size_t payload_bytes,
   return (*writer)->node_dir();
 }
 
+// Flips `mask` into `bytes` bytes of the file at `offset` (damage).
+void XorBytes(const std::string& path, uint64_t offset, size_t bytes,
+              char mask) {
+  std::string data = ReadFile(path);
+  for (size_t i = 0; i < bytes; ++i) data[offset + i] ^= mask;
+  WriteFile(path, data);
+}
+
 // What reading a log to its end or first error gave.
 struct ReadOutcome {
   size_t records = 0;
@@ -188,10 +196,8 @@ TEST(LogReaderTest, StopAtDamageReadsUpToItAndSaysWhere) {
   const std::string node = WriteLog(dir.path(), 30, 1000, 16 << 10);
   auto records = ReadAll(node, kDb, nullptr);
   ASSERT_EQ(records.size(), 30u);
-  const std::string path = SegmentPath(node, records[4].segment_index);
-  std::string data = ReadFile(path);
-  data[records[4].offset + kRecordHeaderBytes + 3] ^= 0x10;  // LSN 5
-  WriteFile(path, data);
+  XorBytes(SegmentPath(node, records[4].segment_index),  // LSN 5
+           records[4].offset + kRecordHeaderBytes + 3, 1, 0x10);
   const ReadOutcome failed = ReadUntilError(node);
   ASSERT_EQ(failed.status.code(), absl::StatusCode::kDataLoss);
   const ReadOutcome stopped = ReadUntilError(node, DamagePolicy::kStopAtDamage);
@@ -339,10 +345,7 @@ TEST(LogReaderTest, CorruptFirstRecordIsAnError) {
   const std::string node = WriteLog(dir.path(), 20, 40);
   auto records = ReadAll(node, kDb, nullptr);
   ASSERT_EQ(records.size(), 20u);
-  const std::string path = SegmentPath(node, 1);
-  std::string data = ReadFile(path);
-  for (int i = 0; i < 8; ++i) data[records[0].offset + 44 + i] ^= 0x5a;
-  WriteFile(path, data);
+  XorBytes(SegmentPath(node, 1), records[0].offset + 44, 8, 0x5a);
   const ReadOutcome got = ReadUntilError(node);
   EXPECT_EQ(got.records, 0u);
   EXPECT_EQ(got.status.code(), absl::StatusCode::kDataLoss) << got.status;
@@ -362,10 +365,7 @@ TEST(LogReaderTest, SegmentEndingBeforeTheNextSegmentsFirstLsnIsAnError) {
     if (r.segment_index == 1) last_of_1 = &r;
   }
   ASSERT_NE(last_of_1, nullptr);
-  const std::string path = SegmentPath(node, 1);
-  std::string data = ReadFile(path);
-  data[last_of_1->offset + kRecordHeaderBytes] ^= 1;
-  WriteFile(path, data);
+  XorBytes(SegmentPath(node, 1), last_of_1->offset + kRecordHeaderBytes, 1, 1);
   const ReadOutcome got = ReadUntilError(node);
   EXPECT_EQ(got.records, last_of_1->header.lsn - 1);
   EXPECT_EQ(got.status.code(), absl::StatusCode::kDataLoss) << got.status;
