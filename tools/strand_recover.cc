@@ -151,9 +151,10 @@ void CheckWalDir() {
 void CheckOutImage() {
   if (FLAGS_out_image.empty()) return;
   namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::weakly_canonical(FLAGS_out_image, ec) ==
-      fs::weakly_canonical(FLAGS_image, ec)) {
+  std::error_code out_ec, image_ec, ec;
+  const fs::path out = fs::weakly_canonical(FLAGS_out_image, out_ec);
+  const fs::path image = fs::weakly_canonical(FLAGS_image, image_ec);
+  if (!out_ec && !image_ec && out == image) {
     ExitWithUsageError(
         "--out_image must not be the --image it starts from "
         "(keep that until the recovered one is checked)");
