@@ -20,7 +20,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
   std::optional<ImageInfo> image;
   if (!options.image_path.empty()) {
     // Before any compute node touches the pool (engine/image.h).
-    auto restored = RestoreImage(*engine->fabric_, options.image_path);
+    auto restored =
+        RestoreImage(*engine->fabric_, options.image_path, options.cc.gcl_size);
     if (!restored.ok()) return restored.status();
     image = *restored;
   }
@@ -68,8 +69,10 @@ absl::Status Engine::StartRecoveryAndLogging() {
         cc::RootWordAddress(cc::RootWord::kTimestampOracle);
     auto image_ts = first.manager().FetchAndAdd(first.admin(), oracle, 0);
     if (!image_ts.ok()) return image_ts.status();
-    auto report = ReplayLogs(first.manager(), first.admin(), first.catalog(),
-                             options_.recover_wal_dir, database_id_, *image_ts);
+    auto report = ReplayLogs(
+        first.manager(), first.admin(), first.catalog(),
+        options_.recover_wal_dir, database_id_, *image_ts,
+        {.allow_log_data_loss = options_.recover_allow_log_data_loss});
     if (!report.ok()) return report.status();
     LOG(INFO) << report->Summary();
     recovery_report_ = *std::move(report);
@@ -125,7 +128,7 @@ absl::StatusOr<ImageInfo> Engine::SaveImage(const std::string& path) {
   nodes_.clear();
   first_node_ = nullptr;
   if (!log_status.ok()) return log_status;
-  return WriteImage(*fabric_, path);
+  return WriteImage(*fabric_, path, options_.cc.gcl_size);
 }
 
 Engine::Engine(const EngineOptions& options) : options_(options) {}

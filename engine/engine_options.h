@@ -59,6 +59,13 @@ struct EngineOptions {
   // directory: the replayed log describes the image, not what follows.
   std::string image_path;
   std::string recover_wal_dir;
+  // A log damaged before its end (a corrupt or missing record that later
+  // records prove was durable, wal/log_reader.h) fails Open with DataLoss
+  // naming the node, segment, offset and LSN. true: replay each log only
+  // up to its damage and every node's history up to the same commit
+  // timestamp instead (RecoveryOptions::allow_log_data_loss): committed
+  // transactions are lost, and recovery_report() says where and how many.
+  bool recover_allow_log_data_loss = false;
 
   // Checks every setting, the fabric's and the cache's too. The message
   // names the setting to change as `naming` says (base/option_naming.h):

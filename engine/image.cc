@@ -20,7 +20,8 @@ namespace strand::engine {
 namespace {
 
 constexpr uint64_t kImageMagic = 0x4d49444e41525453;  // "STRANDIM"
-constexpr uint32_t kImageVersion = 1;
+// 2: the GCL size at byte 48.
+constexpr uint32_t kImageVersion = 2;
 constexpr size_t kImageHeaderBytes = 64;
 
 absl::StatusOr<rdma::LoopbackFabric*> Loopback(rdma::Fabric& fabric) {
@@ -50,8 +51,9 @@ uint64_t UsedBytes(const uint8_t* region, uint64_t region_bytes) {
 }
 
 absl::Status Errno(std::string_view what, const std::string& path) {
-  return absl::InternalError(absl::StrFormat("%s %s: %s", std::string(what),
-                                             path, std::strerror(errno)));
+  return absl::Status(absl::ErrnoToStatusCode(errno),
+                      absl::StrFormat("%s %s: %s", std::string(what), path,
+                                      std::strerror(errno)));
 }
 
 absl::Status WriteAll(int fd, const void* data, size_t bytes,
@@ -105,7 +107,8 @@ struct Fd {
 }  // namespace
 
 absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
-                                     const std::string& path) {
+                                     const std::string& path,
+                                     uint32_t gcl_size) {
   auto loopback = Loopback(fabric);
   if (!loopback.ok()) return loopback.status();
   rdma::LoopbackFabric& f = **loopback;
@@ -113,6 +116,9 @@ absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
   if (!region0.ok()) return region0.status();
   ImageInfo info;
   info.memory_nodes = static_cast<uint32_t>(f.memory_node_count());
+  info.region_bytes = f.memory_node_bytes();
+  info.chunk_bytes = f.chunk_bytes();
+  info.gcl_size = gcl_size;
   info.database_id =
       Word(*region0, cc::RootWordAddress(cc::RootWord::kDatabaseId).offset());
   info.timestamp = Word(
@@ -130,6 +136,7 @@ absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
   Put<uint64_t>(header, 24, info.timestamp);
   Put<uint64_t>(header, 32, f.memory_node_bytes());
   Put<uint64_t>(header, 40, f.chunk_bytes());
+  Put<uint32_t>(header, 48, gcl_size);
   if (absl::Status s = WriteAll(file.fd, header, sizeof(header), tmp); !s.ok())
     return s;
   for (uint32_t n = 0; n < info.memory_nodes; ++n) {
@@ -157,40 +164,77 @@ absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
   return info;
 }
 
+namespace {
+
+// Reads and checks the header at the start of the open `fd`.
+absl::StatusOr<ImageInfo> ReadHeader(int fd, const std::string& path) {
+  char header[kImageHeaderBytes];
+  if (absl::Status s = ReadAll(fd, header, sizeof(header), path); !s.ok()) {
+    return absl::IsDataLoss(s)
+               ? absl::InvalidArgumentError(absl::StrFormat(
+                     "%s is not a strand pool image (shorter than a header)",
+                     path))
+               : s;
+  }
+  if (Get<uint64_t>(header, 0) != kImageMagic) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s is not a strand pool image (bad magic)", path));
+  }
+  const uint32_t version = Get<uint32_t>(header, 8);
+  if (version > kImageVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("image %s has version %d, newer than this build's %d",
+                        path, version, kImageVersion));
+  }
+  ImageInfo info;
+  info.memory_nodes = Get<uint32_t>(header, 12);
+  info.database_id = Get<uint64_t>(header, 16);
+  info.timestamp = Get<uint64_t>(header, 24);
+  info.region_bytes = Get<uint64_t>(header, 32);
+  info.chunk_bytes = Get<uint64_t>(header, 40);
+  info.gcl_size = version >= 2 ? Get<uint32_t>(header, 48) : 0;
+  return info;
+}
+
+}  // namespace
+
+absl::StatusOr<ImageInfo> ReadImageHeader(const std::string& path) {
+  Fd file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0) return Errno("opening image", path);
+  return ReadHeader(file.fd, path);
+}
+
 absl::StatusOr<ImageInfo> RestoreImage(rdma::Fabric& fabric,
-                                       const std::string& path) {
+                                       const std::string& path,
+                                       uint32_t gcl_size) {
   auto loopback = Loopback(fabric);
   if (!loopback.ok()) return loopback.status();
   rdma::LoopbackFabric& f = **loopback;
   Fd file;
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (file.fd < 0) return Errno("opening image", path);
-  char header[kImageHeaderBytes];
-  if (absl::Status s = ReadAll(file.fd, header, sizeof(header), path); !s.ok())
-    return s;
-  if (Get<uint64_t>(header, 0) != kImageMagic) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s is not a strand pool image (bad magic)", path));
-  }
-  if (Get<uint32_t>(header, 8) > kImageVersion) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("image %s has version %d, newer than this build's %d",
-                        path, Get<uint32_t>(header, 8), kImageVersion));
-  }
-  ImageInfo info;
-  info.memory_nodes = Get<uint32_t>(header, 12);
-  info.database_id = Get<uint64_t>(header, 16);
-  info.timestamp = Get<uint64_t>(header, 24);
-  const uint64_t region_bytes = Get<uint64_t>(header, 32);
-  const uint64_t chunk_bytes = Get<uint64_t>(header, 40);
+  absl::StatusOr<ImageInfo> read = ReadHeader(file.fd, path);
+  if (!read.ok()) return read.status();
+  ImageInfo info = *read;
+  const uint64_t region_bytes = info.region_bytes;
   if (info.memory_nodes != static_cast<uint32_t>(f.memory_node_count()) ||
-      region_bytes != f.memory_node_bytes() || chunk_bytes != f.chunk_bytes()) {
+      region_bytes != f.memory_node_bytes() ||
+      info.chunk_bytes != f.chunk_bytes()) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "image %s was taken with %d memory nodes of %d MiB, chunks of %d "
         "bytes; this engine has %d of %d MiB, chunks of %d: use the same "
-        "--memory_nodes and --pool_mb",
-        path, info.memory_nodes, region_bytes >> 20, chunk_bytes,
+        "--memory_nodes, --pool_mb and --chunk_kb",
+        path, info.memory_nodes, region_bytes >> 20, info.chunk_bytes,
         f.memory_node_count(), f.memory_node_bytes() >> 20, f.chunk_bytes()));
+  }
+  // Version 1 images do not say; their GCL size cannot be checked.
+  if (info.gcl_size != 0 && info.gcl_size != gcl_size) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "image %s was taken by an engine with GCLs of %d bytes, this engine "
+        "has %d: every page and index node of the image is one GCL, so open "
+        "it with --gcl_size=%d",
+        path, info.gcl_size, gcl_size, info.gcl_size));
   }
   for (uint32_t n = 0; n < info.memory_nodes; ++n) {
     char node_header[16];

@@ -12,14 +12,19 @@
 // Allocator state (each node's chunk bump pointer) lives in the region, so
 // tuples that existed at the image keep their addresses after a restore.
 //
-// File (little endian):
+// File (little endian; version 2, version 1 had no gcl_size):
 //   0 magic u64 "STRANDIM"  8 version u32  12 memory_nodes u32
 //  16 database_id u64      24 timestamp u64   32 region_bytes u64
-//  40 chunk_bytes u64      48 reserved (zero) up to 64
+//  40 chunk_bytes u64      48 gcl_size u32    52 reserved (zero) up to 64
 //   then per memory node: used_bytes u64, crc32c u32, 0 u32, used_bytes of
 //   the region from offset 0 (header, root area, allocated chunks).
 // Written to <path>.tmp, fsynced and renamed, so a crash leaves the old
 // image or the new one, never half of one.
+//
+// The header records the layout the bytes only make sense in: memory
+// nodes, region and chunk size, and the GCL size (cc/options.h: every
+// heap page and index node is one GCL, so an engine with another GCL size
+// would misread every table and index). Restoring checks all of them.
 //
 // Only the loopback fabric's memory nodes are in this process; other
 // fabrics get Unimplemented.
@@ -36,19 +41,32 @@ struct ImageInfo {
   uint64_t database_id = 0;  // RootWord::kDatabaseId (0: never logged)
   uint64_t timestamp = 0;    // the oracle word when the image was taken
   uint32_t memory_nodes = 0;
-  uint64_t bytes = 0;  // of region data in the file
+  uint64_t region_bytes = 0;  // per memory node (--pool_mb)
+  uint64_t chunk_bytes = 0;   // allocation chunk (--chunk_kb)
+  uint32_t gcl_size = 0;      // 0: unknown (a version 1 image)
+  uint64_t bytes = 0;  // of region data in the file (0 from ReadImageHeader)
 };
 
-// Writes the image of `fabric`'s memory nodes (nobody may be using them).
+// Writes the image of `fabric`'s memory nodes (nobody may be using them),
+// whose GCLs are `gcl_size` bytes.
 absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
-                                     const std::string& path);
+                                     const std::string& path,
+                                     uint32_t gcl_size);
+
+// The header of the image at `path`, without its data: the layout to open
+// it with. NotFound / PermissionDenied (or another errno's code) if it
+// cannot be opened; InvalidArgument if it is not an image;
+// FailedPrecondition if it has a newer version.
+absl::StatusOr<ImageInfo> ReadImageHeader(const std::string& path);
 
 // Loads an image into `fabric`'s freshly created memory nodes, before any
-// compute node uses them. FailedPrecondition if the deployment differs
-// (memory node count, region or chunk size); DataLoss on a CRC mismatch;
-// InvalidArgument if the file is not an image.
+// compute node uses them, for an engine with GCLs of `gcl_size` bytes.
+// FailedPrecondition if the deployment differs (memory node count, region
+// or chunk size, GCL size); DataLoss on a CRC mismatch; InvalidArgument if
+// the file is not an image.
 absl::StatusOr<ImageInfo> RestoreImage(rdma::Fabric& fabric,
-                                       const std::string& path);
+                                       const std::string& path,
+                                       uint32_t gcl_size);
 
 }  // namespace strand::engine
 

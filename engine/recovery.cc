@@ -25,13 +25,22 @@ std::string RecoveryReport::Summary() const {
       image_timestamp, records_replayed, ops_replayed, records_skipped,
       max_commit_ts);
   for (const wal::LogReaderStats& n : nodes) {
-    absl::StrAppendFormat(&out, "\n  log: %d records up to LSN %d; %s",
-                          n.records, n.last_lsn,
+    absl::StrAppendFormat(&out, "\n  log %s: %d records up to LSN %d; %s",
+                          n.node, n.records, n.last_lsn,
                           n.end.empty() ? "clean end" : n.end);
-    if (n.dropped_bytes > 0) {
+    if (!n.damage.empty()) {
+      absl::StrAppendFormat(&out, "\n  DATA LOST (allowed): %s", n.damage);
+    } else if (n.dropped_bytes > 0) {
       absl::StrAppendFormat(&out, "; torn/corrupt tail cut: %d bytes dropped",
                             n.dropped_bytes);
     }
+  }
+  if (data_lost) {
+    absl::StrAppendFormat(
+        &out,
+        "\n  DATA LOST (allowed): every node's log was replayed only up to "
+        "commit timestamp %d; %d readable records above it were dropped",
+        damage_cut_ts, records_dropped_at_cut);
   }
   return out;
 }
@@ -169,12 +178,10 @@ class Replayer {
 
 }  // namespace
 
-absl::StatusOr<RecoveryReport> ReplayLogs(cc::GclManager& manager,
-                                          cc::ThreadContext& ctx,
-                                          storage::Catalog& catalog,
-                                          const std::string& wal_dir,
-                                          uint64_t database_id,
-                                          uint64_t image_timestamp) {
+absl::StatusOr<RecoveryReport> ReplayLogs(
+    cc::GclManager& manager, cc::ThreadContext& ctx, storage::Catalog& catalog,
+    const std::string& wal_dir, uint64_t database_id, uint64_t image_timestamp,
+    const RecoveryOptions& options) {
   RecoveryReport report;
   report.image_timestamp = image_timestamp;
   if (database_id == 0) {
@@ -182,9 +189,23 @@ absl::StatusOr<RecoveryReport> ReplayLogs(cc::GclManager& manager,
         "the image has no database id (it was never opened with a log): "
         "nothing to match the logs against");
   }
-  auto merger = wal::LogMerger::Open(wal_dir, database_id);
+  auto merger = wal::LogMerger::Open(wal_dir, database_id,
+                                     options.allow_log_data_loss
+                                         ? wal::DamagePolicy::kStopAtDamage
+                                         : wal::DamagePolicy::kFail);
+  if (absl::IsDataLoss(merger.status())) {
+    return absl::DataLossError(absl::StrCat(
+        merger.status().message(),
+        ". Restore the log if a copy exists; otherwise recovery can replay "
+        "each log only up to its damage, losing what follows, when told to "
+        "(RecoveryOptions::allow_log_data_loss, strand_recover "
+        "--allow_log_data_loss)"));
+  }
   if (!merger.ok()) return merger.status();
   report.nodes = (*merger)->node_stats();
+  report.data_lost = (*merger)->damaged();
+  report.damage_cut_ts = (*merger)->damage_cut_ts();
+  report.records_dropped_at_cut = (*merger)->records_dropped_at_cut();
   for (const auto& n : report.nodes) report.dropped_bytes += n.dropped_bytes;
   Objects objects;
   if (absl::Status s = objects.Open(manager, ctx, catalog); !s.ok()) return s;

@@ -28,9 +28,11 @@
 // Correctness: the log holds exactly the acknowledged-or-not-yet commits
 // whose record became durable, each record atomic (one CRC); conflicting
 // commits replay in their serialization order (txn/concurrency_control.h),
-// so every tuple and index entry ends at its last committed value. Torn or
-// corrupt tails are cut by the reader (reported below); a log of another
-// database or a newer format version fails recovery (FailedPrecondition).
+// so every tuple and index entry ends at its last committed value. Torn
+// tails are cut by the reader (reported below); a log damaged before its
+// end (a corrupt or missing record, wal/log_reader.h) fails recovery with
+// DataLoss unless RecoveryOptions::allow_log_data_loss; a log of another
+// database or a newer format version fails it too (FailedPrecondition).
 //
 // The replayed addresses differ from the logged ones, so the recovered pool
 // must not be extended by appending to the same log: save a new image
@@ -47,6 +49,15 @@
 
 namespace strand::engine {
 
+struct RecoveryOptions {
+  // Instead of failing on a log damaged before its end: replay each such
+  // log up to the damage, and every node's log up to the same commit
+  // timestamp (wal/log_merger.h). The transactions after it are lost and
+  // the recovered state may miss some before it; the report names the
+  // damage. An explicit opt-in for when the lost log cannot be restored.
+  bool allow_log_data_loss = false;
+};
+
 struct RecoveryReport {
   uint64_t image_timestamp = 0;
   uint64_t records_replayed = 0;
@@ -55,8 +66,14 @@ struct RecoveryReport {
   uint64_t max_commit_ts = 0;
   uint64_t dropped_bytes = 0;  // summed over the nodes' cut tails
   std::vector<wal::LogReaderStats> nodes;
+  // allow_log_data_loss only: a log was damaged (nodes[i].damage says
+  // where), so every record above `damage_cut_ts` was dropped, of which
+  // `records_dropped_at_cut` were readable.
+  bool data_lost = false;
+  uint64_t damage_cut_ts = 0;
+  uint64_t records_dropped_at_cut = 0;
 
-  // One line per node: records, how the log ended, bytes dropped.
+  // One line per node: records, how the log ended, bytes dropped, damage.
   std::string Summary() const;
 };
 
@@ -64,7 +81,8 @@ struct RecoveryReport {
 // whose catalog names every table and index the logs mention.
 absl::StatusOr<RecoveryReport> ReplayLogs(
     cc::GclManager& manager, cc::ThreadContext& ctx, storage::Catalog& catalog,
-    const std::string& wal_dir, uint64_t database_id, uint64_t image_timestamp);
+    const std::string& wal_dir, uint64_t database_id, uint64_t image_timestamp,
+    const RecoveryOptions& options = {});
 
 }  // namespace strand::engine
 

@@ -3,78 +3,280 @@
 // (engine/recovery.h), and optionally writes the result as a new image.
 //
 //   strand_recover --image=/ssd/db.img --wal_dir=/ssd/wal
-//       --out_image=/ssd/db-recovered.img [--pool_mb=... --memory_nodes=...
-//       --gcl_size=...: as the run that wrote the log]
+//       --out_image=/ssd/db-recovered.img
 //
-// Prints what was replayed and, per node, how its log ended (a torn or
-// corrupt tail is cut: the number of bytes dropped is printed). Fails with
-// a clear message for a log of another database or of a newer format
-// version. Exit status 0 on success, 1 on any error.
+// The pool's layout (memory nodes, their size, the chunk and GCL sizes)
+// is read from the image; --memory_nodes, --pool_mb, --chunk_kb and
+// --gcl_size are needed only for an image too old to record its GCL size,
+// and if given must match it.
+//
+// Prints what was replayed and, per node, how its log ended (a torn tail
+// of a crash is cut: the bytes dropped are printed). A log damaged before
+// its end (a corrupt or missing record that later records prove was
+// durable, wal/log_reader.h) is an error naming the node, segment, offset
+// and LSN; --allow_log_data_loss recovers up to it instead, and says so.
+//
+// Exit status: 0 recovered (with --allow_log_data_loss possibly losing
+// data, which the report and the JSON say); 1 recovery failed (damaged or
+// foreign log, corrupt image, replay error); 2 command-line misuse, found
+// before any replay (missing or unusable --image / --wal_dir / --out_image,
+// a layout flag that contradicts the image). --json: one JSON object on
+// stdout and nothing else (the human report goes to stderr).
 
+#include <fcntl.h>
 #include <gflags/gflags.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/command_line.h"
+#include "base/json_line.h"
 #include "engine/engine.h"
+#include "engine/image.h"
 #include "rdma/fabric_flags.h"
 
 DEFINE_string(image, "", "Initial pool image (engine/image.h), required");
-DEFINE_string(wal_dir, "", "Directory of the logs to replay, required");
+DEFINE_string(wal_dir, "",
+              "Directory of the logs to replay (the run's --wal_dir, holding "
+              "one node-<id>/ per compute node), required");
 DEFINE_string(out_image, "",
               "Write the recovered pool here (continue from it with a fresh "
-              "--wal_dir)");
-DEFINE_uint32(gcl_size, 1024, "GCL size of the run that wrote the image");
-DEFINE_bool(json, false, "Also print one JSON object");
+              "--wal_dir); checked for writability before the replay");
+DEFINE_uint32(gcl_size, 0,
+              "GCL size of the run that wrote the image; 0 (default): the "
+              "image's own. Needed only for images of format 1, which do not "
+              "record it; if given it must match the image");
+DEFINE_bool(allow_log_data_loss, false,
+            "If a log is damaged before its end (a corrupt or missing record "
+            "that later records prove was durable, e.g. a deleted segment "
+            "or a corrupted block), replay it only up to the damage and "
+            "every other node's log only up to the same commit timestamp, "
+            "instead of failing. The committed transactions after the "
+            "damage are LOST, and the result may miss some before it (a "
+            "node's log is not in commit order): use it only when the "
+            "damaged log cannot be restored. The report says what was lost");
+DEFINE_bool(json, false,
+            "Print one JSON object on stdout and nothing else (the human "
+            "report goes to stderr)");
 
-int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "strand_recover --image=FILE --wal_dir=DIR [--out_image=FILE]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  if (FLAGS_image.empty() || FLAGS_wal_dir.empty()) {
-    std::cerr << "strand_recover: --image and --wal_dir are required\n";
-    return 1;
+namespace strand {
+namespace {
+
+using engine::ImageInfo;
+
+// A flag the user set whose value contradicts the image's: misuse.
+void CheckLayoutFlag(const char* flag, uint64_t image_value, uint64_t unit) {
+  const gflags::CommandLineFlagInfo info =
+      gflags::GetCommandLineFlagInfoOrDie(flag);
+  if (info.is_default) return;
+  const uint64_t given = std::stoull(info.current_value);
+  if (given * unit != image_value) {
+    ExitWithUsageError(absl::StrFormat(
+        "--%s=%d contradicts the image %s, which has %d: drop the flag (the "
+        "layout is read from the image) or give the image of that run",
+        flag, given, FLAGS_image, image_value / unit));
   }
-  auto fabric = strand::rdma::FabricOptionsFromFlags();
-  if (!fabric.ok()) {
-    std::cerr << "strand_recover: " << fabric.status() << "\n";
-    return 1;
+}
+
+// The image's header, and the layout flags checked against it.
+ImageInfo CheckImage() {
+  if (FLAGS_image.empty()) {
+    ExitWithUsageError(
+        "--image=FILE is required (the pool image to start "
+        "from, e.g. the load.img of a tpcc --wal=on run)");
   }
-  strand::engine::EngineOptions options;
+  absl::StatusOr<ImageInfo> image = engine::ReadImageHeader(FLAGS_image);
+  if (!image.ok()) {
+    ExitWithUsageError("--image: " + std::string(image.status().message()));
+  }
+  CheckLayoutFlag("memory_nodes", image->memory_nodes, 1);
+  CheckLayoutFlag("pool_mb", image->region_bytes, uint64_t{1} << 20);
+  CheckLayoutFlag("chunk_kb", image->chunk_bytes, 1024);
+  if (image->gcl_size == 0) {
+    if (FLAGS_gcl_size == 0) {
+      ExitWithUsageError(absl::StrFormat(
+          "the image %s is of format 1, which does not record its GCL size: "
+          "give --gcl_size of the run that wrote it",
+          FLAGS_image));
+    }
+    image->gcl_size = FLAGS_gcl_size;
+  } else if (FLAGS_gcl_size != 0 && FLAGS_gcl_size != image->gcl_size) {
+    ExitWithUsageError(absl::StrFormat(
+        "--gcl_size=%d contradicts the image %s, whose GCLs are %d bytes: "
+        "drop --gcl_size (it is read from the image)",
+        FLAGS_gcl_size, FLAGS_image, image->gcl_size));
+  }
+  return *image;
+}
+
+// --wal_dir must hold at least one node's log directory: recovering from
+// a directory with no log would silently return the image.
+void CheckWalDir() {
+  if (FLAGS_wal_dir.empty()) {
+    ExitWithUsageError(
+        "--wal_dir=DIR is required (the directory the run "
+        "logged to, holding node-<id>/)");
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(FLAGS_wal_dir, ec)) {
+    ExitWithUsageError("--wal_dir=" + FLAGS_wal_dir + " is not a directory");
+  }
+  bool has_node = false, has_segment = false;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(FLAGS_wal_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    has_node |= entry.is_directory() && name.starts_with("node-");
+    has_segment |= name.ends_with(".wal");
+  }
+  if (ec) {
+    ExitWithUsageError("--wal_dir=" + FLAGS_wal_dir + ": " + ec.message());
+  }
+  if (!has_node) {
+    ExitWithUsageError(
+        "--wal_dir=" + FLAGS_wal_dir + " holds no log (no node-<id>/ " +
+        (has_segment ? "directory; it holds segments itself: give its parent)"
+                     : "directory): nothing to recover from"));
+  }
+}
+
+// Fails now, not after the replay, if the recovered image cannot be
+// written: WriteImage creates <out_image>.tmp next to it, then renames.
+void CheckOutImage() {
+  if (FLAGS_out_image.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code out_ec, image_ec, ec;
+  const fs::path out = fs::weakly_canonical(FLAGS_out_image, out_ec);
+  const fs::path image = fs::weakly_canonical(FLAGS_image, image_ec);
+  if (!out_ec && !image_ec && out == image) {
+    ExitWithUsageError(
+        "--out_image must not be the --image it starts from "
+        "(keep that until the recovered one is checked)");
+  }
+  if (fs::is_directory(FLAGS_out_image, ec)) {
+    ExitWithUsageError("--out_image=" + FLAGS_out_image + " is a directory");
+  }
+  const fs::path parent = fs::absolute(FLAGS_out_image, ec).parent_path();
+  const std::string probe =
+      (parent / absl::StrFormat(".strand_recover-probe-%d", ::getpid()))
+          .string();
+  const int fd =
+      ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    ExitWithUsageError(absl::StrFormat(
+        "--out_image=%s cannot be written: creating a file in %s: %s",
+        FLAGS_out_image, parent.string(), std::strerror(errno)));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+std::string NodesJson(const engine::RecoveryReport& report) {
+  std::vector<std::string> nodes;
+  for (const wal::LogReaderStats& n : report.nodes) {
+    JsonLine j;
+    j.Add("node", n.node)
+        .Add("records", n.records)
+        .Add("last_lsn", n.last_lsn)
+        .Add("dropped_bytes", n.dropped_bytes)
+        .Add("end", n.end)
+        .Add("damage", n.damage);
+    nodes.push_back(j.str());
+  }
+  return "[" + absl::StrJoin(nodes, ",") + "]";
+}
+
+int Main() {
+  const ImageInfo image = CheckImage();
+  CheckWalDir();
+  CheckOutImage();
+  absl::StatusOr<rdma::FabricOptions> fabric = rdma::FabricOptionsFromFlags();
+  if (!fabric.ok()) ExitWithUsageError(std::string(fabric.status().message()));
+  if (fabric->kind != rdma::FabricKind::kLoopback) {
+    ExitWithUsageError("pool images are restored on --fabric=loopback only");
+  }
+  fabric->memory_nodes = static_cast<int>(image.memory_nodes);
+  fabric->pool_bytes = image.region_bytes;
+  fabric->chunk_bytes = image.chunk_bytes;
+
+  engine::EngineOptions options;
   options.fabric = *fabric;
-  options.cc.gcl_size = FLAGS_gcl_size;
+  options.cc.gcl_size = image.gcl_size;
   options.image_path = FLAGS_image;
   options.recover_wal_dir = FLAGS_wal_dir;
+  options.recover_allow_log_data_loss = FLAGS_allow_log_data_loss;
   if (absl::Status s =
           options.Validate(strand::OptionNaming::Flags("EngineOptions::"));
       !s.ok()) {
-    strand::ExitWithUsageError(std::string(s.message()));
+    std::cerr << "strand_recover: the image's layout is not usable: " << s
+              << "\n";
+    return 1;
   }
-  auto engine = strand::engine::Engine::Open(options);
+  auto engine = engine::Engine::Open(options);
   if (!engine.ok()) {
     std::cerr << "strand_recover: " << engine.status() << "\n";
     return 1;
   }
-  const strand::engine::RecoveryReport& report = *(*engine)->recovery_report();
-  std::cout << report.Summary() << "\n";
+  std::ostream& human = FLAGS_json ? std::cerr : std::cout;
+  const engine::RecoveryReport& report = *(*engine)->recovery_report();
+  human << report.Summary() << "\n";
+  uint64_t log_records = 0;
+  for (const wal::LogReaderStats& n : report.nodes) log_records += n.records;
+  if (log_records == 0) {
+    std::cerr << "strand_recover: warning: the logs in " << FLAGS_wal_dir
+              << " hold no record: the recovered pool is the image as it "
+                 "was\n";
+  }
+  if (report.data_lost) {
+    std::cerr << "strand_recover: WARNING: committed transactions were lost "
+                 "(--allow_log_data_loss): see DATA LOST above\n";
+  }
+  JsonLine json;
+  json.Add("image", FLAGS_image)
+      .Add("wal_dir", FLAGS_wal_dir)
+      .Add("gcl_size", static_cast<uint64_t>(image.gcl_size))
+      .Add("memory_nodes", static_cast<uint64_t>(image.memory_nodes))
+      .Add("image_timestamp", report.image_timestamp)
+      .Add("records_replayed", report.records_replayed)
+      .Add("ops_replayed", report.ops_replayed)
+      .Add("records_skipped", report.records_skipped)
+      .Add("dropped_bytes", report.dropped_bytes)
+      .Add("max_commit_ts", report.max_commit_ts)
+      .Add("data_lost", report.data_lost)
+      .Add("damage_cut_ts", report.damage_cut_ts)
+      .Add("records_dropped_at_cut", report.records_dropped_at_cut)
+      .AddRaw("nodes", NodesJson(report));
   if (!FLAGS_out_image.empty()) {
-    auto image = (*engine)->SaveImage(FLAGS_out_image);
-    if (!image.ok()) {
-      std::cerr << "strand_recover: " << image.status() << "\n";
+    auto saved = (*engine)->SaveImage(FLAGS_out_image);
+    if (!saved.ok()) {
+      std::cerr << "strand_recover: " << saved.status() << "\n";
       return 1;
     }
-    std::cout << absl::StrFormat(
+    human << absl::StrFormat(
         "wrote %s: %d bytes of %d memory nodes, timestamp %d\n",
-        FLAGS_out_image, image->bytes, image->memory_nodes, image->timestamp);
+        FLAGS_out_image, saved->bytes, saved->memory_nodes, saved->timestamp);
+    json.Add("out_image", FLAGS_out_image).Add("out_image_bytes", saved->bytes);
   }
-  if (FLAGS_json) {
-    std::cout << absl::StrFormat(
-        "{\"records_replayed\": %d, \"ops_replayed\": %d, "
-        "\"records_skipped\": %d, \"dropped_bytes\": %d, "
-        "\"max_commit_ts\": %d}\n",
-        report.records_replayed, report.ops_replayed, report.records_skipped,
-        report.dropped_bytes, report.max_commit_ts);
-  }
+  if (FLAGS_json) std::cout << json.str() << std::endl;
   return 0;
+}
+
+}  // namespace
+}  // namespace strand
+
+int main(int argc, char** argv) {
+  strand::ParseCommandLineOrExit(
+      &argc, &argv,
+      "Rebuilds a strand pool from an image and the logs of every compute "
+      "node.\n"
+      "Usage: strand_recover --image=FILE --wal_dir=DIR [--out_image=FILE] "
+      "[--allow_log_data_loss] [--json]\n"
+      "Exit status: 0 recovered, 1 recovery failed, 2 command-line misuse.");
+  return strand::Main();
 }

@@ -1,9 +1,5 @@
 #include "tpcc/acked_log.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -15,28 +11,18 @@ namespace strand::tpcc {
 
 absl::StatusOr<std::unique_ptr<AckedLogWriter>> AckedLogWriter::Open(
     const std::string& path) {
-  const int fd =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::InternalError(
-        absl::StrFormat("open %s: %s", path, std::strerror(errno)));
-  }
-  return std::unique_ptr<AckedLogWriter>(new AckedLogWriter(fd));
+  auto file = AppendOnlyFile::Open(path);
+  if (!file.ok()) return file.status();
+  return std::unique_ptr<AckedLogWriter>(new AckedLogWriter(*std::move(file)));
 }
-
-AckedLogWriter::~AckedLogWriter() { ::close(fd_); }
 
 absl::Status AckedLogWriter::Append(int w, int d, int o_id) {
   AckedNewOrder r;
   r.w = w;
   r.d = d;
   r.o_id = o_id;
-  const ssize_t n = ::write(fd_, &r, sizeof(r));
-  if (n != static_cast<ssize_t>(sizeof(r))) {
-    return absl::InternalError(absl::StrFormat(
-        "acked log: write returned %d: %s", n, std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return file_->Append(
+      std::string_view(reinterpret_cast<const char*>(&r), sizeof(r)));
 }
 
 absl::StatusOr<AckedLogContents> ReadAckedLog(const std::string& path) {

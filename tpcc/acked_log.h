@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/append_only_file.h"
 
 namespace strand::tpcc {
 
@@ -34,15 +35,13 @@ class AckedLogWriter {
   // Creates `path` or appends to it.
   static absl::StatusOr<std::unique_ptr<AckedLogWriter>> Open(
       const std::string& path);
-  ~AckedLogWriter();
-  AckedLogWriter(const AckedLogWriter&) = delete;
-  AckedLogWriter& operator=(const AckedLogWriter&) = delete;
 
   absl::Status Append(int w, int d, int o_id);
 
  private:
-  explicit AckedLogWriter(int fd) : fd_(fd) {}
-  int fd_;
+  explicit AckedLogWriter(std::unique_ptr<AppendOnlyFile> file)
+      : file_(std::move(file)) {}
+  std::unique_ptr<AppendOnlyFile> file_;
 };
 
 struct AckedLogContents {

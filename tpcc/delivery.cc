@@ -20,6 +20,7 @@ absl::StatusOr<engine::ProcedureId> RegisterDelivery(engine::Engine& engine,
           [t, districts](txn::Txn& txn, const DeliveryInput& in)
               -> absl::StatusOr<DeliveryOutput> {
             DeliveryOutput out;
+            out.o_ids.assign(districts, 0);
             for (int d = 1; d <= districts; ++d) {
               std::string no_key;
               storage::TupleAddress noa;
@@ -78,6 +79,7 @@ absl::StatusOr<engine::ProcedureId> RegisterDelivery(engine::Engine& engine,
               c->SetInt(customer::kDeliveryCnt,
                         c->view().GetInt(customer::kDeliveryCnt) + 1);
               ++out.delivered;
+              out.o_ids[d - 1] = o_id;
             }
             return out;
           }));

@@ -5,9 +5,11 @@
 // districts of a warehouse: for each district the oldest NEW-ORDER row is
 // deleted, its order gets the carrier, its lines the delivery date, and its
 // customer the order's amount (balance) and one more delivery. A district
-// with no undelivered order is skipped.
+// with no undelivered order is skipped. The driver runs it deferred
+// (clause 2.7.2, tpcc/deferred_delivery.h).
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/engine.h"
@@ -25,6 +27,8 @@ struct DeliveryInput {
 struct DeliveryOutput {
   int delivered = 0;  // districts with an order delivered
   int skipped = 0;    // districts with none
+  // Per district (index d - 1): the order delivered, 0 if skipped.
+  std::vector<int> o_ids;
 };
 
 DeliveryInput MakeDeliveryInput(Random& r, int w, int32_t now);

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -15,21 +17,21 @@
 #include "absl/time/clock.h"
 #include "engine/call_status.h"
 #include "engine/session.h"
+#include "tpcc/deferred_delivery.h"
 #include "tpcc/delivery.h"
 #include "tpcc/order_status.h"
 #include "tpcc/payment.h"
 #include "tpcc/stock_level.h"
+#include "tpcc/terminal.h"
 #include "wal/log_writer.h"
 
 namespace strand::tpcc {
 namespace {
 
-constexpr const char* kTypeNames[kTxnTypes] = {
-    "new_order", "payment", "order_status", "delivery", "stock_level"};
-
 // One thread's measured counts.
 struct ThreadResult {
   std::array<TypeResult, kTxnTypes> by_type;
+  DeferredDeliveryStats deliveries;
   uint64_t commits = 0;
   std::string error;
 };
@@ -49,42 +51,13 @@ WalRunStats SumWalStats(engine::Engine& engine) {
 
 }  // namespace
 
-const char* TxnTypeName(int type) { return kTypeNames[type]; }
-
-absl::StatusOr<Mix> Mix::Parse(const std::string& text) {
-  Mix mix;
-  if (text == "standard") return mix;
-  for (int i = 0; i < kTxnTypes; ++i) {
-    if (text == kTypeNames[i]) {
-      mix.weights.fill(0);
-      mix.weights[i] = 100;
-      return mix;
-    }
-  }
-  std::vector<std::string> parts = absl::StrSplit(text, ',');
-  if (parts.size() != kTxnTypes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--mix=%s: expected 'standard', a transaction type (new_order, "
-        "payment, order_status, delivery, stock_level) or 5 comma-separated "
-        "weights",
-        text));
-  }
-  int sum = 0;
-  for (int i = 0; i < kTxnTypes; ++i) {
-    if (!absl::SimpleAtoi(parts[i], &mix.weights[i]) || mix.weights[i] < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--mix=%s: '%s' is not a weight", text, parts[i]));
-    }
-    sum += mix.weights[i];
-  }
-  if (sum != 100) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--mix=%s: the weights sum to %d, not 100", text, sum));
-  }
-  return mix;
+void DeferredDeliveryStats::Merge(const DeferredDeliveryStats& other) {
+  queued += other.queued;
+  executed += other.executed;
+  orders_delivered += other.orders_delivered;
+  districts_skipped += other.districts_skipped;
+  queue_to_done.Merge(other.queue_to_done);
 }
-
-std::string Mix::ToString() const { return absl::StrJoin(weights, ","); }
 
 uint64_t RunResult::commits() const {
   uint64_t n = 0;
@@ -126,6 +99,10 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   std::atomic<uint64_t> progress_commits{0};
   std::vector<ThreadResult> results(total_threads);
   WorkerWindow window(total_threads);
+  std::vector<std::unique_ptr<DeliveryQueue>> delivery_queues;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    delivery_queues.push_back(std::make_unique<DeliveryQueue>());
+  }
   std::vector<std::thread> threads;
   for (int g = 0; g < total_threads; ++g) {
     const rdma::ComputeNodeId node = nodes[g / options.threads_per_node];
@@ -141,8 +118,8 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
         return;
       }
       window.Join(g);
-      Random r(options.seed * 7919 + g, db.run_constants());
-      const int home = g % W + 1;
+      Terminal terminal(g, W, options.home_warehouse, scale, options.mix,
+                        options.remote, options.seed, db.run_constants());
       // Every call goes through CallAsync; with wal_pipeline 0 it returns
       // only once its own outcome is reported, as Call would.
       (*session)->set_max_unacknowledged(options.wal_pipeline);
@@ -165,24 +142,49 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
           if (out.error.empty()) out.error = status.ToString();
         }
       };
+      DeliveryQueue& deliveries =
+          *delivery_queues[g / options.threads_per_node];
+      // Executes a queued Delivery and records its result (clause 2.7.2).
+      auto run_deferred = [&](const QueuedDelivery& q) {
+        const absl::Time start = absl::Now();
+        (*session)->CallAsync<DeliveryOutput>(
+            ids[kDelivery],
+            [&, start, q](absl::StatusOr<DeliveryOutput> result) {
+              const absl::Time done = absl::Now();
+              if (result.ok() && options.delivery_results != nullptr) {
+                if (absl::Status s =
+                        options.delivery_results->Append(q, *result, done);
+                    !s.ok()) {
+                  out.error = s.ToString();
+                  stop = true;
+                }
+              }
+              if (result.ok() && measuring.load(std::memory_order_relaxed)) {
+                DeferredDeliveryStats& d = out.deliveries;
+                ++d.executed;
+                d.orders_delivered += result->delivered;
+                d.districts_skipped += result->skipped;
+                d.queue_to_done.Record(
+                    absl::ToInt64Nanoseconds(done - q.queued));
+              }
+              record(kDelivery, start, result.status());
+            },
+            q.input);
+      };
       uint64_t measured = 0;
       while (!stop.load(std::memory_order_relaxed)) {
-        int type = 0;
-        int roll = r.Uniform(0, 99);
-        while (roll >= options.mix.weights[type]) {
-          roll -= options.mix.weights[type];
-          ++type;
+        // The deferred-execution path: this node's oldest queued Delivery
+        // first (tpcc/deferred_delivery.h says why no thread of its own).
+        if (std::optional<QueuedDelivery> q = deliveries.Pop()) {
+          run_deferred(*q);
         }
-        const int w = options.home_warehouse == HomeWarehouse::kPerThread
-                          ? home
-                          : r.Uniform(1, W);
+        const TxnType type = terminal.NextType();
         const int32_t now =
             static_cast<int32_t>(absl::ToUnixSeconds(absl::Now()));
         const absl::Time start = absl::Now();
         switch (type) {
           case kNewOrder: {
-            const NewOrderInput in =
-                MakeNewOrderInput(r, scale, w, W, options.remote, now);
+            const NewOrderInput in = terminal.NewOrder(now);
             (*session)->CallAsync<NewOrderOutput>(
                 ids[type],
                 [&, start, wd = std::pair(in.w, in.d)](
@@ -208,7 +210,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
                 [&, start](absl::StatusOr<PaymentOutput> result) {
                   record(kPayment, start, result.status());
                 },
-                MakePaymentInput(r, scale, w, W, now));
+                terminal.Payment(now));
             break;
           case kOrderStatus:
             (*session)->CallAsync<OrderStatusOutput>(
@@ -216,15 +218,14 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
                 [&, start](absl::StatusOr<OrderStatusOutput> result) {
                   record(kOrderStatus, start, result.status());
                 },
-                MakeOrderStatusInput(r, scale, w));
+                terminal.OrderStatus());
             break;
           case kDelivery:
-            (*session)->CallAsync<DeliveryOutput>(
-                ids[type],
-                [&, start](absl::StatusOr<DeliveryOutput> result) {
-                  record(kDelivery, start, result.status());
-                },
-                MakeDeliveryInput(r, w, now));
+            // Queued: the terminal's response is the queueing.
+            deliveries.Push({terminal.Delivery(now), start});
+            if (measuring.load(std::memory_order_relaxed)) {
+              ++out.deliveries.queued;
+            }
             break;
           default:
             (*session)->CallAsync<StockLevelOutput>(
@@ -232,15 +233,20 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
                 [&, start](absl::StatusOr<StockLevelOutput> result) {
                   record(kStockLevel, start, result.status());
                 },
-                MakeStockLevelInput(r, scale, w));
+                terminal.StockLevel());
         }
         if (quota > 0 && measuring.load(std::memory_order_relaxed) &&
             ++measured >= quota) {
           break;
         }
       }
-      // Outcomes still in flight are reported (and New-Orders written to
+      // The node's queue is emptied before its last worker goes (a worker
+      // queues only in the loop above, then empties the queue here), and
+      // outcomes still in flight are reported (and New-Orders written to
       // the side file) before the session goes.
+      while (std::optional<QueuedDelivery> q = deliveries.Pop()) {
+        run_deferred(*q);
+      }
       (*session)->Drain();
       --running;
     });
@@ -319,6 +325,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
       dst.latency.Merge(t.by_type[type].latency);
       result.commit_latency.Merge(t.by_type[type].latency);
     }
+    result.deliveries.Merge(t.deliveries);
     result.commits_by_node[nodes[g / options.threads_per_node]] += t.commits;
     if (result.first_error.empty()) result.first_error = t.error;
   }

@@ -2,8 +2,8 @@
 #define STRAND_TPCC_DRIVER_H_
 
 // The TPC-C driver: --threads threads on every hosted compute node, each
-// with a session on its node and a home warehouse (thread i of the whole
-// deployment gets warehouse i mod W + 1), running the transaction mix back
+// a terminal (tpcc/terminal.h: home warehouse, Stock-Level district, the
+// mix dealt from a deck) with a session on its node, running the mix back
 // to back (no keying or think time) for a duration or a number of
 // transactions, after a warm-up that is not measured.
 
@@ -18,35 +18,13 @@
 #include "cc/cache_stats.h"
 #include "rdma/counters.h"
 #include "tpcc/acked_log.h"
+#include "tpcc/delivery_result_file.h"
+#include "tpcc/mix.h"
 #include "tpcc/new_order.h"
+#include "tpcc/terminal.h"
 #include "tpcc/tpcc_db.h"
 
 namespace strand::tpcc {
-
-enum TxnType { kNewOrder, kPayment, kOrderStatus, kDelivery, kStockLevel };
-inline constexpr int kTxnTypes = 5;
-const char* TxnTypeName(int type);
-
-// Weights of the five types in percent, summing to 100.
-struct Mix {
-  std::array<int, kTxnTypes> weights = {45, 43, 4, 4, 4};
-
-  // "standard", a type name (new_order, payment, order_status, delivery,
-  // stock_level: 100% of it) or five comma-separated weights summing to
-  // 100. InvalidArgument otherwise.
-  static absl::StatusOr<Mix> Parse(const std::string& text);
-  std::string ToString() const;
-};
-
-// Which warehouse a thread's transactions are homed at.
-enum class HomeWarehouse {
-  // Thread i of the deployment works on warehouse i mod W + 1, as a TPC-C
-  // terminal does: with W >= threads each warehouse has its own thread(s).
-  kPerThread,
-  // Each transaction draws its warehouse uniformly: every warehouse is
-  // shared by every node's threads (the SELCC paper's TPC-C shape).
-  kRandom,
-};
 
 struct DriverOptions {
   int warehouses = 1;
@@ -69,6 +47,9 @@ struct DriverOptions {
   // Not null: every acknowledged New-Order (warm-up included) is appended
   // here when it is acknowledged (tpcc/acked_log.h). Not owned.
   AckedLogWriter* acked_log = nullptr;
+  // Not null: every executed deferred Delivery (warm-up included) is
+  // recorded here (tpcc/delivery_result_file.h). Not owned.
+  DeliveryResultFile* delivery_results = nullptr;
 };
 
 struct TypeResult {
@@ -82,6 +63,19 @@ struct TypeResult {
     const double attempts = commits + user_aborts + retried_aborts + errors;
     return attempts == 0 ? 0 : retried_aborts / attempts;
   }
+};
+
+// Deferred Deliveries (tpcc/deferred_delivery.h) during the measured run.
+// by_type[kDelivery] counts their executions like any call (commits,
+// errors, execution latency); these add what deferring adds.
+struct DeferredDeliveryStats {
+  uint64_t queued = 0;             // Delivery cards dealt (queued)
+  uint64_t executed = 0;           // committed deferred executions
+  uint64_t orders_delivered = 0;   // districts with an order delivered
+  uint64_t districts_skipped = 0;  // districts with none (clause 2.7.4.2)
+  LatencyHistogram queue_to_done;  // queued -> committed, per execution
+
+  void Merge(const DeferredDeliveryStats& other);
 };
 
 // The write-ahead log's work during the measured run, summed over the
@@ -102,6 +96,7 @@ struct RunResult {
   rdma::FabricCounters fabric;
   cc::CacheStats cache;
   WalRunStats wal;
+  DeferredDeliveryStats deliveries;
   // Every committed call, all types: from the call to its acknowledgement
   // (Session::Call returning OK, or CallAsync's callback), retries
   // included; with the WAL on this includes waiting for the commit record

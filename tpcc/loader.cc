@@ -25,6 +25,10 @@ namespace {
 using storage::TupleBuffer;
 using txn::Txn;
 
+// Every customer's one payment at the load (clause 4.3.3.1: H_AMOUNT 10.00,
+// C_YTD_PAYMENT 10.00, C_BALANCE -10.00).
+constexpr int64_t kLoadPaymentCents = 1000;
+
 // A load procedure: (w, d, first, last, seed) -> rows written.
 using LoadFn = std::function<absl::StatusOr<int64_t>(
     Txn&, int64_t, int64_t, int64_t, int64_t, int64_t)>;
@@ -159,7 +163,12 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
         wh.SetChars(warehouse::kName, r.AString(6, 10));
         SetAddress(wh, warehouse::kStreet1, r);
         wh.SetDecimal(warehouse::kTax, r.Uniform(0, 2000));
-        wh.SetDecimal(warehouse::kYtd, 30000000);
+        // W_YTD and D_YTD are the sums of the load's HISTORY rows (one of
+        // 10.00 per customer), as consistency conditions 8 and 9 demand:
+        // 300,000.00 and 30,000.00 at the specification's scale (4.3.3.1),
+        // less in a scaled-down load.
+        wh.SetDecimal(warehouse::kYtd,
+                      kLoadPaymentCents * scale.districts * scale.customers);
         STRAND_RETURN_IF_ERROR(
             Put(txn, t.warehouse, wh, t.warehouse_pk, WarehouseKey(w)));
         TupleBuffer d(*t.district_schema);
@@ -169,7 +178,7 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
           d.SetChars(district::kName, r.AString(6, 10));
           SetAddress(d, district::kStreet1, r);
           d.SetDecimal(district::kTax, r.Uniform(0, 2000));
-          d.SetDecimal(district::kYtd, 3000000);
+          d.SetDecimal(district::kYtd, kLoadPaymentCents * scale.customers);
           d.SetInt(district::kNextOId, scale.customers + 1);
           STRAND_RETURN_IF_ERROR(
               Put(txn, t.district, d, t.district_pk, DistrictKey(w, i)));
@@ -221,8 +230,8 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
           c.SetChars(customer::kCredit, r.Percent(10) ? "BC" : "GC");
           c.SetDecimal(customer::kCreditLim, 5000000);
           c.SetDecimal(customer::kDiscount, r.Uniform(0, 5000));
-          c.SetDecimal(customer::kBalance, -1000);
-          c.SetDecimal(customer::kYtdPayment, 1000);
+          c.SetDecimal(customer::kBalance, -kLoadPaymentCents);
+          c.SetDecimal(customer::kYtdPayment, kLoadPaymentCents);
           c.SetInt(customer::kPaymentCnt, 1);
           c.SetInt(customer::kDeliveryCnt, 0);
           c.SetChars(customer::kData, r.AString(300, 500));
@@ -235,7 +244,7 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
           h.SetInt(history::kDId, d);
           h.SetInt(history::kWId, w);
           h.SetInt(history::kDate, now);
-          h.SetDecimal(history::kAmount, 1000);
+          h.SetDecimal(history::kAmount, kLoadPaymentCents);
           h.SetChars(history::kData, r.AString(12, 24));
           auto ha = txn.Insert(t.history, h);
           if (!ha.ok()) return ha.status();

@@ -80,20 +80,19 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
             };
             LineAddresses item_at;
             LineAddresses stock_at;
+            // An unused item id (null here) rolls the transaction back
+            // only when its line is reached, below: clause 2.4.2.3 wants
+            // every valid item processed first (its stock lookup, absent,
+            // costs one more key in the batch).
             TPCC_RETURN_IF_ERROR(lookup_lines(
                 t.item_pk, [&](size_t i) { return ItemKey(in.item[i]); },
                 item_at));
-            for (size_t i = 0; i < lines; ++i) {
-              if (item_at[i].is_null()) {
-                return txn.UserAbort("unused item id");  // clause 2.4.2.3
-              }
-            }
             TPCC_RETURN_IF_ERROR(lookup_lines(
                 t.stock_pk,
                 [&](size_t i) { return StockKey(in.supply_w[i], in.item[i]); },
                 stock_at));
             for (size_t i = 0; i < lines; ++i) {
-              if (stock_at[i].is_null()) {
+              if (!item_at[i].is_null() && stock_at[i].is_null()) {
                 return absl::NotFoundError(
                     absl::StrFormat("no stock row for item %d of warehouse %d",
                                     in.item[i], in.supply_w[i]));
@@ -143,6 +142,10 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
             storage::TupleBuffer ol(*t.order_line_schema);
             int64_t sum = 0;
             for (int i = 0; i < in.ol_cnt; ++i) {
+              if (item_at[i].is_null()) {
+                // Clause 2.4.2.3: everything before this line is done.
+                return txn.UserAbort("unused item id");
+              }
               TPCC_ASSIGN_OR_RETURN(auto ir, txn.Read(t.item, item_at[i]));
               const int64_t price = ir.GetDecimal(item::kPrice);
               TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * s,

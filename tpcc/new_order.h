@@ -4,7 +4,9 @@
 // The New-Order transaction (clause 2.4): takes the district's next order
 // id, inserts ORDER, NEW-ORDER and 5-15 ORDER-LINE rows and updates the
 // STOCK of every item. 1% of the inputs carry an unused item id on the last
-// line: the transaction then rolls back with Txn::UserAbort.
+// line: the transaction then processes every line before it, as a
+// committing one would, and rolls back with Txn::UserAbort when it reaches
+// the unused one (clause 2.4.2.3).
 
 #include <array>
 #include <cstdint>

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/types/span.h"
 
 namespace strand::tpcc {
@@ -77,9 +78,11 @@ absl::StatusOr<engine::ProcedureId> RegisterPayment(engine::Engine& engine,
                       cv.GetInt(customer::kPaymentCnt) + 1);
             out.bad_credit = cv.GetChars(customer::kCredit) == "BC";
             if (out.bad_credit) {
+              // H_AMOUNT as a decimal: 1205 cents is "12.05".
               std::string data = absl::StrCat(
-                  out.c_id, " ", in.c_d, " ", in.c_w, " ", in.d, " ", in.w, " ",
-                  in.amount_cents / 100, ".", in.amount_cents % 100, "|",
+                  absl::StrFormat("%d %d %d %d %d %d.%02d|", out.c_id, in.c_d,
+                                  in.c_w, in.d, in.w, in.amount_cents / 100,
+                                  in.amount_cents % 100),
                   std::string(cv.GetChars(customer::kData)));
               data.resize(std::min<size_t>(data.size(), 500));
               c->SetChars(customer::kData, data);

@@ -74,6 +74,19 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
         static_cast<unsigned long long>(x.retried_aborts), 100 * x.abort_rate(),
         x.latency.Percentile(0.5) / 1e3, x.latency.Percentile(0.99) / 1e3);
   }
+  const DeferredDeliveryStats& dd = r.deliveries;
+  out << absl::StrFormat(
+      "delivery (deferred, clause 2.7.2): %llu queued, %llu executed, %llu "
+      "orders delivered, %llu districts skipped (%.2f%%); queued to done p50 "
+      "%.1f us, p99 %.1f us\n",
+      static_cast<unsigned long long>(dd.queued),
+      static_cast<unsigned long long>(dd.executed),
+      static_cast<unsigned long long>(dd.orders_delivered),
+      static_cast<unsigned long long>(dd.districts_skipped),
+      100.0 * PerTxn(dd.districts_skipped,
+                     dd.orders_delivered + dd.districts_skipped),
+      dd.queue_to_done.Percentile(0.5) / 1e3,
+      dd.queue_to_done.Percentile(0.99) / 1e3);
   out << absl::StrFormat(
       "fabric per committed txn: %.2f round trips, %.2f remote ops, %.2f "
       "messages, %.0f bytes\n",
@@ -113,7 +126,10 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
 }
 
 void PrintConsistency(std::ostream& out, const ConsistencyResult& c) {
-  out << "consistency (clause 3.3.2): " << (c.ok() ? "ok" : "FAILED") << "\n"
+  out << absl::StrFormat(
+             "consistency (clause 3.3.2, conditions 1-12): %s "
+             "(checked in %.2f s)\n",
+             c.ok() ? "ok" : "FAILED", c.seconds)
       << c.ToString();
 }
 
@@ -186,9 +202,18 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("wal_flushes", r.wal.flushes)
       .Add("wal_commits_per_flush", r.wal.commits_per_flush())
       .Add("wal_bytes", r.wal.bytes)
+      .Add("delivery_queued", r.deliveries.queued)
+      .Add("delivery_executed", r.deliveries.executed)
+      .Add("delivery_orders", r.deliveries.orders_delivered)
+      .Add("delivery_skipped_districts", r.deliveries.districts_skipped)
+      .Add("delivery_queue_p50_us",
+           r.deliveries.queue_to_done.Percentile(0.5) / 1e3)
+      .Add("delivery_queue_p99_us",
+           r.deliveries.queue_to_done.Percentile(0.99) / 1e3)
       .AddRaw("txn_per_sec_by_node", nodes)
       .AddRaw("per_type", per_type.str())
-      .Add("consistency_ok", cons.ok());
+      .Add("consistency_ok", cons.ok())
+      .Add("consistency_seconds", cons.seconds);
   r.cost().AddTo(j);
   return j.str();
 }

@@ -7,12 +7,8 @@
 
 namespace strand::tpcc {
 
-StockLevelInput MakeStockLevelInput(Random& r, const Scale& scale, int w) {
-  StockLevelInput in;
-  in.w = w;
-  in.d = r.Uniform(1, scale.districts);
-  in.threshold = r.Uniform(10, 20);
-  return in;
+StockLevelInput MakeStockLevelInput(Random& r, int w, int d) {
+  return {w, d, static_cast<int>(r.Uniform(10, 20))};
 }
 
 absl::StatusOr<engine::ProcedureId> RegisterStockLevel(engine::Engine& engine,

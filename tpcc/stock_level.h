@@ -24,7 +24,9 @@ struct StockLevelOutput {
   int distinct_items = 0;  // distinct items of the last 20 orders
 };
 
-StockLevelInput MakeStockLevelInput(Random& r, const Scale& scale, int w);
+// Clause 2.8.1: the terminal's own warehouse `w` and district `d`, fixed
+// for the run (2.8.1.1, tpcc/terminal.h), and a threshold in 10..20.
+StockLevelInput MakeStockLevelInput(Random& r, int w, int d);
 
 absl::StatusOr<engine::ProcedureId> RegisterStockLevel(engine::Engine& engine,
                                                        const Tables& tables);

@@ -11,8 +11,8 @@
 // With --wal=on the load runs unlogged, is saved as a pool image
 // (<wal_dir>/load.img, engine/image.h), and the run continues from that
 // image with every commit logged under <wal_dir>; after a crash,
-// strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir> (with the
-// run's --pool_mb, --memory_nodes, --gcl_size) rebuilds the database.
+// strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir> rebuilds the
+// database (the image records the pool's layout and GCL size).
 
 #include <gflags/gflags.h>
 
@@ -29,6 +29,7 @@
 #include "rdma/fabric_flags.h"
 #include "tpcc/acked_log.h"
 #include "tpcc/consistency.h"
+#include "tpcc/delivery_result_file.h"
 #include "tpcc/driver.h"
 #include "tpcc/memory_breakdown.h"
 #include "tpcc/report.h"
@@ -110,6 +111,11 @@ DEFINE_string(acked_log, "",
               "this file when it is acknowledged (its call returned OK, or "
               "with --wal_pipeline its commit became durable), one 16-byte "
               "record per write(2) (tpcc/acked_log.h); for crash tests");
+DEFINE_string(delivery_results, "",
+              "Append one line per executed deferred Delivery to this file: "
+              "when it was queued and completed, warehouse, carrier, and per "
+              "district the order delivered or '-' if skipped (clause "
+              "2.7.2.2, tpcc/delivery_result_file.h)");
 DEFINE_bool(memory_breakdown, false,
             "After the load, print the GCLs of every table and index and "
             "the indexes' leaf fill (walks every index node)");
@@ -284,6 +290,16 @@ int Main() {
     acked_log = *std::move(writer);
   }
 
+  std::unique_ptr<DeliveryResultFile> delivery_results;
+  if (!FLAGS_delivery_results.empty()) {
+    auto file = DeliveryResultFile::Open(FLAGS_delivery_results);
+    if (!file.ok()) {
+      ExitWithUsageError("--delivery_results: " +
+                         std::string(file.status().message()));
+    }
+    delivery_results = *std::move(file);
+  }
+
   engine::EngineOptions options;
   options.fabric = *fabric;
   options.cc.protocol = *protocol;
@@ -377,11 +393,9 @@ int Main() {
     }
     human << absl::StrFormat(
         "wal: on, dir %s, io direct, early_lock_release %s, pipeline %d; "
-        "after a crash: strand_recover --image=%s --wal_dir=%s --pool_mb=%d "
-        "--memory_nodes=%d --gcl_size=%d\n",
+        "after a crash: strand_recover --image=%s --wal_dir=%s\n",
         FLAGS_wal_dir, early_lock_release ? "on" : "off", wal_pipeline,
-        image_path, FLAGS_wal_dir, config.pool_mb, config.memory_nodes,
-        config.gcl_size);
+        image_path, FLAGS_wal_dir);
   }
 
   // The loopback fabric commits its memory on a thread of its own while the
@@ -409,6 +423,7 @@ int Main() {
   d.seed = FLAGS_seed;
   d.progress = true;
   d.acked_log = acked_log.get();
+  d.delivery_results = delivery_results.get();
   d.wal_pipeline = static_cast<size_t>(wal_pipeline);
   auto run = RunDriver(**db, d);
   if (!run.ok()) {

@@ -32,6 +32,14 @@ uint32_t SegmentHeaderCrc(const char* block) {
   return Crc32c(std::string_view(copy, kHeaderCoveredBytes));
 }
 
+// Bytes 12..15 of a record: how far behind its LSN the durable LSN was;
+// 0 (unknown) if it does not fit, never a value that claims more.
+uint32_t DurableDistance(const RecordHeader& h) {
+  if (h.durable_lsn == 0 || h.durable_lsn >= h.lsn) return 0;
+  const uint64_t distance = h.lsn - h.durable_lsn;
+  return distance > UINT32_MAX ? 0 : static_cast<uint32_t>(distance);
+}
+
 }  // namespace
 
 static_assert(std::endian::native == std::endian::little,
@@ -91,6 +99,7 @@ void EncodeRecord(const RecordHeader& h, std::string_view payload, char* dst) {
   std::memset(dst, 0, kRecordHeaderBytes);
   Put<uint32_t>(dst, 4, static_cast<uint32_t>(payload.size()));
   Put<uint8_t>(dst, 8, static_cast<uint8_t>(h.type));
+  Put<uint32_t>(dst, 12, DurableDistance(h));
   Put<uint64_t>(dst, 16, h.lsn);
   Put<uint64_t>(dst, 24, h.txn_id);
   Put<uint64_t>(dst, 32, h.commit_ts);
@@ -129,6 +138,9 @@ DecodeResult DecodeRecord(std::string_view bytes, RecordHeader* header,
   header->lsn = Get<uint64_t>(p, 16);
   header->txn_id = Get<uint64_t>(p, 24);
   header->commit_ts = Get<uint64_t>(p, 32);
+  const uint32_t distance = Get<uint32_t>(p, 12);
+  header->durable_lsn =
+      distance == 0 || distance > header->lsn ? 0 : header->lsn - distance;
   *payload = std::string_view(p + kRecordHeaderBytes, length);
   return DecodeResult::kOk;
 }

@@ -1,12 +1,14 @@
 #ifndef STRAND_WAL_LOG_FORMAT_H_
 #define STRAND_WAL_LOG_FORMAT_H_
 
-// The on-disk format of strand's write-ahead log (format version 2).
+// The on-disk format of strand's write-ahead log (format version 4).
 //
 // Versions: 1 had tuple redo ops only; 2 adds index-entry ops
 // (redo_record.h), same bytes otherwise; 3 adds the two-phase commit records
-// of partitioned mode (kPrepare, kDistributedCommit, kParticipantCommit).
-// A reader accepts every version up to its own and refuses newer ones.
+// of partitioned mode (kPrepare, kDistributedCommit, kParticipantCommit);
+// 4 fills record bytes 12..15 with the writer's durable watermark (below;
+// zero in older versions, read as "unknown"). A reader accepts every
+// version up to its own and refuses newer ones.
 //
 // Layout. Each compute node writes its own log: a directory
 // <wal_dir>/node-<id>/ of segment files 00000001.wal, 00000002.wal, ...
@@ -22,15 +24,25 @@
 //
 //   record (40-byte header + payload, padded with zeros to 8 bytes):
 //     0  crc u32 (CRC32C of bytes 4..40+payload)   4 payload_bytes u32
-//     8  type u8, 7 reserved zero bytes           16 lsn u64
-//    24  txn_id u64                                32 commit_ts u64
-//    40  payload (for kCommit: the redo ops, see redo_record.h)
+//     8  type u8, 3 reserved zero bytes           12 durable_distance u32
+//    16  lsn u64                                   24 txn_id u64
+//    32  commit_ts u64                             40 payload (for kCommit:
+//                                                     the redo ops,
+//                                                     redo_record.h)
 //
 // LSNs number one node's records 1, 2, 3, ... without gaps, across
 // segments; each segment header names the LSN of its first record. The
 // reader uses the gap-free numbering to tell a torn tail or stale bytes from
 // the log: a record is accepted only if its CRC matches and its LSN is the
 // next one.
+//
+// The durable watermark: durable_distance = lsn - (the writer's durable LSN
+// when it appended the record), 0 if unknown (or too far to fit). Every
+// record up to lsn - durable_distance had been written and synced before
+// this one was even appended. So when the log stops at a bad record E and
+// a valid record after it says "durable up to >= E", record E was durable
+// (perhaps acknowledged) and is now damaged: data loss, not the torn tail
+// of a crash (log_reader.h tells the two apart with it).
 //
 // Why this suffices for recovery (redo-only logging of committed work):
 //  - A transaction writes nothing to the log until it commits; then its whole
@@ -65,7 +77,7 @@ namespace strand::wal {
 using Lsn = uint64_t;
 
 inline constexpr uint64_t kSegmentMagic = 0x4c57444e41525453;  // "STRANDWL"
-inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kFormatVersion = 4;
 // Unit of O_DIRECT I/O and of the segment header.
 inline constexpr size_t kBlockBytes = 4096;
 inline constexpr size_t kSegmentHeaderBytes = kBlockBytes;
@@ -126,6 +138,10 @@ struct RecordHeader {
   Lsn lsn = 0;
   uint64_t txn_id = 0;
   uint64_t commit_ts = 0;
+  // Every record up to this LSN was durable when this one was appended; 0:
+  // unknown (format < 4, or more than 2^32 - 1 records apart). Must be
+  // below lsn.
+  Lsn durable_lsn = 0;
 };
 
 // Bytes a record with `payload_bytes` of payload takes in the log.

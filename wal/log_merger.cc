@@ -13,7 +13,7 @@
 namespace strand::wal {
 
 absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::Open(
-    const std::string& wal_dir, uint64_t database_id) {
+    const std::string& wal_dir, uint64_t database_id, DamagePolicy policy) {
   std::error_code ec;
   if (!std::filesystem::is_directory(wal_dir, ec)) {
     return absl::NotFoundError(
@@ -36,7 +36,8 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::Open(
   std::sort(nodes.begin(), nodes.end());
   std::vector<std::unique_ptr<LogReader>> readers;
   for (uint32_t id : nodes) {
-    auto reader = LogReader::Open(NodeDirectory(wal_dir, id), database_id);
+    auto reader =
+        LogReader::Open(NodeDirectory(wal_dir, id), database_id, policy);
     if (!reader.ok()) return reader.status();
     readers.push_back(*std::move(reader));
   }
@@ -47,15 +48,31 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
     std::vector<std::unique_ptr<LogReader>> readers) {
   std::unique_ptr<LogMerger> merger(new LogMerger);
   LogRecord r;
+  uint64_t cut_ts = UINT64_MAX;
   for (auto& reader : readers) {
+    uint64_t max_ts = 0;
     for (;;) {
       absl::StatusOr<bool> more = reader->Next(&r);
       if (!more.ok()) return more.status();
       if (!*more) break;
+      max_ts = std::max(max_ts, r.header.commit_ts);
       merger->records_.push_back(
           {r.compute_node_id, r.header, std::string(r.payload)});
     }
     merger->stats_.push_back(reader->stats());
+    if (!reader->stats().damage.empty()) {
+      merger->damaged_ = true;
+      cut_ts = std::min(cut_ts, max_ts);
+    }
+  }
+  if (merger->damaged_) {
+    // The same point in commit order for every node (see the header).
+    merger->damage_cut_ts_ = cut_ts;
+    const size_t before = merger->records_.size();
+    std::erase_if(merger->records_, [cut_ts](const MergedRecord& m) {
+      return m.header.commit_ts > cut_ts;
+    });
+    merger->dropped_at_cut_ = before - merger->records_.size();
   }
   if (absl::Status s = merger->ResolveTwoPhase(); !s.ok()) return s;
   std::sort(

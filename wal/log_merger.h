@@ -29,6 +29,18 @@
 // proportional to the log since the last checkpoint (checkpoint.h), which
 // bounds it; one sort of (timestamp, node, LSN) keys.
 //
+// Damage (log_reader.h): by default a node's damaged log fails Open. With
+// DamagePolicy::kStopAtDamage (recovery's explicit opt-in) each damaged log
+// is read up to its damage, and the merged history is cut at the same
+// point in commit order for every node: records with a commit timestamp
+// above T are dropped, T being (over the damaged nodes) the smallest
+// largest commit timestamp of a record read before the damage. Without
+// that cut, other nodes' later transactions, which may have read what the
+// lost records wrote, would replay over a state without them (e.g. an
+// index entry's removal of a row whose insert was lost). The cut is as
+// close to consistent as the logs allow, not exact: a node appends in LSN
+// order, not commit order, so a lost record may carry a timestamp below T.
+//
 //   auto merger = LogMerger::Open(wal_dir, database_id);
 //   MergedRecord r;
 //   while (*(*merger)->Next(&r)) Replay(r.header, r.payload);
@@ -62,8 +74,10 @@ class LogMerger {
   // Reads every <wal_dir>/node-<id>/ log. A node's error (another database,
   // newer format version, a bug-shaped record) fails the whole open: replay
   // must not proceed with part of the committed history.
+  // `policy`: what each node's reader does with damage (see above).
   static absl::StatusOr<std::unique_ptr<LogMerger>> Open(
-      const std::string& wal_dir, uint64_t database_id);
+      const std::string& wal_dir, uint64_t database_id,
+      DamagePolicy policy = DamagePolicy::kFail);
 
   // Merges the given per-node readers (each consumed to its end).
   static absl::StatusOr<std::unique_ptr<LogMerger>> FromReaders(
@@ -72,10 +86,16 @@ class LogMerger {
   // The next record in commit-timestamp order; false at the end.
   bool Next(MergedRecord* record);
 
-  // Per node, how its log ended (torn tails cut, dropped bytes).
+  // Per node, how its log ended (torn tails cut, dropped bytes, damage).
   const std::vector<LogReaderStats>& node_stats() const { return stats_; }
   size_t record_count() const { return records_.size(); }
   const TwoPhaseStats& two_phase_stats() const { return two_phase_; }
+  // With damage under kStopAtDamage: the commit timestamp T of the cut,
+  // and how many records (of any node) it dropped because their timestamp
+  // was above T.
+  bool damaged() const { return damaged_; }
+  uint64_t damage_cut_ts() const { return damage_cut_ts_; }
+  uint64_t records_dropped_at_cut() const { return dropped_at_cut_; }
 
  private:
   // Resolves two-phase records into redo records (see above).
@@ -87,6 +107,9 @@ class LogMerger {
   size_t next_ = 0;
   std::vector<LogReaderStats> stats_;
   TwoPhaseStats two_phase_;
+  bool damaged_ = false;
+  uint64_t damage_cut_ts_ = 0;
+  uint64_t dropped_at_cut_ = 0;
 };
 
 }  // namespace strand::wal

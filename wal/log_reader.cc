@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -78,10 +79,67 @@ uint64_t NonZeroTail(std::string_view data, size_t from) {
   return last == std::string_view::npos || last < from ? 0 : last + 1 - from;
 }
 
+template <typename T>
+T Get(const char* p) {
+  T value;
+  std::memcpy(&value, p, sizeof(T));
+  return value;
+}
+
+// "00000002.wal": a segment's file name, as messages name it.
+std::string SegmentName(uint64_t index) {
+  return std::filesystem::path(SegmentPath("", index)).filename().string();
+}
+
+// A valid record in data[from..] whose watermark says `lsn` was durable
+// when it was appended (log_format.h), or nullopt. Cheap tests first: a
+// CRC only for a candidate.
+struct Evidence {
+  uint64_t offset;
+  RecordHeader header;
+};
+std::optional<Evidence> FindRecordAppendedAfterDurable(std::string_view data,
+                                                       size_t from, Lsn lsn) {
+  for (size_t q = from; q + kRecordHeaderBytes <= data.size();
+       q += kRecordAlignment) {
+    const char* p = data.data() + q;
+    // A record type, then 3 reserved zero bytes.
+    const uint32_t type = Get<uint32_t>(p + 8);
+    if (type < static_cast<uint8_t>(RecordType::kCommit) ||
+        type > kMaxRecordType) {
+      continue;
+    }
+    const uint32_t distance = Get<uint32_t>(p + 12);
+    const Lsn record_lsn = Get<uint64_t>(p + 16);
+    if (distance == 0 || record_lsn <= distance ||
+        record_lsn - distance < lsn) {
+      continue;
+    }
+    Evidence e{q, {}};
+    std::string_view payload;
+    if (DecodeRecord(data.substr(q), &e.header, &payload) ==
+        DecodeResult::kOk) {
+      return e;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
+LogReader::LogReader(std::string node_dir, uint64_t database_id,
+                     DamagePolicy policy, std::vector<uint64_t> segments)
+    : node_dir_(std::move(node_dir)),
+      database_id_(database_id),
+      policy_(policy),
+      segments_(std::move(segments)) {
+  std::filesystem::path dir(node_dir_);
+  stats_.node =
+      (dir.has_filename() ? dir : dir.parent_path()).filename().string();
+}
+
 absl::StatusOr<std::unique_ptr<LogReader>> LogReader::Open(
-    std::string node_dir, uint64_t database_id) {
+    std::string node_dir, uint64_t database_id, DamagePolicy policy) {
   std::error_code ec;
   if (!std::filesystem::is_directory(node_dir, ec)) {
     return absl::NotFoundError(
@@ -101,8 +159,28 @@ absl::StatusOr<std::unique_ptr<LogReader>> LogReader::Open(
         absl::StrFormat("list %s: %s", node_dir, ec.message()));
   }
   std::sort(segments.begin(), segments.end());
-  return std::unique_ptr<LogReader>(
-      new LogReader(std::move(node_dir), database_id, std::move(segments)));
+  return std::unique_ptr<LogReader>(new LogReader(
+      std::move(node_dir), database_id, policy, std::move(segments)));
+}
+
+std::string LogReader::EndOfRecords() const {
+  if (cut_segment_ == 0) return "the log has no record before it";
+  return absl::StrFormat("the records of %s end at offset %d (%s) after LSN %d",
+                         SegmentName(cut_segment_), cut_offset_, cut_why_,
+                         expected_lsn_ - 1);
+}
+
+absl::Status LogReader::Damage(std::string_view what) {
+  const std::string message = absl::StrFormat(
+      "%s: the log is damaged before its end: %s. Replaying only the "
+      "records before the damage would silently lose the committed "
+      "transactions after it",
+      node_dir_, what);
+  if (policy_ == DamagePolicy::kFail) return absl::DataLossError(message);
+  stats_.damage = message;
+  done_ = true;
+  in_segment_ = false;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> LogReader::LoadNextSegment() {
@@ -111,8 +189,27 @@ absl::StatusOr<bool> LogReader::LoadNextSegment() {
   segment_index_ = segments_[next_segment_++];
   path_ = SegmentPath(node_dir_, segment_index_);
   ++stats_.segments;
+  const uint64_t expected_index = previous_segment_index_ + 1;
+  previous_segment_index_ = segment_index_;
   if (absl::Status s = ReadSegmentFile(path_, &data_); !s.ok()) return s;
   const std::string_view data = data_;
+  const Lsn next_lsn = std::max<Lsn>(expected_lsn_, 1);
+  if (segment_index_ != expected_index) {
+    stats_.dropped_bytes += NonZeroTail(data, 0);
+    const std::string what =
+        expected_index == 1
+            ? absl::StrFormat(
+                  "segment %s is missing (the log starts with %s): the "
+                  "records from LSN 1 on are lost",
+                  SegmentName(1), SegmentName(segment_index_))
+            : absl::StrFormat(
+                  "%s, and segment %s is missing (%s follows): the records "
+                  "from LSN %d on are lost",
+                  EndOfRecords(), SegmentName(expected_index),
+                  SegmentName(segment_index_), next_lsn);
+    if (absl::Status s = Damage(what); !s.ok()) return s;
+    return false;
+  }
   const bool zero_header =
       data.size() < kSegmentHeaderBytes ||
       data.substr(0, kSegmentHeaderBytes).find_first_not_of('\0') ==
@@ -125,21 +222,50 @@ absl::StatusOr<bool> LogReader::LoadNextSegment() {
     if (header.status().code() != absl::StatusCode::kDataLoss) {
       return header.status();  // another database, newer version, not a log
     }
-    // Torn while being created: skip it; the LSN check on the next segment
-    // decides whether the log goes on.
     stats_.dropped_bytes += NonZeroTail(data, 0);
+    const uint64_t record_bytes = NonZeroTail(data, kSegmentHeaderBytes);
+    if (record_bytes > 0) {
+      // A writer syncs a segment's header before its first record.
+      if (absl::Status s = Damage(absl::StrFormat(
+              "the header of segment %s is %s, but the segment holds %d "
+              "bytes of records: the records from LSN %d on are lost",
+              SegmentName(segment_index_), zero_header ? "zeros" : "corrupt",
+              record_bytes, next_lsn));
+          !s.ok()) {
+        return s;
+      }
+      return false;
+    }
+    // Torn while being created, before any record: skip it; the next
+    // segment (a restarted writer's) must start at next_lsn.
     stats_.end = absl::StrFormat("torn segment header in %s", path_);
     return true;
   }
-  if (expected_lsn_ != 0 && header->first_lsn != expected_lsn_) {
+  if (header->first_lsn != next_lsn) {
     stats_.dropped_bytes += NonZeroTail(data, 0);
-    stats_.end =
-        absl::StrFormat("%s starts at LSN %d, but the log ends at LSN %d",
-                        path_, header->first_lsn, expected_lsn_ - 1);
+    std::string what;
+    if (expected_lsn_ == 0) {
+      what = absl::StrFormat(
+          "the first segment %s starts at LSN %d: the records from LSN 1 on "
+          "are missing",
+          SegmentName(segment_index_), header->first_lsn);
+    } else if (header->first_lsn > next_lsn) {
+      what = absl::StrFormat(
+          "%s, but the next segment %s starts at LSN %d: LSN %d to LSN %d "
+          "are lost",
+          EndOfRecords(), SegmentName(segment_index_), header->first_lsn,
+          next_lsn, header->first_lsn - 1);
+    } else {
+      what = absl::StrFormat(
+          "%s, but the next segment %s starts at LSN %d, which the log had "
+          "passed",
+          EndOfRecords(), SegmentName(segment_index_), header->first_lsn);
+    }
+    if (absl::Status s = Damage(what); !s.ok()) return s;
     return false;
   }
   if (expected_lsn_ == 0) {
-    expected_lsn_ = std::max<Lsn>(header->first_lsn, 1);
+    expected_lsn_ = next_lsn;
     node_id_ = header->compute_node_id;
   }
   pos_ = kSegmentHeaderBytes;
@@ -147,7 +273,7 @@ absl::StatusOr<bool> LogReader::LoadNextSegment() {
   return true;
 }
 
-void LogReader::CutSegment(std::string_view why) {
+absl::Status LogReader::EndSegment(std::string_view why) {
   const uint64_t dropped = NonZeroTail(data_, pos_);
   stats_.dropped_bytes += dropped;
   if (dropped > 0 || !why.empty()) {
@@ -158,6 +284,19 @@ void LogReader::CutSegment(std::string_view why) {
     stats_.end = absl::StrFormat("clean end at %s+%d", path_, pos_);
   }
   in_segment_ = false;
+  cut_segment_ = segment_index_;
+  cut_offset_ = pos_;
+  cut_why_ = why.empty() ? "zeros" : std::string(why);
+  if (dropped == 0) return absl::OkStatus();
+  const std::optional<Evidence> later =
+      FindRecordAppendedAfterDurable(data_, pos_, expected_lsn_);
+  if (!later.has_value()) return absl::OkStatus();  // a torn tail
+  return Damage(absl::StrFormat(
+      "record LSN %d at %s offset %d is missing or damaged (%s), but record "
+      "LSN %d at offset %d of the same segment was appended after LSN %d "
+      "was durable",
+      expected_lsn_, SegmentName(segment_index_), pos_, cut_why_,
+      later->header.lsn, later->offset, later->header.durable_lsn));
 }
 
 absl::Status LogReader::DropRemainingSegments() {
@@ -176,46 +315,47 @@ absl::StatusOr<bool> LogReader::Next(LogRecord* record) {
     if (!in_segment_) {
       absl::StatusOr<bool> loaded = LoadNextSegment();
       if (!loaded.ok()) return loaded.status();
-      if (!*loaded) {
-        done_ = true;
-        if (absl::Status s = DropRemainingSegments(); !s.ok()) return s;
-        if (stats_.end.empty()) stats_.end = "empty log";
-        break;
-      }
+      if (!*loaded) done_ = true;
       continue;
     }
     RecordHeader header;
     std::string_view payload;
     const std::string_view rest = std::string_view(data_).substr(pos_);
+    absl::Status ended;
     switch (DecodeRecord(rest, &header, &payload)) {
       case DecodeResult::kEnd:
-        CutSegment("");
-        continue;
+        ended = EndSegment("");
+        break;
       case DecodeResult::kCorrupt:
-        CutSegment("torn or corrupt record");
-        continue;
+        ended = EndSegment("torn or corrupt record");
+        break;
       case DecodeResult::kBadType:
         return absl::DataLossError(absl::StrFormat(
             "%s+%d: record with a valid CRC but unknown type %d", path_, pos_,
             static_cast<uint8_t>(rest[8])));
       case DecodeResult::kOk:
-        break;
+        if (header.lsn != expected_lsn_) {
+          ended = EndSegment(absl::StrFormat(
+              "stale record (LSN %d, expected %d)", header.lsn, expected_lsn_));
+          break;
+        }
+        record->header = header;
+        record->payload = payload;
+        record->compute_node_id = node_id_;
+        record->segment_index = segment_index_;
+        record->offset = pos_;
+        pos_ += EncodedRecordBytes(header.payload_bytes);
+        ++expected_lsn_;
+        ++stats_.records;
+        stats_.last_lsn = header.lsn;
+        return true;
     }
-    if (header.lsn != expected_lsn_) {
-      CutSegment(absl::StrFormat("stale record (LSN %d, expected %d)",
-                                 header.lsn, expected_lsn_));
-      continue;
-    }
-    record->header = header;
-    record->payload = payload;
-    record->compute_node_id = node_id_;
-    record->segment_index = segment_index_;
-    record->offset = pos_;
-    pos_ += EncodedRecordBytes(header.payload_bytes);
-    ++expected_lsn_;
-    ++stats_.records;
-    stats_.last_lsn = header.lsn;
-    return true;
+    if (!ended.ok()) return ended;
+  }
+  if (!finished_) {
+    finished_ = true;
+    if (absl::Status s = DropRemainingSegments(); !s.ok()) return s;
+    if (stats_.end.empty()) stats_.end = "empty log";
   }
   return false;
 }

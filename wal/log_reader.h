@@ -5,16 +5,42 @@
 // by record in LSN order, as recovery and LogWriter::Open do.
 //
 // What it accepts: a record whose CRC matches and whose LSN is the next one.
-// The log ends at the first place that fails: zeros (the clean end), a torn
-// or corrupt record (CRC mismatch, impossible length), or a record with the
-// wrong LSN (stale bytes). The bytes after that point are "cut": ignored and
-// counted in stats().dropped_bytes (non-zero bytes only, so the unused,
-// zeroed rest of a preallocated segment is not counted). Nothing after the
-// cut was ever acknowledged: LogWriter acknowledges a commit only after
-// every byte before it is durable, and a new segment continues with the
-// next LSN, so reading resumes in the next segment only if its header names
-// exactly that LSN. A segment whose header is torn (zeros, CRC mismatch;
-// the writer crashed while creating it) is skipped the same way.
+// A segment's records end at the first place that fails: zeros (the clean
+// end), a torn or corrupt record (CRC mismatch, impossible length), or a
+// record with the wrong LSN. The bytes after that point are "cut": ignored
+// and counted in stats().dropped_bytes (non-zero bytes only, so the unused,
+// zeroed rest of a preallocated segment is not counted). Reading goes on in
+// the next segment only if its header names exactly the next LSN (a writer
+// that reopened the log after a crash continues there, log_writer.h).
+//
+// Torn tail or damage: a cut is the torn tail of a crash only if nothing
+// that was durable can lie after it. The reader decides from what the
+// writer guarantees (log_writer.h): a commit is acknowledged only after
+// every record before it is synced; segment N+1 is created only after all
+// of segment N's records were synced; a segment's header is synced before
+// any record goes into it. So the cut before the expected LSN E is damage
+// (committed, perhaps acknowledged transactions lost) when
+//   - a valid record after it in its segment was appended when E was
+//     already durable (its durable watermark, log_format.h, is >= E);
+//   - the next segment file exists but starts at another LSN than E;
+//   - a segment file is missing (a gap in the indexes, or the first
+//     segment is not 00000001.wal or does not start at LSN 1: there is no
+//     log truncation yet, checkpoint.h);
+//   - a segment's header is damaged but the segment holds records.
+// Everything else is a torn tail: the cut in the newest segment, or one a
+// restarted writer continued after. Records of the crashed flush may follow
+// a torn record (a flush writes its blocks concurrently); their watermark
+// predates E, they were never acknowledged, and they are cut. Limit: a
+// damaged record whose successors all belong to its own flush, or damage
+// in a log of format < 4 (no watermark) within the last segment, looks
+// exactly like a torn tail and is read as one; a whole newest segment that
+// was deleted leaves no trace.
+//
+// Damage is an error (DataLoss, `DamagePolicy::kFail`, the default) whose
+// message names the node, segment, offset and LSN of the first missing
+// record and the evidence; with `kStopAtDamage` the log ends there
+// instead and stats().damage says the same (recovery's explicit opt-in to
+// lose what follows).
 //
 // What it refuses (Next or Open returns the error, naming the file): a
 // segment of another database (FailedPrecondition), of a newer format
@@ -26,6 +52,8 @@
 // SEEK_DATA/SEEK_HOLE, so the preallocated, never-written rest of a segment
 // is not read unless it was zero-filled), then records are decoded in
 // place; a record's payload stays valid until the next segment is loaded.
+// A cut costs one pass over the rest of its segment (an 8-byte-step scan
+// that computes a CRC only for a candidate record with a watermark >= E).
 
 #include <cstdint>
 #include <memory>
@@ -47,7 +75,14 @@ struct LogRecord {
   uint64_t offset = 0;  // of the record in its segment file
 };
 
+// What the reader does with damage before the end of the log.
+enum class DamagePolicy {
+  kFail,          // Next returns DataLoss naming it
+  kStopAtDamage,  // the log ends before it; stats().damage describes it
+};
+
 struct LogReaderStats {
+  std::string node;            // the node directory's name, e.g. "node-0"
   uint64_t segments = 0;       // segment files looked at
   uint64_t records = 0;        // records returned
   Lsn last_lsn = 0;            // LSN of the last record returned
@@ -55,6 +90,9 @@ struct LogReaderStats {
   // Why and where reading stopped, for recovery's report, e.g.
   // "torn or corrupt record at node-0/00000002.wal+12288".
   std::string end;
+  // kStopAtDamage only: non-empty if the log was damaged before its end
+  // (what kFail returns as the error); the log was read up to it.
+  std::string damage;
 };
 
 class LogReader {
@@ -62,8 +100,9 @@ class LogReader {
   // Lists the segments of the log in `node_dir` (NodeDirectory()). NotFound
   // if the directory does not exist; an empty directory is an empty log.
   // Every segment must belong to `database_id`.
-  static absl::StatusOr<std::unique_ptr<LogReader>> Open(std::string node_dir,
-                                                         uint64_t database_id);
+  static absl::StatusOr<std::unique_ptr<LogReader>> Open(
+      std::string node_dir, uint64_t database_id,
+      DamagePolicy policy = DamagePolicy::kFail);
 
   // The next record: true and `*record` filled, or false at the end of the
   // log. After false, stats() says how the log ended.
@@ -76,21 +115,26 @@ class LogReader {
   }
 
  private:
-  LogReader(std::string node_dir, uint64_t database_id,
-            std::vector<uint64_t> segments)
-      : node_dir_(std::move(node_dir)),
-        database_id_(database_id),
-        segments_(std::move(segments)) {}
+  LogReader(std::string node_dir, uint64_t database_id, DamagePolicy policy,
+            std::vector<uint64_t> segments);
 
-  // Loads segments_[next_segment_]; false if it cannot continue the log.
+  // Loads segments_[next_segment_]; false at the end of the log (or at
+  // damage under kStopAtDamage).
   absl::StatusOr<bool> LoadNextSegment();
-  // Ends the current segment at pos_, counting what is cut.
-  void CutSegment(std::string_view why);
+  // Ends the current segment's records at pos_, counting what is cut, and
+  // checks the rest of the segment for records that prove damage.
+  absl::Status EndSegment(std::string_view why);
+  // "the records of 00000001.wal end at offset 8192 (zeros) after LSN 41".
+  std::string EndOfRecords() const;
+  // Reports damage at the last cut: `evidence` says why it is not a torn
+  // tail. kFail: the error; kStopAtDamage: ends the log, returns OK.
+  absl::Status Damage(std::string_view evidence);
   // Counts the non-zero bytes of every segment not yet loaded.
   absl::Status DropRemainingSegments();
 
   std::string node_dir_;
   uint64_t database_id_;
+  DamagePolicy policy_;
   std::vector<uint64_t> segments_;  // indexes, ascending
   size_t next_segment_ = 0;
   std::string data_;  // the loaded segment
@@ -101,6 +145,13 @@ class LogReader {
   bool in_segment_ = false;
   bool done_ = false;
   Lsn expected_lsn_ = 0;  // 0 until the first segment header is read
+  uint64_t previous_segment_index_ = 0;  // of the last segment looked at
+  bool finished_ = false;                // remaining segments counted
+  // Where the records stopped last (segment 0: nowhere yet) and why, for
+  // damage reports.
+  uint64_t cut_segment_ = 0;
+  uint64_t cut_offset_ = 0;
+  std::string cut_why_;
   LogReaderStats stats_;
 };
 

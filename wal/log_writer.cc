@@ -181,9 +181,14 @@ absl::StatusOr<Lsn> LogWriter::AppendRecord(RecordType type, uint64_t txn_id,
     b = pending_.back().get();
   }
   const Lsn lsn = ++last_lsn_;
-  EncodeRecord(
-      {.type = type, .lsn = lsn, .txn_id = txn_id, .commit_ts = commit_ts},
-      redo_payload, b->data + b->used);
+  // durable_lsn_: the watermark that lets a reader tell damage from a
+  // torn tail (log_format.h).
+  EncodeRecord({.type = type,
+                .lsn = lsn,
+                .txn_id = txn_id,
+                .commit_ts = commit_ts,
+                .durable_lsn = durable_lsn_},
+               redo_payload, b->data + b->used);
   b->used += size;
   b->last_lsn = lsn;
   append_offset_ += size;

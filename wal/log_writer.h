@@ -39,7 +39,11 @@
 // Open on an existing log continues it: the reader finds the last valid
 // record (cutting a torn tail, LOG(WARNING) says how many bytes) and the
 // writer starts a new segment with the next LSN; old segments are never
-// written again.
+// written again. A log damaged before its end is refused (DataLoss, see
+// log_reader.h): appending to it would bury the damage.
+//
+// Each record carries the durable LSN at its append (log_format.h), which
+// is what lets a reader tell a crash's torn tail from damage.
 //
 // The commit path (txn/) calls Commit after taking its commit timestamp and
 // before releasing its locks, or Append then WaitDurable to release locks

@@ -26,6 +26,7 @@ namespace strand::engine {
 namespace {
 
 using testing::WalBank;
+using testing::WalBankOptions;
 
 class WalRecoveryTest : public testing::WalBankTest {
  protected:
@@ -36,6 +37,24 @@ class WalRecoveryTest : public testing::WalBankTest {
     EXPECT_TRUE(engine.ok()) << engine.status();
     return engine.ok() ? *std::move(engine) : nullptr;
   }
+  // Commits transfers 1..n with the log on, then closes the engine (as if
+  // the process died), and returns the records of node 0's log.
+  std::vector<wal::LogRecord> LogTransfers(int n) {
+    uint64_t database_id = 0;
+    {
+      auto engine = OpenLogged();
+      if (engine == nullptr) return {};
+      database_id = engine->database_id();
+      auto bank = WalBank::Define(*engine, false);
+      auto session = engine->NewSession(0);
+      for (int seq = 1; seq <= n; ++seq) {
+        EXPECT_TRUE(
+            bank->Transfer(**session, seq % 9, 9 + seq % 7, 1, seq).ok());
+      }
+    }
+    return wal::testing::ReadAll(node_dir(), database_id, nullptr);
+  }
+  std::string node_dir() const { return wal::NodeDirectory(wal_dir_, 0); }
 };
 
 // After every acknowledged commit its record is durable: the file layer
@@ -141,22 +160,9 @@ TEST_P(WalRecoveryTest, RefusesLogOfAnotherDatabase) {
 // Garbage after the last record (a torn write): recovery cuts it, says how
 // many bytes it dropped, and replays everything before it.
 TEST_P(WalRecoveryTest, TornTailIsCutAndReported) {
-  uint64_t database_id = 0;
-  {
-    auto engine = OpenLogged();
-    ASSERT_NE(engine, nullptr);
-    database_id = engine->database_id();
-    auto bank = WalBank::Define(*engine, false);
-    auto session = engine->NewSession(0);
-    for (int seq = 1; seq <= 10; ++seq) {
-      ASSERT_TRUE(bank->Transfer(**session, seq, seq + 1, 1, seq).ok());
-    }
-  }
-  const std::string node_dir = wal::NodeDirectory(wal_dir_, 0);
-  std::vector<std::string> payloads;
-  auto records =
-      wal::testing::ReadAll(node_dir, database_id, &payloads, nullptr);
+  const std::vector<wal::LogRecord> records = LogTransfers(10);
   ASSERT_EQ(records.size(), 10u);
+  const std::string node_dir = this->node_dir();
   const wal::LogRecord& last = records.back();
   const uint64_t end =
       last.offset + wal::EncodedRecordBytes(last.header.payload_bytes);
@@ -174,6 +180,70 @@ TEST_P(WalRecoveryTest, TornTailIsCutAndReported) {
   EXPECT_EQ(report.dropped_bytes, 100u);
   EXPECT_TRUE(absl::StrContains(report.Summary(), "100 bytes dropped"))
       << report.Summary();
+}
+
+// A record damaged in the middle of the log (later records were durable
+// after it): recovery fails and says where, instead of replaying the
+// records before it as if they were all there were.
+TEST_P(WalRecoveryTest, DamageBeforeTheEndOfTheLogFailsRecovery) {
+  const std::vector<wal::LogRecord> records = LogTransfers(40);
+  ASSERT_EQ(records.size(), 40u);
+  const std::string node_dir = this->node_dir();
+  const wal::LogRecord& victim = records[16];  // LSN 17
+  const std::string segment = wal::SegmentPath(node_dir, victim.segment_index);
+  std::string data = wal::testing::ReadFile(segment);
+  for (int i = 0; i < 8; ++i) data[victim.offset + 48 + i] ^= 0x77;
+  wal::testing::WriteFile(segment, data);
+
+  auto engine = Recover();
+  ASSERT_FALSE(engine.ok()) << (*engine)->recovery_report()->Summary();
+  EXPECT_EQ(engine.status().code(), absl::StatusCode::kDataLoss);
+  const std::string m(engine.status().message());
+  for (const std::string& part :
+       {std::string("node-0"),
+        wal::SegmentPath("", victim.segment_index).substr(1),
+        absl::StrCat("offset ", victim.offset), std::string("LSN 17")}) {
+    EXPECT_TRUE(absl::StrContains(m, part)) << part << " not in: " << m;
+  }
+  EXPECT_TRUE(absl::StrContains(m, "allow_log_data_loss")) << m;
+
+  // The explicit opt-in: the 16 transfers before the damage, consistent,
+  // and a report that says data was lost.
+  EngineOptions o = WalBankOptions(GetParam());
+  o.image_path = image_;
+  o.recover_wal_dir = wal_dir_;
+  o.recover_allow_log_data_loss = true;
+  auto allowed = Engine::Open(o);
+  ASSERT_TRUE(allowed.ok()) << allowed.status();
+  const RecoveryReport& report = *(*allowed)->recovery_report();
+  EXPECT_EQ(report.records_replayed, 16u);
+  EXPECT_TRUE(report.data_lost);
+  ASSERT_EQ(report.nodes.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(report.nodes[0].damage, "LSN 17"))
+      << report.nodes[0].damage;
+  EXPECT_TRUE(absl::StrContains(report.Summary(), "DATA LOST"))
+      << report.Summary();
+  auto bank = WalBank::Define(**allowed, false);
+  ASSERT_TRUE(bank.ok());
+  auto session = (*allowed)->NewSession(0);
+  ASSERT_TRUE(session.ok());
+  EXPECT_EQ(bank->CheckConsistent(**session), "");
+  EXPECT_EQ(bank->History(**session)->size(), 16u);
+}
+
+// An image is only meaningful with the GCL size it was taken with: every
+// page and index node is one GCL. Another size is refused up front, saying
+// which size to use.
+TEST_P(WalRecoveryTest, ImageRefusesAnotherGclSize) {
+  engine::EngineOptions o = WalBankOptions(GetParam());
+  ASSERT_EQ(o.cc.gcl_size, 1024u);
+  o.image_path = image_;
+  o.cc.gcl_size = 2048;
+  auto engine = Engine::Open(o);
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(engine.status().message(), "--gcl_size=1024"))
+      << engine.status();
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, WalRecoveryTest,

@@ -2,10 +2,20 @@
 // small cache, under every algorithm x protocol: no call fails other than
 // the deliberate rollbacks, and every consistency condition holds after.
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "tests/testing/protocols.h"
 #include "tests/tpcc/tpcc_test_db.h"
 #include "tpcc/consistency.h"
+#include "tpcc/delivery_result_file.h"
 #include "tpcc/driver.h"
 
 namespace strand::tpcc {
@@ -60,6 +70,68 @@ TEST_P(ConcurrentTest, StandardMixKeepsEveryConsistencyCondition) {
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, ConcurrentTest,
                          ::testing::ValuesIn(Configs()), ConfigName);
+
+// Clause 2.7.2: a Delivery card only queues the Delivery; the node's
+// deferred-execution path runs every queued one before the run ends and
+// records its result, skipped districts included, in the result file and
+// the run's counters.
+TEST(DeferredDeliveryTest, EveryQueuedDeliveryIsExecutedAndRecorded) {
+  auto db = testing::LoadTestDb(
+      testing::TestOptions(txn::CcAlgorithm::kTwoPhaseLocking,
+                           cc::Protocol::kSelcc, 1),
+      1);
+  ASSERT_NE(db, nullptr);
+  const std::string path =
+      ::testing::TempDir() + "/delivery-results-" + std::to_string(getpid());
+  std::remove(path.c_str());
+  auto file = DeliveryResultFile::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  DriverOptions d;
+  d.warehouses = 1;
+  d.mix = *Mix::Parse("delivery");
+  d.txns = 30;  // 18 undelivered orders per district at the load
+  d.delivery_results = file->get();
+  auto run = RunDriver(*db, d);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->errors(), 0u) << run->first_error;
+  const DeferredDeliveryStats& stats = run->deliveries;
+  EXPECT_GE(stats.queued, 30u);
+  EXPECT_EQ(stats.executed, run->by_type[kDelivery].commits);
+  EXPECT_EQ(stats.orders_delivered + stats.districts_skipped,
+            10 * stats.executed);
+  EXPECT_GT(stats.districts_skipped, 0u);
+  EXPECT_GT(stats.queue_to_done.count(), 0u);
+
+  // Every card's Delivery was executed (warm-up ones too) and recorded.
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::remove(path.c_str());
+  ASSERT_GE(lines.size(), 30u);
+  const int first_new_order = db->scale().customers - db->scale().new_orders();
+  EXPECT_NE(lines[0].find("w=1 "), std::string::npos) << lines[0];
+  EXPECT_NE(
+      lines[0].find(absl::StrFormat("skipped=0 districts=1:%d,2:%d,",
+                                    first_new_order + 1, first_new_order + 1)),
+      std::string::npos)
+      << lines[0];
+  int skipped = 0;
+  for (const std::string& line : lines) {
+    EXPECT_NE(line.find("queued="), std::string::npos) << line;
+    EXPECT_NE(line.find(" completed="), std::string::npos) << line;
+    skipped +=
+        std::count(line.begin(), line.end(), '-') - 4;  // the dates' four '-'
+  }
+  EXPECT_EQ(skipped,
+            10 * (static_cast<int>(lines.size()) - db->scale().new_orders()));
+  EXPECT_NE(lines.back().find("skipped=10 districts=1:-,2:-"),
+            std::string::npos)
+      << lines.back();
+  EXPECT_EQ(testing::CountRows(db->engine(), "new_order"), 0);
+  auto c = CheckConsistency(db->engine(), 1, db->scale());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->ok()) << c->ToString();
+}
 
 TEST(MixTest, ParsesStandardNamesAndWeights) {
   EXPECT_EQ(Mix::Parse("standard")->weights,

@@ -132,10 +132,11 @@ TEST_F(LoaderTest, ColumnsFollowTheRules) {
   });
   ForEachRow(engine(), "district", [&](const TupleView& d) {
     EXPECT_EQ(d.GetInt(district::kNextOId), s.customers + 1);
-    EXPECT_EQ(d.GetDecimal(district::kYtd), 3000000);
+    // 30,000.00 with 3,000 customers: one load payment of 10.00 each.
+    EXPECT_EQ(d.GetDecimal(district::kYtd), 1000 * s.customers);
   });
   ForEachRow(engine(), "warehouse", [&](const TupleView& w) {
-    EXPECT_EQ(w.GetDecimal(warehouse::kYtd), 30000000);
+    EXPECT_EQ(w.GetDecimal(warehouse::kYtd), 1000 * 10 * s.customers);
   });
   const int first_new = s.customers - s.new_orders() + 1;
   std::map<std::pair<int, int>, std::set<int>> order_customers;

@@ -7,7 +7,7 @@
 //   (a) every acknowledged New-Order is there: its ORDER row, its
 //       NEW-ORDER row unless the order was delivered since (carrier set),
 //       and its O_OL_CNT ORDER-LINE rows;
-//   (b) the consistency conditions 1-4 of clause 3.3.2 (tpcc/consistency.h).
+//   (b) the consistency conditions 1-12 of clause 3.3.2 (tpcc/consistency.h).
 //
 // Configurations: 1 node x 2 threads without pipelining, 2 nodes x 1
 // thread, early lock release, and pipelined acknowledgement (--wal_pipeline,

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "engine/session.h"
 #include "gtest/gtest.h"
 #include "tests/tpcc/tpcc_test_db.h"
@@ -122,6 +125,72 @@ TEST_F(TransactionsTest, RolledBackNewOrderLeavesNothing) {
   EXPECT_EQ(ok->o_id, next);
 }
 
+// Clause 2.4.2.3: a New-Order rolled back for its unused item processes
+// every valid item first (reads ITEM, updates STOCK, ...), so the rollback
+// costs what the profile costs. Observed through 2PL no-wait: while another
+// transaction holds the STOCK row of the first line, the New-Order must
+// meet that lock (a conflict), not roll back before reaching it.
+TEST(NewOrderRollbackTest, ProcessesEveryValidItemBeforeRollingBack) {
+  engine::EngineOptions options = testing::TestOptions(
+      txn::CcAlgorithm::kTwoPhaseLocking, cc::Protocol::kSelcc, 1);
+  options.retry.max_retries = 0;  // report the first conflict
+  auto db = TpccDatabase::Open(options, testing::TestScale(), 42);
+  ASSERT_TRUE(db.ok()) << db.status();
+  engine::Engine& engine = (*db)->engine();
+  const Tables& t = (*db)->tables();
+  absl::Notification held, release;
+  auto hold = engine.RegisterProcedure(
+      "test_hold_stock",
+      std::function<absl::StatusOr<int>(txn::Txn&, int)>(
+          [&](txn::Txn& txn, int item) -> absl::StatusOr<int> {
+            auto at = txn.Lookup(t.stock_pk, StockKey(1, item));
+            if (!at.ok()) return at.status();
+            auto row = txn.Modify(t.stock, *at);
+            if (!row.ok()) return row.status();
+            held.Notify();
+            release.WaitForNotification();
+            return 0;
+          }));
+  ASSERT_TRUE(hold.ok()) << hold.status();
+  ASSERT_TRUE((*db)->loader().Load(1, 1, 42, false).ok());
+
+  NewOrderInput in;
+  in.w = 1;
+  in.d = 2;
+  in.c = 5;
+  in.ol_cnt = 5;
+  for (int i = 0; i < 5; ++i) {
+    in.item[i] = 10 + 7 * i;
+    in.supply_w[i] = 1;
+    in.quantity[i] = 3;
+  }
+  in.item[4] = (*db)->scale().items + 1;  // unused: roll back
+  const engine::ProcedureId new_order = (*db)->procedures().new_order;
+  auto aborts = [&](txn::AbortReason reason) {
+    return engine.Stats()[new_order].aborts_for(reason);
+  };
+
+  std::thread holder([&] {
+    auto session = engine.NewSession(0);
+    ASSERT_TRUE(session.ok());
+    EXPECT_TRUE((*session)->Call<int>(*hold, in.item[0]).ok());
+  });
+  held.WaitForNotification();
+  auto session = engine.NewSession(0);
+  ASSERT_TRUE(session.ok());
+  auto blocked = (*session)->Call<NewOrderOutput>(new_order, in);
+  EXPECT_FALSE(blocked.ok());
+  EXPECT_EQ(aborts(txn::AbortReason::kConflict), 1u) << blocked.status();
+  EXPECT_EQ(aborts(txn::AbortReason::kUser), 0u) << blocked.status();
+  release.Notify();
+  holder.join();
+
+  // Unblocked, it runs to the unused item and rolls back.
+  auto rolled_back = (*session)->Call<NewOrderOutput>(new_order, in);
+  EXPECT_TRUE(absl::IsAborted(rolled_back.status())) << rolled_back.status();
+  EXPECT_EQ(aborts(txn::AbortReason::kUser), 1u);
+}
+
 TEST_F(TransactionsTest, PaymentMovesMoneyConsistently) {
   auto w_ytd = [&] {
     return Get(
@@ -169,6 +238,50 @@ TEST_F(TransactionsTest, PaymentMovesMoneyConsistently) {
   auto by_name = session_->Call<PaymentOutput>(procs().payment, in);
   ASSERT_TRUE(by_name.ok()) << by_name.status();
   EXPECT_EQ(by_name->c_id, 21);
+}
+
+// Clause 2.5.2.2: a bad-credit customer's C_DATA gets the payment's ids
+// and H_AMOUNT on its left; an amount is a decimal with two digits.
+TEST_F(TransactionsTest, PaymentPrependsTheAmountWithTwoDecimalsToBadCredit) {
+  int d = 0, c = 0;
+  ForEachRow(engine(), "customer", [&](const TupleView& t) {
+    if (c == 0 && t.GetChars(customer::kCredit) == "BC") {
+      d = t.GetInt(customer::kDId);
+      c = t.GetInt(customer::kId);
+    }
+  });
+  ASSERT_NE(c, 0) << "no bad-credit customer in the test load";
+  auto c_data = [&] {
+    std::string data;
+    ForEachRow(engine(), "customer", [&](const TupleView& t) {
+      if (t.GetInt(customer::kDId) == d && t.GetInt(customer::kId) == c) {
+        data = std::string(t.GetChars(customer::kData));
+      }
+    });
+    return data;
+  };
+  for (const auto& [cents, text] :
+       std::vector<std::pair<int64_t, std::string>>{{1205, "12.05"},
+                                                    {1200, "12.00"},
+                                                    {7, "0.07"},
+                                                    {500000, "5000.00"}}) {
+    const std::string before = c_data();
+    PaymentInput in;
+    in.w = in.c_w = 1;
+    in.d = 3;
+    in.c_d = d;
+    in.customer.c_id = c;
+    in.amount_cents = cents;
+    auto out = session_->Call<PaymentOutput>(procs().payment, in);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_TRUE(out->bad_credit);
+    const std::string prefix = absl::StrCat(c, " ", d, " 1 3 1 ", text, "|");
+    const std::string after = c_data();
+    EXPECT_EQ(after.substr(0, prefix.size()), prefix) << after;
+    EXPECT_EQ(
+        after.substr(prefix.size()),
+        before.substr(0, std::min<size_t>(before.size(), 500 - prefix.size())));
+  }
 }
 
 TEST_F(TransactionsTest, DeliveryDeliversTheOldestOrderOfEachDistrict) {

@@ -159,5 +159,37 @@ TEST(LogMergerTest, ResolvesTwoPhaseCommitRecords) {
   EXPECT_EQ((*merger)->two_phase_stats().prepared_in_doubt, 1u);
 }
 
+// A node's log damaged before its end: an error by default; with the
+// opt-in, that node is read up to the damage and every node's history is
+// cut at the same commit timestamp (the largest the damaged node kept).
+TEST(LogMergerTest, DamagedLogFailsOrCutsEveryNodeAtTheSamePoint) {
+  TempDir dir;
+  WriteNode(dir.path(), 0, kDb, {1, 4, 6, 9, 12});
+  WriteNode(dir.path(), 1, kDb, {2, 3, 5, 7, 8, 10, 11});
+  // Damage node 0's third record (ts 6): records 4 and 5 follow it, each
+  // appended once the one before was durable.
+  const std::string path = SegmentPath(NodeDirectory(dir.path(), 0), 1);
+  std::string data = ReadFile(path);
+  data[kSegmentHeaderBytes + 2 * EncodedRecordBytes(1) + 5] ^= 1;
+  WriteFile(path, data);
+  auto refused = LogMerger::Open(dir.path(), kDb);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kDataLoss)
+      << refused.status();
+  EXPECT_NE(refused.status().message().find("node-0"), std::string::npos);
+
+  auto merger = LogMerger::Open(dir.path(), kDb, DamagePolicy::kStopAtDamage);
+  ASSERT_TRUE(merger.ok()) << merger.status();
+  EXPECT_TRUE((*merger)->damaged());
+  EXPECT_EQ((*merger)->damage_cut_ts(), 4u);
+  EXPECT_FALSE((*merger)->node_stats()[0].damage.empty());
+  EXPECT_TRUE((*merger)->node_stats()[1].damage.empty());
+  std::vector<uint64_t> timestamps;
+  MergedRecord r;
+  while ((*merger)->Next(&r)) timestamps.push_back(r.header.commit_ts);
+  EXPECT_EQ(timestamps, (std::vector<uint64_t>{1, 2, 3, 4}));
+  // Node 1's 5, 7, 8, 10 and 11 are above the cut.
+  EXPECT_EQ((*merger)->records_dropped_at_cut(), 5u);
+}
+
 }  // namespace
 }  // namespace strand::wal

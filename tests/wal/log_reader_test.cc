@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/wal/wal_test_util.h"
 #include "wal/log_writer.h"
@@ -43,6 +45,54 @@ std::string WriteLog(const std::string& wal_dir, int n, size_t payload_bytes,
   }
   EXPECT_TRUE((*writer)->Close().ok());
   return (*writer)->node_dir();
+}
+
+// Flips `mask` into `bytes` bytes of the file at `offset` (damage).
+void XorBytes(const std::string& path, uint64_t offset, size_t bytes,
+              char mask) {
+  std::string data = ReadFile(path);
+  for (size_t i = 0; i < bytes; ++i) data[offset + i] ^= mask;
+  WriteFile(path, data);
+}
+
+// What reading a log to its end or first error gave.
+struct ReadOutcome {
+  size_t records = 0;
+  absl::Status status;  // OK: the log ended (stats says how)
+  LogReaderStats stats;
+};
+
+ReadOutcome ReadUntilError(const std::string& node,
+                           DamagePolicy policy = DamagePolicy::kFail) {
+  ReadOutcome out;
+  auto reader = LogReader::Open(node, kDb, policy);
+  if (!reader.ok()) {
+    out.status = reader.status();
+    return out;
+  }
+  LogRecord r;
+  for (;;) {
+    absl::StatusOr<bool> more = (*reader)->Next(&r);
+    if (!more.ok()) {
+      out.status = more.status();
+      break;
+    }
+    if (!*more) break;
+    ++out.records;
+  }
+  out.stats = (*reader)->stats();
+  return out;
+}
+
+// A damage error must say where: the node, the segment, the offset and
+// the LSN of the first record that is missing or corrupt.
+void ExpectNamesDamage(const absl::Status& status, std::string_view segment,
+                       uint64_t offset, Lsn lsn) {
+  const std::string m(status.message());
+  EXPECT_NE(m.find("node-0"), std::string::npos) << m;
+  EXPECT_NE(m.find(segment), std::string::npos) << m;
+  EXPECT_NE(m.find(absl::StrCat("offset ", offset)), std::string::npos) << m;
+  EXPECT_NE(m.find(absl::StrCat("LSN ", lsn)), std::string::npos) << m;
 }
 
 TEST(LogReaderTest, ReadsBackWhatWasWritten) {
@@ -116,7 +166,10 @@ TEST(LogReaderTest, TruncatedTailAtEveryOffsetIsCutCleanly) {
   }
 }
 
-TEST(LogReaderTest, FlippedBitCutsTheLogAtThatRecord) {
+// Every commit of WriteLog waited for its record to be durable, so a
+// flipped bit in record 10 is damage before the end of the log (records
+// 11..20 were appended after it was durable), never a torn tail.
+TEST(LogReaderTest, FlippedBitIsAnErrorNamingTheRecord) {
   TempDir dir;
   const std::string node = WriteLog(dir.path(), 20, 40);
   auto records = ReadAll(node, kDb, nullptr);
@@ -124,15 +177,43 @@ TEST(LogReaderTest, FlippedBitCutsTheLogAtThatRecord) {
   const std::string path = SegmentPath(node, 1);
   const std::string original = ReadFile(path);
   const uint64_t start = records[9].offset;  // LSN 10
-  for (uint64_t bit = 0; bit < (kRecordHeaderBytes + 40) * 8; ++bit) {
+  // Every 5th bit: each field of the header and the payload, in a test
+  // that stays fast (each flip rewrites and rereads the segment).
+  for (uint64_t bit = 0; bit < (kRecordHeaderBytes + 40) * 8; bit += 5) {
     std::string data = original;
     data[start + bit / 8] ^= static_cast<char>(1 << (bit % 8));
     WriteFile(path, data);
-    LogReaderStats stats;
-    auto got = ReadAll(node, kDb, nullptr, &stats);
-    ASSERT_EQ(got.size(), 9u) << "bit " << bit;
-    EXPECT_GT(stats.dropped_bytes, 10 * EncodedRecordBytes(40));
+    const ReadOutcome got = ReadUntilError(node);
+    ASSERT_EQ(got.records, 9u) << "bit " << bit;
+    ASSERT_EQ(got.status.code(), absl::StatusCode::kDataLoss)
+        << "bit " << bit << ": " << got.status;
+    ExpectNamesDamage(got.status, "00000001.wal", start, 10);
   }
+}
+
+// The explicit opt-in: the log ends at the damage, and the stats say what
+// kFail would have said.
+TEST(LogReaderTest, StopAtDamageReadsUpToItAndSaysWhere) {
+  TempDir dir;
+  const std::string node = WriteLog(dir.path(), 30, 1000, 16 << 10);
+  auto records = ReadAll(node, kDb, nullptr);
+  ASSERT_EQ(records.size(), 30u);
+  XorBytes(SegmentPath(node, records[4].segment_index),  // LSN 5
+           records[4].offset + kRecordHeaderBytes + 3, 1, 0x10);
+  const ReadOutcome failed = ReadUntilError(node);
+  ASSERT_EQ(failed.status.code(), absl::StatusCode::kDataLoss);
+  const ReadOutcome stopped = ReadUntilError(node, DamagePolicy::kStopAtDamage);
+  ASSERT_TRUE(stopped.status.ok()) << stopped.status;
+  EXPECT_EQ(stopped.records, 4u);
+  EXPECT_EQ(stopped.stats.last_lsn, 4u);
+  EXPECT_EQ(stopped.stats.damage, failed.status.message());
+  EXPECT_EQ(stopped.stats.node, "node-0");
+  // Every later record is counted as dropped.
+  EXPECT_GE(stopped.stats.dropped_bytes, 26 * EncodedRecordBytes(1000));
+  // An undamaged log has no damage to report.
+  EXPECT_TRUE(ReadUntilError(WriteLog(dir.path() + "/b", 3, 10),
+                             DamagePolicy::kStopAtDamage)
+                  .stats.damage.empty());
 }
 
 TEST(LogReaderTest, RefusesAnotherDatabaseAndANewerVersion) {
@@ -170,38 +251,207 @@ TEST(LogReaderTest, RefusesAnotherDatabaseAndANewerVersion) {
   EXPECT_NE(next.status().message().find(path), std::string::npos);
 }
 
-TEST(LogReaderTest, TornSegmentHeaderAndGapsEndTheLog) {
-  TempDir dir;
-  // ~1 KiB records in 16 KiB segments: 3 records... per segment.
-  const std::string node = WriteLog(dir.path(), 30, 1000, 16 << 10);
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(node)) {
-    files.push_back(e.path().string());
+// ~1 KiB records in 16 KiB segments: 3 records... per segment. Returns
+// the number of segments and the records before the last segment.
+std::string WriteSegmentedLog(const std::string& wal_dir, uint64_t* segments,
+                              size_t* before_last) {
+  const std::string node = WriteLog(wal_dir, 30, 1000, 16 << 10);
+  *segments = 0;
+  while (std::filesystem::exists(SegmentPath(node, *segments + 1))) {
+    ++*segments;
   }
-  ASSERT_GE(files.size(), 3u);
-  const uint64_t last = files.size();
+  EXPECT_GE(*segments, 3u);
   auto all = ReadAll(node, kDb, nullptr);
-  ASSERT_EQ(all.size(), 30u);
-  size_t before_last = 0;
-  for (const LogRecord& r : all) before_last += r.segment_index < last;
+  EXPECT_EQ(all.size(), 30u);
+  *before_last = 0;
+  for (const LogRecord& r : all) *before_last += r.segment_index < *segments;
+  return node;
+}
 
-  // The last segment's header never reached the disk.
+// The writer was creating the last segment when it crashed: its header
+// never reached the disk, and no record was written after it (the header
+// is synced before any record). The log ends before it.
+TEST(LogReaderTest, TornHeaderOfAnEmptyLastSegmentEndsTheLog) {
+  TempDir dir;
+  uint64_t last = 0;
+  size_t before_last = 0;
+  const std::string node = WriteSegmentedLog(dir.path(), &last, &before_last);
   std::string data = ReadFile(SegmentPath(node, last));
-  std::string zeroed = data;
-  std::fill(zeroed.begin(), zeroed.begin() + kSegmentHeaderBytes, '\0');
-  WriteFile(SegmentPath(node, last), zeroed);
+  // A torn header: its first bytes written, the rest not (CRC mismatch).
+  std::fill(data.begin() + 24, data.end(), '\0');
+  WriteFile(SegmentPath(node, last), data);
   LogReaderStats stats;
   EXPECT_EQ(ReadAll(node, kDb, nullptr, &stats).size(), before_last);
-  EXPECT_GT(stats.dropped_bytes, 0u);
-  WriteFile(SegmentPath(node, last), data);
+  EXPECT_NE(stats.end.find("torn segment header"), std::string::npos)
+      << stats.end;
+}
 
-  // A missing middle segment: the log ends before it, the rest is dropped.
+// A segment whose header is damaged but which holds records is not a
+// crash during its creation: its records were durable.
+TEST(LogReaderTest, DamagedHeaderOfASegmentWithRecordsIsAnError) {
+  TempDir dir;
+  uint64_t last = 0;
+  size_t before_last = 0;
+  const std::string node = WriteSegmentedLog(dir.path(), &last, &before_last);
+  for (uint64_t segment : {last, uint64_t{2}}) {
+    SCOPED_TRACE(absl::StrCat("segment ", segment));
+    const std::string path = SegmentPath(node, segment);
+    const std::string original = ReadFile(path);
+    std::string data = original;
+    std::fill(data.begin(), data.begin() + kSegmentHeaderBytes, '\0');
+    WriteFile(path, data);
+    const ReadOutcome got = ReadUntilError(node);
+    EXPECT_EQ(got.status.code(), absl::StatusCode::kDataLoss) << got.status;
+    const std::string m(got.status.message());
+    EXPECT_NE(m.find(absl::StrFormat("%08d.wal", segment)), std::string::npos)
+        << m;
+    EXPECT_NE(m.find("header"), std::string::npos) << m;
+    WriteFile(path, original);
+  }
+}
+
+// A missing segment is a gap in the log: an error that names it, never a
+// silent end before it.
+TEST(LogReaderTest, MissingSegmentIsAnErrorNamingIt) {
+  TempDir dir;
+  uint64_t last = 0;
+  size_t before_last = 0;
+  const std::string node = WriteSegmentedLog(dir.path(), &last, &before_last);
+  auto all = ReadAll(node, kDb, nullptr);
+  Lsn first_of_2 = 0;
+  for (const LogRecord& r : all) {
+    if (r.segment_index == 2 && first_of_2 == 0) first_of_2 = r.header.lsn;
+  }
   ASSERT_EQ(::unlink(SegmentPath(node, 2).c_str()), 0);
+  ReadOutcome got = ReadUntilError(node);
+  EXPECT_EQ(got.status.code(), absl::StatusCode::kDataLoss) << got.status;
+  std::string m(got.status.message());
+  EXPECT_NE(m.find("00000002.wal"), std::string::npos) << m;
+  EXPECT_NE(m.find("missing"), std::string::npos) << m;
+  EXPECT_NE(m.find(absl::StrCat("LSN ", first_of_2)), std::string::npos) << m;
+
+  // The first segment missing: the log does not start at LSN 1.
+  ASSERT_EQ(::unlink(SegmentPath(node, 1).c_str()), 0);
+  got = ReadUntilError(node);
+  EXPECT_EQ(got.records, 0u);
+  EXPECT_EQ(got.status.code(), absl::StatusCode::kDataLoss) << got.status;
+  m = std::string(got.status.message());
+  EXPECT_NE(m.find("00000001.wal"), std::string::npos) << m;
+  EXPECT_NE(m.find("LSN 1"), std::string::npos) << m;
+}
+
+// The first record of a one-segment log corrupt: the records after it were
+// durable, so this is damage, not an empty log.
+TEST(LogReaderTest, CorruptFirstRecordIsAnError) {
+  TempDir dir;
+  const std::string node = WriteLog(dir.path(), 20, 40);
+  auto records = ReadAll(node, kDb, nullptr);
+  ASSERT_EQ(records.size(), 20u);
+  XorBytes(SegmentPath(node, 1), records[0].offset + 44, 8, 0x5a);
+  const ReadOutcome got = ReadUntilError(node);
+  EXPECT_EQ(got.records, 0u);
+  EXPECT_EQ(got.status.code(), absl::StatusCode::kDataLoss) << got.status;
+  ExpectNamesDamage(got.status, "00000001.wal", records[0].offset, 1);
+}
+
+// The last record of a full segment corrupt: nothing after it in that
+// segment, but the next segment starts past it, so records were lost.
+TEST(LogReaderTest, SegmentEndingBeforeTheNextSegmentsFirstLsnIsAnError) {
+  TempDir dir;
+  uint64_t last = 0;
+  size_t before_last = 0;
+  const std::string node = WriteSegmentedLog(dir.path(), &last, &before_last);
+  auto all = ReadAll(node, kDb, nullptr);
+  const LogRecord* last_of_1 = nullptr;
+  for (const LogRecord& r : all) {
+    if (r.segment_index == 1) last_of_1 = &r;
+  }
+  ASSERT_NE(last_of_1, nullptr);
+  XorBytes(SegmentPath(node, 1), last_of_1->offset + kRecordHeaderBytes, 1, 1);
+  const ReadOutcome got = ReadUntilError(node);
+  EXPECT_EQ(got.records, last_of_1->header.lsn - 1);
+  EXPECT_EQ(got.status.code(), absl::StatusCode::kDataLoss) << got.status;
+  ExpectNamesDamage(got.status, "00000001.wal", last_of_1->offset,
+                    last_of_1->header.lsn);
+  EXPECT_NE(std::string(got.status.message()).find("00000002.wal"),
+            std::string::npos)
+      << got.status;
+}
+
+// A crash tore the tail of the log; the writer reopened it (cutting the
+// tail) and went on in a new segment with the next LSN. Not damage: the
+// log reads through, the torn bytes are counted as dropped.
+TEST(LogReaderTest, TornTailFollowedByARestartIsNotDamage) {
+  TempDir dir;
+  const std::string node = WriteLog(dir.path(), 10, 40);
+  auto records = ReadAll(node, kDb, nullptr);
+  ASSERT_EQ(records.size(), 10u);
+  const std::string path = SegmentPath(node, 1);
+  std::string data = ReadFile(path);
+  const uint64_t end = records.back().offset + EncodedRecordBytes(40);
+  for (uint64_t i = records.back().offset + 20; i < end; ++i) data[i] = 'x';
+  WriteFile(path, data);
+  {
+    auto writer = LogWriter::Open({.wal_dir = dir.path(), .database_id = kDb});
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    for (int i = 10; i < 15; ++i) {
+      auto lsn = (*writer)->Commit(i, 10 * i, Payload(i, 40));
+      ASSERT_TRUE(lsn.ok()) << lsn.status();
+      EXPECT_EQ(*lsn, static_cast<Lsn>(i));
+    }
+  }
+  LogReaderStats stats;
   auto got = ReadAll(node, kDb, nullptr, &stats);
-  for (const LogRecord& r : got) EXPECT_EQ(r.segment_index, 1u);
-  EXPECT_LT(got.size(), before_last);
-  EXPECT_NE(stats.end.find("starts at LSN"), std::string::npos) << stats.end;
+  ASSERT_EQ(got.size(), 14u);
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].header.lsn, i + 1);
+  }
+  EXPECT_EQ(got.back().segment_index, 2u);
   EXPECT_GT(stats.dropped_bytes, 0u);
+}
+
+// A flush writes its blocks concurrently, so a crash can leave a record
+// torn and later records of the same flush intact. They were never
+// acknowledged (nothing of a flush is before its sync), and each record
+// says the log was durable only up to before the flush: a torn tail. The
+// log is built record by record (as a writer whose first flush took LSN 1
+// and whose second took LSNs 2..20 would have), so no timing decides it.
+TEST(LogReaderTest, RecordsOfTheTornFlushAfterTheTearAreATornTail) {
+  TempDir dir;
+  const std::string node = NodeDirectory(dir.path(), 0);
+  std::filesystem::create_directories(node);
+  std::string data(16 * kBlockBytes, '\0');
+  EncodeSegmentHeader({.database_id = kDb,
+                       .segment_index = 1,
+                       .first_lsn = 1,
+                       .segment_bytes = data.size()},
+                      data.data());
+  std::vector<uint64_t> offsets;
+  uint64_t at = kSegmentHeaderBytes;
+  for (Lsn lsn = 1; lsn <= 20; ++lsn) {
+    offsets.push_back(at);
+    const std::string payload = Payload(lsn, 40);
+    EncodeRecord({.lsn = lsn,
+                  .txn_id = lsn,
+                  .commit_ts = 10 * lsn,
+                  .durable_lsn = lsn == 1 ? 0 : 1},
+                 payload, data.data() + at);
+    at += EncodedRecordBytes(payload.size());
+  }
+  const std::string path = SegmentPath(node, 1);
+  WriteFile(path, data);
+  ASSERT_EQ(ReadAll(node, kDb, nullptr).size(), 20u);
+  XorBytes(path, offsets[4] + kRecordHeaderBytes, 1, 1);  // LSN 5
+  ReadOutcome got = ReadUntilError(node);
+  EXPECT_TRUE(got.status.ok()) << got.status;
+  EXPECT_EQ(got.records, 4u);
+  EXPECT_GT(got.stats.dropped_bytes, 15 * EncodedRecordBytes(40));
+  // But LSN 1 was durable before LSN 2 was appended: losing it is damage.
+  XorBytes(path, offsets[4] + kRecordHeaderBytes, 1, 1);
+  XorBytes(path, offsets[0] + kRecordHeaderBytes, 1, 1);
+  got = ReadUntilError(node);
+  EXPECT_EQ(got.status.code(), absl::StatusCode::kDataLoss) << got.status;
+  ExpectNamesDamage(got.status, "00000001.wal", offsets[0], 1);
 }
 
 // Random bytes must never crash or hang the reader; mutations of a valid
@@ -240,7 +490,9 @@ TEST(LogReaderTest, FuzzedInputNeverCrashes) {
       }
       WriteFile(files[f], data);
     }
-    auto reader = LogReader::Open(node, kDb);
+    const DamagePolicy policy =
+        iter % 2 == 0 ? DamagePolicy::kFail : DamagePolicy::kStopAtDamage;
+    auto reader = LogReader::Open(node, kDb, policy);
     ASSERT_TRUE(reader.ok());
     LogRecord r;
     size_t n = 0;
