@@ -552,17 +552,27 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
 absl::Status BLinkTree::SplitLeafOf(cc::ThreadContext& ctx,
                                     std::string_view key, uint64_t value) {
   if (absl::Status s = CheckKey(key); !s.ok()) return s;
-  Path path;
-  auto leaf = LockLeafExclusive(ctx, InternalKey(key, value), &path);
-  if (!leaf.ok()) return leaf.status();
-  // Another committer may have split it since: then the retried prepare
-  // finds room, or asks again.
-  // The right node starts at `key` (a commit's entries below it fit the
-  // left one, PrepareChanges found), unless `key` is the leaf's low fence:
-  // then in the middle.
   const std::string internal = InternalKey(key, value);
+  Path path;
+  auto leaf = LockLeafExclusive(ctx, internal, &path);
+  if (!leaf.ok()) return leaf.status();
+  // Where to split (another committer may have split it since: then the
+  // retried prepare finds room, or asks again). Past the last entry, or
+  // right after the node's last insert (an ascending run, a TPC-C
+  // district's orders): at `key`, keeping the left node full, as Split
+  // does for an ascending insert. Into a node more than half full: in
+  // the middle, as a random insert does (a commit's one new entry then
+  // fits, and nodes stay half full). Into a node at most half full that
+  // still lacks room (many entries of one commit land here): at `key`, so
+  // the entries below it (which fit, PrepareChanges found) stay left and
+  // a next split, if any, is further right. Never at the low fence (an
+  // empty left range).
   const BLinkNode n(leaf->data(), width_);
-  const bool at_key = n.low_is_min() || CompareKeys(internal, n.low()) > 0;
+  const uint32_t pos = n.LowerBound(internal);
+  const bool above_low = n.low_is_min() || CompareKeys(internal, n.low()) > 0;
+  const bool at_key =
+      above_low && (pos == n.count() || (pos > 0 && n.last_insert() == pos) ||
+                    n.count() * 2 <= capacity_);
   return Split(
       ctx, *std::move(leaf), std::nullopt, 0, &path,
       at_key ? std::optional<std::string_view>(internal) : std::nullopt);

@@ -245,10 +245,11 @@ class BLinkTree {
                                           LeafGuards& held,
                                           std::optional<uint64_t> to_ts,
                                           size_t* split_at);
-  // Splits the leaf holding (key, value)'s internal key so that the right
-  // node starts at that key (PrepareChanges' kNeedSplit names the first
-  // change that did not fit: the ones before it then fit the left node),
-  // with ordinary (waiting) latches; the caller holds no leaf.
+  // Splits the leaf holding (key, value)'s internal key (PrepareChanges'
+  // kNeedSplit names the first change that did not fit), in the middle or
+  // at that key (the function's comment says when), with ordinary
+  // (waiting) latches; the caller holds no leaf. Repeated, it makes room
+  // for any number of entries of one commit.
   absl::Status SplitLeafOf(cc::ThreadContext& ctx, std::string_view key,
                            uint64_t value);
   // Applies prepared `changes` (PrepareChanges returned kReady, and `held`
