@@ -130,13 +130,17 @@ absl::StatusOr<TupleAddress> HeapTable::Insert(
   }
   // A slot whose page's latch is busy is skipped (it goes back to the free
   // slots), never waited for: the holder may be a transaction that keeps it
-  // to its commit (insert_pages_' comment). A fresh page cannot be busy, so
-  // this ends by the second fresh page at the latest.
-  for (bool fresh_page = false;; fresh_page = true) {
-    auto slot = TakeSlot(ctx, fresh_page, caller_holds);
+  // to its commit (insert_pages_' comment). First a free slot, then the
+  // thread's page, then a fresh page: at most three tries.
+  for (SlotSource source = SlotSource::kFree;;
+       source = static_cast<SlotSource>(static_cast<int>(source) + 1)) {
+    auto slot = TakeSlot(ctx, source, caller_holds);
     if (!slot.ok()) return slot.status();
-    auto guard = manager_.XLock(ctx, slot->gcl(), {.no_wait = true});
-    if (absl::IsAborted(guard.status())) {
+    // No one else knows a fresh page: its latch is free (a wait there
+    // would be for no one).
+    const bool fresh = source == SlotSource::kFreshPage;
+    auto guard = manager_.XLock(ctx, slot->gcl(), {.no_wait = !fresh});
+    if (!fresh && absl::IsAborted(guard.status())) {
       ReleaseSlot(*slot);
       continue;
     }
@@ -154,11 +158,11 @@ absl::StatusOr<TupleAddress> HeapTable::Insert(
 }
 
 absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
-    cc::ThreadContext& ctx, bool fresh_page,
+    cc::ThreadContext& ctx, SlotSource source,
     absl::FunctionRef<bool(rdma::GlobalAddress page)> caller_holds) {
   absl::MutexLock lock(&mu_);
-  if (!fresh_page) {
-    // A released slot first, unless it is on a page the caller holds.
+  if (source == SlotSource::kFree) {
+    // A released slot, unless it is on a page the caller holds.
     for (size_t i = free_slots_.size(); i-- > 0;) {
       const TupleAddress a = free_slots_[i];
       if (caller_holds(a.gcl())) continue;
@@ -168,8 +172,8 @@ absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
     }
   }
   InsertPage& mine = insert_pages_[&ctx];
-  if (mine.page.is_null() || mine.next_slot == slots_per_page_ || fresh_page ||
-      caller_holds(mine.page)) {
+  if (mine.page.is_null() || mine.next_slot == slots_per_page_ ||
+      source == SlotSource::kFreshPage || caller_holds(mine.page)) {
     // The rest of a page left behind is free for later inserts.
     if (!mine.page.is_null()) {
       for (uint32_t slot = mine.next_slot; slot < slots_per_page_; ++slot) {

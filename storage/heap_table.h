@@ -162,11 +162,14 @@ class HeapTable {
   // Address validity and the bytes of its slot in a latched payload.
   absl::Status CheckAddress(TupleAddress address) const;
   absl::Status CheckLive(const uint8_t* payload, TupleAddress address) const;
-  // The slot an Insert writes: a free one, else the next of the thread's
-  // page (a new page when it is full, held by the caller, or
-  // `fresh_page`).
+  // Where TakeSlot looks for a slot, in the order Insert tries them.
+  enum class SlotSource {
+    kFree,       // a released slot, else the thread's page
+    kOwnPage,    // the thread's page (a new one when full or held)
+    kFreshPage,  // a new page, which becomes the thread's page
+  };
   absl::StatusOr<TupleAddress> TakeSlot(
-      cc::ThreadContext& ctx, bool fresh_page,
+      cc::ThreadContext& ctx, SlotSource source,
       absl::FunctionRef<bool(rdma::GlobalAddress page)> caller_holds);
   // Allocates a page, links it at the head of the list.
   absl::StatusOr<rdma::GlobalAddress> AddPage(cc::ThreadContext& ctx);
