@@ -481,7 +481,11 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
     std::memcpy(entries.data() + (pos + 1) * eb,
                 guard.data() + n.EntryOffset(pos), (n.count() - pos) * eb);
   } else {
-    std::memcpy(entries.data(), guard.data() + n.EntryOffset(0), total * eb);
+    // (An empty leaf may be split too, at a key: memcpy of no bytes from
+    // an empty vector's null data() is undefined, hence the test.)
+    if (total > 0) {
+      std::memcpy(entries.data(), guard.data() + n.EntryOffset(0), total * eb);
+    }
     pos = total;  // no new entry: no insertion point to split at
   }
   // Where the new right node starts. An insert past the last entry is what
@@ -517,8 +521,10 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
     const uint16_t count = to - from;
     std::memcpy(image.data() + BLinkNode::kCountOffset, &count, 2);
     const BLinkNode view(image.data(), width_);
-    std::memcpy(image.data() + view.EntryOffset(0), &entries[from * eb],
-                size_t{count} * eb);
+    if (count > 0) {
+      std::memcpy(image.data() + view.EntryOffset(0),
+                  entries.data() + size_t{from} * eb, size_t{count} * eb);
+    }
     // The node that got the new entry remembers it as its last insert.
     if (added && pos >= from && pos < to) {
       BLinkNode::SetLastInsert(image.data(), pos - from + 1);

@@ -160,7 +160,7 @@ absl::StatusOr<TupleAddress> HeapTable::Insert(
 absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
     cc::ThreadContext& ctx, SlotSource source,
     absl::FunctionRef<bool(rdma::GlobalAddress page)> caller_holds) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (source == SlotSource::kFree) {
     // A released slot, unless it is on a page the caller holds.
     for (size_t i = free_slots_.size(); i-- > 0;) {
@@ -190,7 +190,7 @@ absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
 }
 
 void HeapTable::ReleaseSlot(TupleAddress address) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   free_slots_.push_back(address);
 }
 

@@ -49,14 +49,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "cc/gcl_manager.h"
 #include "storage/schema.h"
@@ -189,10 +188,12 @@ class HeapTable {
     rdma::GlobalAddress page;
     uint32_t next_slot = 0;
   };
-  absl::Mutex mu_;
-  absl::flat_hash_map<const cc::ThreadContext*, InsertPage> insert_pages_
-      ABSL_GUARDED_BY(mu_);
-  std::vector<TupleAddress> free_slots_ ABSL_GUARDED_BY(mu_);
+  // std::mutex, not absl::Mutex: the distribution's abseil is not built
+  // with TSan, which then could not see what this mutex orders.
+  std::mutex mu_;
+  absl::flat_hash_map<const cc::ThreadContext*, InsertPage>
+      insert_pages_;                      // guarded by mu_
+  std::vector<TupleAddress> free_slots_;  // guarded by mu_
 };
 
 }  // namespace strand::storage
