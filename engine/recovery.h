@@ -19,8 +19,10 @@
 //   kDelete       HeapTable::Delete at the mapped address.
 // "Mapped": an address some replayed kInsert produced maps to where replay
 // put it; any other address names a tuple of the image, which kept its
-// address (the image restores the allocator state too). Heap slots are
-// never reused, so an old address is inserted at most once in a log.
+// address (the image restores the allocator state too). A heap slot a
+// commit inserted into is never reused (only slots of aborted inserts are,
+// and those are in no log), so an old address is inserted at most once in
+// a log.
 // Records with commit_ts <= the image's timestamp are already in it and
 // skipped. Afterwards the timestamp oracle is moved past the largest
 // replayed commit timestamp.

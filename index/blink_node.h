@@ -8,8 +8,9 @@
 //   8  u16 key width W     10 u16 flags (kLowIsMin, kHighIsMax)
 //   12 u16 last insert     14 u16 0
 //   16 u64 right link (raw GlobalAddress, 0 = none)
-//   24 low fence key [W]   24+W high fence key [W]
-//   24+2W entries: key [W] then u64 value, sorted by key (memcmp)
+//   24 u64 version         32 u64 read_ts      40 u64 write_ts
+//   48 low fence key [W]   48+W high fence key [W]
+//   48+2W entries: key [W] then u64 value, sorted by key (memcmp)
 //
 // A node holds the keys in [low, high) (low = -inf and high = +inf when the
 // flags say so; the fence bytes are then meaningless). Leaf values are the
@@ -22,8 +23,20 @@
 // part of the tree's contents. An insert right after it continues an
 // ascending run, and the split keeps that run's node full (blink_tree.cc).
 //
+// "Version" counts the changes of the node's entries: every insert,
+// removal, value update and split adds one (the new right node of a split
+// starts at its left node's new version). Transactions validate the leaves
+// they scanned or looked keys up in against it (txn/): a leaf whose
+// version is unchanged holds the same entries in the same key range.
+// "read_ts" and "write_ts" are the TO algorithm's timestamps for the leaf's
+// whole key range (the largest timestamp that read it and that changed it;
+// 0 under 2PL and OCC); a split copies both into the new right node, so the
+// moved range keeps them.
+//
 // Invariants: a node's low fence never changes (no merges); its high fence
-// only shrinks, by a split, at the same time as its right link changes.
+// only shrinks, by a split, at the same time as its right link changes and
+// its version grows. Hence a key range [low, high) read from a leaf at
+// version v changes only by changes to that leaf, which all move v.
 
 #include <algorithm>
 #include <cstdint>
@@ -97,10 +110,15 @@ inline int CompareKeys(std::string_view a, std::string_view b) {
 
 class BLinkNode {
  public:
-  static constexpr uint32_t kMagic = 0x4b4e4c42;  // "BLNK"
+  // "BLN2": the layout with version and timestamps (a pool image of the
+  // older "BLNK" layout is refused as corrupt rather than misread).
+  static constexpr uint32_t kMagic = 0x324e4c42;
   static constexpr uint16_t kLowIsMin = 1;
   static constexpr uint16_t kHighIsMax = 2;
-  static constexpr uint32_t kHeaderBytes = 24;
+  static constexpr uint32_t kVersionOffset = 24;
+  static constexpr uint32_t kReadTsOffset = 32;
+  static constexpr uint32_t kWriteTsOffset = 40;
+  static constexpr uint32_t kHeaderBytes = 48;
   static constexpr uint32_t kCountOffset = 6;
   static constexpr uint32_t kLastInsertOffset = 12;
 
@@ -123,6 +141,9 @@ class BLinkNode {
   bool low_is_min() const { return (flags() & kLowIsMin) != 0; }
   bool high_is_max() const { return (flags() & kHighIsMax) != 0; }
   uint64_t right() const { return Get<uint64_t>(16); }
+  uint64_t version() const { return Get<uint64_t>(kVersionOffset); }
+  uint64_t read_ts() const { return Get<uint64_t>(kReadTsOffset); }
+  uint64_t write_ts() const { return Get<uint64_t>(kWriteTsOffset); }
   std::string_view low() const { return Bytes(kHeaderBytes); }
   std::string_view high() const { return Bytes(kHeaderBytes + width_); }
   std::string_view key(uint32_t i) const { return Bytes(EntryOffset(i)); }
@@ -213,6 +234,18 @@ class BLinkNode {
   }
   static void SetValue(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
                        uint64_t value);
+  // Writes one of the u64 header words (kVersionOffset, kReadTsOffset,
+  // kWriteTsOffset) of a latched node or of a node image.
+  static void PutWord(cc::ExclusiveGuard& guard, uint32_t offset,
+                      uint64_t value) {
+    std::memcpy(guard.MutableRange(offset, 8), &value, 8);
+  }
+  static void PutWord(uint8_t* dst, uint32_t offset, uint64_t value) {
+    std::memcpy(dst + offset, &value, 8);
+  }
+  static void BumpVersion(cc::ExclusiveGuard& guard) {
+    PutWord(guard, kVersionOffset, BLinkNode(guard.data(), 0).version() + 1);
+  }
 
  private:
   // Below this many entries a binary search is as short.
@@ -335,6 +368,7 @@ inline void BLinkNode::InsertAt(cc::ExclusiveGuard& guard, uint32_t width,
       guard.MutableRange(kCountOffset, kLastInsertOffset + 2 - kCountOffset);
   std::memcpy(h, &grown, 2);
   std::memcpy(h + (kLastInsertOffset - kCountOffset), &last, 2);
+  BumpVersion(guard);
 }
 
 inline void BLinkNode::RemoveAt(cc::ExclusiveGuard& guard, uint32_t width,
@@ -353,12 +387,14 @@ inline void BLinkNode::RemoveAt(cc::ExclusiveGuard& guard, uint32_t width,
       guard.MutableRange(kCountOffset, kLastInsertOffset + 2 - kCountOffset);
   std::memcpy(h, &shrunk, 2);
   std::memcpy(h + (kLastInsertOffset - kCountOffset), &unknown, 2);
+  BumpVersion(guard);
 }
 
 inline void BLinkNode::SetValue(cc::ExclusiveGuard& guard, uint32_t width,
                                 uint32_t pos, uint64_t value) {
   const BLinkNode node(guard.data(), width);
   std::memcpy(guard.MutableRange(node.EntryOffset(pos) + width, 8), &value, 8);
+  BumpVersion(guard);
 }
 
 }  // namespace strand::index

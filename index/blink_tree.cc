@@ -160,8 +160,9 @@ std::string BLinkTree::InternalKey(std::string_view key, uint64_t value) const {
 }
 
 absl::StatusOr<GlobalAddress> BLinkTree::ReadAnchorRoot(cc::ThreadContext& ctx,
-                                                        int* level) {
-  auto g = manager_.SLock(ctx, anchor_);
+                                                        int* level,
+                                                        cc::LockOptions lock) {
+  auto g = manager_.SLock(ctx, anchor_, lock);
   if (!g.ok()) return g.status();
   const GlobalAddress root =
       GlobalAddress::FromRaw(Load<uint64_t>(g->data() + kAnchorRootOffset));
@@ -172,13 +173,11 @@ absl::StatusOr<GlobalAddress> BLinkTree::ReadAnchorRoot(cc::ThreadContext& ctx,
   return root;
 }
 
-absl::StatusOr<cc::SharedGuard> BLinkTree::DescendShared(cc::ThreadContext& ctx,
-                                                         std::string_view key,
-                                                         Descent rule,
-                                                         int stop_level,
-                                                         Path* path) {
+absl::StatusOr<cc::SharedGuard> BLinkTree::DescendShared(
+    cc::ThreadContext& ctx, std::string_view key, Descent rule, int stop_level,
+    Path* path, cc::LockOptions lock) {
   GlobalAddress at = GlobalAddress::FromRaw(root_hint_.load());
-  auto g = manager_.SLock(ctx, at);
+  auto g = manager_.SLock(ctx, at, lock);
   if (!g.ok()) return g.status();
   bool top = true;
   for (;;) {
@@ -189,10 +188,10 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::DescendShared(cc::ThreadContext& ctx,
       // take the anchor's root, which is at least as high.
       top = false;
       if (absl::Status s = g->Unlock(); !s.ok()) return s;
-      auto root = ReadAnchorRoot(ctx, nullptr);
+      auto root = ReadAnchorRoot(ctx, nullptr, lock);
       if (!root.ok()) return root.status();
       at = *root;
-      g = manager_.SLock(ctx, at);
+      g = manager_.SLock(ctx, at, lock);
       if (!g.ok()) return g.status();
       continue;
     }
@@ -213,7 +212,7 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::DescendShared(cc::ThreadContext& ctx,
     }
     // Take the next latch before giving up this one (coupling).
     const bool to_leaf = n.level() == 1 && !move_right;
-    auto next = manager_.SLock(ctx, at);
+    auto next = manager_.SLock(ctx, at, lock);
     if (!next.ok()) return next.status();
     if (to_leaf) PrefetchNode(next->data(), manager_.payload_bytes());
     *g = *std::move(next);
@@ -251,7 +250,8 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
 }
 
 absl::StatusOr<uint64_t> BLinkTree::Lookup(cc::ThreadContext& ctx,
-                                           std::string_view key) {
+                                           std::string_view key,
+                                           std::vector<LeafRead>* reads) {
   if (absl::Status s = CheckKey(key); !s.ok()) return s;
   if (!unique_) {
     return absl::FailedPreconditionError(
@@ -259,15 +259,18 @@ absl::StatusOr<uint64_t> BLinkTree::Lookup(cc::ThreadContext& ctx,
   }
   auto g = DescendShared(ctx, key, Descent::kHolds, 0, nullptr);
   if (!g.ok()) return g.status();
-  const std::optional<uint64_t> value = BLinkNode(g->data(), width_).Find(key);
-  if (!value) return absl::NotFoundError("key not in the index");
+  const BLinkNode leaf(g->data(), width_);
+  const std::optional<uint64_t> value = leaf.Find(key);
+  if (reads != nullptr) reads->push_back({g->gcl(), leaf.version()});
   if (absl::Status s = g->Unlock(); !s.ok()) return s;
+  if (!value) return absl::NotFoundError("key not in the index");
   return *value;
 }
 
-absl::Status BLinkTree::LookupBatch(
-    cc::ThreadContext& ctx, absl::Span<const std::string_view> keys,
-    absl::Span<std::optional<uint64_t>> values) {
+absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
+                                    absl::Span<const std::string_view> keys,
+                                    absl::Span<std::optional<uint64_t>> values,
+                                    std::vector<LeafRead>* reads) {
   if (keys.size() != values.size()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("LookupBatch: %d keys but room for %d values",
@@ -347,7 +350,9 @@ absl::Status BLinkTree::LookupBatch(
     }
     auto g = LatchLeafShared(ctx, leaves[i], keys[i]);
     if (!g.ok()) return g.status();
-    values[i] = BLinkNode(g->data(), width_).Find(keys[i]);
+    const BLinkNode leaf(g->data(), width_);
+    values[i] = leaf.Find(keys[i]);
+    if (reads != nullptr) reads->push_back({g->gcl(), leaf.version()});
     if (absl::Status s = g->Unlock(); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -456,16 +461,33 @@ absl::Status BLinkTree::SplitAndInsert(cc::ThreadContext& ctx,
                                        cc::ExclusiveGuard guard, uint32_t pos,
                                        std::string_view key, uint64_t value,
                                        Path* path) {
+  return Split(ctx, std::move(guard), Entry{key, value}, pos, path,
+               std::nullopt);
+}
+
+absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
+                              std::optional<Entry> added, uint32_t pos,
+                              Path* path,
+                              std::optional<std::string_view> split_key) {
   const BLinkNode n(guard.data(), width_);
   const uint32_t eb = n.entry_bytes();
-  const uint32_t total = n.count() + 1;
+  const uint32_t total = n.count() + (added ? 1 : 0);
   // All entries with the new one in place, then halves.
   std::vector<uint8_t> entries(size_t{total} * eb);
-  std::memcpy(entries.data(), guard.data() + n.EntryOffset(0), pos * eb);
-  std::memcpy(entries.data() + pos * eb, key.data(), width_);
-  std::memcpy(entries.data() + pos * eb + width_, &value, 8);
-  std::memcpy(entries.data() + (pos + 1) * eb,
-              guard.data() + n.EntryOffset(pos), (n.count() - pos) * eb);
+  if (added) {
+    std::memcpy(entries.data(), guard.data() + n.EntryOffset(0), pos * eb);
+    std::memcpy(entries.data() + pos * eb, added->key.data(), width_);
+    std::memcpy(entries.data() + pos * eb + width_, &added->value, 8);
+    std::memcpy(entries.data() + (pos + 1) * eb,
+                guard.data() + n.EntryOffset(pos), (n.count() - pos) * eb);
+  } else {
+    // (An empty leaf may be split too, at a key: memcpy of no bytes from
+    // an empty vector's null data() is undefined, hence the test.)
+    if (total > 0) {
+      std::memcpy(entries.data(), guard.data() + n.EntryOffset(0), total * eb);
+    }
+    pos = total;  // no new entry: no insertion point to split at
+  }
   // Where the new right node starts. An insert past the last entry is what
   // an ascending load (a loader's, any key-ordered bulk insert) does on
   // every split: a middle split would leave each left node half empty for
@@ -475,12 +497,18 @@ absl::Status BLinkTree::SplitAndInsert(cc::ThreadContext& ctx,
   // keys follow (two loaders filling neighbouring key ranges, or a run
   // into a range loaded before): the node splits just after the new entry,
   // so the run goes on at the end of the left node and fills it, and the
-  // keys after it move right. Other inserts split in the middle, leaving
-  // room on both sides.
-  const bool run = pos > 0 && pos < n.count() && n.last_insert() == pos;
-  const uint32_t mid = pos == n.count() ? pos : (run ? pos + 1 : total / 2);
-  const std::string sep(reinterpret_cast<const char*>(&entries[mid * eb]),
-                        width_);
+  // keys after it move right. Other inserts (and a split with no insert)
+  // split in the middle, leaving room on both sides.
+  const bool run =
+      added && pos > 0 && pos < n.count() && n.last_insert() == pos;
+  const uint32_t mid = split_key          ? n.LowerBound(*split_key)
+                       : !added           ? total / 2
+                       : pos == n.count() ? pos
+                                          : (run ? pos + 1 : total / 2);
+  const std::string sep =
+      split_key ? std::string(*split_key)
+                : std::string(reinterpret_cast<const char*>(&entries[mid * eb]),
+                              width_);
   const int level = n.level();
 
   auto right = manager_.Allocate(ctx);
@@ -493,12 +521,20 @@ absl::Status BLinkTree::SplitAndInsert(cc::ThreadContext& ctx,
     const uint16_t count = to - from;
     std::memcpy(image.data() + BLinkNode::kCountOffset, &count, 2);
     const BLinkNode view(image.data(), width_);
-    std::memcpy(image.data() + view.EntryOffset(0), &entries[from * eb],
-                size_t{count} * eb);
+    if (count > 0) {
+      std::memcpy(image.data() + view.EntryOffset(0),
+                  entries.data() + size_t{from} * eb, size_t{count} * eb);
+    }
     // The node that got the new entry remembers it as its last insert.
-    if (pos >= from && pos < to) {
+    if (added && pos >= from && pos < to) {
       BLinkNode::SetLastInsert(image.data(), pos - from + 1);
     }
+    // Both halves move past the old version, and keep the TO timestamps
+    // of the range they now hold (blink_node.h).
+    BLinkNode::PutWord(image.data(), BLinkNode::kVersionOffset,
+                       n.version() + 1);
+    BLinkNode::PutWord(image.data(), BLinkNode::kReadTsOffset, n.read_ts());
+    BLinkNode::PutWord(image.data(), BLinkNode::kWriteTsOffset, n.write_ts());
     return view.used_bytes();
   };
   {
@@ -517,6 +553,35 @@ absl::Status BLinkTree::SplitAndInsert(cc::ThreadContext& ctx,
   // separator in the parent is only a shortcut, posted after the release.
   if (absl::Status s = guard.Unlock(); !s.ok()) return s;
   return InsertSeparator(ctx, level + 1, sep, *right, path);
+}
+
+absl::Status BLinkTree::SplitLeafOf(cc::ThreadContext& ctx,
+                                    std::string_view key, uint64_t value) {
+  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  const std::string internal = InternalKey(key, value);
+  Path path;
+  auto leaf = LockLeafExclusive(ctx, internal, &path);
+  if (!leaf.ok()) return leaf.status();
+  // Where to split (another committer may have split it since: then the
+  // retried prepare finds room, or asks again). Past the last entry, or
+  // right after the node's last insert (an ascending run, a TPC-C
+  // district's orders): at `key`, keeping the left node full, as Split
+  // does for an ascending insert. Into a node more than half full: in
+  // the middle, as a random insert does (a commit's one new entry then
+  // fits, and nodes stay half full). Into a node at most half full that
+  // still lacks room (many entries of one commit land here): at `key`, so
+  // the entries below it (which fit, PrepareChanges found) stay left and
+  // a next split, if any, is further right. Never at the low fence (an
+  // empty left range).
+  const BLinkNode n(leaf->data(), width_);
+  const uint32_t pos = n.LowerBound(internal);
+  const bool above_low = n.low_is_min() || CompareKeys(internal, n.low()) > 0;
+  const bool at_key =
+      above_low && (pos == n.count() || (pos > 0 && n.last_insert() == pos) ||
+                    n.count() * 2 <= capacity_);
+  return Split(
+      ctx, *std::move(leaf), std::nullopt, 0, &path,
+      at_key ? std::optional<std::string_view>(internal) : std::nullopt);
 }
 
 absl::Status BLinkTree::InsertSeparator(cc::ThreadContext& ctx, int level,
@@ -692,7 +757,8 @@ class LeafBatch {
 absl::Status BLinkTree::Scan(cc::ThreadContext& ctx,
                              std::optional<std::string_view> low,
                              std::optional<std::string_view> high,
-                             uint64_t limit, Visitor visit) {
+                             uint64_t limit, Visitor visit,
+                             std::vector<LeafRead>* reads) {
   if (absl::Status s = CheckBounds(low, high); !s.ok()) return s;
   const std::string from =
       low ? InternalKey(*low, 0) : std::string(width_, '\0');
@@ -719,6 +785,7 @@ absl::Status BLinkTree::Scan(cc::ThreadContext& ctx,
       batch.Add(k, n.value(i));
     }
     const GlobalAddress right = GlobalAddress::FromRaw(n.right());
+    if (reads != nullptr) reads->push_back({g->gcl(), n.version()});
     if (absl::Status s = g->Unlock(); !s.ok()) return s;
     for (size_t i = 0; i < batch.size(); ++i) {
       if (!visit(batch.key(i).substr(0, key_width_), batch.value(i)) ||
@@ -736,7 +803,8 @@ absl::Status BLinkTree::Scan(cc::ThreadContext& ctx,
 absl::Status BLinkTree::ScanBackward(cc::ThreadContext& ctx,
                                      std::optional<std::string_view> high,
                                      std::optional<std::string_view> low,
-                                     uint64_t limit, Visitor visit) {
+                                     uint64_t limit, Visitor visit,
+                                     std::vector<LeafRead>* reads) {
   if (absl::Status s = CheckBounds(low, high); !s.ok()) return s;
   const std::string from =
       high ? InternalKey(*high, ~uint64_t{0}) : std::string(width_, '\xff');
@@ -769,6 +837,7 @@ absl::Status BLinkTree::ScanBackward(cc::ThreadContext& ctx,
       batch.Add(k, n.value(i));
     }
     if (!n.low_is_min()) bound = std::string(n.low());
+    if (reads != nullptr) reads->push_back({g->gcl(), n.version()});
     if (absl::Status s = g->Unlock(); !s.ok()) return s;
     for (size_t i = 0; i < batch.size(); ++i) {
       if (!visit(batch.key(i).substr(0, key_width_), batch.value(i)) ||

@@ -28,6 +28,13 @@
 // Every mutation (insert, update, delete, split) happens under an
 // exclusive latch; nothing is ever written under a shared one.
 //
+// Transactions (txn/) change a tree only at commit, all-or-nothing:
+// PrepareChanges latches every leaf the changes go to (with no_wait, in key
+// order) and checks them, ApplyChanges applies them under those latches.
+// Their reads record the leaves they read with each leaf's version
+// (LeafRead), which ValidateRead checks at commit; blink_node.h says what a
+// version covers.
+//
 // Splits: a full node splits in the middle, except when the new key goes
 // past its last entry (ascending inserts): then the old entries stay and
 // the new node starts with the new key, so an ascending load leaves full
@@ -63,6 +70,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -75,6 +83,18 @@ struct BLinkTreeOptions {
   uint16_t key_width = 8;  // bytes of a user key, 1 to kMaxKeyWidth
   bool unique = true;
 };
+
+// A leaf a reader copied and the version it had then (blink_node.h): what a
+// transaction validates at commit to know its scans and lookups still hold.
+struct LeafRead {
+  rdma::GlobalAddress leaf;
+  uint64_t version = 0;
+  friend auto operator<=>(const LeafRead&, const LeafRead&) = default;
+};
+
+// The leaves one committing transaction holds exclusively, of any trees,
+// by address (BLinkTree::PrepareChanges fills it).
+using LeafGuards = absl::flat_hash_map<rdma::GlobalAddress, cc::ExclusiveGuard>;
 
 struct BLinkTreeStats {
   int height = 0;  // levels, 1 for a lone leaf
@@ -104,8 +124,11 @@ class BLinkTree {
   bool unique() const { return unique_; }
   rdma::GlobalAddress anchor() const { return anchor_; }
 
-  // Unique trees. NotFound if the key is absent.
-  absl::StatusOr<uint64_t> Lookup(cc::ThreadContext& ctx, std::string_view key);
+  // Unique trees. NotFound if the key is absent. With `reads`, the leaf
+  // searched (present key or absent) is appended to it; so for
+  // LookupBatch (every leaf searched) and the scans (every leaf copied).
+  absl::StatusOr<uint64_t> Lookup(cc::ThreadContext& ctx, std::string_view key,
+                                  std::vector<LeafRead>* reads = nullptr);
   // Lookup of several keys at once into `values` (one per key, nullopt
   // for an absent key): the keys in order, one descent through the inner
   // levels (usually cached near the CPU) per run of keys under one parent
@@ -120,7 +143,8 @@ class BLinkTree {
   // non-unique tree (as Lookup).
   absl::Status LookupBatch(cc::ThreadContext& ctx,
                            absl::Span<const std::string_view> keys,
-                           absl::Span<std::optional<uint64_t>> values);
+                           absl::Span<std::optional<uint64_t>> values,
+                           std::vector<LeafRead>* reads = nullptr);
   // Unique: AlreadyExists if the key is present. Non-unique: AlreadyExists
   // if the very (key, value) pair is present.
   absl::Status Insert(cc::ThreadContext& ctx, std::string_view key,
@@ -172,14 +196,73 @@ class BLinkTree {
   // nullopt means unbounded. Forward: from `low` up to `high`.
   using Visitor = absl::FunctionRef<bool(std::string_view key, uint64_t value)>;
   static constexpr uint64_t kNoLimit = UINT64_MAX;
+  //
+  // Coverage (what `reads` promises): the leaves a scan copied hold, at the
+  // versions recorded, every key from its start bound up to the last key it
+  // visited (to its end bound if it ran to the end). Leaf ranges are
+  // contiguous (a leaf's low fence is fixed and its high fence only shrinks
+  // by a split, which moves its version), so a key inserted into or removed
+  // from that range afterwards changes the version of a recorded leaf.
   absl::Status Scan(cc::ThreadContext& ctx, std::optional<std::string_view> low,
                     std::optional<std::string_view> high, uint64_t limit,
-                    Visitor visit);
+                    Visitor visit, std::vector<LeafRead>* reads = nullptr);
   // Backward: from `high` down to `low`.
   absl::Status ScanBackward(cc::ThreadContext& ctx,
                             std::optional<std::string_view> high,
                             std::optional<std::string_view> low, uint64_t limit,
-                            Visitor visit);
+                            Visitor visit,
+                            std::vector<LeafRead>* reads = nullptr);
+
+  // --- Commit-time writes (txn/index_writes.h): all-or-nothing.
+  //
+  // One entry change of a transaction's commit. `leaf` is PrepareChanges'.
+  struct Change {
+    std::string_view key;  // user key
+    uint64_t value = 0;
+    bool remove = false;
+    rdma::GlobalAddress leaf;
+  };
+  // Outcome of PrepareChanges that is not an error.
+  enum class Prepared {
+    kReady,      // every leaf is latched and every change will succeed
+    kNeedSplit,  // the leaf of changes[*split_at] has no room: release
+                 // `held`, SplitLeafOf it, then prepare again
+    kBusy,       // a latch was held by another thread: release `held`,
+                 // back off, prepare again
+  };
+  // Sorts `changes` into the tree's order (removals before additions of
+  // one key), X-latches the leaf of every change with no_wait, adding it to
+  // `held` (a leaf already there is used as is), and checks that ApplyChanges
+  // will succeed: a unique key added is absent (or removed just before),
+  // a removed entry is present, each leaf has room; with `to_ts` (TO) also
+  // that no leaf was read or changed at a timestamp above it. Changes
+  // nothing in the tree. Never waits for a latch while it holds a leaf
+  // (blink_tree_changes.cc). Errors: AlreadyExists, NotFound, Aborted
+  // (TO's rule failed: retry the transaction), InvalidArgument (a key of
+  // the wrong width). On any error the caller releases `held`.
+  absl::StatusOr<Prepared> PrepareChanges(cc::ThreadContext& ctx,
+                                          absl::Span<Change> changes,
+                                          LeafGuards& held,
+                                          std::optional<uint64_t> to_ts,
+                                          size_t* split_at);
+  // Splits the leaf holding (key, value)'s internal key (PrepareChanges'
+  // kNeedSplit names the first change that did not fit), in the middle or
+  // at that key (the function's comment says when), with ordinary
+  // (waiting) latches; the caller holds no leaf. Repeated, it makes room
+  // for any number of entries of one commit.
+  absl::Status SplitLeafOf(cc::ThreadContext& ctx, std::string_view key,
+                           uint64_t value);
+  // Applies prepared `changes` (PrepareChanges returned kReady, and `held`
+  // still holds their leaves); with `to_ts` stamps the leaves' write_ts.
+  // Cannot fail.
+  void ApplyChanges(absl::Span<const Change> changes, LeafGuards& held,
+                    std::optional<uint64_t> to_ts);
+  // Whether the leaf of `read` still has the version read (Aborted if not,
+  // or if another thread holds it exclusively: no waiting). A leaf in `held`
+  // is checked through that guard. With `to_ts` (TO), also that the leaf
+  // was not changed above it, and raises its read_ts to it.
+  absl::Status ValidateRead(cc::ThreadContext& ctx, const LeafRead& read,
+                            LeafGuards& held, std::optional<uint64_t> to_ts);
 
   // Walks every level and checks the invariants (order, fences, right
   // links, each child referenced by its parent level). For tests and
@@ -209,7 +292,8 @@ class BLinkTree {
   absl::StatusOr<cc::SharedGuard> DescendShared(cc::ThreadContext& ctx,
                                                 std::string_view key,
                                                 Descent rule, int stop_level,
-                                                Path* path);
+                                                Path* path,
+                                                cc::LockOptions lock = {});
   // The leaf whose range holds `key`, S-latched, found from `leaf`, a leaf
   // at or left of it (nodes only ever split to the right).
   absl::StatusOr<cc::SharedGuard> LatchLeafShared(cc::ThreadContext& ctx,
@@ -223,6 +307,19 @@ class BLinkTree {
   absl::Status RemoveInternal(cc::ThreadContext& ctx, std::string_view key);
   // Splits the X-latched full node in `guard` while inserting (key, value)
   // at `pos`, releases it, and posts the separator to the parent level.
+  // Splits the X-latched node in `guard`, adding `added` at `pos` if
+  // given, releases it, and posts the separator to the parent level. With
+  // `split_key` (no `added`; low fence < split_key < high fence) the right
+  // node starts at it, else the split point is chosen as the comment in
+  // the function says.
+  absl::Status Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
+                     std::optional<Entry> added, uint32_t pos, Path* path,
+                     std::optional<std::string_view> split_key);
+  // The leaf whose range holds internal key `key`, X-latched with no_wait,
+  // from `held` if it is there (then not latched again).
+  absl::StatusOr<cc::ExclusiveGuard*> LatchLeafForChange(cc::ThreadContext& ctx,
+                                                         std::string_view key,
+                                                         LeafGuards& held);
   absl::Status SplitAndInsert(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
                               uint32_t pos, std::string_view key,
                               uint64_t value, Path* path);
@@ -237,7 +334,8 @@ class BLinkTree {
                                                       std::string_view key);
   absl::Status GrowRoot(cc::ThreadContext& ctx, int old_root_level);
   absl::StatusOr<rdma::GlobalAddress> ReadAnchorRoot(cc::ThreadContext& ctx,
-                                                     int* level);
+                                                     int* level,
+                                                     cc::LockOptions lock = {});
 
   cc::GclManager& manager_;
   const rdma::GlobalAddress anchor_;

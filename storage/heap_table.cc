@@ -128,34 +128,70 @@ absl::StatusOr<TupleAddress> HeapTable::Insert(
         absl::StrFormat("insert of %d bytes into a table of %d-byte tuples",
                         tuple.size(), tuple_bytes_));
   }
-  GlobalAddress page;
-  uint32_t slot = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    InsertPage& mine = insert_pages_[&ctx];
-    if (mine.page.is_null() || mine.next_slot == slots_per_page_ ||
-        caller_holds(mine.page)) {
-      auto added = AddPage(ctx);
-      if (!added.ok()) return added.status();
-      mine.page = *added;
-      mine.next_slot = 0;
+  // A slot whose page's latch is busy is skipped (it goes back to the free
+  // slots), never waited for: the holder may be a transaction that keeps it
+  // to its commit (insert_pages_' comment). First a free slot, then the
+  // thread's page, then a fresh page: at most three tries.
+  for (SlotSource source = SlotSource::kFree;;
+       source = static_cast<SlotSource>(static_cast<int>(source) + 1)) {
+    auto slot = TakeSlot(ctx, source, caller_holds);
+    if (!slot.ok()) return slot.status();
+    // No one else knows a fresh page: its latch is free (a wait there
+    // would be for no one).
+    const bool fresh = source == SlotSource::kFreshPage;
+    auto guard = manager_.XLock(ctx, slot->gcl(), {.no_wait = !fresh});
+    if (!fresh && absl::IsAborted(guard.status())) {
+      ReleaseSlot(*slot);
+      continue;
     }
-    page = mine.page;
-    slot = mine.next_slot++;
+    if (!guard.ok()) return guard.status();
+    uint8_t* dst = guard->MutableRange(SlotOffset(slot->slot()), tuple_bytes_);
+    TupleHeader header;
+    header.set_flags(pending ? TupleHeader::kLive | TupleHeader::kPending
+                             : TupleHeader::kLive);
+    std::memcpy(dst, &header, kTupleHeaderBytes);
+    std::memcpy(dst + kTupleHeaderBytes, tuple.data() + kTupleHeaderBytes,
+                tuple_bytes_ - kTupleHeaderBytes);
+    if (absl::Status s = guard->Unlock(); !s.ok()) return s;
+    return *slot;
   }
-  auto address = TupleAddress::Encode(page, slot);
-  if (!address.ok()) return address.status();
-  auto guard = manager_.XLock(ctx, page);
-  if (!guard.ok()) return guard.status();
-  uint8_t* dst = guard->MutableRange(SlotOffset(slot), tuple_bytes_);
-  TupleHeader header;
-  header.set_flags(pending ? TupleHeader::kLive | TupleHeader::kPending
-                           : TupleHeader::kLive);
-  std::memcpy(dst, &header, kTupleHeaderBytes);
-  std::memcpy(dst + kTupleHeaderBytes, tuple.data() + kTupleHeaderBytes,
-              tuple_bytes_ - kTupleHeaderBytes);
-  if (absl::Status s = guard->Unlock(); !s.ok()) return s;
-  return *address;
+}
+
+absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
+    cc::ThreadContext& ctx, SlotSource source,
+    absl::FunctionRef<bool(rdma::GlobalAddress page)> caller_holds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (source == SlotSource::kFree) {
+    // A released slot, unless it is on a page the caller holds.
+    for (size_t i = free_slots_.size(); i-- > 0;) {
+      const TupleAddress a = free_slots_[i];
+      if (caller_holds(a.gcl())) continue;
+      free_slots_[i] = free_slots_.back();
+      free_slots_.pop_back();
+      return a;
+    }
+  }
+  InsertPage& mine = insert_pages_[&ctx];
+  if (mine.page.is_null() || mine.next_slot == slots_per_page_ ||
+      source == SlotSource::kFreshPage || caller_holds(mine.page)) {
+    // The rest of a page left behind is free for later inserts.
+    if (!mine.page.is_null()) {
+      for (uint32_t slot = mine.next_slot; slot < slots_per_page_; ++slot) {
+        auto a = TupleAddress::Encode(mine.page, slot);
+        if (a.ok()) free_slots_.push_back(*a);
+      }
+    }
+    auto added = AddPage(ctx);
+    if (!added.ok()) return added.status();
+    mine.page = *added;
+    mine.next_slot = 0;
+  }
+  return TupleAddress::Encode(mine.page, mine.next_slot++);
+}
+
+void HeapTable::ReleaseSlot(TupleAddress address) {
+  std::lock_guard<std::mutex> lock(mu_);
+  free_slots_.push_back(address);
 }
 
 absl::Status HeapTable::CheckAddress(TupleAddress address) const {

@@ -20,10 +20,17 @@
 // unrelated the rows are; small hot rows (TPC-C WAREHOUSE, DISTRICT) get a
 // GCL each with a limit of 1.
 //
-// Deletes set the tuple's kDeleted flag and leave the bytes in place: the
-// slot is NOT reused (a documented leak). Reuse needs to know that no
-// transaction can still read the old version through an index or a
-// timestamp check, which is txn/'s business (garbage collection, not built).
+// Free slots: each compute node keeps a list of its table's slots that an
+// insert may take before it appends: the slots of inserts that never
+// became visible (ReleaseSlot: txn/ releases the slot of an aborted
+// insert, which no index entry ever named), and the unused rest of a page
+// an inserting thread left behind. Deletes set the tuple's kDeleted flag
+// and leave the bytes in place; their slots are not freed (txn/txn.h says
+// why: a reader may still hold the address).
+//
+// An insert never waits for its page's latch: a busy page (a 2PL
+// transaction that read a tuple there holds the shared latch until its
+// commit) is skipped for another slot, at worst a fresh page.
 //
 // Scans walk the page list from the root, newest page first, and within a
 // page in slot (insertion) order. A scan sees every tuple inserted before
@@ -42,13 +49,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "cc/gcl_manager.h"
 #include "storage/schema.h"
@@ -87,15 +94,22 @@ class HeapTable {
   // With `pending`, the tuple starts with TupleHeader::kPending set: it is
   // invisible to Read/Scan until its inserter clears the flag.
   // `caller_holds(page)` says whether the caller already holds a latch on
-  // `page`: such a page is not used (the thread moves on to a fresh page,
-  // leaving the rest of the old one empty), since latching it again would
-  // wait for the caller itself (a 2PL transaction that read a tuple of
-  // its current page). Called under the table's mutex.
+  // `page`: such a page is not used (the thread moves on to another slot),
+  // since latching it again would wait for the caller itself (a 2PL
+  // transaction that read a tuple of its current page). Called under the
+  // table's mutex. Takes a free slot (ReleaseSlot) first; never waits for a
+  // page latch another thread holds.
   absl::StatusOr<TupleAddress> Insert(
       cc::ThreadContext& ctx, absl::Span<const uint8_t> tuple,
       bool pending = false,
       absl::FunctionRef<bool(rdma::GlobalAddress page)> caller_holds =
           [](rdma::GlobalAddress) { return false; });
+
+  // Hands back the slot of an Insert that never became visible (a pending
+  // tuple whose transaction aborted, named by no index entry): a later
+  // insert on this compute node overwrites it. No thread may use the
+  // address afterwards.
+  void ReleaseSlot(TupleAddress address);
 
   // Copies the whole tuple (header included) into `out`, which must hold
   // tuple_bytes(). NotFound if the slot is empty or deleted.
@@ -147,6 +161,15 @@ class HeapTable {
   // Address validity and the bytes of its slot in a latched payload.
   absl::Status CheckAddress(TupleAddress address) const;
   absl::Status CheckLive(const uint8_t* payload, TupleAddress address) const;
+  // Where TakeSlot looks for a slot, in the order Insert tries them.
+  enum class SlotSource {
+    kFree,       // a released slot, else the thread's page
+    kOwnPage,    // the thread's page (a new one when full or held)
+    kFreshPage,  // a new page, which becomes the thread's page
+  };
+  absl::StatusOr<TupleAddress> TakeSlot(
+      cc::ThreadContext& ctx, SlotSource source,
+      absl::FunctionRef<bool(rdma::GlobalAddress page)> caller_holds);
   // Allocates a page, links it at the head of the list.
   absl::StatusOr<rdma::GlobalAddress> AddPage(cc::ThreadContext& ctx);
 
@@ -165,9 +188,12 @@ class HeapTable {
     rdma::GlobalAddress page;
     uint32_t next_slot = 0;
   };
-  absl::Mutex mu_;
-  absl::flat_hash_map<const cc::ThreadContext*, InsertPage> insert_pages_
-      ABSL_GUARDED_BY(mu_);
+  // std::mutex, not absl::Mutex: the distribution's abseil is not built
+  // with TSan, which then could not see what this mutex orders.
+  std::mutex mu_;
+  absl::flat_hash_map<const cc::ThreadContext*, InsertPage>
+      insert_pages_;                      // guarded by mu_
+  std::vector<TupleAddress> free_slots_;  // guarded by mu_
 };
 
 }  // namespace strand::storage

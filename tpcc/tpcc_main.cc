@@ -431,6 +431,14 @@ int Main() {
     return 1;
   }
   PrintRun(human, config, *run);
+  // What the run added to the pool (inserted rows; deleted rows' slots are
+  // not reused yet, txn/txn.h).
+  if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
+    human << absl::StrFormat(
+        "pool: %.1f MiB after the run, %.1f MiB after "
+        "the load\n",
+        *used / 1048576.0, load->pool_bytes_used / 1048576.0);
+  }
 
   auto consistency = CheckConsistency((*db)->engine(), FLAGS_warehouses, scale);
   if (!consistency.ok()) {

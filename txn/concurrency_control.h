@@ -25,13 +25,60 @@
 // order (what the redo log needs): 2PL and OCC take theirs while holding
 // every latch they conflict on; TO's serialization order is its timestamps.
 //
+// Index reads (index_writes.h). A Lookup (key found or absent), LookupBatch
+// or Scan records every index leaf it read with the leaf's version; the
+// leaves cover the key range read (index/blink_tree.h), and any entry
+// added to or removed from that range changes one of their versions. A
+// commit's index changes are write locks: PrepareIndexWrites latches their
+// leaves exclusively before the validation below and keeps them until the
+// changes are applied (after the redo append). Then per algorithm:
+//   2PL   after its locks and its index leaves are held, the commit checks
+//         that every leaf read still has its version (no_wait: a leaf
+//         latched by another commit counts as changed) and only then takes
+//         commit_ts. Serialization point s = that moment with every lock
+//         held: each tuple read is locked; each leaf read is unchanged from
+//         the read until its check, an interval that contains s (the reads
+//         came before, the checks after all locks were taken and before
+//         commit_ts). So every read, scans included, returns what it would
+//         at s, and every write (tuple or index entry) is applied under a
+//         latch held since before s: T is equivalent to running atomically
+//         at s, and commit_ts order is s order for conflicting pairs. This
+//         is optimistic for the index only; tuples stay locked, so "no-wait
+//         never waits" still holds: no step waits for a latch another
+//         transaction keeps to its commit (the bounded waits are listed in
+//         index_writes.h and storage/heap_table.h).
+//   OCC   the leaves are validated exactly like tuple versions, after every
+//         write latch and index leaf is held (Silo's argument, with the
+//         leaf as the record and its version as the TID): a leaf unchanged
+//         from the read to its check after the write locks were all taken
+//         was unchanged at that point, which is the serialization point,
+//         and a committer that changes the leaf holds it latched from
+//         before its own validation, so two transactions that each read a
+//         range the other writes cannot both pass (the one validating
+//         second finds the other's leaf latched or changed).
+//   TO    a leaf carries read_ts and write_ts for its whole key range (a
+//         split copies them to the new right node). The commit checks, per
+//         leaf it read, that the version is unchanged and write_ts <=
+//         start_ts, and raises read_ts to start_ts (a leaf latched by
+//         another commit aborts: no_wait); per leaf it changes, that
+//         read_ts and write_ts are <= start_ts, and stamps write_ts. So a
+//         scan or lookup is ordered against every change of its range by
+//         timestamp, as a tuple read is against tuple writes: a change with
+//         a smaller timestamp that comes later finds read_ts above it and
+//         aborts; one with a larger timestamp made before the check aborts
+//         the reader (version or write_ts).
+// A commit's own index changes are applied after its checks, so they never
+// fail its own validation; a leaf it must split first (no room) does, and
+// the retry finds room.
+//
 // Logging (Database::log; write_set.h). Every algorithm logs the same way:
 // after its validation succeeded and its commit timestamp is taken, with
-// every write page latched exclusively, ApplyWrites applies the index
-// entries, appends ONE redo record {commit_ts, redo ops} to the node's log,
-// then applies the tuple writes; FinishCommit waits until the record is
-// durable and only then releases the latches; Txn::Commit returns OK (the
-// acknowledgement) after that. Why replaying all nodes' records in
+// every write page and index leaf latched exclusively, ApplyWrites appends
+// ONE redo record {commit_ts, redo ops} to the node's log, then applies the
+// index changes (releasing their leaves) and the tuple writes;
+// FinishCommit waits until the record is durable and only then releases
+// the page latches; Txn::Commit returns OK (the acknowledgement) after
+// that. Why replaying all nodes' records in
 // commit-timestamp order rebuilds the committed state, per algorithm:
 //   2PL   T takes commit_ts while holding every lock (latch) it took; a
 //         transaction U that conflicts with T on a tuple gets that page's
@@ -59,12 +106,14 @@
 // record (later in its own log) can never survive a crash that loses this
 // one. Records are appended before the tuple writes become visible, so
 // within one node's log a dependent always has a larger LSN.
-//   What latches do not cover: index entries are visible from ApplyWrites
-//   on, before the record is durable. A transaction that only observes an
-//   entry's presence or absence (a scan that does not read the tuple) on
-//   ANOTHER node could commit durably first. Tuple reads are covered (the
-//   tuple's page is latched), which is what the TPC-C and bank workloads
-//   do; on one compute node the LSN order covers it too.
+//   What latches do not cover: index leaves are released once the changes
+//   are applied, before the record is durable (holding them through the
+//   flush would make every reader of a hot leaf wait for the disk), so
+//   index entries are visible from then on. A transaction that only
+//   observes an entry's presence or absence (a scan that does not read the
+//   tuple) on ANOTHER node could commit durably first. Tuple reads are
+//   covered (the tuple's page is latched), which is what the TPC-C and
+//   bank workloads do; on one compute node the LSN order covers it too.
 // Early lock release (Database::early_lock_release): latches are released
 // right after the append, Txn::Commit waits for durability before returning
 // OK, and a read-only transaction waits until everything appended before its

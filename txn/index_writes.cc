@@ -1,96 +1,167 @@
 #include "txn/index_writes.h"
 
-#include "absl/container/inlined_vector.h"
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/str_format.h"
 #include "glog/logging.h"
 #include "index/blink_tree.h"
 
 namespace strand::txn {
 namespace {
 
-absl::Status Remove(TxnState& txn, const IndexWrite& w) {
-  index::BLinkTree& tree = *txn.db.indexes[w.index];
-  return tree.unique() ? tree.Delete(txn.ctx, w.key)
-                       : tree.DeleteEntry(txn.ctx, w.key, w.value.raw());
-}
-
-absl::Status Insert(TxnState& txn, const IndexWrite& w) {
-  return txn.db.indexes[w.index]->Insert(txn.ctx, w.key, w.value.raw());
-}
-
-// Undoes the first `count` writes of `writes` with `undo`; an undo that
-// fails means the index no longer matches the heap, which only a bug (or a
-// dead fabric) can cause.
-template <typename Undo>
-void UndoFirst(TxnState& txn, const std::vector<IndexWrite>& writes,
-               size_t count, Undo undo) {
-  for (size_t i = 0; i < count; ++i) {
-    absl::Status s = undo(txn, writes[i]);
-    LOG_IF(ERROR, !s.ok()) << "undoing an index write of a failed commit: "
-                           << s;
+// Fills txn.index_changes with the commit's changes grouped by index, and
+// txn.index_change_runs with where each index's group ends.
+void GroupChanges(TxnState& txn) {
+  txn.index_changes.clear();
+  txn.index_change_runs.clear();
+  std::vector<IndexId> indexes;
+  for (const IndexWrite& w : txn.index_removes) indexes.push_back(w.index);
+  for (const IndexWrite& w : txn.index_inserts) indexes.push_back(w.index);
+  std::sort(indexes.begin(), indexes.end());
+  indexes.erase(std::unique(indexes.begin(), indexes.end()), indexes.end());
+  for (IndexId index : indexes) {
+    for (const bool remove : {true, false}) {
+      for (const IndexWrite& w :
+           remove ? txn.index_removes : txn.index_inserts) {
+        if (w.index != index) continue;
+        txn.index_changes.push_back({w.key, w.value.raw(), remove, {}});
+      }
+    }
+    txn.index_change_runs.emplace_back(index, txn.index_changes.size());
   }
 }
 
-// Whether `b` comes right after `a` in one InsertBatch: the same index and
-// a key above a's in the index's order (in a non-unique index the value
-// breaks ties, as it is part of the tree's internal key). std::string's
-// order is memcmp's, the tree's order.
-bool ExtendsRun(const index::BLinkTree& tree, const IndexWrite& a,
-                const IndexWrite& b) {
-  if (a.index != b.index) return false;
-  if (tree.unique()) return a.key < b.key;
-  const int c = a.key.compare(b.key);
-  return c < 0 || (c == 0 && a.value.raw() < b.value.raw());
+// Calls fn(tree, changes of that tree) for each index the commit changes.
+template <typename Fn>
+void ForEachRun(TxnState& txn, Fn fn) {
+  size_t begin = 0;
+  for (const auto& [index, end] : txn.index_change_runs) {
+    fn(*txn.db.indexes[index],
+       absl::MakeSpan(txn.index_changes).subspan(begin, end - begin));
+    begin = end;
+  }
+}
+
+void BackOff(int attempt) {
+  if (attempt < 8) {
+    std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds(attempt));
+  }
 }
 
 }  // namespace
 
-absl::Status InsertIndexEntries(TxnState& txn) {
-  // Each maximal run of consecutive entries that ascend in one index goes
-  // in as one batch: a commit's keys of one table (an order's lines) mostly
-  // share a leaf, and the batch latches it once for all of them. The order
-  // of index_inserts is kept: the redo record and the undo follow it.
-  const std::vector<IndexWrite>& writes = txn.index_inserts;
-  absl::InlinedVector<index::BLinkTree::Entry, 16> run;
-  size_t done = 0;  // writes[0, done) are in their indexes
-  while (done < writes.size()) {
-    index::BLinkTree& tree = *txn.db.indexes[writes[done].index];
-    size_t end = done + 1;
-    while (end < writes.size() &&
-           ExtendsRun(tree, writes[end - 1], writes[end])) {
-      ++end;
+std::optional<uint64_t> LeafTimestamp(const TxnState& txn) {
+  if (txn.db.algorithm != CcAlgorithm::kTimestampOrdering) return std::nullopt;
+  return txn.start_ts;
+}
+
+absl::Status PrepareIndexWrites(TxnState& txn) {
+  if (txn.index_inserts.empty() && txn.index_removes.empty()) {
+    return absl::OkStatus();
+  }
+  GroupChanges(txn);
+  const std::optional<uint64_t> ts = LeafTimestamp(txn);
+  for (int attempt = 0; attempt < kPrepareAttempts; ++attempt) {
+    absl::Status error;
+    bool retry = false;
+    ForEachRun(txn, [&](index::BLinkTree& tree,
+                        absl::Span<index::BLinkTree::Change> changes) {
+      if (!error.ok() || retry) return;
+      size_t split_at = 0;
+      auto prepared = tree.PrepareChanges(txn.ctx, changes, txn.index_leaves,
+                                          ts, &split_at);
+      if (!prepared.ok()) {
+        error = prepared.status();
+        return;
+      }
+      if (*prepared == index::BLinkTree::Prepared::kReady) return;
+      retry = true;
+      ReleaseIndexLeaves(txn);
+      if (*prepared == index::BLinkTree::Prepared::kNeedSplit) {
+        // Holding no leaf: the split's latches may wait, as any tree
+        // writer's do, and go up the tree.
+        const index::BLinkTree::Change& full = changes[split_at];
+        error = tree.SplitLeafOf(txn.ctx, full.key, full.value);
+      } else {
+        BackOff(attempt);
+      }
+    });
+    if (!error.ok()) {
+      ReleaseIndexLeaves(txn);
+      txn.abort_reason =
+          absl::IsAborted(error) ? AbortReason::kConflict : AbortReason::kError;
+      return error;
     }
-    run.clear();
-    for (size_t i = done; i < end; ++i) {
-      run.push_back({writes[i].key, writes[i].value.raw()});
-    }
-    size_t inserted = 0;
-    absl::Status s = tree.InsertBatch(txn.ctx, run, &inserted);
+    if (!retry) return absl::OkStatus();
+  }
+  ReleaseIndexLeaves(txn);
+  txn.abort_reason = AbortReason::kConflict;
+  return absl::AbortedError(absl::StrFormat(
+      "the index leaves of this commit stayed busy over %d attempts",
+      kPrepareAttempts));
+}
+
+absl::Status PrepareIndexWritesOrConflict(
+    TxnState& txn, absl::FunctionRef<absl::Status(TxnState&)> validate_tuples) {
+  absl::Status s = PrepareIndexWrites(txn);
+  if (!absl::IsAlreadyExists(s) && !absl::IsNotFound(s)) return s;
+  absl::Status stale = validate_tuples(txn);
+  if (stale.ok()) stale = ValidateIndexReads(txn);
+  if (absl::IsAborted(stale)) {
+    txn.abort_reason = AbortReason::kValidation;
+    return stale;
+  }
+  txn.abort_reason = AbortReason::kError;
+  return s;
+}
+
+absl::Status ValidateIndexReads(TxnState& txn) {
+  std::vector<IndexLeafRead>& reads = txn.leaf_reads;
+  if (reads.empty()) return absl::OkStatus();
+  // One check per leaf and version read (a leaf read at two versions
+  // fails at one of them).
+  std::sort(reads.begin(), reads.end(),
+            [](const IndexLeafRead& a, const IndexLeafRead& b) {
+              return a.read < b.read;
+            });
+  reads.erase(std::unique(reads.begin(), reads.end(),
+                          [](const IndexLeafRead& a, const IndexLeafRead& b) {
+                            return a.read == b.read;
+                          }),
+              reads.end());
+  const std::optional<uint64_t> ts = LeafTimestamp(txn);
+  for (const IndexLeafRead& r : reads) {
+    absl::Status s = txn.db.indexes[r.index]->ValidateRead(
+        txn.ctx, r.read, txn.index_leaves, ts);
     if (!s.ok()) {
-      UndoFirst(txn, writes, done + inserted, Remove);
-      txn.abort_reason = AbortReason::kError;
+      txn.abort_reason =
+          absl::IsAborted(s) ? AbortReason::kValidation : AbortReason::kError;
       return s;
     }
-    done = end;
   }
   return absl::OkStatus();
 }
 
-absl::Status RemoveIndexEntries(TxnState& txn) {
-  for (size_t i = 0; i < txn.index_removes.size(); ++i) {
-    absl::Status s = Remove(txn, txn.index_removes[i]);
-    if (!s.ok()) {
-      UndoFirst(txn, txn.index_removes, i, Insert);
-      UndoFirst(txn, txn.index_inserts, txn.index_inserts.size(), Remove);
-      txn.abort_reason = AbortReason::kError;
-      return s;
-    }
-  }
-  return absl::OkStatus();
+void ApplyIndexWrites(TxnState& txn) {
+  if (txn.index_inserts.empty() && txn.index_removes.empty()) return;
+  const std::optional<uint64_t> ts = LeafTimestamp(txn);
+  ForEachRun(txn, [&](index::BLinkTree& tree,
+                      absl::Span<index::BLinkTree::Change> changes) {
+    tree.ApplyChanges(changes, txn.index_leaves, ts);
+  });
+  ReleaseIndexLeaves(txn);
 }
 
-void UndoIndexEntries(TxnState& txn) {
-  UndoFirst(txn, txn.index_removes, txn.index_removes.size(), Insert);
-  UndoFirst(txn, txn.index_inserts, txn.index_inserts.size(), Remove);
+void ReleaseIndexLeaves(TxnState& txn) {
+  for (auto& [leaf, guard] : txn.index_leaves) {
+    absl::Status s = guard.Unlock();
+    LOG_IF(ERROR, !s.ok()) << "releasing index leaf " << leaf.ToString() << ": "
+                           << s;
+  }
+  txn.index_leaves.clear();
 }
 
 }  // namespace strand::txn

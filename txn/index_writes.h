@@ -1,27 +1,69 @@
 #ifndef STRAND_TXN_INDEX_WRITES_H_
 #define STRAND_TXN_INDEX_WRITES_H_
 
-// The index part of a commit (write_set.h calls these). Index entries are
-// written at commit, so entries of aborted transactions never exist.
-// Each step undoes itself if it fails half-way: a commit that fails here
-// left every index as it was.
+// The index part of a commit (each algorithm's Commit calls these, in this
+// order), and what makes index reads serializable.
+//
+// Writes, all-or-nothing: PrepareIndexWrites latches exclusively every
+// leaf the transaction's index changes go to and checks that every change
+// will succeed (unique keys absent unless removed by the same commit,
+// removed entries present, room in each leaf) while changing nothing; the
+// algorithm then validates, takes its commit timestamp and appends the
+// redo record; only then does ApplyIndexWrites change the leaves, and
+// nothing after it can fail. So no reader ever sees an entry of a commit
+// that fails (readers of those leaves wait for the latch), and removals go
+// before additions, so a transaction may remove a key and add it again.
+//
+// Reads: every leaf a Lookup, LookupBatch or Scan read is recorded with its
+// version (index/blink_tree.h: the leaves cover the key range read, absent
+// keys included); ValidateIndexReads checks at commit that none changed,
+// i.e. that every scan and lookup would return the same now. Each
+// algorithm's argument that this makes them serializable is in
+// concurrency_control.h ("Index reads").
+//
+// Waiting: leaves are latched with no_wait. A busy leaf (another commit
+// holds it for its own apply, a few microseconds; or a tree operation)
+// releases every leaf held and retries after a short back-off, at most
+// kPrepareAttempts times (a bounded physical wait), then aborts with
+// kConflict. A full leaf is split with the ordinary (waiting) latches of
+// the tree, holding no leaf, and the preparation starts over.
 
+#include <optional>
+
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "txn/txn_state.h"
 
 namespace strand::txn {
 
-// Inserts txn.index_inserts in their order, each maximal run of
-// consecutive entries ascending in one index as one BLinkTree::InsertBatch
-// (one leaf latch for the entries that share a leaf). AlreadyExists (abort
-// reason kError) on a duplicate key in a unique index; the entries inserted
-// before it, in earlier runs and in the failing run, are removed again.
-absl::Status InsertIndexEntries(TxnState& txn);
-// Removes txn.index_removes; NotFound if an entry is missing (the inserts
-// of this commit are undone too).
-absl::Status RemoveIndexEntries(TxnState& txn);
-// Undoes both steps after they succeeded (the commit's log append failed).
-void UndoIndexEntries(TxnState& txn);
+// Preparations started over (busy leaves, splits) before a commit gives up.
+inline constexpr int kPrepareAttempts = 64;
+
+// The timestamp index leaves carry for this transaction: TO's start
+// timestamp (its reads raise a leaf's read_ts, its changes stamp write_ts
+// and are refused below either), nullopt for 2PL and OCC.
+std::optional<uint64_t> LeafTimestamp(const TxnState& txn);
+
+// Latches and checks (see above). Errors: AlreadyExists or NotFound (abort
+// reason kError: retrying would meet the same key), Aborted (kConflict).
+// On error no leaf stays latched.
+absl::Status PrepareIndexWrites(TxnState& txn);
+// PrepareIndexWrites, except that its AlreadyExists or NotFound becomes the
+// conflict it is (Aborted, kValidation: retried) when a read of the
+// transaction is stale: `validate_tuples` (OCC's tuple versions; OkStatus
+// for 2PL and TO, whose tuple reads cannot be stale here) or an index
+// read fails. Then the key was added or removed by a commit this
+// transaction should have seen (two New-Orders that read one district's
+// next order id both add that order's key).
+absl::Status PrepareIndexWritesOrConflict(
+    TxnState& txn, absl::FunctionRef<absl::Status(TxnState&)> validate_tuples);
+// Checks every recorded leaf read (TO: raises their read_ts). Aborted
+// (kValidation) if one changed or another commit holds it.
+absl::Status ValidateIndexReads(TxnState& txn);
+// Applies the prepared changes (cannot fail) and releases the leaves.
+void ApplyIndexWrites(TxnState& txn);
+// Releases the leaves PrepareIndexWrites latched (a commit that failed).
+void ReleaseIndexLeaves(TxnState& txn);
 
 }  // namespace strand::txn
 

@@ -6,6 +6,7 @@
 #include "txn/optimistic.h"
 
 #include "absl/strings/str_format.h"
+#include "txn/index_writes.h"
 #include "txn/write_set.h"
 
 namespace strand::txn {
@@ -19,10 +20,11 @@ absl::Status Optimistic::Read(TxnState& txn, Access& access, bool) {
   return page->Unlock();
 }
 
-absl::Status Optimistic::Commit(TxnState& txn) {
-  if (absl::Status s = LatchWritePages(txn, cc::LockOptions{}); !s.ok()) {
-    return s;
-  }
+namespace {
+
+// Every tuple read still has the version read (Silo's read-set check);
+// the caller holds its write latches.
+absl::Status ValidateTupleReads(TxnState& txn) {
   for (const auto& a : txn.accesses) {
     if (a->inserted) continue;
     storage::TupleHeader now;
@@ -48,6 +50,22 @@ absl::Status Optimistic::Commit(TxnState& txn) {
           a->address.ToString(), a->version(), now.write_ts()));
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Optimistic::Commit(TxnState& txn) {
+  if (absl::Status s = LatchWritePages(txn, cc::LockOptions{}); !s.ok()) {
+    return s;
+  }
+  // The index leaves are write locks too: held before any validation.
+  if (absl::Status s = PrepareIndexWritesOrConflict(txn, ValidateTupleReads);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateTupleReads(txn); !s.ok()) return s;
+  if (absl::Status s = ValidateIndexReads(txn); !s.ok()) return s;
   // Every write latch is held and the reads are still current: this is the
   // serialization point, so the commit timestamp is taken now.
   auto ts = txn.db.oracle->Next(txn.ctx);

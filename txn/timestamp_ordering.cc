@@ -5,6 +5,7 @@
 #include "txn/timestamp_ordering.h"
 
 #include "absl/strings/str_format.h"
+#include "txn/index_writes.h"
 #include "txn/write_set.h"
 
 namespace strand::txn {
@@ -59,6 +60,17 @@ absl::Status TimestampOrdering::Commit(TxnState& txn) {
                           header.write_ts(), txn.start_ts));
     }
   }
+  // The same rules for the index: a changed leaf must not have been read
+  // or changed above start_ts, a read leaf not changed since it was read
+  // (nor above start_ts) and its read_ts is raised.
+  // Tuple reads are locked (2PL) or timestamp-checked (TO): only the
+  // index reads can make a duplicate key a conflict.
+  if (absl::Status s = PrepareIndexWritesOrConflict(
+          txn, [](TxnState&) { return absl::OkStatus(); });
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateIndexReads(txn); !s.ok()) return s;
   txn.commit_ts = txn.start_ts;
   if (absl::Status s = ApplyWrites(txn, txn.start_ts); !s.ok()) return s;
   return FinishCommit(txn);

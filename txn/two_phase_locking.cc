@@ -3,6 +3,7 @@
 
 #include "txn/two_phase_locking.h"
 
+#include "txn/index_writes.h"
 #include "txn/write_set.h"
 
 namespace strand::txn {
@@ -29,17 +30,27 @@ absl::Status TwoPhaseLocking::PrepareWrite(TxnState& txn, Access& access) {
 }
 
 absl::Status TwoPhaseLocking::Commit(TxnState& txn) {
-  // Every lock is held: the timestamp taken now orders this transaction
-  // after everything it depends on.
-  auto ts = txn.db.oracle->Next(txn.ctx);
-  if (!ts.ok()) return ts.status();
-  txn.commit_ts = *ts;
   // Only the pages of inserted tuples are not latched yet (commit makes
   // them visible). No-wait, like every 2PL lock: waiting here while holding
   // the transaction's other locks could close a cycle.
   if (absl::Status s = LatchWritePages(txn, {.no_wait = true}); !s.ok()) {
     return s;
   }
+  // Tuple reads are locked (2PL) or timestamp-checked (TO): only the
+  // index reads can make a duplicate key a conflict.
+  if (absl::Status s = PrepareIndexWritesOrConflict(
+          txn, [](TxnState&) { return absl::OkStatus(); });
+      !s.ok()) {
+    return s;
+  }
+  // The index reads are the only reads not held locked: checked now, with
+  // every lock and index leaf held (concurrency_control.h, "Index reads").
+  if (absl::Status s = ValidateIndexReads(txn); !s.ok()) return s;
+  // Every lock is held: the timestamp taken now orders this transaction
+  // after everything it depends on.
+  auto ts = txn.db.oracle->Next(txn.ctx);
+  if (!ts.ok()) return ts.status();
+  txn.commit_ts = *ts;
   if (absl::Status s = ApplyWrites(txn, std::nullopt); !s.ok()) return s;
   return FinishCommit(txn);
 }

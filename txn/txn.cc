@@ -4,11 +4,13 @@
 #include <optional>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "index/blink_tree.h"
 #include "storage/tuple_header.h"
 #include "txn/index_key.h"
+#include "txn/index_writes.h"
 #include "txn/write_set.h"
 
 namespace strand::txn {
@@ -38,7 +40,30 @@ absl::Status Txn::Begin() {
   return absl::OkStatus();
 }
 
+namespace {
+
+// A transaction that latched more GCLs than its node's cache has frames
+// (the cc/ layer's "every frame ... latched"): says which limit that is.
+absl::Status ExplainCacheLimit(const TxnState& txn, absl::Status status) {
+  if (!absl::IsResourceExhausted(status) ||
+      !absl::StrContains(status.message(), "cache")) {
+    return status;
+  }
+  const cc::CcOptions& o = txn.db.manager->options();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      status.message(),
+      ": a transaction can hold at most as many GCLs "
+      "latched as its compute node's cache has frames (",
+      o.cache_bytes / o.gcl_size,
+      " = EngineOptions::cc.cache_bytes / "
+      "cc.gcl_size, --cache_mb / --gcl_size), fewer while other threads "
+      "hold some; raise --cache_mb or make the transaction smaller"));
+}
+
+}  // namespace
+
 absl::Status Txn::Fail(absl::Status status) {
+  status = ExplainCacheLimit(state_, std::move(status));
   if (state_.abort_reason == AbortReason::kNone) {
     switch (status.code()) {
       case absl::StatusCode::kAborted:
@@ -157,7 +182,10 @@ absl::StatusOr<storage::TupleAddress> Txn::Lookup(IndexId index,
                                                   std::string_view key) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
   if (absl::Status s = CheckIndex(index); !s.ok()) return s;
-  auto value = state_.db.indexes[index]->Lookup(state_.ctx, key);
+  state_.leaf_scratch.clear();
+  auto value =
+      state_.db.indexes[index]->Lookup(state_.ctx, key, &state_.leaf_scratch);
+  RecordLeafReads(index);
   if (absl::IsNotFound(value.status())) return value.status();
   if (!value.ok()) return Fail(value.status());
   return storage::TupleAddress::FromRaw(*value);
@@ -174,8 +202,10 @@ absl::Status Txn::LookupBatch(IndexId index,
                      addresses.size(), " addresses"));
   }
   absl::InlinedVector<std::optional<uint64_t>, 16> values(keys.size());
+  state_.leaf_scratch.clear();
   absl::Status s = state_.db.indexes[index]->LookupBatch(
-      state_.ctx, keys, absl::MakeSpan(values));
+      state_.ctx, keys, absl::MakeSpan(values), &state_.leaf_scratch);
+  RecordLeafReads(index);
   if (!s.ok()) return Fail(s);  // as Lookup: only an absent key is no error
   for (size_t i = 0; i < keys.size(); ++i) {
     addresses[i] = values[i] ? storage::TupleAddress::FromRaw(*values[i])
@@ -205,11 +235,20 @@ absl::Status Txn::Scan(IndexId index, std::optional<std::string_view> low,
   auto adapt = [&](std::string_view key, uint64_t value) {
     return visit(key, storage::TupleAddress::FromRaw(value));
   };
-  absl::Status s = forward
-                       ? tree.Scan(state_.ctx, low, high, limit, adapt)
-                       : tree.ScanBackward(state_.ctx, high, low, limit, adapt);
+  state_.leaf_scratch.clear();
+  absl::Status s = forward ? tree.Scan(state_.ctx, low, high, limit, adapt,
+                                       &state_.leaf_scratch)
+                           : tree.ScanBackward(state_.ctx, high, low, limit,
+                                               adapt, &state_.leaf_scratch);
+  RecordLeafReads(index);
   if (!s.ok()) return Fail(s);
   return absl::OkStatus();
+}
+
+void Txn::RecordLeafReads(IndexId index) {
+  for (const index::LeafRead& read : state_.leaf_scratch) {
+    state_.leaf_reads.push_back({index, read});
+  }
 }
 
 void Txn::AddIndexEntry(IndexId index, std::string_view key,
@@ -276,12 +315,15 @@ absl::Status Txn::CommitImpl(bool wait_durable) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
   absl::Status s = cc_.Commit(state_);
   if (!s.ok()) {
+    s = ExplainCacheLimit(state_, std::move(s));
     if (state_.abort_reason == AbortReason::kNone) {
       state_.abort_reason =
           absl::IsAborted(s) ? AbortReason::kConflict : AbortReason::kError;
     }
     phase_ = Phase::kAborted;
+    ReleaseIndexLeaves(state_);
     (void)state_.latches.ReleaseAll();
+    ReleaseInsertedSlots();
     return s;
   }
   phase_ = Phase::kCommitted;
@@ -301,6 +343,15 @@ void Txn::Abort(AbortReason reason) {
   phase_ = Phase::kAborted;
   absl::Status s = state_.latches.ReleaseAll();
   LOG_IF(ERROR, !s.ok()) << "releasing latches on abort: " << s;
+  ReleaseInsertedSlots();
+}
+
+void Txn::ReleaseInsertedSlots() {
+  // Never visible (still pending) and named by no index entry (those are
+  // applied only by a commit that can no longer fail): free for reuse.
+  for (const auto& a : state_.accesses) {
+    if (a->inserted) state_.table(a->table).ReleaseSlot(a->address);
+  }
 }
 
 absl::Status Txn::UserAbort(std::string_view why) {

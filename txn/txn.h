@@ -12,11 +12,13 @@
 //   RETURN_IF_ERROR(txn.Commit());
 //
 // Guarantees: writes are buffered in the transaction and applied at commit,
-// so nothing of an aborted transaction is ever visible; committed
-// transactions are serializable for tuples reached by address or point
-// lookup. Range scans are not protected against phantoms (no index-range
-// locks or scan validation): a concurrent insert may appear in or vanish
-// from a repeated scan.
+// so nothing of an aborted transaction is ever visible, index entries
+// included (index_writes.h: a commit changes no index entry before it can
+// no longer fail). Committed transactions are serializable: tuple reads,
+// point lookups (a key found or absent) and range scans alike. Every index
+// leaf a Lookup, LookupBatch or Scan read is validated at commit, which
+// rules out phantoms (concurrency_control.h, "Index reads", argues it per
+// algorithm).
 //
 // Errors: a conflict returns Aborted and sets abort_reason() (kConflict or
 // kValidation); after any error the transaction is aborted and every later
@@ -27,7 +29,21 @@
 // Inserted tuples go into the heap at Insert() marked pending (invisible to
 // every reader and scan; their index entries are added at commit). Commit
 // clears the mark; an abort leaves it, so an aborted insert needs no undo
-// that could fail, and its slot is never reused (a documented leak).
+// that could fail, and hands the slot back to the table
+// (storage::HeapTable::ReleaseSlot): no index entry ever named it, so no
+// reader can hold its address. Slots of deleted rows are not reused yet:
+// a reader may still hold a deleted row's address from an index lookup
+// made before the delete (under OCC and TO it reads the slot without a
+// latch held since the lookup), and on another compute node; reuse needs
+// to know that every transaction that could have looked it up has ended
+// (an epoch per compute node, not built).
+//
+// Size limit: every page and index leaf a transaction holds latched needs
+// a frame of its compute node's cache (SELCC), so a transaction touches at
+// most cc.cache_bytes / cc.gcl_size GCLs at once (EngineOptions::cc,
+// --cache_mb), less what other threads hold; past that it fails with
+// ResourceExhausted naming both (2PL holds every page it read or wrote to
+// commit; TO and OCC only their write pages and index leaves at commit).
 
 #include <cstdint>
 #include <optional>
@@ -91,16 +107,21 @@ class Txn {
                 absl::Span<const storage::TupleAddress> addresses) const;
   // Visits entries of `index` with low <= key <= high (nullopt: unbounded)
   // in key order (backward if !forward), at most `limit`, while `visit`
-  // returns true. Committed entries only; no phantom protection.
+  // returns true. Committed entries only. The range read (to the last key
+  // visited) is validated at commit: an entry added to or removed from it
+  // by another commit in between aborts this transaction.
   using ScanVisitor = absl::FunctionRef<bool(std::string_view key,
                                              storage::TupleAddress value)>;
   absl::Status Scan(IndexId index, std::optional<std::string_view> low,
                     std::optional<std::string_view> high, bool forward,
                     uint64_t limit, ScanVisitor visit);
 
-  // Index entries written at commit (before the tuple writes are applied).
-  // A duplicate key in a unique index aborts the commit (AlreadyExists,
-  // abort reason kError: retrying would meet the same key).
+  // Index entries written at commit, removals before additions, so a
+  // transaction may remove a unique key and add it again (in either order
+  // of calls). A duplicate key in a unique index aborts the commit
+  // (AlreadyExists), as does removing an absent entry (NotFound), abort
+  // reason kError: retrying would meet the same key. Nothing of a failed
+  // commit is visible.
   void AddIndexEntry(IndexId index, std::string_view key,
                      storage::TupleAddress value);
   void RemoveIndexEntry(IndexId index, std::string_view key,
@@ -168,6 +189,12 @@ class Txn {
   // The access for `address`, reading it first if new.
   absl::StatusOr<Access*> Touch(TableId table, storage::TupleAddress address,
                                 bool for_update);
+  // After an abort: hands the slots of this transaction's inserts back to
+  // their tables (storage::HeapTable::ReleaseSlot).
+  void ReleaseInsertedSlots();
+  // Appends the leaves of state_.leaf_scratch (one index read's) to the
+  // leaves validated at commit.
+  void RecordLeafReads(IndexId index);
   // Turns a failed step into an abort with the right reason.
   absl::Status Fail(absl::Status status);
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "index/blink_tree.h"
 #include "storage/schema.h"
 #include "storage/tuple_address.h"
 #include "txn/abort_reason.h"
@@ -58,6 +59,12 @@ struct IndexWrite {
   storage::TupleAddress value;
 };
 
+// A leaf of index `index` that a lookup or scan read (validated at commit).
+struct IndexLeafRead {
+  IndexId index = 0;
+  index::LeafRead read;
+};
+
 struct TxnState {
   TxnState(const Database& db, cc::ThreadContext& ctx)
       : db(db),
@@ -66,7 +73,9 @@ struct TxnState {
         accesses(ThreadSpares<decltype(accesses)>::Take()),
         by_address(ThreadSpares<decltype(by_address)>::Take()),
         index_inserts(ThreadSpares<decltype(index_inserts)>::Take()),
-        index_removes(ThreadSpares<decltype(index_removes)>::Take()) {
+        index_removes(ThreadSpares<decltype(index_removes)>::Take()),
+        leaf_reads(ThreadSpares<decltype(leaf_reads)>::Take()),
+        leaf_scratch(ThreadSpares<decltype(leaf_scratch)>::Take()) {
     // Room up front (a no-op for spares that had it) instead of a chain of
     // regrowths and rehashes as an OLTP transaction's few dozen accesses
     // come in.
@@ -83,6 +92,8 @@ struct TxnState {
     ThreadSpares<decltype(by_address)>::Give(std::move(by_address));
     ThreadSpares<decltype(index_inserts)>::Give(std::move(index_inserts));
     ThreadSpares<decltype(index_removes)>::Give(std::move(index_removes));
+    ThreadSpares<decltype(leaf_reads)>::Give(std::move(leaf_reads));
+    ThreadSpares<decltype(leaf_scratch)>::Give(std::move(leaf_scratch));
   }
   static constexpr size_t kExpectedAccesses = 48;
 
@@ -104,6 +115,14 @@ struct TxnState {
   absl::flat_hash_map<storage::TupleAddress, Access*> by_address;
   std::vector<IndexWrite> index_inserts;
   std::vector<IndexWrite> index_removes;
+  // Every index leaf a Lookup, LookupBatch or Scan read, with its version.
+  std::vector<IndexLeafRead> leaf_reads;
+  std::vector<index::LeafRead> leaf_scratch;  // one call's, before tagging
+  // During commit: the index leaves its changes go to, latched exclusively
+  // (index_writes.h), and those changes by index.
+  index::LeafGuards index_leaves;
+  std::vector<index::BLinkTree::Change> index_changes;
+  std::vector<std::pair<IndexId, size_t>> index_change_runs;  // (index, end)
 
   uint64_t start_ts = 0;    // TO: the transaction's timestamp
   uint64_t commit_ts = 0;   // every algorithm: orders the redo log

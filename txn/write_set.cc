@@ -96,8 +96,9 @@ std::string_view Bytes(const uint8_t* data, size_t size) {
 
 // The commit's redo ops (wal/redo_record.h), in the order recovery replays
 // them: tuple inserts first (replay learns their new addresses), then index
-// inserts and removes (as ApplyWrites applies them), then updates and
-// deletes. Returns false if the transaction wrote nothing.
+// removes and inserts (as ApplyIndexWrites applies them: a key removed and
+// added again by one commit), then updates and deletes. Returns false if
+// the transaction wrote nothing.
 bool BuildRedo(const TxnState& txn, wal::RedoBuilder& redo) {
   redo.Clear();
   for (const auto& a : txn.accesses) {
@@ -106,11 +107,11 @@ bool BuildRedo(const TxnState& txn, wal::RedoBuilder& redo) {
     redo.Insert(txn.table(a->table).table_id(), a->address.raw(), 0,
                 Bytes(tuple.data(), tuple.size()));
   }
-  for (const IndexWrite& w : txn.index_inserts) {
-    redo.IndexInsert(txn.db.index_catalog_ids[w.index], w.key, w.value.raw());
-  }
   for (const IndexWrite& w : txn.index_removes) {
     redo.IndexRemove(txn.db.index_catalog_ids[w.index], w.key, w.value.raw());
+  }
+  for (const IndexWrite& w : txn.index_inserts) {
+    redo.IndexInsert(txn.db.index_catalog_ids[w.index], w.key, w.value.raw());
   }
   for (const auto& a : txn.accesses) {
     const uint32_t table = txn.table(a->table).table_id();
@@ -155,16 +156,15 @@ void PutHeaderField(const TxnState& txn, const Access& access,
 }  // namespace
 
 absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp) {
-  // Index writes first: they are the steps that can fail (a duplicate
-  // key), and they undo themselves; the tuple writes below cannot fail.
-  if (absl::Status s = InsertIndexEntries(txn); !s.ok()) return s;
-  if (absl::Status s = RemoveIndexEntries(txn); !s.ok()) return s;
+  // The last step that can fail is the append; the index and tuple writes
+  // after it cannot (PrepareIndexWrites checked the index changes).
   if (txn.db.log != nullptr) {
     if (absl::Status s = LogCommit(txn); !s.ok()) {
-      UndoIndexEntries(txn);
+      ReleaseIndexLeaves(txn);
       return s;
     }
   }
+  ApplyIndexWrites(txn);
   for (const auto& a : txn.accesses) {
     if (!a->writes()) continue;
     cc::ExclusiveGuard* page = txn.latches.HeldExclusive(a->address.gcl());

@@ -32,18 +32,17 @@ uint32_t TupleOffset(const TxnState& txn, const Access& access);
 // address order. `lock` says whether to wait (bounded) or give up at once.
 absl::Status LatchWritePages(TxnState& txn, cc::LockOptions lock);
 
-// Applies the index entries and the buffered writes; the write pages must be
-// latched exclusively. Inserted tuples become visible (kPending cleared).
-// With `stamp`, every written and inserted tuple's write_ts becomes *stamp.
-// Index inserts go first and are undone if one fails (a duplicate key:
-// Aborted), so a failed commit changed nothing.
+// Applies the prepared index changes (index_writes.h: PrepareIndexWrites
+// latched their leaves and checked them; the leaves are released here) and
+// the buffered writes; the write pages must be latched exclusively.
+// Inserted tuples become visible (kPending cleared). With `stamp`, every
+// written and inserted tuple's write_ts becomes *stamp.
 //
 // With a log (txn.db.log), the commit's redo record (table/index catalog
 // ids, tuple addresses, after-images of the changed bytes, whole inserted
-// tuples, deletes, index entries) is appended after the index writes
-// succeeded and before any tuple write is applied, with txn.commit_ts,
-// while every write latch is held; txn.commit_lsn names it. If the append
-// fails the index writes are undone and nothing was applied.
+// tuples, deletes, index entries) is appended first, with txn.commit_ts,
+// while every write latch and index leaf is held; txn.commit_lsn names it.
+// If the append fails nothing was applied. Nothing after the append fails.
 absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp);
 
 // The last step of every algorithm's successful commit: releases the
