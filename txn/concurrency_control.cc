@@ -35,4 +35,9 @@ const char* AbortReasonName(AbortReason reason) {
   return "?";
 }
 
+absl::Status ConcurrencyControl::Prepare(TxnState&, uint64_t) {
+  return absl::UnimplementedError(
+      "two-phase commit needs 2PL (partitioned mode runs 2PL only)");
+}
+
 }  // namespace strand::txn

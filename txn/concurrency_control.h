@@ -175,6 +175,13 @@ class ConcurrencyControl {
   // Validates and applies everything; on failure nothing was applied and
   // txn.abort_reason says why. Latches are released either way.
   virtual absl::Status Commit(TxnState& txn) = 0;
+  // Partitioned mode's first phase (txn/remote_branches.h): every step of
+  // Commit that can fail, without applying anything; then txn.commit_ts is
+  // `commit_ts`, or a new timestamp if 0. On failure txn.abort_reason says
+  // why and the caller aborts. Only 2PL implements it (partitioned mode
+  // refuses the others): its latches, held to the decision, are what make
+  // a prepared branch unable to fail later.
+  virtual absl::Status Prepare(TxnState& txn, uint64_t commit_ts);
 };
 
 }  // namespace strand::txn

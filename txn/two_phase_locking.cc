@@ -29,15 +29,15 @@ absl::Status TwoPhaseLocking::PrepareWrite(TxnState& txn, Access& access) {
   return txn.latches.Exclusive(access.address.gcl(), kNoWait).status();
 }
 
-absl::Status TwoPhaseLocking::Commit(TxnState& txn) {
+absl::Status TwoPhaseLocking::Prepare(TxnState& txn, uint64_t commit_ts) {
   // Only the pages of inserted tuples are not latched yet (commit makes
   // them visible). No-wait, like every 2PL lock: waiting here while holding
   // the transaction's other locks could close a cycle.
   if (absl::Status s = LatchWritePages(txn, {.no_wait = true}); !s.ok()) {
     return s;
   }
-  // Tuple reads are locked (2PL) or timestamp-checked (TO): only the
-  // index reads can make a duplicate key a conflict.
+  // Tuple reads are locked: only the index reads can make a duplicate key
+  // a conflict.
   if (absl::Status s = PrepareIndexWritesOrConflict(
           txn, [](TxnState&) { return absl::OkStatus(); });
       !s.ok()) {
@@ -46,11 +46,22 @@ absl::Status TwoPhaseLocking::Commit(TxnState& txn) {
   // The index reads are the only reads not held locked: checked now, with
   // every lock and index leaf held (concurrency_control.h, "Index reads").
   if (absl::Status s = ValidateIndexReads(txn); !s.ok()) return s;
+  if (commit_ts != 0) {
+    // A participant: the coordinator took it while this branch's locks
+    // were held too.
+    txn.commit_ts = commit_ts;
+    return absl::OkStatus();
+  }
   // Every lock is held: the timestamp taken now orders this transaction
   // after everything it depends on.
   auto ts = txn.db.oracle->Next(txn.ctx);
   if (!ts.ok()) return ts.status();
   txn.commit_ts = *ts;
+  return absl::OkStatus();
+}
+
+absl::Status TwoPhaseLocking::Commit(TxnState& txn) {
+  if (absl::Status s = Prepare(txn, 0); !s.ok()) return s;
   if (absl::Status s = ApplyWrites(txn, std::nullopt); !s.ok()) return s;
   return FinishCommit(txn);
 }

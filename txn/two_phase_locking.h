@@ -17,6 +17,9 @@
 //     times with a back-off under 64 us (index_writes.h);
 //   - a heap page allocation waits for the table root's latch, held for
 //     one list update by another allocation;
+//   - a prepared branch of partitioned mode (txn/remote_branches.h) holds
+//     the index leaves it changes until its decision arrives, a message
+//     round trip and a forced log write later;
 //   - every latch wait is capped by CcOptions::lock_timeout (10 s), which
 //     only a stalled node reaches.
 
@@ -30,6 +33,7 @@ class TwoPhaseLocking : public ConcurrencyControl {
   absl::Status Read(TxnState& txn, Access& access, bool for_update) override;
   absl::Status PrepareWrite(TxnState& txn, Access& access) override;
   absl::Status Commit(TxnState& txn) override;
+  absl::Status Prepare(TxnState& txn, uint64_t commit_ts) override;
 };
 
 }  // namespace strand::txn

@@ -20,7 +20,9 @@ uint64_t Access::version() const {
 }
 
 Txn::~Txn() {
-  if (phase_ == Phase::kActive) Abort(AbortReason::kUser);
+  if (phase_ == Phase::kActive || phase_ == Phase::kPrepared) {
+    Abort(AbortReason::kUser);
+  }
 }
 
 absl::Status Txn::CheckActive() const {
@@ -305,27 +307,43 @@ absl::Status Txn::WriteDeclaredIndexes(TableId table,
   return absl::OkStatus();
 }
 
-absl::Status Txn::Commit() { return CommitImpl(/*wait_durable=*/true); }
+absl::Status Txn::Commit() {
+  if (remote_ != nullptr && phase_ == Phase::kActive) {
+    return remote_->Commit(*this);
+  }
+  return CommitImpl(/*wait_durable=*/true);
+}
 
-absl::Status Txn::CommitNoWait() { return CommitImpl(/*wait_durable=*/false); }
+absl::Status Txn::CommitNoWait() {
+  // Partitioned mode releases no latch early: its commit is acknowledged
+  // when it returns.
+  if (remote_ != nullptr && phase_ == Phase::kActive) {
+    return remote_->Commit(*this);
+  }
+  return CommitImpl(/*wait_durable=*/false);
+}
+
+absl::Status Txn::CommitOnePhase() { return CommitImpl(/*wait_durable=*/true); }
 
 wal::Lsn Txn::ack_lsn() const { return AckLsn(state_); }
 
+absl::Status Txn::FailCommit(absl::Status status) {
+  status = ExplainCacheLimit(state_, std::move(status));
+  if (state_.abort_reason == AbortReason::kNone) {
+    state_.abort_reason =
+        absl::IsAborted(status) ? AbortReason::kConflict : AbortReason::kError;
+  }
+  phase_ = Phase::kAborted;
+  ReleaseIndexLeaves(state_);
+  (void)state_.latches.ReleaseAll();
+  ReleaseInsertedSlots();
+  if (remote_ != nullptr) remote_->Abort();
+  return status;
+}
+
 absl::Status Txn::CommitImpl(bool wait_durable) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
-  absl::Status s = cc_.Commit(state_);
-  if (!s.ok()) {
-    s = ExplainCacheLimit(state_, std::move(s));
-    if (state_.abort_reason == AbortReason::kNone) {
-      state_.abort_reason =
-          absl::IsAborted(s) ? AbortReason::kConflict : AbortReason::kError;
-    }
-    phase_ = Phase::kAborted;
-    ReleaseIndexLeaves(state_);
-    (void)state_.latches.ReleaseAll();
-    ReleaseInsertedSlots();
-    return s;
-  }
+  if (absl::Status s = cc_.Commit(state_); !s.ok()) return FailCommit(s);
   phase_ = Phase::kCommitted;
   if (!wait_durable) return absl::OkStatus();
   // Acknowledged only once durable (a no-op unless latches were released
@@ -337,13 +355,55 @@ absl::Status Txn::CommitImpl(bool wait_durable) {
   return absl::OkStatus();
 }
 
+absl::Status Txn::PrepareBranch(uint64_t commit_ts) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  if (absl::Status s = cc_.Prepare(state_, commit_ts); !s.ok()) {
+    return FailCommit(s);
+  }
+  phase_ = Phase::kPrepared;
+  return absl::OkStatus();
+}
+
+bool Txn::writes_anything() const {
+  if (!state_.index_inserts.empty() || !state_.index_removes.empty()) {
+    return true;
+  }
+  for (const auto& a : state_.accesses) {
+    if (a->writes()) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<wal::Lsn> Txn::LogBranch(wal::RecordType type, uint64_t txn_id,
+                                        std::string_view prefix) {
+  if (phase_ != Phase::kPrepared || state_.db.log == nullptr) {
+    return absl::FailedPreconditionError(
+        "LogBranch needs a prepared transaction and a log");
+  }
+  auto lsn = txn::LogBranch(state_, type, txn_id, prefix);
+  if (!lsn.ok()) return FailCommit(lsn.status());
+  return lsn;
+}
+
+absl::Status Txn::CommitPrepared() {
+  if (phase_ != Phase::kPrepared) {
+    return absl::FailedPreconditionError(
+        "CommitPrepared needs a prepared transaction");
+  }
+  ApplyLoggedWrites(state_, std::nullopt);
+  phase_ = Phase::kCommitted;
+  return state_.latches.ReleaseAll();
+}
+
 void Txn::Abort(AbortReason reason) {
-  if (phase_ != Phase::kActive) return;
+  if (phase_ != Phase::kActive && phase_ != Phase::kPrepared) return;
   if (state_.abort_reason == AbortReason::kNone) state_.abort_reason = reason;
   phase_ = Phase::kAborted;
+  ReleaseIndexLeaves(state_);
   absl::Status s = state_.latches.ReleaseAll();
   LOG_IF(ERROR, !s.ok()) << "releasing latches on abort: " << s;
   ReleaseInsertedSlots();
+  if (remote_ != nullptr) remote_->Abort();
 }
 
 void Txn::ReleaseInsertedSlots() {

@@ -58,6 +58,7 @@
 #include "storage/tuple_address.h"
 #include "txn/concurrency_control.h"
 #include "txn/database.h"
+#include "txn/remote_branches.h"
 #include "txn/txn_state.h"
 #include "wal/log_format.h"
 
@@ -167,6 +168,34 @@ class Txn {
   // (AbortReasonOf, abort_reason.h).
   absl::Status UserAbort(std::string_view why);
 
+  // Partitioned mode (txn/remote_branches.h). The engine hands the
+  // transaction its coordinator; once set, Commit and CommitNoWait commit
+  // through it (one phase if no other node was touched, else two-phase
+  // commit) and Abort rolls back the remote branches too.
+  void set_remote(RemoteBranches* remote) { remote_ = remote; }
+  RemoteBranches* remote() const { return remote_; }
+  // What the coordinator and the participants call (2PL only):
+  //   CommitOnePhase: Commit as in shared mode, not through remote().
+  //   PrepareBranch: every step of the commit that can fail (the write
+  //     pages' latches, the index changes' leaves, the index reads'
+  //     validation) without applying anything; commit_ts() becomes
+  //     `commit_ts`, or a new timestamp if 0. The transaction is then
+  //     prepared: no more reads or writes; it ends with CommitPrepared or
+  //     Abort. A failure aborts it.
+  //   writes_anything: it changed a tuple or an index entry.
+  //   LogBranch: appends its redo after `prefix` as a record of `type`
+  //     (wal/two_phase_records.h) and returns the record's LSN, not
+  //     waiting for it; a failure aborts it.
+  //   CommitPrepared: applies the writes (logged already, if at all) and
+  //     releases every latch. Durability is the caller's: it waited for
+  //     the decision.
+  absl::Status CommitOnePhase();
+  absl::Status PrepareBranch(uint64_t commit_ts);
+  bool writes_anything() const;
+  absl::StatusOr<wal::Lsn> LogBranch(wal::RecordType type, uint64_t txn_id,
+                                     std::string_view prefix);
+  absl::Status CommitPrepared();
+
   bool active() const { return phase_ == Phase::kActive; }
   AbortReason abort_reason() const { return state_.abort_reason; }
   uint64_t commit_ts() const { return state_.commit_ts; }
@@ -174,10 +203,12 @@ class Txn {
   cc::ThreadContext& thread() { return state_.ctx; }
 
  private:
-  enum class Phase { kIdle, kActive, kCommitted, kAborted };
+  enum class Phase { kIdle, kActive, kPrepared, kCommitted, kAborted };
 
   absl::Status CheckActive() const;
   absl::Status CommitImpl(bool wait_durable);
+  // Ends a commit that failed: aborted with `status`'s reason.
+  absl::Status FailCommit(absl::Status status);
   absl::Status CheckIndex(IndexId index) const;
   // For each index of `table` declared with key columns: removes the
   // entry of `before` and adds that of `after` (either may be null), when
@@ -200,6 +231,7 @@ class Txn {
 
   TxnState state_;
   ConcurrencyControl& cc_;
+  RemoteBranches* remote_ = nullptr;
   Phase phase_ = Phase::kIdle;
 };
 

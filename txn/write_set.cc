@@ -164,6 +164,27 @@ absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp) {
       return s;
     }
   }
+  ApplyLoggedWrites(txn, stamp);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<wal::Lsn> LogBranch(TxnState& txn, wal::RecordType type,
+                                   uint64_t txn_id, std::string_view prefix) {
+  thread_local wal::RedoBuilder redo;
+  thread_local std::string payload;
+  BuildRedo(txn, redo);
+  payload.assign(prefix);
+  payload.append(redo.payload());
+  auto lsn = txn.db.log->AppendRecord(type, txn_id, txn.commit_ts, payload);
+  if (!lsn.ok()) {
+    txn.abort_reason = AbortReason::kError;
+    return lsn.status();
+  }
+  txn.commit_lsn = *lsn;
+  return *lsn;
+}
+
+void ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp) {
   ApplyIndexWrites(txn);
   for (const auto& a : txn.accesses) {
     if (!a->writes()) continue;
@@ -191,7 +212,6 @@ absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp) {
                                header.write_word());
     }
   }
-  return absl::OkStatus();
 }
 
 absl::Status FinishCommit(TxnState& txn) {

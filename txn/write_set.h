@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "storage/tuple_header.h"
 #include "txn/txn_state.h"
 #include "wal/log_format.h"
@@ -44,6 +46,16 @@ absl::Status LatchWritePages(TxnState& txn, cc::LockOptions lock);
 // while every write latch and index leaf is held; txn.commit_lsn names it.
 // If the append fails nothing was applied. Nothing after the append fails.
 absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp);
+// ApplyWrites without the append: for a branch of partitioned mode whose
+// writes a two-phase record already logged (LogBranch).
+void ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp);
+
+// Partitioned mode: appends a record of `type` labelled `txn_id`, with
+// txn.commit_ts, whose payload is `prefix` followed by the transaction's
+// redo ops (wal/two_phase_records.h); appended even if the transaction
+// wrote nothing (a decision). txn.commit_lsn names it.
+absl::StatusOr<wal::Lsn> LogBranch(TxnState& txn, wal::RecordType type,
+                                   uint64_t txn_id, std::string_view prefix);
 
 // The last step of every algorithm's successful commit: releases the
 // latches. With a log and without early lock release it first waits until
