@@ -20,7 +20,7 @@ install(TARGETS ${strand_targets} strand_strand strand_memnode
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # Public headers: every header of the layers the libraries hold.
-foreach(layer base rdma cc storage index wal txn engine)
+foreach(layer base rdma cc storage index wal txn partition engine)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
           FILES_MATCHING PATTERN "*.h")

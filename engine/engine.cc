@@ -7,6 +7,8 @@
 #include "engine/session.h"
 #include "glog/logging.h"
 #include "index/blink_tree.h"
+#include "partition/coordinator.h"
+#include "partition/node.h"
 
 namespace strand::engine {
 
@@ -41,7 +43,46 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
         "EngineOptions::fabric.node_id (--node_id)");
   }
   if (absl::Status s = engine->StartRecoveryAndLogging(); !s.ok()) return s;
+  if (options.mode == EngineMode::kPartitioned) {
+    if (absl::Status s = engine->StartPartitioned(); !s.ok()) return s;
+  }
   return engine;
+}
+
+absl::Status Engine::StartPartitioned() {
+  auto map = partition::PartitionMap::Create(options_.partitioned.partitions,
+                                             fabric_->compute_node_count());
+  if (!map.ok()) return map.status();
+  partition_map_ = std::make_unique<partition::PartitionMap>(*map);
+  partition_nodes_.resize(nodes_.size());
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    partition::Node::Config config;
+    config.fabric = fabric_.get();
+    config.id = node->id();
+    config.db = &node->db();
+    config.manager = &node->manager();
+    config.fragments = &fragments_;
+    config.map = partition_map_.get();
+    config.options = options_.partitioned;
+    auto started = partition::Node::Start(config);
+    if (!started.ok()) return started.status();
+    partition_nodes_[node->id()] = *std::move(started);
+  }
+  // Every hosted node routes the protocol's messages before any greets.
+  for (auto& node : partition_nodes_) {
+    if (node == nullptr) continue;
+    if (absl::Status s = node->Greet(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+partition::PartitionStats Engine::PartitionStats() const {
+  partition::PartitionStats sum;
+  for (const auto& node : partition_nodes_) {
+    if (node != nullptr) sum += node->Stats();
+  }
+  return sum;
 }
 
 absl::Status Engine::StartRecoveryAndLogging() {
@@ -125,6 +166,7 @@ absl::StatusOr<ImageInfo> Engine::SaveImage(const std::string& path) {
     }
   }
   // Destroying the managers writes back and releases every cached line.
+  partition_nodes_.clear();
   nodes_.clear();
   first_node_ = nullptr;
   if (!log_status.ok()) return log_status;
@@ -134,6 +176,13 @@ absl::StatusOr<ImageInfo> Engine::SaveImage(const std::string& path) {
 Engine::Engine(const EngineOptions& options) : options_(options) {}
 
 Engine::~Engine() {
+  // Logs first: their durability callbacks (partitioned mode's votes) run
+  // while every node is still there.
+  for (auto& node : nodes_) {
+    if (node != nullptr && node->log() != nullptr) (void)node->log()->Close();
+  }
+  // Partitioned mode's nodes before the runtimes they run branches on.
+  partition_nodes_.clear();
   // Runtimes (managers and their handler threads) before the fabric.
   nodes_.clear();
   fabric_.reset();
@@ -410,8 +459,15 @@ absl::StatusOr<std::unique_ptr<Session>> Engine::NewSession(
     stats->by_procedure.resize(procedures_.size());
   }
   session_stats_.push_back(stats);
-  return std::unique_ptr<Session>(
-      new Session(*this, node, (*r)->db(), *std::move(ctx), std::move(stats)));
+  std::unique_ptr<partition::Coordinator> coordinator;
+  if (options_.mode == EngineMode::kPartitioned) {
+    auto c = partition::Coordinator::Create(*partition_nodes_[node]);
+    if (!c.ok()) return c.status();
+    coordinator = *std::move(c);
+  }
+  return std::unique_ptr<Session>(new Session(*this, node, (*r)->db(),
+                                              *std::move(ctx), std::move(stats),
+                                              std::move(coordinator)));
 }
 
 std::vector<ProcedureStats> Engine::Stats() const {

@@ -52,12 +52,19 @@
 #include "engine/procedure.h"
 #include "engine/procedure_stats.h"
 #include "engine/recovery.h"
+#include "partition/fragment.h"
+#include "partition/options.h"
+#include "partition/partition_map.h"
 #include "rdma/fabric.h"
 #include "storage/catalog.h"
 #include "storage/schema.h"
 #include "storage/table_options.h"
 #include "txn/database.h"
 #include "txn/index_key.h"
+
+namespace strand::partition {
+class Node;
+}  // namespace strand::partition
 
 namespace strand::engine {
 
@@ -118,6 +125,22 @@ class Engine {
     if (!id.ok()) return id.status();
     return Handle(*id);
   }
+  // Registers a fragment (partition/fragment.h): a piece of a procedure
+  // that runs where a partition lives. Like procedures, before the first
+  // session. `fn` is StatusOr<Out>(txn::Txn&, const In&).
+  template <typename In, typename Out, typename Fn>
+  absl::StatusOr<partition::Fragment<In, Out>> RegisterFragment(
+      std::string name, Fn fn) {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status s = CheckNotFrozen("RegisterFragment"); !s.ok()) {
+      return s;
+    }
+    partition::Fragment<In, Out> f;
+    f.id = fragments_.Add(std::move(name),
+                          partition::EraseFragment<In, Out>(std::move(fn)));
+    f.fn = fragments_.Find(f.id);
+    return f;
+  }
   absl::StatusOr<ProcedureId> FindProcedure(std::string_view name) const;
   // The typed handle of procedure `name`: NotFound if there is none,
   // InvalidArgument naming both signatures if it is not `Signature`.
@@ -140,6 +163,12 @@ class Engine {
   std::vector<ProcedureStats> Stats() const;
   // Per-procedure stats of the sessions of one compute node.
   std::vector<ProcedureStats> Stats(rdma::ComputeNodeId node) const;
+  // Partitioned mode: who owns which partition (null in shared mode), and
+  // the two-phase commit counters of the hosted nodes.
+  const partition::PartitionMap* partition_map() const {
+    return partition_map_.get();
+  }
+  partition::PartitionStats PartitionStats() const;
   // Coherence and fabric counters of the hosted compute nodes.
   cc::CacheStats CacheStats() const;
   rdma::FabricCounters FabricCounters() const;
@@ -193,6 +222,8 @@ class Engine {
 
   // Restores the image, replays logs and opens the logs (Open's steps).
   absl::Status StartRecoveryAndLogging();
+  // Partitioned mode: the partition map and every hosted node's side of it.
+  absl::Status StartPartitioned();
 
   const EngineOptions options_;
   std::unique_ptr<rdma::Fabric> fabric_;
@@ -221,6 +252,9 @@ class Engine {
       ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<SessionStats>> session_stats_
       ABSL_GUARDED_BY(mu_);
+  partition::FragmentRegistry fragments_;
+  std::unique_ptr<partition::PartitionMap> partition_map_;
+  std::vector<std::unique_ptr<partition::Node>> partition_nodes_;  // by id
 };
 
 }  // namespace strand::engine

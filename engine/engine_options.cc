@@ -15,8 +15,20 @@ constexpr OptionSetting kEarlyLockRelease{"wal.early_lock_release",
                                           "wal_early_lock_release"};
 constexpr OptionSetting kRecoverWalDir{"recover_wal_dir", ""};
 constexpr OptionSetting kComputeNodes{"fabric.compute_nodes", "compute_nodes"};
+constexpr OptionSetting kAlgorithm{"algorithm", "cc"};
 
 }  // namespace
+
+absl::StatusOr<EngineMode> ParseEngineMode(const std::string& name) {
+  if (name == "shared") return EngineMode::kShared;
+  if (name == "partitioned") return EngineMode::kPartitioned;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--mode=%s is not a mode: use shared or partitioned", name));
+}
+
+const char* EngineModeName(EngineMode mode) {
+  return mode == EngineMode::kShared ? "shared" : "partitioned";
+}
 
 absl::Status EngineOptions::Validate() const {
   return Validate(OptionNaming::Fields("EngineOptions::"));
@@ -29,6 +41,24 @@ absl::Status EngineOptions::Validate(const OptionNaming& naming) const {
   if (absl::Status s = cc.Validate(fabric.chunk_bytes, naming.Member("cc"));
       !s.ok()) {
     return s;
+  }
+  if (mode == EngineMode::kPartitioned) {
+    if (algorithm != txn::CcAlgorithm::kTwoPhaseLocking) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "partitioned mode runs 2PL only (%s): its participants hold their "
+          "latches until the decision",
+          naming.Name(kAlgorithm)));
+    }
+    if (wal.early_lock_release) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "partitioned mode does not release latches early (%s)",
+          naming.Name(kEarlyLockRelease)));
+    }
+    if (absl::Status s = partitioned.Validate(fabric.compute_nodes,
+                                              naming.Member("partitioned"));
+        !s.ok()) {
+      return s;
+    }
   }
   if (retry.max_retries < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(

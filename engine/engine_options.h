@@ -9,9 +9,11 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/option_naming.h"
 #include "cc/options.h"
+#include "partition/options.h"
 #include "rdma/fabric_options.h"
 #include "txn/cc_algorithm.h"
 #include "wal/log_file.h"
@@ -46,7 +48,20 @@ struct WalOptions {
   wal::LogFileFactory* file_factory = nullptr;
 };
 
+// Shared: every compute node reaches every tuple (SELCC keeps the caches
+// coherent); a transaction runs entirely on its node. Partitioned: each
+// node owns a range of partitions and reaches only those; a procedure's
+// fragments for another node's partitions run there, and a transaction
+// that touched other nodes commits with two-phase commit
+// (partition/coordinator.h). 2PL only.
+enum class EngineMode { kShared, kPartitioned };
+absl::StatusOr<EngineMode> ParseEngineMode(const std::string& name);
+const char* EngineModeName(EngineMode mode);
+
 struct EngineOptions {
+  EngineMode mode = EngineMode::kShared;
+  // Partitioned mode's partitions and protocol switches.
+  partition::PartitionedOptions partitioned;
   rdma::FabricOptions fabric;
   cc::CcOptions cc;
   txn::CcAlgorithm algorithm = txn::CcAlgorithm::kTwoPhaseLocking;

@@ -15,13 +15,15 @@ namespace strand::engine {
 Session::Session(Engine& engine, rdma::ComputeNodeId node,
                  const txn::Database& db,
                  std::unique_ptr<cc::ThreadContext> ctx,
-                 std::shared_ptr<Engine::SessionStats> stats)
+                 std::shared_ptr<Engine::SessionStats> stats,
+                 std::unique_ptr<partition::Coordinator> coordinator)
     : engine_(engine),
       node_(node),
       db_(db),
       ctx_(std::move(ctx)),
       cc_(txn::ConcurrencyControl::Create(db.algorithm)),
-      stats_(std::move(stats)) {}
+      stats_(std::move(stats)),
+      coordinator_(std::move(coordinator)) {}
 
 Session::~Session() { Drain(); }
 
@@ -164,6 +166,10 @@ Session::Ran Session::Run(ProcedureId id, const ProcedureTypes& types,
   std::optional<int64_t> commit_latency_ns;
   for (int attempt = 0;; ++attempt) {
     txn::Txn txn(db_, *ctx_, *cc_);
+    if (coordinator_ != nullptr) {
+      coordinator_->Begin();
+      txn.set_remote(coordinator_.get());
+    }
     absl::Status status = txn.Begin();
     if (status.ok()) {
       ran.outcome = procedure.body(txn, args);

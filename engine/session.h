@@ -67,6 +67,7 @@
 #include "engine/call_status.h"
 #include "engine/engine.h"
 #include "engine/procedure.h"
+#include "partition/coordinator.h"
 #include "txn/concurrency_control.h"
 #include "wal/log_format.h"
 
@@ -186,7 +187,8 @@ class Session {
 
   Session(Engine& engine, rdma::ComputeNodeId node, const txn::Database& db,
           std::unique_ptr<cc::ThreadContext> ctx,
-          std::shared_ptr<Engine::SessionStats> stats);
+          std::shared_ptr<Engine::SessionStats> stats,
+          std::unique_ptr<partition::Coordinator> coordinator);
 
   template <typename Result>
   static ErasedCallback TypedCallback(
@@ -219,6 +221,8 @@ class Session {
   const std::unique_ptr<cc::ThreadContext> ctx_;
   const std::unique_ptr<txn::ConcurrencyControl> cc_;
   const std::shared_ptr<Engine::SessionStats> stats_;
+  // Partitioned mode: the coordinator of this session's transactions.
+  const std::unique_ptr<partition::Coordinator> coordinator_;
   absl::BitGen rng_;
 
   size_t max_unacknowledged_ = kDefaultMaxUnacknowledged;

@@ -1,0 +1,151 @@
+#ifndef STRAND_PARTITION_FRAGMENT_H_
+#define STRAND_PARTITION_FRAGMENT_H_
+
+// Fragments: the part of a stored procedure that runs where a partition
+// lives. A procedure written with fragments runs in both modes unchanged:
+// in shared mode (and for a partition of its own node) a fragment runs on
+// the procedure's own transaction; in partitioned mode, for a partition
+// another node owns, it runs on that node, inside the branch of the
+// transaction that node keeps (partition/participant.h), under that node's
+// latches.
+//
+//   struct StockIn { ... };   struct StockOut { ... };   // trivially copyable
+//   Fragment<StockIn, StockOut> stock = engine.RegisterFragment<StockIn,
+//       StockOut>("stock", [](txn::Txn& txn, const StockIn& in)
+//           -> absl::StatusOr<StockOut> { ... });
+//   ...in a procedure:
+//   FragmentBatch batch(txn);
+//   absl::StatusOr<StockOut> a, b;
+//   batch.Add(supply_w1, stock, in1, &a);
+//   batch.Add(supply_w2, stock, in2, &b);    // one request per owner node,
+//   RETURN_IF_ERROR(batch.Run());            // all owners at once
+//
+// A fragment returning an error other than an abort (NotFound, a user
+// abort) hands it back to the procedure through its output; an abort of
+// its branch (a conflict) aborts the whole transaction, and Run returns it.
+// Inputs and outputs are trivially copyable structs, copied as bytes (at
+// most kMaxFragmentBytes each way per node and round).
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "txn/remote_branches.h"
+#include "txn/txn.h"
+
+namespace strand::partition {
+
+using FragmentId = uint32_t;
+// Bytes of one node's request or answer in one round (its mailbox).
+inline constexpr size_t kMaxFragmentBytes = 4096 - 64;
+
+// A fragment with its types erased: bytes in, bytes out.
+using ErasedFragment = std::function<absl::Status(
+    txn::Txn& txn, std::string_view input, std::string* output)>;
+
+// The fragments of an engine, by id; every node's participant runs them.
+// Thread-safe; an entry never moves once registered.
+class FragmentRegistry {
+ public:
+  FragmentId Add(std::string name, ErasedFragment fn);
+  // Null for an unknown id.
+  const ErasedFragment* Find(FragmentId id) const;
+  const std::string& name(FragmentId id) const;
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::unique_ptr<std::pair<std::string, ErasedFragment>>> all_
+      ABSL_GUARDED_BY(mu_);
+};
+
+// A typed handle: what procedures call.
+template <typename In, typename Out>
+struct Fragment {
+  static_assert(std::is_trivially_copyable_v<In> &&
+                    std::is_trivially_copyable_v<Out>,
+                "fragment inputs and outputs travel as bytes");
+  FragmentId id = 0;
+  const ErasedFragment* fn = nullptr;  // for calls on the caller's node
+};
+
+template <typename In, typename Out, typename Fn>
+ErasedFragment EraseFragment(Fn fn) {
+  return [fn = std::move(fn)](txn::Txn& txn, std::string_view input,
+                              std::string* output) -> absl::Status {
+    if (input.size() != sizeof(In)) {
+      return absl::InvalidArgumentError("fragment input of the wrong size");
+    }
+    In in;
+    std::memcpy(&in, input.data(), sizeof(In));
+    absl::StatusOr<Out> out = fn(txn, static_cast<const In&>(in));
+    if (!out.ok()) return out.status();
+    output->assign(reinterpret_cast<const char*>(&*out), sizeof(Out));
+    return absl::OkStatus();
+  };
+}
+
+// Calls of fragments gathered, then run together (see the top).
+class FragmentBatch {
+ public:
+  explicit FragmentBatch(txn::Txn& txn) : txn_(txn) {}
+
+  template <typename In, typename Out>
+  void Add(int64_t partition, const Fragment<In, Out>& fragment, const In& in,
+           absl::StatusOr<Out>* out) {
+    Pending p;
+    p.partition = partition;
+    p.fragment = fragment.id;
+    p.fn = fragment.fn;
+    p.input.assign(reinterpret_cast<const char*>(&in), sizeof(In));
+    p.deliver = [out](const absl::Status& status, std::string_view bytes) {
+      if (!status.ok()) {
+        *out = status;
+      } else if (bytes.size() != sizeof(Out)) {
+        *out = absl::InternalError("fragment output of the wrong size");
+      } else {
+        Out o;
+        std::memcpy(&o, bytes.data(), sizeof(Out));
+        *out = o;
+      }
+    };
+    pending_.push_back(std::move(p));
+  }
+
+  // Runs every call added: remote ones sent first, this node's run while
+  // they travel. OK once every call has an outcome; an error (the
+  // transaction aborted) otherwise.
+  absl::Status Run();
+
+ private:
+  struct Pending {
+    int64_t partition = 0;
+    FragmentId fragment = 0;
+    const ErasedFragment* fn = nullptr;
+    std::string input;
+    std::function<void(const absl::Status&, std::string_view)> deliver;
+  };
+  txn::Txn& txn_;
+  std::vector<Pending> pending_;
+};
+
+// One call: Run of a batch of one.
+template <typename In, typename Out>
+absl::StatusOr<Out> RunAt(txn::Txn& txn, int64_t partition,
+                          const Fragment<In, Out>& fragment, const In& in) {
+  absl::StatusOr<Out> out = absl::UnknownError("fragment did not run");
+  FragmentBatch batch(txn);
+  batch.Add(partition, fragment, in, &out);
+  if (absl::Status s = batch.Run(); !s.ok()) return s;
+  return out;
+}
+
+}  // namespace strand::partition
+
+#endif  // STRAND_PARTITION_FRAGMENT_H_

@@ -1,0 +1,206 @@
+#ifndef STRAND_PARTITION_NODE_H_
+#define STRAND_PARTITION_NODE_H_
+
+// Partitioned mode on one compute node: the node's mailboxes (protocol.h),
+// its coordinator slots (one per session), and the participant side of
+// two-phase commit: the branches other nodes' transactions keep here.
+//
+// Participant (messages from coordinators, on the node's message handler,
+// which may run on the sender's thread: rdma/fabric.h):
+//   kWork     runs the fragments in the branch of gtid (made on first use,
+//             with a thread context of this node from a pool: branches are
+//             keyed by (coordinator, transaction), not tied to a thread),
+//             under this node's latches, no-wait; answers the outputs, or
+//             the abort that ended the branch.
+//   kPrepare  takes the branch's commit latches and checks what can fail
+//             (Txn::PrepareBranch, with the coordinator's commit
+//             timestamp). Wrote nothing: votes read-only at once, releasing
+//             its latches, logging nothing. Else appends kPrepare (its redo
+//             and the coordinator's id) and votes yes from the log's
+//             durability callback: a handler never waits for the log.
+//   kCommit   applies the writes, releases the latches, appends
+//             kParticipantCommit unforced, acknowledges.
+//   kAbort    rolls the branch back (prepared index changes undone).
+// Exclusive latches are held from kWork until kCommit or kAbort.
+// Branches are handled one message at a time (a coordinator has one round
+// in flight); a kAbort that finds the branch busy (its coordinator gave up
+// waiting) marks it, and the running handler rolls it back when done.
+//
+// Coordinator side: answers (kWorkReply, kVote, kAck) land in the slot of
+// the session that sent the request (Slot), which wakes it.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cc/gcl_manager.h"
+#include "partition/fragment.h"
+#include "partition/options.h"
+#include "partition/partition_map.h"
+#include "partition/protocol.h"
+#include "rdma/fabric.h"
+#include "txn/concurrency_control.h"
+#include "txn/database.h"
+#include "txn/txn.h"
+
+namespace strand::partition {
+
+// Where a coordinator's answers land, one per session. Owned by the Node.
+class Slot {
+ public:
+  // One node's answer to the current round.
+  struct Answer {
+    bool arrived = false;
+    Header header;
+  };
+
+  // Starts a round expecting one answer from each of `nodes`; its seq.
+  uint32_t Begin(absl::Span<const rdma::ComputeNodeId> nodes);
+  // Records an answer (dropped unless it is for the current round).
+  void Deliver(rdma::ComputeNodeId from, const Header& header);
+  // Waits for every expected answer, or the deadline (false).
+  bool Wait(absl::Time deadline);
+  // The answers of the finished round, by node id.
+  const std::vector<Answer>& answers() const { return answers_; }
+  int index() const { return index_; }
+
+ private:
+  friend class Node;
+  int index_ = 0;
+  std::mutex mu_;
+  std::condition_variable done_;
+  uint32_t seq_ = 0;             // guarded by mu_
+  int outstanding_ = 0;          // guarded by mu_
+  std::vector<Answer> answers_;  // guarded by mu_ while a round runs
+};
+
+class Node {
+ public:
+  struct Config {
+    rdma::Fabric* fabric = nullptr;
+    rdma::ComputeNodeId id = 0;
+    const txn::Database* db = nullptr;
+    cc::GclManager* manager = nullptr;
+    const FragmentRegistry* fragments = nullptr;
+    const PartitionMap* map = nullptr;
+    PartitionedOptions options;
+  };
+
+  // Registers the mailboxes and routes the protocol's messages here.
+  static absl::StatusOr<std::unique_ptr<Node>> Start(const Config& config);
+  // Turns later messages away, waits for running handlers, and rolls back
+  // the branches still here. The node's log must be closed first (its
+  // durability callbacks call into this node).
+  ~Node();
+  // Announces this node's mailboxes to every other node (kHello; a node
+  // that was not up yet answers with its own when it greets). Call once
+  // every hosted node has Started, so none of them drops a greeting.
+  absl::Status Greet();
+
+  rdma::ComputeNodeId id() const { return config_.id; }
+  const PartitionMap& map() const { return *config_.map; }
+  const PartitionedOptions& options() const { return config_.options; }
+  const txn::Database& db() const { return *config_.db; }
+  rdma::ComputeNode& compute_node() { return *compute_node_; }
+
+  // A free coordinator slot, or ResourceExhausted naming slots_per_node.
+  absl::StatusOr<Slot*> AcquireSlot();
+  void ReleaseSlot(Slot* slot);
+
+  // Where to write a body for node `to`: its inbox for (this node, slot),
+  // or its reply mailbox for (slot) from this node. Waits (bounded) for
+  // `to`'s kHello.
+  absl::StatusOr<rdma::PeerAddress> InboxAt(rdma::ComputeNodeId to, int slot);
+  absl::StatusOr<rdma::PeerAddress> ReplyBoxAt(rdma::ComputeNodeId to,
+                                               int slot);
+  // This node's own mailboxes (bodies others wrote for it).
+  const uint8_t* Inbox(rdma::ComputeNodeId from, int slot) const;
+  const uint8_t* ReplyBox(int slot, rdma::ComputeNodeId from) const;
+
+  // Fault injection: draws against a probability.
+  bool Inject(double probability);
+
+  // Counters of this node (its coordinators' and its participant side).
+  PartitionStats Stats() const;
+  void AddStats(const PartitionStats& s);
+  // Counts a message of `kind` sent from this node.
+  void Count(Kind kind);
+
+ private:
+  struct Branch;
+  explicit Node(const Config& config);
+
+  void Handle(const rdma::Message& m, rdma::Endpoint& endpoint);
+  void OnHello(const rdma::Message& m, rdma::Endpoint& endpoint);
+  absl::StatusOr<rdma::PeerAddress> PeerRegion(rdma::ComputeNodeId to);
+  void OnWork(const Header& h, rdma::ComputeNodeId from,
+              rdma::Endpoint& endpoint);
+  void OnPrepare(const Header& h, rdma::ComputeNodeId from,
+                 rdma::Endpoint& endpoint);
+  void OnCommit(const Header& h, rdma::ComputeNodeId from,
+                rdma::Endpoint& endpoint);
+  void OnAbort(const Header& h);
+  void OnAnswer(Kind kind, const Header& h, rdma::ComputeNodeId from);
+
+  // The branch of gtid, made if `create` (an error then goes to *error);
+  // null if absent.
+  std::shared_ptr<Branch> FindBranch(uint64_t gtid, bool create,
+                                     absl::Status* error);
+  // Rolls back what is left of a branch whose lock the caller holds and
+  // forgets it.
+  void EndBranch(Branch& b);
+  // Sends (counting it), unless fault injection drops a droppable one.
+  absl::Status Send(rdma::Endpoint& endpoint, rdma::ComputeNodeId to, Kind kind,
+                    const Header& h, bool droppable);
+  // A vote from the log's flusher thread (no handler endpoint there).
+  void SendVoteLater(rdma::ComputeNodeId to, const Header& h);
+
+  // Lets the destructor wait out handlers inside this node and turns later
+  // messages away (the route outlives the node: rdma/message_router.h).
+  struct Gate {
+    std::atomic<int> inside{0};
+    std::atomic<bool> closed{false};
+  };
+
+  const Config config_;
+  const std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
+  rdma::ComputeNode* compute_node_ = nullptr;
+  const int nodes_;
+  const int slots_;
+
+  std::unique_ptr<uint8_t[]> region_;
+  rdma::LocalRegion local_;
+
+  std::mutex peers_mu_;
+  std::condition_variable peers_cv_;
+  std::vector<rdma::PeerAddress> peers_;  // by node; key 0 until kHello
+  std::vector<bool> greeted_;             // guarded by peers_mu_
+
+  std::vector<std::unique_ptr<Slot>> slots_all_;
+  std::mutex slots_mu_;
+  std::vector<Slot*> free_slots_;  // guarded by slots_mu_
+
+  std::mutex branches_mu_;
+  absl::flat_hash_map<uint64_t, std::shared_ptr<Branch>> branches_;
+  std::vector<std::unique_ptr<cc::ThreadContext>> free_contexts_;
+
+  std::mutex vote_mu_;  // the flusher's endpoint
+  std::unique_ptr<rdma::Endpoint> vote_endpoint_;
+
+  std::mutex rng_mu_;
+  std::mt19937_64 rng_{0x2c0};
+
+  mutable std::mutex stats_mu_;
+  PartitionStats stats_;  // guarded by stats_mu_
+};
+
+}  // namespace strand::partition
+
+#endif  // STRAND_PARTITION_NODE_H_
