@@ -118,8 +118,18 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
         return;
       }
       window.Join(g);
+      // With owners (tpcc/remote_policy.h), terminals are homed at their
+      // own node's warehouses, numbered per node.
+      const partition::PartitionMap* owners = options.remote.owners;
+      HomeRange homes;
+      if (owners != nullptr) {
+        homes.first = static_cast<int>(owners->First(node));
+        homes.count = static_cast<int>(owners->Last(node) - homes.first + 1);
+        homes.position = g % options.threads_per_node;
+      }
       Terminal terminal(g, W, options.home_warehouse, scale, options.mix,
-                        options.remote, options.seed, db.run_constants());
+                        options.remote, options.seed, db.run_constants(),
+                        homes);
       // Every call goes through CallAsync; with wal_pipeline 0 it returns
       // only once its own outcome is reported, as Call would.
       (*session)->set_max_unacknowledged(options.wal_pipeline);
@@ -262,6 +272,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   const rdma::FabricCounters fabric_before = engine.FabricCounters();
   const cc::CacheStats cache_before = engine.CacheStats();
   const WalRunStats wal_before = SumWalStats(engine);
+  const partition::PartitionStats partition_before = engine.PartitionStats();
   window.Start();
   const absl::Time start = absl::Now();
   measuring = true;
@@ -298,6 +309,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   result.worker_threads = total_threads;
   result.fabric = engine.FabricCounters() - fabric_before;
   result.cache = engine.CacheStats() - cache_before;
+  result.partition = engine.PartitionStats() - partition_before;
   const WalRunStats wal_after = SumWalStats(engine);
   result.wal.records = wal_after.records - wal_before.records;
   result.wal.flushes = wal_after.flushes - wal_before.flushes;

@@ -16,6 +16,7 @@
 #include "base/cost_breakdown.h"
 #include "base/latency_histogram.h"
 #include "cc/cache_stats.h"
+#include "partition/options.h"
 #include "rdma/counters.h"
 #include "tpcc/acked_log.h"
 #include "tpcc/delivery_result_file.h"
@@ -97,6 +98,9 @@ struct RunResult {
   cc::CacheStats cache;
   WalRunStats wal;
   DeferredDeliveryStats deliveries;
+  // Partitioned mode's coordinators and participants (all zero in shared
+  // mode): messages by kind, forced writes, the latency split.
+  partition::PartitionStats partition;
   // Every committed call, all types: from the call to its acknowledgement
   // (Session::Call returning OK, or CallAsync's callback), retries
   // included; with the WAL on this includes waiting for the commit record

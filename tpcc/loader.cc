@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
@@ -12,11 +13,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "engine/session.h"
+#include "partition/partition_map.h"
 #include "rdma/memory_node_layout.h"
 
 namespace strand::tpcc {
@@ -371,7 +374,11 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   // district loading in parallel) would carry that key along and leave
   // every leaf about half full (78% overall measured with 2 threads).
   std::vector<Task> rows_phase;
-  std::vector<Task> index_phase(2);
+  // Partitioned mode: a warehouse's rows are loaded by its owner (Run),
+  // so each index's entries make one task per owner, its range ascending.
+  const partition::PartitionMap* owners = engine_.partition_map();
+  const int owner_count = owners != nullptr ? owners->nodes() : 1;
+  std::vector<Task> index_phase(2 * owner_count);
   auto one = [&](engine::ProcedureId proc, int64_t w, int64_t d, int64_t first,
                  int64_t last) {
     rows_phase.push_back(
@@ -401,10 +408,12 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
       }
       for (int i = 0; i < 2; ++i) {
         for (int r = 1; r <= scale_.customers; r += kIndexEntriesPerUnit) {
-          index_phase[i].push_back(
-              {i == 0 ? customer_names_ : order_customers_, w, d, r,
-               std::min(r + kIndexEntriesPerUnit - 1, scale_.customers),
-               district_seed});
+          index_phase[i * owner_count +
+                      (owners != nullptr ? owners->Owner(w) : 0)]
+              .push_back(
+                  {i == 0 ? customer_names_ : order_customers_, w, d, r,
+                   std::min(r + kIndexEntriesPerUnit - 1, scale_.customers),
+                   district_seed});
         }
       }
     }
@@ -435,7 +444,29 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
 
 absl::Status Loader::Run(const std::vector<Task>& tasks, int threads_per_node,
                          Progress& progress) {
+  // Which tasks each node's threads take, in order: in partitioned mode a
+  // warehouse's only on its owner (no node touches another's partition),
+  // ITEM's anywhere; in shared mode any task anywhere.
+  const partition::PartitionMap* owners = engine_.partition_map();
+  absl::flat_hash_map<rdma::ComputeNodeId, std::vector<size_t>> queues;
+  std::vector<size_t> anywhere;
+  for (size_t u = 0; u < tasks.size(); ++u) {
+    if (tasks[u].empty()) continue;
+    const int64_t w = tasks[u].front().w;
+    if (owners != nullptr && w > 0) {
+      queues[owners->Owner(w)].push_back(u);
+    } else {
+      anywhere.push_back(u);
+    }
+  }
+  absl::flat_hash_map<rdma::ComputeNodeId, std::unique_ptr<std::atomic<size_t>>>
+      next_of_node;
+  for (rdma::ComputeNodeId node : engine_.local_compute_nodes()) {
+    next_of_node[node] = std::make_unique<std::atomic<size_t>>(0);
+    queues[node];  // threads only read the map
+  }
   std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
   absl::Mutex mu;
   absl::Status first_error;
   // Takes tasks until none is left or a call fails (which stops every
@@ -444,12 +475,21 @@ absl::Status Loader::Run(const std::vector<Task>& tasks, int threads_per_node,
     auto fail = [&](const absl::Status& s) {
       absl::MutexLock l(&mu);
       if (first_error.ok()) first_error = s;
-      next = tasks.size();
+      stop = true;
     };
     auto session = engine_.NewSession(node);
     if (!session.ok()) return fail(session.status());
-    for (size_t u = next++; u < tasks.size(); u = next++) {
-      for (const Call& call : tasks[u]) {
+    const std::vector<size_t>& mine = queues.at(node);
+    std::atomic<size_t>& next_mine = *next_of_node.at(node);
+    // This node's tasks, then the ones anyone takes.
+    auto take = [&]() -> const Task* {
+      if (stop.load()) return nullptr;
+      if (size_t i = next_mine++; i < mine.size()) return &tasks[mine[i]];
+      if (size_t i = next++; i < anywhere.size()) return &tasks[anywhere[i]];
+      return nullptr;
+    };
+    for (const Task* task = take(); task != nullptr; task = take()) {
+      for (const Call& call : *task) {
         auto r = (*session)->Call<int64_t>(call.proc, call.w, call.d,
                                            call.first, call.last,
                                            static_cast<int64_t>(call.seed));

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
+#include "partition/fragment.h"
 #include "tpcc/procedure_util.h"
 
 namespace strand::tpcc {
@@ -32,25 +35,94 @@ NewOrderInput MakeNewOrderInput(Random& r, const Scale& scale, int w,
       is_remote =
           remote.remote_order_ratio < 0 ? r.Percent(1) : i == remote_line;
     }
-    in.supply_w[i] = w;
-    if (is_remote) {
-      int other = r.Uniform(1, warehouses - 1);
-      in.supply_w[i] = other >= w ? other + 1 : other;
-    }
+    in.supply_w[i] = is_remote ? RemoteWarehouse(r, w, warehouses, remote) : w;
     in.quantity[i] = r.Uniform(1, 10);
   }
   if (rollback) in.item[in.ol_cnt - 1] = scale.items + 1;
   return in;
 }
 
+namespace {
+
+// One supply warehouse's lines of a New-Order, updated by the warehouse's
+// owner in partitioned mode (partition/fragment.h): the lines' stock rows
+// change there, and their S_DIST_xx for the order's district come back.
+struct StockLinesIn {
+  int32_t w = 0, d = 0, supply_w = 0, lines = 0;
+  int32_t item[Scale::kMaxOrderLines] = {};
+  int32_t quantity[Scale::kMaxOrderLines] = {};
+};
+struct StockLinesOut {
+  char dist_info[Scale::kMaxOrderLines][kDistInfoWidth] = {};
+};
+
+// Clause 2.4.2.2's stock update of one line; returns S_DIST_xx of
+// district `d` (a view into `s`).
+std::string_view UpdateStock(storage::TupleBuffer& s, int qty, bool remote,
+                             int d) {
+  const storage::TupleView sv = s.view();
+  const int64_t s_qty = sv.GetInt(stock::kQuantity);
+  s.SetInt(stock::kQuantity,
+           s_qty >= qty + 10 ? s_qty - qty : s_qty - qty + 91);
+  s.SetInt(stock::kYtd, sv.GetInt(stock::kYtd) + qty);
+  s.SetInt(stock::kOrderCnt, sv.GetInt(stock::kOrderCnt) + 1);
+  if (remote) s.SetInt(stock::kRemoteCnt, sv.GetInt(stock::kRemoteCnt) + 1);
+  return s.view().GetChars(stock::kDist01 + d - 1);
+}
+
+absl::StatusOr<partition::Fragment<StockLinesIn, StockLinesOut>>
+RegisterStockLines(engine::Engine& engine, const Tables& t) {
+  return engine.RegisterFragment<StockLinesIn, StockLinesOut>(
+      "tpcc_new_order_stock",
+      [t](txn::Txn& txn,
+          const StockLinesIn& in) -> absl::StatusOr<StockLinesOut> {
+        StockLinesOut out;
+        for (int k = 0; k < in.lines; ++k) {
+          auto at = txn.Lookup(t.stock_pk, StockKey(in.supply_w, in.item[k]));
+          if (absl::IsNotFound(at.status())) {
+            return absl::NotFoundError(
+                absl::StrFormat("no stock row for item %d of warehouse %d",
+                                in.item[k], in.supply_w));
+          }
+          TPCC_RETURN_IF_ERROR(at.status());
+          TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * s,
+                                txn.Modify(t.stock, *at));
+          const std::string_view dist =
+              UpdateStock(*s, in.quantity[k], in.supply_w != in.w, in.d);
+          std::memcpy(out.dist_info[k], dist.data(),
+                      std::min(dist.size(), sizeof(out.dist_info[k])));
+        }
+        return out;
+      });
+}
+
+}  // namespace
+
 absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
                                                      const Tables& t) {
+  auto stock_lines = RegisterStockLines(engine, t);
+  if (!stock_lines.ok()) return stock_lines.status();
   return engine.RegisterProcedure(
       "tpcc_new_order",
       std::function<absl::StatusOr<NewOrderOutput>(txn::Txn&, NewOrderInput)>(
-          [t](txn::Txn& txn,
+          [t, stock_lines = *stock_lines](
+              txn::Txn& txn,
               const NewOrderInput& in) -> absl::StatusOr<NewOrderOutput> {
             NewOrderOutput out;
+            const size_t lines = in.ol_cnt;
+            // Partitioned mode: lines supplied by another compute node's
+            // warehouse update their stock there (StockLinesIn).
+            const txn::RemoteBranches* remote = txn.remote();
+            std::array<bool, Scale::kMaxOrderLines> elsewhere{};
+            std::array<size_t, Scale::kMaxOrderLines> all_lines{};
+            std::array<size_t, Scale::kMaxOrderLines> here{};
+            size_t here_count = 0;
+            for (size_t i = 0; i < lines; ++i) {
+              all_lines[i] = i;
+              elsewhere[i] = remote != nullptr &&
+                             remote->OwnerOf(in.supply_w[i]) != remote->self();
+              if (!elsewhere[i]) here[here_count++] = i;
+            }
             // The rows this transaction reads are independent and mostly
             // cold (the customer's, every line's item and stock), so they
             // are looked up and prefetched first, the lines' as two
@@ -61,22 +133,27 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
                 const storage::TupleAddress ca,
                 txn.Lookup(t.customer_pk, CustomerKey(in.w, in.d, in.c)));
             txn.Prefetch(t.customer, absl::MakeConstSpan(&ca, 1));
-            const size_t lines = in.ol_cnt;
             using LineAddresses =
                 std::array<storage::TupleAddress, Scale::kMaxOrderLines>;
-            // Every line's key in `index` (key(i) builds line i's) into
-            // `at`, as one batch.
+            // The key of each line of `which` in `index` (key(i) builds
+            // line i's) into `at`, as one batch.
             auto lookup_lines = [&](txn::IndexId index, auto key,
+                                    absl::Span<const size_t> which,
                                     LineAddresses& at) {
               std::array<std::string, Scale::kMaxOrderLines> keys;
               std::array<std::string_view, Scale::kMaxOrderLines> views;
-              for (size_t i = 0; i < lines; ++i) {
-                keys[i] = key(i);
-                views[i] = keys[i];
+              LineAddresses found;
+              for (size_t k = 0; k < which.size(); ++k) {
+                keys[k] = key(which[k]);
+                views[k] = keys[k];
               }
-              return txn.LookupBatch(index,
-                                     absl::MakeConstSpan(views.data(), lines),
-                                     absl::MakeSpan(at.data(), lines));
+              absl::Status s = txn.LookupBatch(
+                  index, absl::MakeConstSpan(views.data(), which.size()),
+                  absl::MakeSpan(found.data(), which.size()));
+              for (size_t k = 0; k < which.size(); ++k) {
+                at[which[k]] = found[k];
+              }
+              return s;
             };
             LineAddresses item_at;
             LineAddresses stock_at;
@@ -86,13 +163,14 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
             // costs one more key in the batch).
             TPCC_RETURN_IF_ERROR(lookup_lines(
                 t.item_pk, [&](size_t i) { return ItemKey(in.item[i]); },
-                item_at));
+                absl::MakeConstSpan(all_lines.data(), lines), item_at));
             TPCC_RETURN_IF_ERROR(lookup_lines(
                 t.stock_pk,
                 [&](size_t i) { return StockKey(in.supply_w[i], in.item[i]); },
-                stock_at));
+                absl::MakeConstSpan(here.data(), here_count), stock_at));
             for (size_t i = 0; i < lines; ++i) {
-              if (!item_at[i].is_null() && stock_at[i].is_null()) {
+              if (!elsewhere[i] && !item_at[i].is_null() &&
+                  stock_at[i].is_null()) {
                 return absl::NotFoundError(
                     absl::StrFormat("no stock row for item %d of warehouse %d",
                                     in.item[i], in.supply_w[i]));
@@ -100,6 +178,44 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
             }
             txn.Prefetch(t.item, absl::MakeConstSpan(item_at.data(), lines));
             txn.Prefetch(t.stock, absl::MakeConstSpan(stock_at.data(), lines));
+
+            // The remote lines: one request per owner node, all at once.
+            // Their line k of group g is line remote_line[g][k].
+            std::array<StockLinesIn, Scale::kMaxOrderLines> groups;
+            std::array<absl::StatusOr<StockLinesOut>, Scale::kMaxOrderLines>
+                group_out;
+            std::array<std::pair<int, int>, Scale::kMaxOrderLines> placed{};
+            size_t group_count = 0;
+            for (size_t i = 0; i < lines; ++i) {
+              if (!elsewhere[i] || item_at[i].is_null()) continue;
+              size_t g = 0;
+              while (g < group_count && groups[g].supply_w != in.supply_w[i]) {
+                ++g;
+              }
+              if (g == group_count) {
+                groups[g] = StockLinesIn{};
+                groups[g].w = in.w;
+                groups[g].d = in.d;
+                groups[g].supply_w = in.supply_w[i];
+                ++group_count;
+              }
+              StockLinesIn& group = groups[g];
+              placed[i] = {static_cast<int>(g), group.lines};
+              group.item[group.lines] = in.item[i];
+              group.quantity[group.lines] = in.quantity[i];
+              ++group.lines;
+            }
+            if (group_count > 0) {
+              partition::FragmentBatch batch(txn);
+              for (size_t g = 0; g < group_count; ++g) {
+                batch.Add(groups[g].supply_w, stock_lines, groups[g],
+                          &group_out[g]);
+              }
+              TPCC_RETURN_IF_ERROR(batch.Run());
+              for (size_t g = 0; g < group_count; ++g) {
+                TPCC_RETURN_IF_ERROR(group_out[g].status());
+              }
+            }
 
             TPCC_ASSIGN_OR_RETURN(
                 auto wa, txn.Lookup(t.warehouse_pk, WarehouseKey(in.w)));
@@ -148,17 +264,17 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
               }
               TPCC_ASSIGN_OR_RETURN(auto ir, txn.Read(t.item, item_at[i]));
               const int64_t price = ir.GetDecimal(item::kPrice);
-              TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * s,
-                                    txn.Modify(t.stock, stock_at[i]));
-              const storage::TupleView sv = s->view();
               const int qty = in.quantity[i];
-              const int64_t s_qty = sv.GetInt(stock::kQuantity);
-              s->SetInt(stock::kQuantity,
-                        s_qty >= qty + 10 ? s_qty - qty : s_qty - qty + 91);
-              s->SetInt(stock::kYtd, sv.GetInt(stock::kYtd) + qty);
-              s->SetInt(stock::kOrderCnt, sv.GetInt(stock::kOrderCnt) + 1);
-              if (in.supply_w[i] != in.w) {
-                s->SetInt(stock::kRemoteCnt, sv.GetInt(stock::kRemoteCnt) + 1);
+              std::string_view dist_info;
+              if (elsewhere[i]) {
+                const auto [g, k] = placed[i];
+                const char* info = group_out[g]->dist_info[k];
+                dist_info =
+                    std::string_view(info, strnlen(info, kDistInfoWidth));
+              } else {
+                TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * s,
+                                      txn.Modify(t.stock, stock_at[i]));
+                dist_info = UpdateStock(*s, qty, in.supply_w[i] != in.w, in.d);
               }
               const int64_t amount = qty * price;
               sum += amount;
@@ -171,8 +287,7 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
               ol.SetInt(order_line::kDeliveryD, 0);
               ol.SetInt(order_line::kQuantity, qty);
               ol.SetDecimal(order_line::kAmount, amount);
-              ol.SetChars(order_line::kDistInfo,
-                          sv.GetChars(stock::kDist01 + in.d - 1));
+              ol.SetChars(order_line::kDistInfo, dist_info);
               TPCC_ASSIGN_OR_RETURN(auto ola, txn.Insert(t.order_line, ol));
               txn.AddIndexEntry(t.order_line_pk,
                                 OrderLineKey(in.w, in.d, o_id, i + 1), ola);

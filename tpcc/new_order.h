@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "engine/engine.h"
 #include "tpcc/random.h"
+#include "tpcc/remote_policy.h"
 #include "tpcc/schema.h"
 
 namespace strand::tpcc {
@@ -31,14 +32,6 @@ struct NewOrderOutput {
   int o_id = 0;
   int64_t total_cents = 0;  // sum of OL_AMOUNT * (1 - C_DISCOUNT)(1 + taxes)
   bool all_local = true;
-};
-
-// How remote supply warehouses are drawn.
-struct RemotePolicy {
-  // < 0: the specification's rule, each line remote with probability 1%.
-  // Otherwise: this share (0..1) of New-Orders has exactly one remote line
-  // (the distribution ratio of the SELCC paper's Figure 16b).
-  double remote_order_ratio = -1;
 };
 
 // Clause 2.4.1 inputs for home warehouse `w`: customer NURand(1023), item

@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "tpcc/procedure_util.h"
 #include "tpcc/random.h"
+#include "tpcc/remote_policy.h"
 #include "tpcc/schema.h"
 
 namespace strand::tpcc {
@@ -32,9 +33,11 @@ struct PaymentOutput {
   bool bad_credit = false;
 };
 
-// Clause 2.5.1 inputs for home warehouse `w`.
+// Clause 2.5.1 inputs for home warehouse `w`; the customer's warehouse as
+// `remote` says (15% remote by default).
 PaymentInput MakePaymentInput(Random& r, const Scale& scale, int w,
-                              int warehouses, int32_t now);
+                              int warehouses, const RemotePolicy& remote,
+                              int32_t now);
 
 // A run-time last name: NURand(255, 0, 999), restricted to the names a
 // scaled-down load created.

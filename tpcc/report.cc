@@ -37,6 +37,45 @@ void PrintLoad(std::ostream& out, const RunConfig& c, const LoadResult& l) {
       BytesPerWarehouse(c, l) / RawPerWarehouse(c));
 }
 
+namespace {
+
+// Partitioned mode's lines: who owns what, how distributed the committed
+// transactions were, and what two-phase commit cost them.
+void PrintPartitioned(std::ostream& out, const RunConfig& c,
+                      const RunResult& r) {
+  const partition::PartitionStats& p = r.partition;
+  const uint64_t txns = p.transactions;
+  out << absl::StrFormat(
+      "partitioned: %s; switches one_phase_local=%d read_only_vote=%d "
+      "parallel_prepare=%d; distributed_pct=%s\n",
+      c.owners, c.twopc_one_phase_local, c.twopc_read_only_vote,
+      c.twopc_parallel_prepare,
+      c.distributed_pct < 0 ? std::string("spec rates")
+                            : absl::StrFormat("%g", c.distributed_pct));
+  out << absl::StrFormat(
+      "2pc: %.1f%% of committed txns distributed, %.2f participants per "
+      "distributed txn, %.2f attempts aborted per commit\n",
+      100 * PerTxn(p.distributed, txns), PerTxn(p.participants, p.distributed),
+      PerTxn(p.aborted, txns));
+  out << absl::StrFormat(
+      "2pc messages per committed txn: %.2f requests, %.2f replies, %.2f "
+      "prepares, %.2f votes (%.2f read-only), %.2f commits, %.2f aborts, "
+      "%.2f acks; %.2f forced log writes\n",
+      PerTxn(p.requests, txns), PerTxn(p.replies, txns),
+      PerTxn(p.prepares, txns), PerTxn(p.votes, txns),
+      PerTxn(p.read_only_votes, txns), PerTxn(p.commits, txns),
+      PerTxn(p.aborts, txns), PerTxn(p.acks, txns),
+      PerTxn(p.forced_writes, txns));
+  out << absl::StrFormat(
+      "2pc latency of a distributed commit: execute %.1f us, prepare %.1f us, "
+      "commit %.1f us (means)\n",
+      PerTxn(p.execute_ns, p.distributed) / 1e3,
+      PerTxn(p.prepare_ns, p.distributed) / 1e3,
+      PerTxn(p.commit_ns, p.distributed) / 1e3);
+}
+
+}  // namespace
+
 void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
   const uint64_t txns = r.commits();
   out << absl::StrFormat(
@@ -113,6 +152,7 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
         r.wal.commits_per_flush(), r.wal.flushes / std::max(r.seconds, 1e-9),
         r.wal.bytes / 1048576.0);
   }
+  if (c.mode == "partitioned") PrintPartitioned(out, c, r);
   for (size_t n = 0; n < r.commits_by_node.size(); ++n) {
     out << absl::StrFormat("compute node %d: %.0f txn/s\n", n,
                            r.commits_by_node[n] / std::max(r.seconds, 1e-9));
@@ -214,6 +254,27 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .AddRaw("per_type", per_type.str())
       .Add("consistency_ok", cons.ok())
       .Add("consistency_seconds", cons.seconds);
+  const partition::PartitionStats& p = r.partition;
+  j.Add("mode", c.mode)
+      .Add("distributed_pct", c.distributed_pct)
+      .Add("owners", c.owners)
+      .Add("twopc_one_phase_local", c.twopc_one_phase_local)
+      .Add("twopc_read_only_vote", c.twopc_read_only_vote)
+      .Add("twopc_parallel_prepare", c.twopc_parallel_prepare)
+      .Add("distributed_share", PerTxn(p.distributed, p.transactions))
+      .Add("participants_per_distributed",
+           PerTxn(p.participants, p.distributed))
+      .Add("twopc_requests_per_txn", PerTxn(p.requests, txns))
+      .Add("twopc_prepares_per_txn", PerTxn(p.prepares, txns))
+      .Add("twopc_votes_per_txn", PerTxn(p.votes, txns))
+      .Add("twopc_read_only_votes_per_txn", PerTxn(p.read_only_votes, txns))
+      .Add("twopc_commits_per_txn", PerTxn(p.commits, txns))
+      .Add("twopc_aborts_per_txn", PerTxn(p.aborts, txns))
+      .Add("twopc_acks_per_txn", PerTxn(p.acks, txns))
+      .Add("twopc_forced_writes_per_txn", PerTxn(p.forced_writes, txns))
+      .Add("twopc_execute_us", PerTxn(p.execute_ns, p.distributed) / 1e3)
+      .Add("twopc_prepare_us", PerTxn(p.prepare_ns, p.distributed) / 1e3)
+      .Add("twopc_commit_us", PerTxn(p.commit_ns, p.distributed) / 1e3);
   r.cost().AddTo(j);
   return j.str();
 }

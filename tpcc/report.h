@@ -36,7 +36,13 @@ struct RunConfig {
   bool wal = false;  // --wal=on
   std::string wal_dir;
   bool wal_early_lock_release = false;
-  int wal_pipeline = 0;  // max unacknowledged commits per thread; 0: off
+  int wal_pipeline = 0;         // max unacknowledged commits per thread; 0: off
+  std::string mode = "shared";  // --mode
+  double distributed_pct = -1;  // --distributed_pct; < 0: the spec's rates
+  std::string owners;           // partitioned mode: "node 0: 1-2, ..."
+  // Partitioned mode's protocol switches (partition/options.h).
+  bool twopc_one_phase_local = true, twopc_read_only_vote = true,
+       twopc_parallel_prepare = true;
 };
 
 void PrintLoad(std::ostream& out, const RunConfig& config,

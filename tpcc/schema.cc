@@ -147,7 +147,7 @@ absl::StatusOr<Tables> DefineTables(engine::Engine& e, bool create) {
              {Int("ol_o_id"), DistrictId("ol_d_id"), WarehouseId("ol_w_id"),
               Int8("ol_number"), Int("ol_i_id"), WarehouseId("ol_supply_w_id"),
               Date("ol_delivery_d"), Int8("ol_quantity"),
-              BoundedMoney("ol_amount"), Char("ol_dist_info", 24)},
+              BoundedMoney("ol_amount"), Char("ol_dist_info", kDistInfoWidth)},
              &t.order_line_schema));
   STRAND_ASSIGN(t.item, Create(e, create, "item",
                                {Int("i_id"), Int("i_im_id"), Char("i_name", 24),
@@ -156,7 +156,8 @@ absl::StatusOr<Tables> DefineTables(engine::Engine& e, bool create) {
   std::vector<ColumnSpec> stock = {Int("s_i_id"), WarehouseId("s_w_id"),
                                    Int16("s_quantity")};
   for (int i = 1; i <= 10; ++i) {
-    stock.push_back(Char(absl::StrCat("s_dist_", i < 10 ? "0" : "", i), 24));
+    stock.push_back(
+        Char(absl::StrCat("s_dist_", i < 10 ? "0" : "", i), kDistInfoWidth));
   }
   stock.insert(stock.end(), {Int("s_ytd"), Int("s_order_cnt"),
                              Int("s_remote_cnt"), Char("s_data", 50)});

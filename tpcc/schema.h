@@ -195,6 +195,9 @@ struct RawBytes {
 };
 
 // Key encoders. `w` < 2^24, `d` < 256.
+// S_DIST_01..10 and OL_DIST_INFO: CHAR(24).
+inline constexpr size_t kDistInfoWidth = 24;
+
 inline constexpr uint16_t kWarehouseKeyWidth = 4;
 inline constexpr uint16_t kDistrictKeyWidth = 4;
 inline constexpr uint16_t kCustomerKeyWidth = 8;

@@ -5,10 +5,11 @@ namespace strand::tpcc {
 Terminal::Terminal(int index, int warehouses, HomeWarehouse home,
                    const Scale& scale, const Mix& mix,
                    const RemotePolicy& remote, uint64_t seed,
-                   const NURandConstants& constants)
-    : w_(index % warehouses + 1),
+                   const NURandConstants& constants, HomeRange homes)
+    : homes_(homes.count > 0 ? homes : HomeRange{1, warehouses, index}),
+      w_(homes_.first + homes_.position % homes_.count),
       home_(home),
-      d_(index / warehouses % scale.districts + 1),
+      d_(homes_.position / homes_.count % scale.districts + 1),
       warehouses_(warehouses),
       scale_(scale),
       remote_(remote),
@@ -18,7 +19,9 @@ Terminal::Terminal(int index, int warehouses, HomeWarehouse home,
 TxnType Terminal::NextType() { return deck_.Deal(r_.engine()); }
 
 int Terminal::NextWarehouse() {
-  return home_ == HomeWarehouse::kPerThread ? w_ : r_.Uniform(1, warehouses_);
+  return home_ == HomeWarehouse::kPerThread
+             ? w_
+             : r_.Uniform(homes_.first, homes_.first + homes_.count - 1);
 }
 
 NewOrderInput Terminal::NewOrder(int32_t now) {
@@ -28,7 +31,7 @@ NewOrderInput Terminal::NewOrder(int32_t now) {
 
 PaymentInput Terminal::Payment(int32_t now) {
   const int w = NextWarehouse();
-  return MakePaymentInput(r_, scale_, w, warehouses_, now);
+  return MakePaymentInput(r_, scale_, w, warehouses_, remote_, now);
 }
 
 OrderStatusInput Terminal::OrderStatus() {

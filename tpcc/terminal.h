@@ -9,7 +9,9 @@
 // reproducible from its seed.
 //
 // Terminal i (0-based over the deployment) of a run over W warehouses has
-// home warehouse i mod W + 1 and district (i / W) mod 10 + 1: the first
+// home warehouse i mod W + 1 and district (i / W) mod 10 + 1 (with a
+// HomeRange of H warehouses from F and position p: F + p mod H and
+// (p / H) mod 10 + 1): the first
 // 10 W terminals, the specification's 10 per warehouse, have distinct
 // (warehouse, district) pairs, as clause 2.8.1.1 requires of Stock-Level;
 // more terminals than that share pairs. With HomeWarehouse::kRandom every
@@ -41,13 +43,23 @@ enum class HomeWarehouse {
   kRandom,
 };
 
+// The warehouses a terminal's home is drawn from: first..first + count - 1,
+// the terminal being number `position` of those sharing them (count 0: all
+// warehouses, shared by the whole deployment). In partitioned mode those
+// of the terminal's compute node (tpcc/remote_policy.h).
+struct HomeRange {
+  int first = 1;
+  int count = 0;
+  int position = 0;
+};
+
 class Terminal {
  public:
-  // Terminal `index` (0-based over the whole deployment) of a run over
-  // `warehouses` warehouses.
+  // Terminal `index` (0-based over the whole deployment: it seeds the
+  // terminal's random stream) of a run over `warehouses` warehouses.
   Terminal(int index, int warehouses, HomeWarehouse home, const Scale& scale,
            const Mix& mix, const RemotePolicy& remote, uint64_t seed,
-           const NURandConstants& constants);
+           const NURandConstants& constants, HomeRange homes = {});
 
   // The home warehouse (kPerThread; kRandom draws one per transaction).
   int warehouse() const { return w_; }
@@ -66,6 +78,7 @@ class Terminal {
   // The warehouse of the next transaction.
   int NextWarehouse();
 
+  const HomeRange homes_;
   const int w_;
   const HomeWarehouse home_;
   const int d_;  // Stock-Level's district (clause 2.8.1.1)

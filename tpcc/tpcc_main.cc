@@ -20,12 +20,15 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
 #include "engine/session.h"
+#include "partition/partition_map.h"
 #include "rdma/fabric_flags.h"
 #include "tpcc/acked_log.h"
 #include "tpcc/consistency.h"
@@ -62,6 +65,30 @@ DEFINE_string(home_warehouse, "thread",
 DEFINE_double(remote_neworder, -1,
               "Share (0..1) of New-Orders with one remote supply warehouse; "
               "negative: the specification's 1% per order line");
+DEFINE_string(mode, "shared",
+              "shared: every compute node reaches every warehouse (SELCC "
+              "keeps the caches coherent); partitioned: each node owns a "
+              "contiguous range of warehouses, work on another node's "
+              "warehouse is shipped to it and distributed transactions "
+              "commit with two-phase commit (2PL only)");
+DEFINE_double(distributed_pct, -1,
+              "Percent (0..100) of New-Orders with one supply warehouse, and "
+              "of Payments with a customer, at a warehouse of another "
+              "compute node: the distributed transactions of the "
+              "shared-vs-partitioned comparison. Terminals are homed at "
+              "their node's warehouses (the ranges partitioned mode uses), "
+              "in both modes. Negative: the specification's rates (1% of "
+              "order lines, 15% of Payments at any other warehouse)");
+DEFINE_bool(twopc_one_phase_local, true,
+            "Partitioned mode: a transaction that touched only its own node "
+            "commits in one phase (false: a forced prepare, then a forced "
+            "decision, as the SELCC authors' 2PC)");
+DEFINE_bool(twopc_read_only_vote, true,
+            "Partitioned mode: a participant that wrote nothing votes "
+            "read-only, logs nothing and skips the second phase");
+DEFINE_bool(twopc_parallel_prepare, true,
+            "Partitioned mode: PREPARE goes to all participants at once "
+            "(false: one after another)");
 DEFINE_double(duration_s, 10, "Seconds of measured run (unless --txns)");
 DEFINE_uint64(txns, 0,
               "If > 0: run this many measured transactions instead "
@@ -167,6 +194,25 @@ int Main() {
   if (!mix.ok()) ExitWithUsageError(std::string(mix.status().message()));
   if (FLAGS_remote_neworder > 1) {
     ExitWithUsageError("--remote_neworder must be at most 1 (a share)");
+  }
+  auto mode = engine::ParseEngineMode(FLAGS_mode);
+  if (!mode.ok()) ExitWithUsageError(std::string(mode.status().message()));
+  if (FLAGS_distributed_pct > 100) {
+    ExitWithUsageError("--distributed_pct must be at most 100 (a percent)");
+  }
+  if (FLAGS_distributed_pct >= 0 && FLAGS_remote_neworder >= 0) {
+    ExitWithUsageError(
+        "--distributed_pct and --remote_neworder both set the share of "
+        "remote New-Orders: give one");
+  }
+  if (*mode == engine::EngineMode::kShared) {
+    for (const char* flag : {"twopc_one_phase_local", "twopc_read_only_vote",
+                             "twopc_parallel_prepare"}) {
+      if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
+        ExitWithUsageError(
+            absl::StrCat("--", flag, " applies to --mode=partitioned only"));
+      }
+    }
   }
   if (!(FLAGS_duration_s > 0) || FLAGS_duration_s > 86400) {
     ExitWithUsageError("--duration_s must be > 0 and <= 86400");
@@ -307,6 +353,11 @@ int Main() {
   options.cc.cache_bytes = FLAGS_cache_mb << 20;
   options.algorithm = *algorithm;
   options.retry.max_retries = 100000;
+  options.mode = *mode;
+  options.partitioned.partitions = FLAGS_warehouses;
+  options.partitioned.one_phase_local = FLAGS_twopc_one_phase_local;
+  options.partitioned.read_only_vote = FLAGS_twopc_read_only_vote;
+  options.partitioned.parallel_prepare = FLAGS_twopc_parallel_prepare;
   if (absl::Status s = options.Validate(OptionNaming::Flags("EngineOptions::"));
       !s.ok()) {
     ExitWithUsageError(std::string(s.message()));
@@ -328,6 +379,11 @@ int Main() {
   config.mix =
       FLAGS_mix == "standard" ? "standard:" + mix->ToString() : mix->ToString();
   config.remote_neworder = FLAGS_remote_neworder;
+  config.mode = engine::EngineModeName(*mode);
+  config.distributed_pct = FLAGS_distributed_pct;
+  config.twopc_one_phase_local = FLAGS_twopc_one_phase_local;
+  config.twopc_read_only_vote = FLAGS_twopc_read_only_vote;
+  config.twopc_parallel_prepare = FLAGS_twopc_parallel_prepare;
   config.home_warehouse = FLAGS_home_warehouse;
   config.rtt_ns = fabric->rtt_ns;
   config.message_delivery = rdma::MessageDeliveryName(fabric->message_delivery);
@@ -417,6 +473,25 @@ int Main() {
   d.home_warehouse = home_warehouse;
   d.mix = *mix;
   d.remote.remote_order_ratio = FLAGS_remote_neworder;
+  // Who owns which warehouse: partitioned mode's map, or the same split
+  // for a shared run with --distributed_pct (tpcc/remote_policy.h).
+  std::optional<partition::PartitionMap> owners;
+  if ((*db)->engine().partition_map() != nullptr) {
+    owners = *(*db)->engine().partition_map();
+  } else if (FLAGS_distributed_pct >= 0) {
+    auto map = partition::PartitionMap::Create(FLAGS_warehouses,
+                                               fabric->compute_nodes);
+    if (!map.ok()) ExitWithUsageError(std::string(map.status().message()));
+    owners = *map;
+  }
+  if (owners.has_value()) {
+    d.remote.owners = &*owners;
+    config.owners = owners->ToString();
+  }
+  if (FLAGS_distributed_pct >= 0) {
+    d.remote.remote_order_ratio = FLAGS_distributed_pct / 100;
+    d.remote.remote_payment_ratio = FLAGS_distributed_pct / 100;
+  }
   d.duration_s = FLAGS_duration_s;
   d.txns = FLAGS_txns;
   d.warmup_s = FLAGS_warmup_s;
@@ -463,7 +538,8 @@ int main(int argc, char** argv) {
       "Runs TPC-C on strand and checks its consistency conditions.\n"
       "Usage: tpcc [--warehouses=2] [--compute_nodes=2] [--threads=1] "
       "[--cc=2pl|to|occ] [--protocol=selcc|sel] [--mix=standard] "
-      "[--duration_s=10] [--wal=off|on --wal_dir=DIR "
+      "[--duration_s=10] [--mode=shared|partitioned [--distributed_pct=P]] "
+      "[--wal=off|on --wal_dir=DIR "
       "[--wal_pipeline=N] [--wal_early_lock_release]] [--acked_log=FILE] "
       "[--json]");
   // Debian builds abseil without NDEBUG, which leaves absl::Mutex's

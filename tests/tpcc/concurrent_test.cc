@@ -71,6 +71,69 @@ TEST_P(ConcurrentTest, StandardMixKeepsEveryConsistencyCondition) {
 INSTANTIATE_TEST_SUITE_P(Algorithms, ConcurrentTest,
                          ::testing::ValuesIn(Configs()), ConfigName);
 
+// Partitioned mode (2PL, two-phase commit) on 2 and 4 compute nodes with
+// 0, 10 and 100% of New-Orders and Payments distributed: no call fails,
+// every consistency condition holds (they span warehouses through remote
+// stock and customers), and the share of distributed commits follows the
+// knob: none at 0%, all New-Orders and Payments at 100%.
+struct PartitionedConfig {
+  int nodes;
+  int distributed_pct;
+};
+
+class PartitionedTest : public ::testing::TestWithParam<PartitionedConfig> {};
+
+TEST_P(PartitionedTest, StandardMixKeepsEveryConsistencyCondition) {
+  const PartitionedConfig& p = GetParam();
+  const int warehouses = p.nodes;
+  engine::EngineOptions o = testing::TestOptions(
+      txn::CcAlgorithm::kTwoPhaseLocking, cc::Protocol::kSelcc, p.nodes);
+  o.mode = engine::EngineMode::kPartitioned;
+  o.partitioned.partitions = warehouses;
+  auto db = testing::LoadTestDb(o, warehouses);
+  ASSERT_NE(db, nullptr);
+  ASSERT_NE(db->engine().partition_map(), nullptr);
+  DriverOptions d;
+  d.warehouses = warehouses;
+  d.threads_per_node = 1;
+  d.txns = 1500;
+  d.remote.owners = db->engine().partition_map();
+  d.remote.remote_order_ratio = p.distributed_pct / 100.0;
+  d.remote.remote_payment_ratio = p.distributed_pct / 100.0;
+  auto run = RunDriver(*db, d);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->errors(), 0u) << run->first_error;
+  EXPECT_GE(run->commits(), 1400u);
+  for (uint64_t c : run->commits_by_node) EXPECT_GT(c, 0u);
+  const partition::PartitionStats& stats = run->partition;
+  const uint64_t new_order_and_payment =
+      run->by_type[kNewOrder].commits + run->by_type[kPayment].commits;
+  if (p.distributed_pct == 0) {
+    EXPECT_EQ(stats.distributed, 0u);
+    EXPECT_EQ(stats.prepares, 0u);
+  } else if (p.distributed_pct == 100) {
+    // The measured window's edges blur the counts a little.
+    EXPECT_GE(stats.distributed, new_order_and_payment * 9 / 10);
+    EXPECT_GT(stats.prepares, 0u);
+  } else {
+    EXPECT_GT(stats.distributed, 0u);
+    EXPECT_LT(stats.distributed, new_order_and_payment / 3);
+  }
+  auto c = CheckConsistency(db->engine(), warehouses, db->scale());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->ok()) << c->ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NodesAndShares, PartitionedTest,
+    ::testing::Values(PartitionedConfig{2, 0}, PartitionedConfig{2, 10},
+                      PartitionedConfig{2, 100}, PartitionedConfig{4, 0},
+                      PartitionedConfig{4, 10}, PartitionedConfig{4, 100}),
+    [](const auto& info) {
+      return absl::StrFormat("nodes%d_distributed%d", info.param.nodes,
+                             info.param.distributed_pct);
+    });
+
 // Clause 2.7.2: a Delivery card only queues the Delivery; the node's
 // deferred-execution path runs every queued one before the run ends and
 // records its result, skipped districts included, in the result file and

@@ -10,9 +10,10 @@
 //   (b) the consistency conditions 1-12 of clause 3.3.2 (tpcc/consistency.h).
 //
 // Configurations: 1 node x 2 threads without pipelining, 2 nodes x 1
-// thread, early lock release, and pipelined acknowledgement (--wal_pipeline,
-// tpcc's default with one node; depth 1024 and 1). Rounds cycle through 2PL,
-// TO and OCC. Rounds per test: STRAND_TPCC_CRASH_ROUNDS (default 2, 1, 1,
+// thread, early lock release, pipelined acknowledgement (--wal_pipeline,
+// tpcc's default with one node; depth 1024 and 1), and partitioned mode
+// with two-phase commit. Rounds cycle through 2PL, TO and OCC (partitioned:
+// 2PL). Rounds per test: STRAND_TPCC_CRASH_ROUNDS (default 2, 1, 1,
 // 3 and 1: the short version ctest runs). Prints rounds, acknowledged
 // New-Orders checked and losses.
 
@@ -61,6 +62,8 @@ struct Config {
   int threads = 2;
   bool early_lock_release = false;
   int pipeline = -1;  // --wal_pipeline; -1: tpcc's default
+  // --mode=partitioned with this --distributed_pct (2PL only); < 0: shared.
+  int partitioned_distributed_pct = -1;
 };
 
 struct CrashStats {
@@ -156,6 +159,11 @@ class TpccCrashTest : public ::testing::Test {
     if (c.early_lock_release) args.push_back("--wal_early_lock_release");
     if (c.pipeline >= 0) {
       args.push_back(absl::StrCat("--wal_pipeline=", c.pipeline));
+    }
+    if (c.partitioned_distributed_pct >= 0) {
+      args.push_back("--mode=partitioned");
+      args.push_back(
+          absl::StrCat("--distributed_pct=", c.partitioned_distributed_pct));
     }
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
@@ -256,10 +264,12 @@ class TpccCrashTest : public ::testing::Test {
     const txn::CcAlgorithm algorithms[] = {txn::CcAlgorithm::kTwoPhaseLocking,
                                            txn::CcAlgorithm::kTimestampOrdering,
                                            txn::CcAlgorithm::kOptimistic};
+    // Partitioned mode runs 2PL only.
+    const int algorithm_count = c.partitioned_distributed_pct >= 0 ? 1 : 3;
     for (int r = 0; r < rounds; ++r) {
       seed_ = 1 + rng() % 1000;
       const auto kill_after = absl::Milliseconds(20 + rng() % 400);
-      Round(r, c, algorithms[r % 3], kill_after, &st);
+      Round(r, c, algorithms[r % algorithm_count], kill_after, &st);
       if (HasFatalFailure()) return;
     }
     std::cout << "tpcc crash test " << name << " (" << c.compute_nodes
@@ -267,6 +277,11 @@ class TpccCrashTest : public ::testing::Test {
               << (c.early_lock_release ? ", early lock release" : "")
               << (c.pipeline > 0 || (c.pipeline < 0 && c.compute_nodes == 1)
                       ? ", pipelined acknowledgement"
+                      : "")
+              << (c.partitioned_distributed_pct >= 0
+                      ? absl::StrCat(", partitioned, ",
+                                     c.partitioned_distributed_pct,
+                                     "% distributed")
                       : "")
               << "): " << st.rounds << " kill -9 rounds ("
               << st.killed_before_run << " before the log opened), "
@@ -315,6 +330,20 @@ TEST_F(TpccCrashTest, KillNinePipelined) {
 // A one-deep pipeline: the smallest window, most waits on a full pipeline.
 TEST_F(TpccCrashTest, KillNinePipelinedDepthOne) {
   Run("KillNinePipelinedDepthOne", RoundsFromEnv(1), {1, 2, false, 1});
+}
+
+// Partitioned mode, two-phase commit across 2 nodes, half the New-Orders
+// and Payments distributed. A kill takes both nodes of the in-process
+// deployment at once, each caught somewhere in its roles: coordinator of
+// its own terminals' transactions (before PREPARE, waiting for votes, its
+// decision forced or not) and participant of the other node's (prepared,
+// voted, committed or not). Recovery must replay exactly the branches
+// whose decision is durable (wal/log_merger.h): every acknowledged
+// New-Order back, none half applied (the consistency conditions, which
+// span warehouses through remote stock and customers).
+TEST_F(TpccCrashTest, KillNinePartitionedTwoPhaseCommit) {
+  Run("KillNinePartitionedTwoPhaseCommit", RoundsFromEnv(2),
+      {2, 1, false, -1, 50});
 }
 
 }  // namespace
