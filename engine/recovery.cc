@@ -35,6 +35,16 @@ std::string RecoveryReport::Summary() const {
                             n.dropped_bytes);
     }
   }
+  if (two_phase.distributed_commits + two_phase.prepared_committed +
+          two_phase.prepared_in_doubt >
+      0) {
+    absl::StrAppendFormat(
+        &out,
+        "\n  two-phase commit: %d distributed commits; %d prepared branches "
+        "committed, %d in doubt and presumed aborted (no decision logged)",
+        two_phase.distributed_commits, two_phase.prepared_committed,
+        two_phase.prepared_in_doubt);
+  }
   if (data_lost) {
     absl::StrAppendFormat(
         &out,
@@ -206,6 +216,7 @@ absl::StatusOr<RecoveryReport> ReplayLogs(
   report.data_lost = (*merger)->damaged();
   report.damage_cut_ts = (*merger)->damage_cut_ts();
   report.records_dropped_at_cut = (*merger)->records_dropped_at_cut();
+  report.two_phase = (*merger)->two_phase_stats();
   for (const auto& n : report.nodes) report.dropped_bytes += n.dropped_bytes;
   Objects objects;
   if (absl::Status s = objects.Open(manager, ctx, catalog); !s.ok()) return s;

@@ -47,6 +47,7 @@
 #include "absl/status/statusor.h"
 #include "cc/gcl_manager.h"
 #include "storage/catalog.h"
+#include "wal/log_merger.h"
 #include "wal/log_reader.h"
 
 namespace strand::engine {
@@ -74,6 +75,10 @@ struct RecoveryReport {
   bool data_lost = false;
   uint64_t damage_cut_ts = 0;
   uint64_t records_dropped_at_cut = 0;
+  // Partitioned mode: prepared branches replayed because their decision
+  // (or a participant's commit marker) is in a log, and those presumed
+  // aborted because none is (wal/log_merger.h).
+  wal::TwoPhaseStats two_phase;
 
   // One line per node: records, how the log ended, bytes dropped, damage.
   std::string Summary() const;

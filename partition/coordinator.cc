@@ -304,6 +304,7 @@ absl::Status Coordinator::CommitDistributed(txn::Txn& local) {
     ++stats_.forced_writes;
   }
   if (absl::Status s = local.CommitPrepared(); !s.ok()) return s;
+  stats_.coordinator_hold_ns += NanosSince(begin_);
   Header h;
   h.gtid = gtid_;
   h.commit_ts = commit_ts;

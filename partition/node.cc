@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "glog/logging.h"
 #include "wal/two_phase_records.h"
 
@@ -34,6 +35,7 @@ struct Node::Branch {
   bool prepared = false;  // guarded by mu
   bool ended = false;     // guarded by mu
   std::atomic<bool> abort_requested{false};
+  absl::Time start;  // its first work: its latches are held from here
 };
 
 uint32_t Slot::Begin(absl::Span<const rdma::ComputeNodeId> nodes) {
@@ -333,6 +335,7 @@ std::shared_ptr<Node::Branch> Node::FindBranch(uint64_t gtid, bool create,
   if (!create) return nullptr;
   auto b = std::make_shared<Branch>();
   b->gtid = gtid;
+  b->start = absl::Now();
   if (!free_contexts_.empty()) {
     b->ctx = std::move(free_contexts_.back());
     free_contexts_.pop_back();
@@ -356,6 +359,11 @@ std::shared_ptr<Node::Branch> Node::FindBranch(uint64_t gtid, bool create,
 
 void Node::EndBranch(Branch& b) {
   b.ended = true;
+  PartitionStats s;
+  s.branches_ended = 1;
+  s.branch_hold_ns =
+      static_cast<uint64_t>(absl::ToInt64Nanoseconds(absl::Now() - b.start));
+  AddStats(s);
   b.txn->Abort(txn::AbortReason::kUser);  // no-op once committed
   b.txn.reset();
   b.cc.reset();

@@ -64,6 +64,9 @@ PartitionStats& PartitionStats::operator+=(const PartitionStats& o) {
   execute_ns += o.execute_ns;
   prepare_ns += o.prepare_ns;
   commit_ns += o.commit_ns;
+  branch_hold_ns += o.branch_hold_ns;
+  branches_ended += o.branches_ended;
+  coordinator_hold_ns += o.coordinator_hold_ns;
   return *this;
 }
 
@@ -84,6 +87,9 @@ PartitionStats operator-(PartitionStats a, const PartitionStats& b) {
   a.execute_ns -= b.execute_ns;
   a.prepare_ns -= b.prepare_ns;
   a.commit_ns -= b.commit_ns;
+  a.branch_hold_ns -= b.branch_hold_ns;
+  a.branches_ended -= b.branches_ended;
+  a.coordinator_hold_ns -= b.coordinator_hold_ns;
   return a;
 }
 

@@ -69,6 +69,12 @@ struct PartitionStats {
   // execution (begin to commit call), prepare (to the last vote), commit
   // (decision logged, writes applied, latches released).
   uint64_t execute_ns = 0, prepare_ns = 0, commit_ns = 0;
+  // How long latches were held: a participant's branch from its first
+  // work to its end (commit, read-only vote or abort), summed over
+  // `branches_ended`; a coordinator's from the transaction's begin to the
+  // release of its latches, for committed distributed ones (their count:
+  // `distributed`).
+  uint64_t branch_hold_ns = 0, branches_ended = 0, coordinator_hold_ns = 0;
 
   PartitionStats& operator+=(const PartitionStats& o);
   friend PartitionStats operator-(PartitionStats a, const PartitionStats& b);

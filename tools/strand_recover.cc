@@ -251,6 +251,9 @@ int Main() {
       .Add("data_lost", report.data_lost)
       .Add("damage_cut_ts", report.damage_cut_ts)
       .Add("records_dropped_at_cut", report.records_dropped_at_cut)
+      .Add("distributed_commits", report.two_phase.distributed_commits)
+      .Add("prepared_branches_committed", report.two_phase.prepared_committed)
+      .Add("prepared_branches_in_doubt", report.two_phase.prepared_in_doubt)
       .AddRaw("nodes", NodesJson(report));
   if (!FLAGS_out_image.empty()) {
     auto saved = (*engine)->SaveImage(FLAGS_out_image);

@@ -74,6 +74,9 @@ struct CrashStats {
   int64_t partial_records = 0;  // side-file tails cut by the kill
   int64_t replayed = 0;
   uint64_t dropped_bytes = 0;
+  // Partitioned mode: prepared branches recovery replayed, and those it
+  // found without a decision (presumed aborted).
+  uint64_t prepared_committed = 0, prepared_in_doubt = 0;
 };
 
 // "" if the acknowledged order (w, d, o) is complete; else what is missing.
@@ -256,6 +259,8 @@ class TpccCrashTest : public ::testing::Test {
     st->lost += lost;
     st->replayed += static_cast<int64_t>(report.records_replayed);
     st->dropped_bytes += report.dropped_bytes;
+    st->prepared_committed += report.two_phase.prepared_committed;
+    st->prepared_in_doubt += report.two_phase.prepared_in_doubt;
   }
 
   void Run(const std::string& name, int rounds, const Config& c) {
@@ -289,7 +294,14 @@ class TpccCrashTest : public ::testing::Test {
               << st.lost << " lost, " << st.partial_records
               << " partial side-file records dropped, " << st.replayed
               << " log records replayed, " << st.dropped_bytes
-              << " torn-tail bytes dropped\n";
+              << " torn-tail bytes dropped";
+    if (c.partitioned_distributed_pct >= 0) {
+      std::cout << ", " << st.prepared_committed
+                << " prepared branches committed, " << st.prepared_in_doubt
+                << " in doubt (presumed aborted)";
+      EXPECT_GT(st.prepared_committed, 0u) << "no distributed commit replayed";
+    }
+    std::cout << "\n";
     EXPECT_EQ(st.lost, 0);
   }
 
