@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Everything that runs on the verbs backend, for a machine with an RDMA
 # device (CI runs it in shared/rdma-vm's Soft-RoCE VM, see .ci/run):
-#  1. the fabric suites of tests/rdma, and partitioned mode's two-phase
-#     commit (its messages), on an in-process verbs deployment
+#  1. the fabric suites of tests/rdma on an in-process verbs deployment
 #     (STRAND_TEST_FABRIC=verbs), unchanged;
 #  2. the multi-process run (verbs_multiprocess.sh);
 #  3. fabric_bench --fabric=verbs against a strand_memnode process.
@@ -16,13 +15,12 @@ failed=0
 
 echo "=== [verbs] fabric suites on an in-process verbs deployment ($addr)"
 export STRAND_TEST_FABRIC=verbs STRAND_TEST_RDMA_ADDRESS="$addr"
-for suite in rdma/fabric_ops_test rdma/messages_test rdma/block_allocator_test \
-             rdma/fabric_options_test rdma/cluster_config_test \
-             rdma/verbs_fabric_test partition/two_phase_commit_test; do
+for suite in fabric_ops_test messages_test block_allocator_test \
+             fabric_options_test cluster_config_test verbs_fabric_test; do
   start=$(date +%s%N)
-  if out="$(timeout 300 "$build/tests/$suite" 2>&1)"; then
+  if out="$(timeout 300 "$build/tests/rdma/$suite" 2>&1)"; then
     elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
-    printf '%-32s %s (%d ms)\n' "$suite" \
+    printf '%-22s %s (%d ms)\n' "$suite" \
       "$(grep -E '^\[  PASSED  \]' <<<"$out")" "$elapsed_ms"
   else
     echo "$out" | tail -40
