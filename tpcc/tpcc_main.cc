@@ -461,7 +461,7 @@ int main(int argc, char** argv) {
   strand::ParseCommandLineOrExit(
       &argc, &argv,
       "Runs TPC-C on strand and checks its consistency conditions.\n"
-      "Usage: tpcc [--warehouses=2] [--compute_nodes=2] [--threads=1] "
+      "Usage: tpcc [--warehouses=2] [--compute_nodes=1] [--threads=1] "
       "[--cc=2pl|to|occ] [--protocol=selcc|sel] [--mix=standard] "
       "[--duration_s=10] [--wal=off|on --wal_dir=DIR "
       "[--wal_pipeline=N] [--wal_early_lock_release]] [--acked_log=FILE] "
