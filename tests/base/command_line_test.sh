@@ -98,17 +98,22 @@ for bin in "$@"; do
   case "$name" in
     coherence_bench)
       expect_in "$help" "--read_ratio=0.95 (double)" "$name --help"
+      expect_usage_error "$bin" --compute_nodes=60
       ;;
     ycsb_bench)
       expect_in "$help" "--zipf_theta=0.99 (double)" "$name --help"
       expect_in "$help" '--protocol="selcc" (string)' "$name --help"
       grep -q "lands" <<<"$help" && fail "$name --help: stale 'once ... lands'"
+      expect_usage_error "$bin" --compute_nodes=60 --records=1000
       ;;
     bank)
+      expect_usage_error "$bin" --compute_nodes=60
       ;;
     tpcc)
+      expect_usage_error "$bin" --compute_nodes=60
       ;;
     fabric_bench)
+      expect_usage_error "$bin" --compute_nodes=60
       ;;
   esac
 done
