@@ -98,6 +98,7 @@ for bin in "$@"; do
   case "$name" in
     coherence_bench)
       expect_in "$help" "--read_ratio=0.95 (double)" "$name --help"
+      expect_usage_error "$bin" --gcls=100000000000
       expect_usage_error "$bin" --compute_nodes=60
       ;;
     ycsb_bench)
@@ -107,6 +108,7 @@ for bin in "$@"; do
       expect_usage_error "$bin" --compute_nodes=60 --records=1000
       ;;
     bank)
+      expect_usage_error "$bin" --threads=100000
       expect_usage_error "$bin" --compute_nodes=60
       ;;
     tpcc)
