@@ -5,11 +5,11 @@
 // speaks the words of whoever made the mistake. A program that set a field
 // reads
 //
-//   EngineOptions::fabric.compute_nodes=0 is out of range: use 1 to 64
+//   EngineOptions::fabric.compute_nodes=0 is out of range: use 1 to 58
 //
 // and a user who typed a flag of a strand binary reads
 //
-//   --compute_nodes=0 is out of range: use 1 to 64
+//   --compute_nodes=0 is out of range: use 1 to 58
 //
 // Each setting is described once (OptionSetting: its field, its flag in the
 // binaries' shared vocabulary of DESIGN.md, and the flag's unit when it

@@ -180,6 +180,17 @@ int Main() {
   Check(shared > 0 || private_per_node > 0,
         "--gcls is too small for --sharing_ratio and --compute_nodes: some "
         "node would have no GCL to access");
+  // The data set lives in the memory nodes' pool; checked before anything
+  // is sized by --gcls (its address table alone takes 8 bytes per GCL).
+  const uint64_t pool_gcls = fabric_options->pool_bytes / FLAGS_gcl_size *
+                             fabric_options->memory_nodes;
+  Check(
+      FLAGS_gcls <= pool_gcls,
+      absl::StrFormat("--gcls=%d of --gcl_size=%d bytes do not fit the "
+                      "pool (%d memory node(s) of --pool_mb=%d hold at most "
+                      "%d): lower --gcls or raise --pool_mb",
+                      FLAGS_gcls, FLAGS_gcl_size, fabric_options->memory_nodes,
+                      fabric_options->pool_bytes >> 20, pool_gcls));
 
   auto fabric = rdma::CreateFabric(*fabric_options);
   if (!fabric.ok()) {
@@ -206,6 +217,9 @@ int Main() {
     gcls.reserve(total);
     for (uint64_t i = 0; i < total; ++i) {
       auto g = managers[0]->Allocate(*ctx);
+      if (g.status().code() == absl::StatusCode::kResourceExhausted) {
+        ExitWithUsageError(std::string(g.status().message()));  // --pool_mb
+      }
       if (!g.ok()) {
         std::cerr << "coherence_bench: " << g.status().message() << "\n";
         return 1;

@@ -2,7 +2,7 @@
 // and, for values wider than 8 bytes, a heap table (storage/), on any
 // number of compute nodes and threads, with SEL or SELCC underneath.
 //
-//   ycsb_bench --protocol=sel                        # 1M records, 3 mixes
+//   ycsb_bench                                       # 1M records, 3 mixes
 //   ycsb_bench --workloads=read_only --distribution=zipf --rtt_ns=2000
 //   ycsb_bench --json | jq .                         # one object per run
 //
@@ -54,9 +54,8 @@ DEFINE_double(zipf_theta, 0.99, "Skew of --distribution=zipf, in (0, 1)");
 DEFINE_uint32(scan_length, 100, "Records per scan in scan_heavy");
 DEFINE_int32(threads, 1, "Worker threads per compute node");
 DEFINE_double(duration_s, 2, "Seconds each workload runs");
-DEFINE_string(protocol, "sel",
-              "Coherence protocol: sel (no cache) or selcc (cached; the "
-              "default once cc/selcc lands)");
+DEFINE_string(protocol, "selcc",
+              "Coherence protocol: selcc (cached) or sel (no cache)");
 DEFINE_uint32(gcl_size, 1024,
               "Bytes of one GCL (index node, heap page), latch word included");
 DEFINE_uint64(cache_mb, 64,
@@ -524,6 +523,6 @@ int main(int argc, char** argv) {
       &argc, &argv,
       "YCSB workloads over the B-link tree and heap tables.\n"
       "Usage: ycsb_bench [--records=N] [--workloads=read_only,...] "
-      "[--distribution=uniform|zipf] [--protocol=sel|selcc] [--json]");
+      "[--distribution=uniform|zipf] [--protocol=selcc|sel] [--json]");
   return strand::Main();
 }

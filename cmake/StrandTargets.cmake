@@ -8,11 +8,8 @@
 
 include(GNUInstallDirs)
 
-# Libraries in link order, bottom up. rdma_flags (the binaries' shared
-# --fabric ... flags) is not in strand::strand: gflags would refuse a second
-# definition of a flag the embedding program defines itself.
-set(STRAND_LIBRARIES base rdma rdma_flags cc storage index wal txn partition
-    engine)
+set(STRAND_LIBRARIES base command_line rdma rdma_flags cc storage index wal txn
+    partition engine)
 
 foreach(layer IN LISTS STRAND_LIBRARIES)
   set(target strand_${layer})

@@ -7,8 +7,8 @@ DEFINE_string(fabric, "loopback",
               "process) or verbs (rdma-core; needs --cluster and --node_id)");
 DEFINE_int32(memory_nodes, 1, "Number of memory nodes (loopback)");
 DEFINE_int32(compute_nodes, 1,
-             "Number of compute nodes in the deployment (loopback: all in "
-             "this process)");
+             "Number of compute nodes in the deployment, 1 to 58 (loopback: "
+             "all in this process)");
 DEFINE_uint64(pool_mb, 256, "Size of each memory node's region, in MiB");
 DEFINE_uint64(chunk_kb, 1024,
               "Allocation chunk a compute node takes from a memory node at a "

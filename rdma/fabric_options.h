@@ -57,7 +57,9 @@ const char* MessageDeliveryName(MessageDelivery delivery);
 
 struct FabricOptions {
   static constexpr int kMaxMemoryNodes = 256;
-  static constexpr int kMaxComputeNodes = 64;
+  // cc/'s latch words keep one reader bit per compute node, 58 of them
+  // (cc/selcc/latch_word.h): a larger deployment could run no protocol.
+  static constexpr int kMaxComputeNodes = 58;
   static constexpr uint64_t kMiB = uint64_t{1} << 20;
 
   FabricKind kind = FabricKind::kLoopback;

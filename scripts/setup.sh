@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs exactly what strand's build needs from Debian's packages.
+# Installs exactly what strand's build, tests and figure scripts need from
+# Debian's packages.
 # Idempotent: does nothing (and needs no network) when all are present.
 set -euo pipefail
 
@@ -8,6 +9,7 @@ PACKAGES=(
   libabsl-dev libgflags-dev libgoogle-glog-dev
   libgtest-dev libgmock-dev
   liburing-dev libibverbs-dev librdmacm-dev
+  python3-matplotlib  # scripts/figures/ draw with it (and their CI test)
 )
 
 missing=()

@@ -11,6 +11,7 @@
 #include "base/thread_ledger.h"
 #include "cc/selcc/latch_word.h"
 #include "glog/logging.h"
+#include "rdma/fabric_options.h"
 
 namespace strand::cc {
 
@@ -54,6 +55,9 @@ class SelccManager::SelccThread final : public ThreadContext {
   const std::shared_ptr<AtomicStats> stats;
   std::mt19937_64 rng;
 };
+
+// The fabric refuses a deployment larger than the latch word can serve.
+static_assert(rdma::FabricOptions::kMaxComputeNodes <= LatchWord::kMaxNodes);
 
 absl::StatusOr<std::unique_ptr<GclManager>> SelccManager::Create(
     rdma::Fabric& fabric, rdma::ComputeNodeId node, const CcOptions& options) {

@@ -92,9 +92,9 @@ TEST(FabricOptionsTest, MessagesSpeakInTheUnitsOfTheirReader) {
   FabricOptions o;
   o.compute_nodes = 0;
   EXPECT_EQ(o.Validate().message(),
-            "FabricOptions::compute_nodes=0 is out of range: use 1 to 64");
+            "FabricOptions::compute_nodes=0 is out of range: use 1 to 58");
   EXPECT_EQ(o.Validate(OptionNaming::Flags("FabricOptions::")).message(),
-            "--compute_nodes=0 is out of range: use 1 to 64");
+            "--compute_nodes=0 is out of range: use 1 to 58");
   o = FabricOptions();
   o.chunk_bytes = 100 * 1024;  // --chunk_kb=100: not a power of two
   EXPECT_EQ(o.Validate().message(),

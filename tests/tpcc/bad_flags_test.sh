@@ -23,6 +23,7 @@ expect_usage_error --mix=new_orders
 expect_usage_error --threads=0
 expect_usage_error --pool_mb=16 --warehouses=4
 expect_usage_error --no_such_flag
+expect_usage_error --gcl_size=1048576
 expect_usage_error --home_warehouse=nearest
 expect_usage_error --message_delivery=carrier_pigeon
 expect_usage_error --nic_op_ns=-5
