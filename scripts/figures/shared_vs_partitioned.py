@@ -7,7 +7,7 @@ protocol, and "naive" with its three switches off (every transaction pays
 a prepare round, read-only participants log, prepares go one by one), the
 way the paper's authors' engine commits.
 
-  scripts/figures/shared_vs_partitioned.py --wal_root=/path/on/ssd
+  TMPDIR=/path/on/ssd scripts/figures/shared_vs_partitioned.py
   scripts/figures/shared_vs_partitioned.py --scale=tiny
 """
 

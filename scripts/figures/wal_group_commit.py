@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """TPC-C with the write-ahead log: the group-commit window against
 throughput and commit latency (1 compute node x 2 threads, pipelined
-acknowledgement, log under --wal_root).
+acknowledgement, log under $TMPDIR).
 
-  scripts/figures/wal_group_commit.py --wal_root=/path/on/ssd
+  TMPDIR=/path/on/ssd scripts/figures/wal_group_commit.py
   scripts/figures/wal_group_commit.py --scale=tiny
 """
 
