@@ -299,7 +299,12 @@ class TpccCrashTest : public ::testing::Test {
       std::cout << ", " << st.prepared_committed
                 << " prepared branches committed, " << st.prepared_in_doubt
                 << " in doubt (presumed aborted)";
-      EXPECT_GT(st.prepared_committed, 0u) << "no distributed commit replayed";
+      // Half the New-Orders are distributed: of 20 acknowledged ones, some
+      // certainly were (a kill within the first few ms may leave fewer).
+      if (st.acknowledged >= 20) {
+        EXPECT_GT(st.prepared_committed, 0u)
+            << "no distributed commit replayed";
+      }
     }
     std::cout << "\n";
     EXPECT_EQ(st.lost, 0);
