@@ -71,9 +71,12 @@
 // transaction ever).
 //
 // Limits: a transaction that stays open holds back every batch sealed
-// after it began (the slots wait, nothing breaks). Slots queued but not
-// yet reclaimed when the engine closes are not reused (they stay deleted
-// in the pool). The announcements live in this process: with compute
+// after it began (the slots wait, nothing breaks). A record's sealed
+// batches are handed back when that record seals its next batch, so with
+// short transactions each record keeps about two batches (and the open
+// one) waiting: a few hundred slots per concurrent transaction. Slots queued
+// but not yet reclaimed when the engine closes are not reused (they stay
+// deleted in the pool). The announcements live in this process: with compute
 // nodes in other processes (the verbs deployment with one process per
 // node) a reader elsewhere would be invisible, so the engine then does not
 // create an EpochManager and deleted slots are never reused (Database::
