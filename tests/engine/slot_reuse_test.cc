@@ -22,6 +22,7 @@
 #include "engine/session.h"
 #include "gtest/gtest.h"
 #include "index/key_codec.h"
+#include "tests/engine/anomaly_testing.h"
 #include "tests/engine/txn_test_db.h"
 #include "tests/testing/test_fabric.h"
 
@@ -29,10 +30,11 @@ namespace strand::engine {
 namespace {
 
 using storage::TupleAddress;
+using testing::Pause;
 using testing::TxnTestConfig;
 using txn::Txn;
 
-constexpr int kNodes = 2;
+constexpr int kNodes = testing::kAnomalyNodes;
 constexpr int kThreadsPerNode = 2;
 constexpr int64_t kKeys = 64;
 // 2 MiB: 7 chunks of 256 KiB for data, about 7,000 GCLs; every row takes
@@ -47,31 +49,10 @@ std::string RowKey(int64_t key, int64_t incarnation) {
   return index::KeyBuilder().Int64(key).Int64(incarnation).Build(16);
 }
 
-// Widens the window between a transaction's lookup and its read.
-void Pause() {
-  const absl::Time until = absl::Now() + absl::Microseconds(30);
-  while (absl::Now() < until) std::this_thread::yield();
-}
-
-std::vector<TxnTestConfig> Configs() {
-  std::vector<TxnTestConfig> configs;
-  for (const TxnTestConfig& c :
-       testing::TxnTestConfigs({cc::Protocol::kSel, cc::Protocol::kSelcc})) {
-    if (c.compute_nodes == kNodes) configs.push_back(c);
-  }
-  return configs;
-}
-
 class SlotReuseTest : public ::testing::TestWithParam<TxnTestConfig> {
  protected:
   void SetUp() override {
-    EngineOptions o = testing::TxnTestOptions(GetParam());
-    o.cc.inject_drop_probability = 0.05;
-    o.cc.inject_message_delay = absl::Microseconds(5);
-    o.cc.cache_bytes = 256 * 256;
-    o.fabric.pool_bytes = kPoolBytes;
-    o.retry.max_retries = 1000000;
-    auto engine = Engine::Open(o);
+    auto engine = Engine::Open(testing::AnomalyOptions(GetParam(), kPoolBytes));
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = *std::move(engine);
     auto schema =
@@ -294,7 +275,8 @@ TEST_P(SlotReuseTest, OpenReaderHoldsDeletedSlotsBack) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AlgorithmsProtocols, SlotReuseTest,
-                         ::testing::ValuesIn(Configs()), testing::TxnTestName);
+                         ::testing::ValuesIn(testing::AnomalyConfigs()),
+                         testing::TxnTestName);
 
 }  // namespace
 }  // namespace strand::engine
