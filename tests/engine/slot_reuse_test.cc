@@ -37,9 +37,9 @@ using txn::Txn;
 constexpr int kNodes = testing::kAnomalyNodes;
 constexpr int kThreadsPerNode = 2;
 constexpr int64_t kKeys = 64;
-// 2 MiB: 7 chunks of 256 KiB for data, about 7,000 GCLs; every row takes
+// 1 MiB: 3 chunks of 256 KiB for data, about 3,000 GCLs; every row takes
 // a GCL of its own (max_rows_per_page = 1).
-constexpr uint64_t kPoolBytes = 2 << 20;
+constexpr uint64_t kPoolBytes = 1 << 20;
 constexpr int64_t kMaxIncarnation = INT64_MAX;
 
 // Index key: (key, incarnation). A row carries both, and a reinsert of a
@@ -197,10 +197,11 @@ class SlotReuseTest : public ::testing::TestWithParam<TxnTestConfig> {
 // Churn: every call deletes kMovesPerCall rows and inserts them again. The
 // calls delete about 3x as many rows as the pool has GCLs, so without
 // reuse the inserts run out of memory (ResourceExhausted naming --pool_mb)
-// about a third of the way in. Readers race the churn on every key.
+// a fifth to a half of the way in (calls 50 to 150 of 300 per thread).
+// Readers race the churn on every key.
 TEST_P(SlotReuseTest, DeleteReinsertChurnOutlivesThePool) {
   constexpr int kMovesPerCall = 8;
-  constexpr int kCallsPerThread = 700;  // 4 x 700 x 8 = 22,400 deletes
+  constexpr int kCallsPerThread = 300;  // 4 x 300 x 8 = 9,600 deletes
   AddKeys();
   std::vector<std::unique_ptr<Session>> sessions;
   for (int node = 0; node < kNodes; ++node) {
