@@ -42,6 +42,16 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
         "this process hosts no compute node: check "
         "EngineOptions::fabric.node_id (--node_id)");
   }
+  // Every transaction that could hold a deleted row's address must
+  // announce where the reclaimer sees it: only when this process hosts
+  // every compute node (txn/epoch_manager.h, "Limits").
+  if (engine->fabric_->local_compute_nodes().size() ==
+      static_cast<size_t>(engine->fabric_->compute_node_count())) {
+    engine->epochs_ = std::make_unique<txn::EpochManager>();
+    for (auto& node : engine->nodes_) {
+      if (node != nullptr) node->SetEpochs(engine->epochs_.get());
+    }
+  }
   if (absl::Status s = engine->StartRecoveryAndLogging(); !s.ok()) return s;
   if (options.mode == EngineMode::kPartitioned) {
     if (absl::Status s = engine->StartPartitioned(); !s.ok()) return s;

@@ -60,6 +60,7 @@
 #include "storage/schema.h"
 #include "storage/table_options.h"
 #include "txn/database.h"
+#include "txn/epoch_manager.h"
 #include "txn/index_key.h"
 
 namespace strand::partition {
@@ -175,6 +176,10 @@ class Engine {
   // For the engine's own users only (tools, tests): a hosted node's manager.
 
   absl::StatusOr<cc::GclManager*> manager(rdma::ComputeNodeId node);
+  // Deleted rows' slot reuse across the hosted nodes (txn/epoch_manager.h);
+  // null when some compute node runs in another process (then deleted
+  // slots are never reused).
+  const txn::EpochManager* epochs() const { return epochs_.get(); }
   rdma::Fabric& fabric() { return *fabric_; }
 
   // Write-ahead log (EngineOptions::wal). The pool's database id (set by
@@ -230,6 +235,9 @@ class Engine {
   uint64_t database_id_ = 0;
   std::optional<RecoveryReport> recovery_report_;
   bool closed_ = false;  // by SaveImage
+  // Shared by every hosted node; declared before nodes_, so it outlives
+  // their tables and transactions.
+  std::unique_ptr<txn::EpochManager> epochs_;
   // One per hosted compute node, indexed by node id (null if not hosted).
   std::vector<std::unique_ptr<NodeRuntime>> nodes_;
   NodeRuntime* first_node_ = nullptr;  // runs catalog operations

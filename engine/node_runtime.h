@@ -15,6 +15,7 @@
 #include "storage/catalog.h"
 #include "storage/heap_table.h"
 #include "txn/database.h"
+#include "txn/epoch_manager.h"
 #include "txn/index_key.h"
 #include "txn/timestamp_oracle.h"
 #include "wal/log_writer.h"
@@ -44,6 +45,10 @@ class NodeRuntime {
   // Commits log to `log` from now on (before the first session).
   void SetLog(std::unique_ptr<wal::LogWriter> log, bool early_lock_release);
   wal::LogWriter* log() { return log_.get(); }
+  // Transactions announce themselves in `epochs` and deleted rows' slots
+  // are reused through it (txn/epoch_manager.h); null: never reused.
+  // Before the first session; `epochs` outlives this.
+  void SetEpochs(txn::EpochManager* epochs) { db_.epochs = epochs; }
 
  private:
   NodeRuntime() = default;

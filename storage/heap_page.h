@@ -27,8 +27,11 @@
 // next-page link.
 //
 // Invariants: a page's header is written once, before the page is linked
-// from the root, and never changes; a slot's kLive flag is set once (by the
-// insert that owns the slot) and never cleared (delete sets kDeleted).
+// from the root, and never changes; a slot's kLive flag is set by the
+// insert that owns the slot and never cleared (delete sets kDeleted); an
+// insert into a slot handed back (HeapTable::ReleaseSlot: an aborted
+// insert's, or a deleted tuple's no transaction can still reach) writes
+// a fresh header, which clears kDeleted and kPending.
 
 #include <cstdint>
 #include <cstring>

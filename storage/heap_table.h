@@ -21,12 +21,13 @@
 // GCL each with a limit of 1.
 //
 // Free slots: each compute node keeps a list of its table's slots that an
-// insert may take before it appends: the slots of inserts that never
-// became visible (ReleaseSlot: txn/ releases the slot of an aborted
-// insert, which no index entry ever named), and the unused rest of a page
-// an inserting thread left behind. Deletes set the tuple's kDeleted flag
-// and leave the bytes in place; their slots are not freed (txn/txn.h says
-// why: a reader may still hold the address).
+// insert may take before it appends: the slots txn/ hands back
+// (ReleaseSlot): those of inserts that never became visible (an aborted
+// insert, which no index entry ever named), and those of deleted rows
+// once no transaction can still hold their address (txn/epoch_manager.h);
+// and the unused rest of a page an inserting thread left behind. Delete
+// itself only sets the tuple's kDeleted flag and leaves the bytes in
+// place; an insert into a reused slot writes a fresh header.
 //
 // An insert never waits for its page's latch: a busy page (a 2PL
 // transaction that read a tuple there holds the shared latch until its
@@ -105,10 +106,11 @@ class HeapTable {
       absl::FunctionRef<bool(rdma::GlobalAddress page)> caller_holds =
           [](rdma::GlobalAddress) { return false; });
 
-  // Hands back the slot of an Insert that never became visible (a pending
-  // tuple whose transaction aborted, named by no index entry): a later
-  // insert on this compute node overwrites it. No thread may use the
-  // address afterwards.
+  // Hands back a slot no thread can reach any more: an Insert that never
+  // became visible (a pending tuple whose transaction aborted, named by no
+  // index entry), or a deleted tuple once no transaction may still hold
+  // its address (txn/epoch_manager.h). A later insert on this compute node
+  // overwrites it. No thread may use the old address afterwards.
   void ReleaseSlot(TupleAddress address);
 
   // Copies the whole tuple (header included) into `out`, which must hold

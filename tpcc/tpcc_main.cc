@@ -518,8 +518,9 @@ int Main() {
     return 1;
   }
   PrintRun(human, config, *run);
-  // What the run added to the pool (inserted rows; deleted rows' slots are
-  // not reused yet, txn/txn.h).
+  // What the run added to the pool: inserted rows, less the slots of
+  // deleted rows (NEW-ORDER, by Delivery) that inserts reused
+  // (txn/epoch_manager.h; not with compute nodes in separate processes).
   if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
     human << absl::StrFormat(
         "pool: %.1f MiB after the run, %.1f MiB after "

@@ -22,6 +22,7 @@ class BLinkTree;
 
 namespace strand::txn {
 
+class EpochManager;
 class IndexKey;
 
 using TableId = uint32_t;
@@ -52,6 +53,11 @@ struct Database {
   // Txn::CommitNoWait via Txn::ack_lsn). Safe only with one compute node
   // writing (concurrency_control.h); engine/ enforces that.
   bool early_lock_release = false;
+  // Where transactions announce themselves and committed deletes queue
+  // their slots for reuse (epoch_manager.h), shared by every compute node
+  // of this process. Null: deleted rows' slots are never reused (compute
+  // nodes in other processes, or a Database built by hand).
+  EpochManager* epochs = nullptr;
 };
 
 }  // namespace strand::txn

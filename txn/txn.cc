@@ -9,6 +9,7 @@
 #include "glog/logging.h"
 #include "index/blink_tree.h"
 #include "storage/tuple_header.h"
+#include "txn/epoch_manager.h"
 #include "txn/index_key.h"
 #include "txn/index_writes.h"
 #include "txn/write_set.h"
@@ -38,6 +39,11 @@ absl::Status Txn::Begin() {
     return absl::FailedPreconditionError("a transaction begins only once");
   }
   phase_ = Phase::kActive;
+  // Announced before the algorithm's Begin (TO takes its timestamp there)
+  // and before any read: epoch_manager.h says why both matter.
+  if (state_.db.epochs != nullptr) {
+    state_.epoch_slot = state_.db.epochs->Enter();
+  }
   if (absl::Status s = cc_.Begin(state_); !s.ok()) return Fail(s);
   return absl::OkStatus();
 }
@@ -337,6 +343,7 @@ absl::Status Txn::FailCommit(absl::Status status) {
   ReleaseIndexLeaves(state_);
   (void)state_.latches.ReleaseAll();
   ReleaseInsertedSlots();
+  LeaveEpoch(/*committed=*/false);
   if (remote_ != nullptr) remote_->Abort();
   return status;
 }
@@ -345,6 +352,7 @@ absl::Status Txn::CommitImpl(bool wait_durable) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
   if (absl::Status s = cc_.Commit(state_); !s.ok()) return FailCommit(s);
   phase_ = Phase::kCommitted;
+  LeaveEpoch(/*committed=*/true);
   if (!wait_durable) return absl::OkStatus();
   // Acknowledged only once durable (a no-op unless latches were released
   // before the record was durable; write_set.h).
@@ -392,7 +400,9 @@ absl::Status Txn::CommitPrepared() {
   }
   ApplyLoggedWrites(state_, std::nullopt);
   phase_ = Phase::kCommitted;
-  return state_.latches.ReleaseAll();
+  absl::Status released = state_.latches.ReleaseAll();
+  LeaveEpoch(/*committed=*/true);
+  return released;
 }
 
 void Txn::Abort(AbortReason reason) {
@@ -403,6 +413,7 @@ void Txn::Abort(AbortReason reason) {
   absl::Status s = state_.latches.ReleaseAll();
   LOG_IF(ERROR, !s.ok()) << "releasing latches on abort: " << s;
   ReleaseInsertedSlots();
+  LeaveEpoch(/*committed=*/false);
   if (remote_ != nullptr) remote_->Abort();
 }
 
@@ -412,6 +423,23 @@ void Txn::ReleaseInsertedSlots() {
   for (const auto& a : state_.accesses) {
     if (a->inserted) state_.table(a->table).ReleaseSlot(a->address);
   }
+}
+
+void Txn::LeaveEpoch(bool committed) {
+  if (state_.epoch_slot == EpochManager::kNoSlot) return;
+  EpochManager& epochs = *state_.db.epochs;
+  if (committed) {
+    // The commit removed their index entries (the caller's part of the
+    // contract, epoch_manager.h); readers that found them earlier may
+    // still hold the addresses, so the slots wait for them.
+    for (const auto& a : state_.accesses) {
+      if (a->deleted) {
+        epochs.Retire(state_.epoch_slot, state_.table(a->table), a->address);
+      }
+    }
+  }
+  epochs.Exit(state_.epoch_slot);
+  state_.epoch_slot = EpochManager::kNoSlot;
 }
 
 absl::Status Txn::UserAbort(std::string_view why) {

@@ -31,12 +31,27 @@
 // clears the mark; an abort leaves it, so an aborted insert needs no undo
 // that could fail, and hands the slot back to the table
 // (storage::HeapTable::ReleaseSlot): no index entry ever named it, so no
-// reader can hold its address. Slots of deleted rows are not reused yet:
-// a reader may still hold a deleted row's address from an index lookup
-// made before the delete (under OCC and TO it reads the slot without a
-// latch held since the lookup), and on another compute node; reuse needs
-// to know that every transaction that could have looked it up has ended
-// (an epoch per compute node, not built).
+// reader can hold its address. Slots of deleted rows are reused too, but
+// only once no transaction can still hold the address (epoch_manager.h):
+// a reader may have found the row through the index before the delete
+// committed and read the slot later (under OCC and TO without a latch held
+// since the lookup), on any compute node. Every transaction announces the
+// epoch it began in; a committed delete queues its slot with the epoch of
+// its commit, and the slot goes back to the table once every active
+// transaction began after that. So a reader that looked up key K reads
+// the row that had K, or finds it deleted (NotFound; TO may abort), never
+// a reused slot's new row, under 2PL, TO and OCC alike: the argument does
+// not use the algorithm's latches on the tuple, only that the lookup read
+// the entry before the delete's commit removed it (the leaf's latch
+// orders the two), so the reader announced an epoch no later than the
+// one the slot was queued with (epoch_manager.h argues it per
+// algorithm). This
+// holds for the compute nodes of one process; with compute nodes in
+// separate processes (verbs, one process per node) deleted slots are not
+// reused at all (Database::epochs is null). A delete must remove the
+// row's index entries in the same transaction, and an address is good
+// only within the transaction that found it (or while its row is known to
+// live).
 //
 // Size limit: every page and index leaf a transaction holds latched needs
 // a frame of its compute node's cache (SELCC), so a transaction touches at
@@ -223,6 +238,9 @@ class Txn {
   // After an abort: hands the slots of this transaction's inserts back to
   // their tables (storage::HeapTable::ReleaseSlot).
   void ReleaseInsertedSlots();
+  // Withdraws the transaction's epoch announcement (epoch_manager.h); a
+  // commit first queues the slots of the rows it deleted for reuse.
+  void LeaveEpoch(bool committed);
   // Appends the leaves of state_.leaf_scratch (one index read's) to the
   // leaves validated at commit.
   void RecordLeafReads(IndexId index);

@@ -17,6 +17,7 @@
 #include "storage/tuple_address.h"
 #include "txn/abort_reason.h"
 #include "txn/database.h"
+#include "txn/epoch_manager.h"
 #include "txn/page_latches.h"
 #include "txn/thread_spares.h"
 
@@ -128,6 +129,8 @@ struct TxnState {
   uint64_t commit_ts = 0;   // every algorithm: orders the redo log
   uint64_t commit_lsn = 0;  // the commit's redo record (0: none logged)
   AbortReason abort_reason = AbortReason::kNone;
+  // The transaction's announcement (db.epochs) while it runs.
+  EpochManager::Slot epoch_slot = EpochManager::kNoSlot;
 
   storage::HeapTable& table(TableId id) const { return *db.tables[id]; }
 

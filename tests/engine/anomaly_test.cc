@@ -29,6 +29,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index/key_codec.h"
+#include "tests/engine/anomaly_testing.h"
 #include "tests/engine/txn_test_db.h"
 #include "tests/testing/test_fabric.h"
 
@@ -36,10 +37,11 @@ namespace strand::engine {
 namespace {
 
 using storage::TupleAddress;
+using testing::Pause;
 using testing::TxnTestConfig;
 using txn::Txn;
 
-constexpr int kNodes = 2;
+constexpr int kNodes = testing::kAnomalyNodes;
 constexpr int kThreadsPerNode = 2;
 constexpr int64_t kMaxId = INT64_MAX;
 constexpr uint64_t kPoolBytes = 4 << 20;
@@ -49,33 +51,10 @@ std::string GroupKey(int64_t group, int64_t id) {
 }
 std::string Key8(int64_t k) { return index::KeyBuilder().Int64(k).Build(8); }
 
-// Widens the window between a transaction's read and its write.
-void Pause() {
-  const absl::Time until = absl::Now() + absl::Microseconds(30);
-  while (absl::Now() < until) std::this_thread::yield();
-}
-
-std::vector<TxnTestConfig> Configs() {
-  std::vector<TxnTestConfig> configs;
-  for (const TxnTestConfig& c :
-       testing::TxnTestConfigs({cc::Protocol::kSel, cc::Protocol::kSelcc})) {
-    if (c.compute_nodes == kNodes) configs.push_back(c);
-  }
-  return configs;
-}
-
 class AnomalyTest : public ::testing::TestWithParam<TxnTestConfig> {
  protected:
   void SetUp() override {
-    EngineOptions o = testing::TxnTestOptions(GetParam());
-    // Faults: invalidations dropped (as if the holder were busy) and
-    // delayed, so the coherence protocol's slow paths run too.
-    o.cc.inject_drop_probability = 0.05;
-    o.cc.inject_message_delay = absl::Microseconds(5);
-    o.cc.cache_bytes = 256 * 256;  // a transaction holds up to ~30 lines
-    o.fabric.pool_bytes = kPoolBytes;
-    o.retry.max_retries = 1000000;
-    auto engine = Engine::Open(o);
+    auto engine = Engine::Open(testing::AnomalyOptions(GetParam(), kPoolBytes));
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = *std::move(engine);
     auto schema =
@@ -664,7 +643,8 @@ TEST_P(AnomalyTest, TransactionBiggerThanTheCacheNamesTheLimit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AlgorithmsProtocols, AnomalyTest,
-                         ::testing::ValuesIn(Configs()), testing::TxnTestName);
+                         ::testing::ValuesIn(testing::AnomalyConfigs()),
+                         testing::TxnTestName);
 
 }  // namespace
 }  // namespace strand::engine

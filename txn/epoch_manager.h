@@ -1,0 +1,186 @@
+#ifndef STRAND_TXN_EPOCH_MANAGER_H_
+#define STRAND_TXN_EPOCH_MANAGER_H_
+
+// Epoch-based reuse of deleted rows' slots, for every compute node hosted
+// in this process (the engine owns one EpochManager and every node's
+// Database points at it).
+//
+// Why: a committed delete removes the row's index entries and marks the
+// tuple deleted, but a transaction that looked the key up before the
+// commit may still hold the row's address and read the slot later (OCC
+// and TO read without a latch held since the lookup; 2PL too may look up
+// now and read later), on any compute node. If the slot were handed to an
+// insert at once, that reader would find another row's contents under
+// the key it looked up. So a deleted slot goes back to its table
+// (storage::HeapTable::ReleaseSlot) only once every transaction that
+// could have looked it up has ended.
+//
+// How: a global epoch counter E (starts at 1). Every transaction, at
+// Begin, announces the epoch it read (Enter); it withdraws at its end
+// (Exit). A committed delete queues its slot (Retire) in its transaction's
+// announcement record; when 64 are queued they are sealed as a batch with
+// e = E, and E advances (one fetch_add per batch). A batch goes back to
+// the tables once every announced epoch is > e (ignoring the sealer's own
+// transaction, which has ended).
+//
+// Why that suffices: let R be a transaction that found row X's index entry
+// and D the commit that deleted X and removed the entry. R's lookup read
+// the entry's leaf before D's removal changed it; both hold the leaf's
+// latch, so R's Enter happens before R's lookup, before D's removal,
+// before the seal of X's batch (which reads E = e), before the scan of the
+// announcements that would reclaim it (release/acquire chains through the
+// leaf's latch word and this class's atomics, within one process). So that scan
+// sees R's announcement (or R has ended): R read E no later than the seal did,
+// its epoch is <= e and X's batch waits for it. A transaction R' whose
+// announcement is > e read E after the seal incremented it, so after D's
+// removal: its lookups can no longer find X's entry, and X's address can reach
+// it only through the new row's index entries, once an insert reused the slot.
+// The same holds for a delete on another compute node of this process: every
+// node's transactions announce here, and latches order them across nodes.
+//
+// Per algorithm, what the reader R of X's address then sees (it is still
+// active, so the slot still holds X, live or marked deleted):
+//   2PL  R latches X's page at its read, not at its lookup; in between
+//        only the epoch keeps the slot X's. The read then finds X, or X
+//        deleted (NotFound). From the read to R's commit R holds the
+//        page's shared latch, so no delete of X commits meanwhile.
+//   TO   R reads under a short latch and again at commit (its writes,
+//        by address): each time the slot is X's, live or deleted
+//        (NotFound, or an abort by timestamps: the delete stamped a newer
+//        write_ts).
+//   OCC  R copies X under a short shared latch and validates X's version
+//        at commit by address: a delete in between changed the version
+//        (R aborts); without the epoch a reused slot would also fail the
+//        check, but R's procedure would have run on the other row's
+//        contents first.
+// Scans of the heap itself (HeapTable::Scan) are outside transactions
+// (tpcc's consistency check on a quiet database).
+//
+// Ordering for the redo log: a transaction that reuses the slot began after
+// the seal, so after D's commit took its timestamp (TO's timestamp is taken
+// at Begin, after Enter), and commits with a larger one; replay in commit
+// timestamp order sees the delete before the reinsert.
+//
+// Cost on the hot path: Enter is one load of E and one CAS on the
+// transaction's own announcement record (a thread gets the record it used
+// last, so the line stays in its core's cache), Exit one store. Retire is
+// a vector push; every 64 retired slots cost one fetch_add on E and one
+// scan of the announcement records (one load per concurrently active
+// transaction the process has seen at once), amortized over the batch.
+// No mutex except to add announcement records (once per concurrent
+// transaction ever).
+//
+// Limits: a transaction that stays open holds back every batch sealed
+// after it began (the slots wait, nothing breaks). A record's sealed
+// batches are handed back when that record seals its next batch, so with
+// short transactions each record keeps about two batches (and the open
+// one) waiting: a few hundred slots per concurrent transaction. Slots queued
+// but not yet reclaimed when the engine closes are not reused (they stay
+// deleted in the pool). The announcements live in this process: with compute
+// nodes in other processes (the verbs deployment with one process per
+// node) a reader elsewhere would be invisible, so the engine then does not
+// create an EpochManager and deleted slots are never reused (Database::
+// epochs is null). Making that correct needs an epoch word per compute
+// node in the memory pool, not built.
+//
+// Application contract: a delete must remove the row's index entries in
+// the same transaction (Txn::RemoveIndexEntries), and an address is only
+// good within the transaction that looked it up (or, across transactions,
+// while the row is known not to be deleted): a stale entry or a remembered
+// address of a deleted row may lead to another row once its slot is
+// reused.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "storage/heap_table.h"
+#include "storage/tuple_address.h"
+
+namespace strand::txn {
+
+class EpochManager {
+ public:
+  // A transaction's announcement record (Enter's result).
+  using Slot = uint32_t;
+  static constexpr Slot kNoSlot = UINT32_MAX;
+  // Deleted slots per batch: one epoch advance and one scan per batch.
+  static constexpr size_t kBatchSlots = 64;
+
+  EpochManager() = default;
+  ~EpochManager();
+  EpochManager(const EpochManager&) = delete;
+  EpochManager& operator=(const EpochManager&) = delete;
+
+  // Announces a transaction that begins now; it owns the returned record
+  // until Exit. Any thread may Exit it (partitioned mode's branches).
+  Slot Enter();
+  // Queues the slot of a row `slot`'s transaction deleted and committed
+  // (its index entries removed by that commit) for `table`, the handle of
+  // the compute node that deleted it.
+  void Retire(Slot slot, storage::HeapTable& table,
+              storage::TupleAddress address);
+  // Ends `slot`'s transaction; seals a full batch and hands back the
+  // batches no active transaction can still see.
+  void Exit(Slot slot);
+
+  // The current epoch, slots handed back so far, and slots in sealed
+  // batches not handed back yet: for tests and reports.
+  uint64_t epoch() const { return epoch_.load(std::memory_order_relaxed); }
+  uint64_t reclaimed() const {
+    return reclaimed_.load(std::memory_order_relaxed);
+  }
+  uint64_t queued() const {
+    return retired_.load(std::memory_order_relaxed) - reclaimed();
+  }
+
+ private:
+  static constexpr uint64_t kIdle = UINT64_MAX;  // no transaction announced
+  static constexpr Slot kChunkSlots = 64;
+  static constexpr Slot kMaxChunks = 1024;  // 65,536 concurrent transactions
+
+  struct Retired {
+    storage::HeapTable* table;
+    storage::TupleAddress address;
+  };
+  struct Batch {
+    uint64_t epoch;  // handed back once every announcement is > epoch
+    std::vector<Retired> slots;
+  };
+  // One per concurrently active transaction. `epoch` is read by every
+  // reclaiming thread; the rest belongs to the record's current owner (the
+  // CAS that claims it and the store that frees it order the owners).
+  struct alignas(64) Announcement {
+    std::atomic<uint64_t> epoch{kIdle};
+    std::vector<Retired> open;  // retired, not yet sealed
+    std::vector<Batch> sealed;  // oldest first; a few at most
+  };
+  struct Chunk {
+    Announcement records[kChunkSlots];
+  };
+
+  Announcement& At(Slot slot) const {
+    return chunks_[slot / kChunkSlots]
+        .load(std::memory_order_acquire)
+        ->records[slot % kChunkSlots];
+  }
+  bool TryClaim(Slot slot);
+  // A new record, claimed, under mu_.
+  Slot Grow();
+  // The smallest epoch announced by a transaction other than `except`'s.
+  uint64_t MinActive(Slot except) const;
+  void Reclaim(Announcement& mine, Slot slot);
+
+  std::atomic<uint64_t> epoch_{1};
+  std::atomic<Slot> count_{0};  // records in use so far: [0, count_)
+  std::atomic<Chunk*> chunks_[kMaxChunks] = {};
+  std::mutex grow_mu_;                // serializes Grow
+  std::atomic<uint64_t> retired_{0};  // slots in batches sealed so far
+  std::atomic<uint64_t> reclaimed_{0};
+};
+
+}  // namespace strand::txn
+
+#endif  // STRAND_TXN_EPOCH_MANAGER_H_
