@@ -335,16 +335,7 @@ wal::Lsn Txn::ack_lsn() const { return AckLsn(state_); }
 
 absl::Status Txn::FailCommit(absl::Status status) {
   status = ExplainCacheLimit(state_, std::move(status));
-  if (state_.abort_reason == AbortReason::kNone) {
-    state_.abort_reason =
-        absl::IsAborted(status) ? AbortReason::kConflict : AbortReason::kError;
-  }
-  phase_ = Phase::kAborted;
-  ReleaseIndexLeaves(state_);
-  (void)state_.latches.ReleaseAll();
-  ReleaseInsertedSlots();
-  LeaveEpoch(/*committed=*/false);
-  if (remote_ != nullptr) remote_->Abort();
+  Abort(absl::IsAborted(status) ? AbortReason::kConflict : AbortReason::kError);
   return status;
 }
 

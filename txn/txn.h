@@ -222,7 +222,8 @@ class Txn {
 
   absl::Status CheckActive() const;
   absl::Status CommitImpl(bool wait_durable);
-  // Ends a commit that failed: aborted with `status`'s reason.
+  // Ends a commit that failed (the transaction active or prepared):
+  // aborted with `status`'s reason, unless one was set already.
   absl::Status FailCommit(absl::Status status);
   absl::Status CheckIndex(IndexId index) const;
   // For each index of `table` declared with key columns: removes the

@@ -127,21 +127,36 @@ bool BuildRedo(const TxnState& txn, wal::RedoBuilder& redo) {
   return redo.op_count() > 0;
 }
 
-// Appends the commit's record (see ApplyWrites).
-absl::Status LogCommit(TxnState& txn) {
-  // One buffer per thread: a commit's redo is built and copied into the
-  // log buffer before the thread runs anything else.
+// One buffer per thread: a commit's redo is built and copied into the log
+// buffer before the thread runs anything else.
+wal::RedoBuilder& ThreadRedo() {
   thread_local wal::RedoBuilder redo;
-  if (!BuildRedo(txn, redo)) return absl::OkStatus();
-  // The transaction id only labels the record; commit timestamps are
-  // unique, so they serve.
-  auto lsn = txn.db.log->Append(txn.commit_ts, txn.commit_ts, redo.payload());
+  return redo;
+}
+
+// Appends the commit's record of `type`; its LSN becomes txn.commit_lsn. A
+// failure is the transaction's error.
+absl::StatusOr<wal::Lsn> AppendCommitRecord(TxnState& txn, wal::RecordType type,
+                                            uint64_t txn_id,
+                                            std::string_view payload) {
+  auto lsn = txn.db.log->AppendRecord(type, txn_id, txn.commit_ts, payload);
   if (!lsn.ok()) {
     txn.abort_reason = AbortReason::kError;
     return lsn.status();
   }
   txn.commit_lsn = *lsn;
-  return absl::OkStatus();
+  return lsn;
+}
+
+// Appends the commit's record (see ApplyWrites).
+absl::Status LogCommit(TxnState& txn) {
+  wal::RedoBuilder& redo = ThreadRedo();
+  if (!BuildRedo(txn, redo)) return absl::OkStatus();
+  // The transaction id only labels the record; commit timestamps are
+  // unique, so they serve.
+  return AppendCommitRecord(txn, wal::RecordType::kCommit, txn.commit_ts,
+                            redo.payload())
+      .status();
 }
 
 template <typename Field>
@@ -170,18 +185,12 @@ absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp) {
 
 absl::StatusOr<wal::Lsn> LogBranch(TxnState& txn, wal::RecordType type,
                                    uint64_t txn_id, std::string_view prefix) {
-  thread_local wal::RedoBuilder redo;
+  wal::RedoBuilder& redo = ThreadRedo();
   thread_local std::string payload;
   BuildRedo(txn, redo);
   payload.assign(prefix);
   payload.append(redo.payload());
-  auto lsn = txn.db.log->AppendRecord(type, txn_id, txn.commit_ts, payload);
-  if (!lsn.ok()) {
-    txn.abort_reason = AbortReason::kError;
-    return lsn.status();
-  }
-  txn.commit_lsn = *lsn;
-  return *lsn;
+  return AppendCommitRecord(txn, type, txn_id, payload);
 }
 
 void ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp) {
