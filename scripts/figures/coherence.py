@@ -41,10 +41,8 @@ def main():
                          "--gcl_size=1024", f"--cache_mb={s['cache_mb']}",
                          f"--read_ratio={read}",
                          f"--sharing_ratio={sharing}",
-                         f"--zipf_theta={zipf}", "--rtt_ns=2000",
-                         f"--duration_s={s['duration']}",
-                         f"--warmup_s={s['warmup']}",
-                         "--populate_memory=touch"]))
+                         f"--zipf_theta={zipf}", "--rtt_ns=2000"]
+                         + figlib.timing_flags(s)))
     out_dir, recs = figlib.run_all(args, FIGURE, "bench/coherence_bench",
                                    runs, s["runs"])
     plt = figlib.pyplot()

@@ -107,6 +107,18 @@ def run_all(args, figure, binary, runs, repetitions):
     return out_dir, records
 
 
+def timing_flags(s):
+    """A scale's run length, and memory committed before the run starts."""
+    return [f"--duration_s={s['duration']}", f"--warmup_s={s['warmup']}",
+            "--populate_memory=touch"]
+
+
+def tpcc_flags(s):
+    """A scale's TPC-C database size, then timing_flags."""
+    return [f"--warehouses={s['warehouses']}", f"--items={s['items']}",
+            f"--customers={s['customers']}"] + timing_flags(s)
+
+
 def machine():
     try:
         with open("/proc/cpuinfo") as f:

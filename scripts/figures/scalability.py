@@ -31,13 +31,7 @@ def main():
         for nodes in s["nodes"]:
             runs.append(({"figure": FIGURE},
                          [f"--compute_nodes={nodes}", f"--threads={threads}",
-                          f"--warehouses={s['warehouses']}",
-                          f"--items={s['items']}",
-                          f"--customers={s['customers']}",
-                          f"--rtt_ns={s['rtt']}",
-                          f"--duration_s={s['duration']}",
-                          f"--warmup_s={s['warmup']}",
-                          "--populate_memory=touch"]))
+                          f"--rtt_ns={s['rtt']}"] + figlib.tpcc_flags(s)))
     out_dir, recs = figlib.run_all(args, FIGURE, "tpcc/tpcc", runs, s["runs"])
     plt = figlib.pyplot()
     fig, ax = plt.subplots(figsize=(6, 4.5))

@@ -59,13 +59,8 @@ def main():
                                      f"--distributed_pct={pct}",
                                      f"--mix={mix}", "--cc=2pl",
                                      f"--compute_nodes={nodes}",
-                                     "--threads=1", "--rtt_ns=2000",
-                                     f"--warehouses={s['warehouses']}",
-                                     f"--items={s['items']}",
-                                     f"--customers={s['customers']}",
-                                     f"--duration_s={s['duration']}",
-                                     f"--warmup_s={s['warmup']}",
-                                     "--populate_memory=touch"]))
+                                     "--threads=1", "--rtt_ns=2000"]
+                                     + figlib.tpcc_flags(s)))
     try:
         out_dir, recs = figlib.run_all(args, FIGURE, "tpcc/tpcc", runs, 1)
     finally:

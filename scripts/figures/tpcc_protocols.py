@@ -36,15 +36,10 @@ def main():
                 runs.append(({"figure": FIGURE, "mix_name": mix},
                              [f"--cc={cc}", f"--protocol={protocol}",
                               f"--mix={mix}",
-                              f"--warehouses={s['warehouses']}",
-                              f"--items={s['items']}",
-                              f"--customers={s['customers']}",
                               f"--compute_nodes={s['nodes']}", "--threads=1",
                               "--home_warehouse=random", "--rtt_ns=2000",
-                              f"--cache_mb={s['cache_mb']}",
-                              f"--duration_s={s['duration']}",
-                              f"--warmup_s={s['warmup']}",
-                              "--populate_memory=touch"]))
+                              f"--cache_mb={s['cache_mb']}"]
+                              + figlib.tpcc_flags(s)))
     out_dir, recs = figlib.run_all(args, FIGURE, "tpcc/tpcc", runs, s["runs"])
     plt = figlib.pyplot()
     ccs = [c for c in ["2pl", "to", "occ"] if any(r["cc"] == c for r in recs)]

@@ -36,13 +36,8 @@ def main():
             runs.append(({"figure": FIGURE, "window_us": window},
                          ["--wal=on", f"--wal_dir={d}",
                           f"--wal_group_commit_us={window}",
-                          "--compute_nodes=1", "--threads=2",
-                          f"--warehouses={s['warehouses']}",
-                          f"--items={s['items']}",
-                          f"--customers={s['customers']}",
-                          f"--duration_s={s['duration']}",
-                          f"--warmup_s={s['warmup']}",
-                          "--populate_memory=touch"]))
+                          "--compute_nodes=1", "--threads=2"]
+                          + figlib.tpcc_flags(s)))
     try:
         out_dir, recs = figlib.run_all(args, FIGURE, "tpcc/tpcc", runs, 1)
     finally:
