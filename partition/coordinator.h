@@ -60,7 +60,6 @@ class Coordinator : public txn::RemoteBranches {
   }
   absl::Status StartCalls(absl::Span<Call> calls) override;
   absl::Status FinishCalls() override;
-  bool has_branches() const override { return !branches_.empty(); }
   absl::Status Commit(txn::Txn& local) override;
   void Abort() override;
 

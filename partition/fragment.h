@@ -23,8 +23,11 @@
 // A fragment returning an error other than an abort (NotFound, a user
 // abort) hands it back to the procedure through its output; an abort of
 // its branch (a conflict) aborts the whole transaction, and Run returns it.
-// Inputs and outputs are trivially copyable structs, copied as bytes (at
-// most kMaxFragmentBytes each way per node and round).
+// Inputs and outputs are trivially copyable structs, copied as bytes: one
+// node's calls in one round, each with an 8-byte header (12 on the way
+// back, plus an error's message), fit a mailbox each way (protocol.h,
+// kMailboxBytes); more is refused with InvalidArgument or answered with
+// ResourceExhausted.
 
 #include <cstdint>
 #include <cstring>
@@ -43,8 +46,6 @@
 namespace strand::partition {
 
 using FragmentId = uint32_t;
-// Bytes of one node's request or answer in one round (its mailbox).
-inline constexpr size_t kMaxFragmentBytes = 4096 - 64;
 
 // A fragment with its types erased: bytes in, bytes out.
 using ErasedFragment = std::function<absl::Status(

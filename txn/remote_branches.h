@@ -55,8 +55,6 @@ class RemoteBranches {
   virtual absl::Status StartCalls(absl::Span<Call> calls) = 0;
   virtual absl::Status FinishCalls() = 0;
 
-  // True once a fragment ran on another node in this transaction.
-  virtual bool has_branches() const = 0;
   // Commits `local` (this node's branch, still active) together with every
   // remote branch: OK once the commit may be acknowledged. On failure
   // everything was rolled back and `local` is aborted.
