@@ -26,6 +26,14 @@ inline rdma::GlobalAddress RootWordAddress(RootWord word) {
       0, rdma::kRootAreaOffset + 8 * static_cast<uint64_t>(word));
 }
 
+// engine/cluster_board.h: the board where the compute processes of a
+// deployment that spans processes meet (steps, heartbeats, results), a
+// fixed slot per compute node.
+inline constexpr uint64_t kClusterBoardOffset = rdma::kRootAreaOffset + 1024;
+inline constexpr uint64_t kClusterBoardBytes = 4096;
+static_assert(kClusterBoardOffset + kClusterBoardBytes <=
+              rdma::kRootAreaOffset + rdma::kRootAreaBytes);
+
 }  // namespace strand::cc
 
 #endif  // STRAND_CC_ROOT_WORDS_H_

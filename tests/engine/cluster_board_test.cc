@@ -1,0 +1,134 @@
+// The cluster board (engine/cluster_board.h) on a loopback fabric with two
+// compute nodes: each node's board stands for one process of a verbs
+// deployment (tests/tpcc/tpcc_cluster_in_vm.sh runs real processes).
+
+#include "engine/cluster_board.h"
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "rdma/fabric_options.h"
+
+namespace strand::engine {
+namespace {
+
+class ClusterBoardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    rdma::FabricOptions options;
+    options.compute_nodes = 2;
+    options.pool_bytes = 16 * rdma::FabricOptions::kMiB;
+    fabric_ = *rdma::CreateFabric(options);
+  }
+
+  static ClusterBoard::Options Fast() {
+    ClusterBoard::Options o;
+    o.heartbeat_interval = absl::Milliseconds(10);
+    o.peer_timeout = absl::Milliseconds(300);
+    o.describe = [](rdma::ComputeNodeId n) {
+      return absl::StrCat("node ", n, " (test)");
+    };
+    return o;
+  }
+
+  std::unique_ptr<rdma::Fabric> fabric_;
+};
+
+TEST_F(ClusterBoardTest, NodesMeetAtStepsAndReadWhatOthersPublished) {
+  auto zero = ClusterBoard::Open(*fabric_, 0, Fast());
+  auto one = ClusterBoard::Open(*fabric_, 1, Fast());
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ((*zero)->nodes(), 2);
+  EXPECT_TRUE(absl::IsNotFound((*zero)->Read(1).status()));
+
+  std::atomic<bool> passed{false};
+  std::thread waiter([&] {
+    ASSERT_TRUE((*zero)->Arrive(1).ok());
+    ASSERT_TRUE((*zero)->WaitForAll(1).ok());
+    passed = true;
+  });
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(passed.load()) << "passed the step before node 1 reached it";
+  const std::string big(100000, 'x');
+  ASSERT_TRUE((*one)->Publish(big).ok());
+  ASSERT_TRUE((*one)->Arrive(1).ok());
+  waiter.join();
+  EXPECT_TRUE(passed.load());
+  auto read = (*zero)->Read(1);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, big);
+  // A later publish replaces the bytes.
+  ASSERT_TRUE((*one)->Publish("ok").ok());
+  EXPECT_EQ(*(*zero)->Read(1), "ok");
+  // Leaving counts as past every step, and is not a failure.
+  ASSERT_TRUE((*one)->Leave().ok());
+  one->reset();
+  EXPECT_TRUE((*zero)->WaitFor(1, 7).ok());
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_TRUE((*zero)->failure().ok()) << (*zero)->failure();
+}
+
+TEST_F(ClusterBoardTest, APeerThatStopsBeatingIsNamedWithinTheTimeout) {
+  auto zero = ClusterBoard::Open(*fabric_, 0, Fast());
+  auto one = ClusterBoard::Open(*fabric_, 1, Fast());
+  ASSERT_TRUE(zero.ok() && one.ok());
+  std::atomic<int> callbacks{0};
+  std::string seen;
+  (*zero)->OnFailure([&](const absl::Status& s) {
+    seen = std::string(s.message());
+    ++callbacks;
+  });
+  one->reset();  // the process died: no Leave, no more heartbeats
+  const absl::Time start = absl::Now();
+  const absl::Status s = (*zero)->WaitForAll(1);
+  const absl::Duration waited = absl::Now() - start;
+  EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+  EXPECT_NE(s.message().find("node 1 (test) stopped"), std::string::npos) << s;
+  EXPECT_LT(waited, absl::Seconds(5));
+  // The wait may see the failure before the callback has run.
+  for (int i = 0; i < 500 && callbacks.load() == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(callbacks.load(), 1);
+  EXPECT_NE(seen.find("node 1 (test)"), std::string::npos) << seen;
+}
+
+TEST_F(ClusterBoardTest, APeerThatAbortsFailsTheWaitAtOnce) {
+  ClusterBoard::Options slow = Fast();
+  slow.peer_timeout = absl::Seconds(60);
+  auto zero = ClusterBoard::Open(*fabric_, 0, slow);
+  auto one = ClusterBoard::Open(*fabric_, 1, slow);
+  ASSERT_TRUE(zero.ok() && one.ok());
+  ASSERT_TRUE((*one)->Abort().ok());
+  const absl::Time start = absl::Now();
+  const absl::Status s = (*zero)->WaitFor(1, 1);
+  EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+  EXPECT_NE(s.message().find("node 1 (test) gave up"), std::string::npos) << s;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(ClusterBoardTest, AnEarlierRunsBoardIsRefused) {
+  {
+    auto zero = ClusterBoard::Open(*fabric_, 0, Fast());
+    ASSERT_TRUE(zero.ok());
+    ASSERT_TRUE((*zero)->Arrive(2).ok());
+  }
+  auto again = ClusterBoard::Open(*fabric_, 0, Fast());
+  EXPECT_TRUE(absl::IsFailedPrecondition(again.status())) << again.status();
+  EXPECT_NE(again.status().message().find("earlier run"), std::string::npos);
+}
+
+TEST_F(ClusterBoardTest, PublishingMoreThanAChunkIsRefused) {
+  auto zero = ClusterBoard::Open(*fabric_, 0, Fast());
+  ASSERT_TRUE(zero.ok());
+  const std::string huge(fabric_->chunk_bytes() + 1, 'x');
+  EXPECT_TRUE(absl::IsInvalidArgument((*zero)->Publish(huge)));
+}
+
+}  // namespace
+}  // namespace strand::engine
