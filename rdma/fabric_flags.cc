@@ -2,6 +2,8 @@
 
 #include <gflags/gflags.h>
 
+#include "absl/strings/str_format.h"
+
 DEFINE_string(fabric, "loopback",
               "Fabric backend: loopback (memory and compute nodes in this "
               "process) or verbs (rdma-core; needs --cluster and --node_id)");
@@ -46,7 +48,7 @@ DEFINE_int32(node_id, -1, "Verbs: this process's node id in --cluster");
 
 namespace strand::rdma {
 
-absl::StatusOr<FabricOptions> FabricOptionsFromFlags() {
+absl::StatusOr<FabricOptions> FabricOptionsFromFlags(FlagsUser user) {
   FabricOptions options;
   auto kind = ParseFabricKind(FLAGS_fabric);
   if (!kind.ok()) return kind.status();
@@ -67,6 +69,36 @@ absl::StatusOr<FabricOptions> FabricOptionsFromFlags() {
   options.message_delivery = *delivery;
   options.cluster_file = FLAGS_cluster;
   options.node_id = FLAGS_node_id;
+  // A flag the chosen deployment ignores is a mistake to point out, not to
+  // run with: the user meant some other deployment than they get.
+  auto given = [](const char* flag) {
+    return !gflags::GetCommandLineFlagInfoOrDie(flag).is_default;
+  };
+  if (user == FlagsUser::kMemoryNode) {
+    // strand_memnode: --cluster, --node_id, --pool_mb and --chunk_kb.
+  } else if (options.kind == FabricKind::kLoopback) {
+    for (const char* flag : {"cluster", "node_id"}) {
+      if (given(flag)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--%s applies to --fabric=verbs only: add --fabric=verbs to run "
+            "as one process of a cluster, or drop --%s",
+            flag, flag));
+      }
+    }
+  } else {
+    for (const char* flag :
+         {"memory_nodes", "compute_nodes", "pool_mb", "chunk_kb",
+          "populate_memory", "rtt_ns", "bandwidth_gbps", "nic_op_ns",
+          "nic_gbps", "message_delivery"}) {
+      if (given(flag)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--%s applies to --fabric=loopback only: a verbs deployment "
+            "takes its nodes from --cluster, its pool from the memory "
+            "nodes' own flags, and pays the real network's costs; drop --%s",
+            flag, flag));
+      }
+    }
+  }
   if (FLAGS_pool_mb > GlobalAddress::kMaxOffset / FabricOptions::kMiB) {
     return absl::InvalidArgumentError(
         "--pool_mb is larger than a global address can reach");

@@ -127,9 +127,13 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
         homes.count = static_cast<int>(owners->Last(node) - homes.first + 1);
         homes.position = g % options.threads_per_node;
       }
-      Terminal terminal(g, W, options.home_warehouse, scale, options.mix,
-                        options.remote, options.seed, db.run_constants(),
-                        homes);
+      // Numbered across the deployment, so that compute nodes in other
+      // processes get terminals (home warehouses, seeds) of their own.
+      const int terminal_id =
+          node * options.threads_per_node + g % options.threads_per_node;
+      Terminal terminal(terminal_id, W, options.home_warehouse, scale,
+                        options.mix, options.remote, options.seed,
+                        db.run_constants(), homes);
       // Every call goes through CallAsync; with wal_pipeline 0 it returns
       // only once its own outcome is reported, as Call would.
       (*session)->set_max_unacknowledged(options.wal_pipeline);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -376,7 +377,19 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   std::vector<Task> rows_phase;
   // Partitioned mode: a warehouse's rows are loaded by its owner (Run),
   // so each index's entries make one task per owner, its range ascending.
+  // So too when this process hosts only some compute nodes (verbs): each
+  // process loads its nodes' share of the warehouses (the same ranges),
+  // in parallel with the others.
   const partition::PartitionMap* owners = engine_.partition_map();
+  std::optional<partition::PartitionMap> split;
+  const std::vector<rdma::ComputeNodeId> local = engine_.local_compute_nodes();
+  const int compute_nodes = engine_.fabric().compute_node_count();
+  if (owners == nullptr && local.size() < static_cast<size_t>(compute_nodes)) {
+    auto map = partition::PartitionMap::Create(warehouses, compute_nodes);
+    if (!map.ok()) return map.status();
+    split = *std::move(map);
+    owners = &*split;
+  }
   const int owner_count = owners != nullptr ? owners->nodes() : 1;
   std::vector<Task> index_phase(2 * owner_count);
   auto one = [&](engine::ProcedureId proc, int64_t w, int64_t d, int64_t first,
@@ -418,6 +431,19 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
       }
     }
   }
+  // Keep this process's tasks: its nodes' warehouses, and what any node
+  // may do (ITEM) only where node 0 is, so that it is done once.
+  const bool hosts_node_0 =
+      std::find(local.begin(), local.end(), 0) != local.end();
+  for (auto* phase : {&rows_phase, &index_phase}) {
+    std::erase_if(*phase, [&](const Task& task) {
+      if (task.empty()) return true;
+      const int64_t w = task.front().w;
+      if (owners == nullptr || w == 0) return !hosts_node_0;
+      return std::find(local.begin(), local.end(), owners->Owner(w)) ==
+             local.end();
+    });
+  }
   size_t calls = 0;
   for (const auto* phase : {&rows_phase, &index_phase}) {
     for (const Task& task : *phase) calls += task.size();
@@ -427,7 +453,8 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   Progress progress{warehouses, calls,
                     show_progress && isatty(STDERR_FILENO) != 0, absl::Now()};
   for (const auto* phase : {&rows_phase, &index_phase}) {
-    if (absl::Status s = Run(*phase, threads_per_node, progress); !s.ok()) {
+    if (absl::Status s = Run(*phase, owners, threads_per_node, progress);
+        !s.ok()) {
       return absl::Status(s.code(),
                           absl::StrCat("loading failed: ", s.message()));
     }
@@ -442,12 +469,12 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   return result;
 }
 
-absl::Status Loader::Run(const std::vector<Task>& tasks, int threads_per_node,
-                         Progress& progress) {
-  // Which tasks each node's threads take, in order: in partitioned mode a
-  // warehouse's only on its owner (no node touches another's partition),
-  // ITEM's anywhere; in shared mode any task anywhere.
-  const partition::PartitionMap* owners = engine_.partition_map();
+absl::Status Loader::Run(const std::vector<Task>& tasks,
+                         const partition::PartitionMap* owners,
+                         int threads_per_node, Progress& progress) {
+  // Which tasks each node's threads take, in order: with owners a
+  // warehouse's only on its owner (in partitioned mode no node touches
+  // another's partition), ITEM's anywhere; without, any task anywhere.
   absl::flat_hash_map<rdma::ComputeNodeId, std::vector<size_t>> queues;
   std::vector<size_t> anywhere;
   for (size_t u = 0; u < tasks.size(); ++u) {

@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/engine.h"
+#include "partition/partition_map.h"
 #include "tpcc/random.h"
 #include "tpcc/schema.h"
 
@@ -55,9 +56,12 @@ class Loader {
       const NURandConstants& constants, int32_t load_time);
 
   // Loads ITEM and warehouses 1..`warehouses` with `threads_per_node`
-  // threads on each hosted compute node. Shows progress on stderr if
-  // `show_progress`. InvalidArgument unless 1 <= warehouses <=
-  // kMaxWarehouses.
+  // threads on each hosted compute node. A process that hosts only some
+  // compute nodes (verbs) loads their share of the warehouses (partition/
+  // partition_map.h's ranges), and ITEM if it hosts node 0: every process
+  // of the deployment calls Load, in parallel, and each row is loaded once.
+  // Shows progress on stderr if `show_progress`. InvalidArgument unless 1 <=
+  // warehouses <= kMaxWarehouses.
   absl::StatusOr<LoadResult> Load(int warehouses, int threads_per_node,
                                   uint64_t seed, bool show_progress);
 
@@ -81,7 +85,8 @@ class Loader {
 
   // Runs `tasks` on threads_per_node threads of every local compute node;
   // the first error stops them all.
-  absl::Status Run(const std::vector<Task>& tasks, int threads_per_node,
+  absl::Status Run(const std::vector<Task>& tasks,
+                   const partition::PartitionMap* owners, int threads_per_node,
                    Progress& progress);
   Loader(engine::Engine& engine, const Scale& scale)
       : engine_(engine), scale_(scale) {}

@@ -81,6 +81,10 @@ void PrintPartitioned(std::ostream& out, const RunConfig& c,
 
 void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
   const uint64_t txns = r.commits();
+  if (c.processes > 1) {
+    out << absl::StrFormat("%s (%d compute processes over %s):\n", c.scope,
+                           c.processes, c.fabric);
+  }
   out << absl::StrFormat(
       "run: cc=%s protocol=%s warehouses=%d compute_nodes=%d threads=%d/node "
       "mix=%s home_warehouse=%s rtt_ns=%d message_delivery=%s gcl_size=%d "
@@ -204,6 +208,9 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("cc", c.cc)
       .Add("protocol", c.protocol)
       .Add("warehouses", c.warehouses)
+      .Add("fabric", c.fabric)
+      .Add("scope", c.scope)
+      .Add("processes", c.processes)
       .Add("compute_nodes", c.compute_nodes)
       .Add("memory_nodes", c.memory_nodes)
       .Add("threads", c.threads_per_node)

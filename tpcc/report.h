@@ -40,6 +40,11 @@ struct RunConfig {
   std::string mode = "shared";  // --mode
   double distributed_pct = -1;  // --distributed_pct; < 0: the spec's rates
   std::string owners;           // partitioned mode: "node 0: 1-2, ..."
+  std::string fabric = "loopback";
+  // Whose figures: the whole deployment, or (each compute process of a
+  // verbs deployment prints its own) "compute node N".
+  std::string scope = "deployment";
+  int processes = 1;  // compute processes of the deployment
   // Partitioned mode's protocol switches (partition/options.h).
   bool twopc_one_phase_local = true, twopc_read_only_vote = true,
        twopc_parallel_prepare = true;

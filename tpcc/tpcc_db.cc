@@ -12,10 +12,16 @@ namespace strand::tpcc {
 absl::StatusOr<std::unique_ptr<TpccDatabase>> TpccDatabase::Open(
     const engine::EngineOptions& options, const Scale& scale, uint64_t seed,
     TablesAt at) {
-  std::unique_ptr<TpccDatabase> db(new TpccDatabase());
   auto engine = engine::Engine::Open(options);
   if (!engine.ok()) return engine.status();
-  db->engine_ = *std::move(engine);
+  return Define(*std::move(engine), scale, seed, at);
+}
+
+absl::StatusOr<std::unique_ptr<TpccDatabase>> TpccDatabase::Define(
+    std::unique_ptr<engine::Engine> engine, const Scale& scale, uint64_t seed,
+    TablesAt at) {
+  std::unique_ptr<TpccDatabase> db(new TpccDatabase());
+  db->engine_ = std::move(engine);
   db->scale_ = scale;
   db->load_constants_ = NURandConstants::ForLoad(seed);
   db->run_constants_ = NURandConstants::ForRun(db->load_constants_, seed);

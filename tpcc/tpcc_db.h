@@ -34,6 +34,11 @@ class TpccDatabase {
   static absl::StatusOr<std::unique_ptr<TpccDatabase>> Open(
       const engine::EngineOptions& options, const Scale& scale, uint64_t seed,
       TablesAt tables = TablesAt::kCreate);
+  // The same on an engine already open (a compute process of a verbs
+  // deployment opens the tables once node 0 has created them).
+  static absl::StatusOr<std::unique_ptr<TpccDatabase>> Define(
+      std::unique_ptr<engine::Engine> engine, const Scale& scale, uint64_t seed,
+      TablesAt tables);
 
   engine::Engine& engine() { return *engine_; }
   const Tables& tables() const { return tables_; }

@@ -27,10 +27,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
+#include "engine/cluster_board.h"
 #include "engine/session.h"
 #include "partition/partition_map.h"
 #include "rdma/fabric_flags.h"
+#include "rdma/verbs/cluster_config.h"
 #include "tpcc/acked_log.h"
+#include "tpcc/cluster_run.h"
 #include "tpcc/consistency.h"
 #include "tpcc/delivery_result_file.h"
 #include "tpcc/driver.h"
@@ -147,6 +150,10 @@ DEFINE_string(delivery_results, "",
 DEFINE_bool(memory_breakdown, false,
             "After the load, print the GCLs of every table and index and "
             "the indexes' leaf fill (walks every index node)");
+DEFINE_double(peer_timeout_s, 10,
+              "Verbs: a compute process whose heartbeat on the cluster board "
+              "stops for this long is reported (by node id and address) and "
+              "every other compute process stops with exit status 1");
 DEFINE_bool(json, false,
             "Print one JSON object on stdout (the human report goes to "
             "stderr)");
@@ -168,6 +175,118 @@ uint64_t PoolBytesNeeded(int warehouses, const Scale& scale) {
 constexpr int kMaxWarehousesFlag = 10000;
 constexpr uint32_t kMaxGclSize = 64 * 1024;  // --gcl_size, see Main()
 static_assert(kMaxWarehousesFlag <= kMaxWarehouses);
+
+// This process's part in a deployment whose compute nodes are separate
+// processes (verbs): its node and the cluster board it meets the others on
+// (tpcc/cluster_run.h has the steps). No board when one process hosts every
+// compute node (loopback).
+struct ClusterMember {
+  rdma::ComputeNodeId self = 0;
+  int processes = 1;
+  std::unique_ptr<engine::ClusterBoard> board;
+
+  bool leads() const { return board == nullptr || self == 0; }
+  // Prints `message`, tells the others this process gives up, and returns
+  // the exit status.
+  int Fail(absl::string_view message) {
+    std::cerr << "tpcc: " << message << "\n";
+    if (board != nullptr) (void)board->Abort();
+    return 1;
+  }
+};
+
+// Opens the engine and the TPC-C tables: created here, or (another compute
+// process of the deployment) opened once compute node 0 has created them.
+absl::StatusOr<std::unique_ptr<TpccDatabase>> OpenDatabase(
+    const engine::EngineOptions& options, const Scale& scale,
+    uint64_t pool_bytes_needed, ClusterMember& member) {
+  auto engine = engine::Engine::Open(options);
+  if (!engine.ok()) return engine.status();
+  rdma::Fabric& fabric = (*engine)->fabric();
+  const std::vector<rdma::ComputeNodeId> local =
+      (*engine)->local_compute_nodes();
+  if (local.size() == static_cast<size_t>(fabric.compute_node_count())) {
+    return TpccDatabase::Define(*std::move(engine), scale, FLAGS_seed,
+                                TpccDatabase::TablesAt::kCreate);
+  }
+  member.self = local.front();
+  member.processes = fabric.compute_node_count();  // one node per process
+  auto cluster = rdma::verbs::ClusterConfig::Load(options.fabric.cluster_file);
+  if (!cluster.ok()) return cluster.status();
+  engine::ClusterBoard::Options board;
+  board.peer_timeout = absl::Seconds(FLAGS_peer_timeout_s);
+  board.describe = [nodes = cluster->compute_nodes](rdma::ComputeNodeId n) {
+    return n < nodes.size() ? nodes[n].ToString()
+                            : absl::StrCat("compute node ", n);
+  };
+  auto opened = engine::ClusterBoard::Open(fabric, member.self, board);
+  if (!opened.ok()) return opened.status();
+  member.board = *std::move(opened);
+  // The board uses the engine's fabric: it goes first, whatever happens.
+  auto give_up = [&member](const absl::Status& s) {
+    (void)member.board->Abort();
+    member.board.reset();
+    return s;
+  };
+  // A run cannot go on without any of its compute nodes (they hold
+  // latches and cached lines of the shared data): stop, naming it.
+  member.board->OnFailure([](const absl::Status& s) {
+    std::cerr << "tpcc: " << s.message() << "; stopping this compute process"
+              << std::endl;
+    std::_Exit(1);
+  });
+  const uint64_t served =
+      fabric.memory_node_bytes() * fabric.memory_node_count();
+  if (served < pool_bytes_needed) {
+    return give_up(absl::FailedPreconditionError(absl::StrFormat(
+        "the memory nodes serve %d MiB in all, %d warehouses need about %d "
+        "MiB (load plus room for the run): start strand_memnode with a "
+        "larger --pool_mb",
+        served >> 20, FLAGS_warehouses, pool_bytes_needed >> 20)));
+  }
+  if (member.self == 0) {
+    auto db = TpccDatabase::Define(*std::move(engine), scale, FLAGS_seed,
+                                   TpccDatabase::TablesAt::kCreate);
+    if (!db.ok()) return give_up(db.status());
+    if (absl::Status s = member.board->Arrive(kSchemaCreated); !s.ok()) {
+      return give_up(s);
+    }
+    return db;
+  }
+  if (absl::Status s = member.board->WaitFor(0, kSchemaCreated); !s.ok()) {
+    return give_up(s);
+  }
+  auto db = TpccDatabase::Define(*std::move(engine), scale, FLAGS_seed,
+                                 TpccDatabase::TablesAt::kOpen);
+  if (!db.ok()) return give_up(db.status());
+  return db;
+}
+
+// A compute process other than node 0, once it ran and published its
+// figures: stays up (node 0's consistency check reads the lines this node
+// caches) until node 0 has checked, then leaves. Returns the exit status.
+int FinishFollower(ClusterMember& member, const RunConfig& own,
+                   const LoadResult& load, const RunResult& run) {
+  std::ostream& human = FLAGS_json ? std::cerr : std::cout;
+  if (absl::Status s = member.board->WaitFor(0, kChecked); !s.ok()) {
+    return member.Fail(s.message());
+  }
+  auto verdict = member.board->Read(0);
+  (void)member.board->Leave();
+  const bool consistent = verdict.ok() && *verdict == "ok";
+  human << "consistency: checked by compute node 0 over the whole database: "
+        << (consistent ? "ok" : "FAILED") << "\n";
+  if (FLAGS_json) {
+    ConsistencyResult c;
+    if (!consistent) {
+      c.violations[0] = 1;
+      c.messages.push_back("compute node 0 found violations (its report)");
+    }
+    std::cout << JsonReport(own, load, run, c) << std::endl;
+  }
+  if (run.errors() > 0) return 1;
+  return consistent ? 0 : 1;
+}
 
 int Main() {
   if (FLAGS_warehouses < 1 || FLAGS_warehouses > kMaxWarehousesFlag) {
@@ -219,6 +338,15 @@ int Main() {
   if (!(FLAGS_duration_s > 0) || FLAGS_duration_s > 86400) {
     ExitWithUsageError("--duration_s must be > 0 and <= 86400");
   }
+  if (!(FLAGS_peer_timeout_s > 0) || FLAGS_peer_timeout_s > 3600) {
+    ExitWithUsageError("--peer_timeout_s must be > 0 and <= 3600");
+  }
+  if (gflags::GetCommandLineFlagInfoOrDie("fabric").current_value != "verbs" &&
+      !gflags::GetCommandLineFlagInfoOrDie("peer_timeout_s").is_default) {
+    ExitWithUsageError(
+        "--peer_timeout_s applies to --fabric=verbs only (compute processes "
+        "watching each other)");
+  }
   if (!(FLAGS_warmup_s >= 0) || FLAGS_warmup_s > 3600) {
     ExitWithUsageError("--warmup_s must be from 0 to 3600");
   }
@@ -247,6 +375,9 @@ int Main() {
   // --populate_memory=background; with =touch an untouched part costs no
   // memory); a given --pool_mb must fit.
   const uint64_t need = PoolBytesNeeded(FLAGS_warehouses, scale);
+  // Over verbs the memory nodes' --pool_mb decides (checked once joined).
+  const bool verbs =
+      gflags::GetCommandLineFlagInfoOrDie("fabric").current_value == "verbs";
   const uint64_t memory_nodes = std::max(
       1,
       gflags::GetCommandLineFlagInfoOrDie("memory_nodes").current_value.empty()
@@ -254,7 +385,9 @@ int Main() {
           : std::stoi(gflags::GetCommandLineFlagInfoOrDie("memory_nodes")
                           .current_value));
   const uint64_t need_mb = (need / memory_nodes >> 20) + 1;
-  if (gflags::GetCommandLineFlagInfoOrDie("pool_mb").is_default) {
+  if (verbs) {
+    // nothing to size here
+  } else if (gflags::GetCommandLineFlagInfoOrDie("pool_mb").is_default) {
     const uint64_t pool_mb = std::max<uint64_t>(256, need_mb);
     gflags::SetCommandLineOption("pool_mb", std::to_string(pool_mb).c_str());
   } else {
@@ -376,15 +509,19 @@ int Main() {
   }
 
   std::ostream& human = FLAGS_json ? std::cerr : std::cout;
-  auto db = TpccDatabase::Open(options, scale, FLAGS_seed);
-  if (!db.ok()) {
-    std::cerr << "tpcc: " << db.status().message() << "\n";
-    return 1;
-  }
+  // Declared before the member, so that the board (which uses the
+  // engine's fabric) is destroyed first.
+  absl::StatusOr<std::unique_ptr<TpccDatabase>> db;
+  ClusterMember member;
+  db = OpenDatabase(options, scale, need, member);
+  if (!db.ok()) return member.Fail(db.status().message());
+  const rdma::Fabric& deployed = (*db)->engine().fabric();
   RunConfig config;
   config.warehouses = FLAGS_warehouses;
-  config.compute_nodes = fabric->compute_nodes;
-  config.memory_nodes = fabric->memory_nodes;
+  config.compute_nodes = deployed.compute_node_count();
+  config.memory_nodes = deployed.memory_node_count();
+  config.fabric = rdma::FabricKindName(fabric->kind);
+  config.processes = member.processes;
   config.threads_per_node = FLAGS_threads;
   config.cc = txn::CcAlgorithmName(*algorithm);
   config.protocol = cc::ProtocolName(*protocol);
@@ -401,7 +538,7 @@ int Main() {
   config.message_delivery = rdma::MessageDeliveryName(fabric->message_delivery);
   config.gcl_size = FLAGS_gcl_size;
   config.cache_mb = FLAGS_cache_mb;
-  config.pool_mb = fabric->pool_bytes >> 20;
+  config.pool_mb = deployed.memory_node_bytes() >> 20;
   config.seed = FLAGS_seed;
   config.scale = scale;
   config.wal = wal;
@@ -411,12 +548,28 @@ int Main() {
 
   auto load = (*db)->loader().Load(FLAGS_warehouses, FLAGS_threads, FLAGS_seed,
                                    /*progress=*/true);
-  if (!load.ok()) {
-    std::cerr << "tpcc: " << load.status().message() << "\n";
-    return 1;
+  if (!load.ok()) return member.Fail(load.status().message());
+  if (member.board != nullptr) {
+    // Every process loaded its share; measure together.
+    if (absl::Status s = member.board->Arrive(kLoaded); !s.ok()) {
+      return member.Fail(s.message());
+    }
+    if (absl::Status s = member.board->WaitForAll(kLoaded); !s.ok()) {
+      return member.Fail(s.message());
+    }
+    if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
+      load->pool_bytes_used = *used;
+    }
+    human << absl::StrFormat(
+        "cluster: compute node %d loaded its share of the warehouses; all %d "
+        "compute processes are loaded, measuring starts at unix time %.3f "
+        "(after %.1f s of warm-up)\n",
+        member.self, member.processes,
+        absl::ToUnixMillis(absl::Now()) / 1e3 + FLAGS_warmup_s, FLAGS_warmup_s);
+    human << std::flush;  // the launcher watches for this line
   }
   PrintLoad(human, config, *load);
-  if (FLAGS_memory_breakdown) {
+  if (FLAGS_memory_breakdown && member.leads()) {
     auto breakdown = MeasureMemory((*db)->engine(), FLAGS_warehouses, scale);
     if (!breakdown.ok()) {
       std::cerr << "tpcc: " << breakdown.status().message() << "\n";
@@ -513,9 +666,38 @@ int Main() {
   d.delivery_results = delivery_results.get();
   d.wal_pipeline = static_cast<size_t>(wal_pipeline);
   auto run = RunDriver(**db, d);
-  if (!run.ok()) {
-    std::cerr << "tpcc: " << run.status().message() << "\n";
-    return 1;
+  if (!run.ok()) return member.Fail(run.status().message());
+  if (member.board != nullptr) {
+    // This node's own figures, here and on the board for node 0.
+    RunConfig own = config;
+    own.scope = absl::StrCat("compute node ", member.self);
+    PrintRun(human, own, *run);
+    if (absl::Status s =
+            member.board->Publish(EncodeNodeRun(member.self, *load, *run));
+        !s.ok()) {
+      return member.Fail(s.message());
+    }
+    if (absl::Status s = member.board->Arrive(kRan); !s.ok()) {
+      return member.Fail(s.message());
+    }
+    if (!member.leads()) return FinishFollower(member, own, *load, *run);
+    // Node 0: the deployment's figures, every node's summed.
+    if (absl::Status s = member.board->WaitForAll(kRan); !s.ok()) {
+      return member.Fail(s.message());
+    }
+    LoadResult all_load;
+    RunResult all_run;
+    for (int n = 0; n < member.processes; ++n) {
+      auto bytes = member.board->Read(n);
+      if (!bytes.ok()) return member.Fail(bytes.status().message());
+      if (absl::Status s = MergeNodeRun(*bytes, all_load, all_run); !s.ok()) {
+        return member.Fail(s.message());
+      }
+    }
+    all_load.pool_bytes_used = load->pool_bytes_used;
+    *load = all_load;
+    *run = std::move(all_run);
+    config.scope = "deployment";
   }
   PrintRun(human, config, *run);
   // What the run added to the pool: inserted rows, less the slots of
@@ -530,11 +712,17 @@ int Main() {
 
   auto consistency = CheckConsistency((*db)->engine(), FLAGS_warehouses, scale);
   if (!consistency.ok()) {
-    std::cerr << "tpcc: consistency check could not run: "
-              << consistency.status().message() << "\n";
-    return 1;
+    return member.Fail(absl::StrCat("consistency check could not run: ",
+                                    consistency.status().message()));
   }
   PrintConsistency(human, *consistency);
+  if (member.board != nullptr) {
+    // The others kept serving their cached lines to the check; now they
+    // may stop. They print the verdict too.
+    (void)member.board->Publish(consistency->ok() ? "ok" : "FAILED");
+    (void)member.board->Arrive(kChecked);
+    (void)member.board->Leave();
+  }
   if (FLAGS_json) {
     std::cout << JsonReport(config, *load, *run, *consistency) << std::endl;
   }

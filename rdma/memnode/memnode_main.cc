@@ -24,7 +24,7 @@ namespace strand::rdma::verbs {
 namespace {
 
 int Main() {
-  auto options = FabricOptionsFromFlags();
+  auto options = FabricOptionsFromFlags(FlagsUser::kMemoryNode);
   if (!options.ok())
     ExitWithUsageError(std::string(options.status().message()));
   if (options->cluster_file.empty()) {

@@ -16,6 +16,18 @@ expect_usage_error() {
   fi
 }
 expect_usage_error --warehouses=0
+# Flags the chosen deployment ignores (no RDMA device needed: checked
+# before the fabric opens).
+expect_usage_error --cluster=/tmp/cluster.txt
+expect_usage_error --node_id=1
+expect_usage_error --fabric=verbs --cluster=/tmp/cluster.txt --node_id=0 \
+  --rtt_ns=2000
+expect_usage_error --fabric=verbs --cluster=/tmp/cluster.txt --node_id=0 \
+  --compute_nodes=2
+expect_usage_error --fabric=verbs --cluster=/tmp/cluster.txt --node_id=0 \
+  --pool_mb=4096
+expect_usage_error --peer_timeout_s=0
+expect_usage_error --peer_timeout_s=5
 expect_usage_error --cc=mvcc
 expect_usage_error --protocol=gam
 expect_usage_error --mix=50,40,0,0,0
