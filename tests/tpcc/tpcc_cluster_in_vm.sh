@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# TPC-C as a verbs deployment of separate processes, started by
+# scripts/launch.sh from a cluster file: 1 memory node and 2 compute
+# processes on one RDMA address (CI runs it in the Soft-RoCE VM).
+#  1. a run: the combined report (node 0's JSON) shows 2 compute nodes,
+#     both committed transactions, and the consistency check passed;
+#  2. the same in partitioned mode (2PC across processes);
+#  3. a compute process killed mid-run: the other names it, and the
+#     launcher exits non-zero within the bounded wait.
+# Usage: tests/tpcc/tpcc_cluster_in_vm.sh BUILD_DIR [ADDRESS]
+set -uo pipefail
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+build="$(cd "${1:?usage: tpcc_cluster_in_vm.sh BUILD_DIR [ADDRESS]}" && pwd)"
+addr="${2:-${RDMA_VM_IP:-}}"
+[ -n "$addr" ] || { echo "tpcc_cluster_in_vm.sh: no RDMA address" >&2; exit 2; }
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cat >"$work/cluster.txt" <<CLUSTER
+memory   0  $addr  7000
+compute  0  $addr  7100
+compute  1  $addr  7101
+CLUSTER
+# Small enough for the emulated VM: 2 warehouses of a scaled-down load.
+small=(--warehouses=2 --items=2000 --customers=60 --threads=1 --cc=2pl
+       --protocol=selcc --warmup_s=0.5)
+failed=0
+check() {  # check NAME CONDITION...
+  local name="$1"
+  shift
+  if "$@"; then echo "ok: $name"; else echo "FAILED: $name"; failed=1; fi
+}
+
+echo "=== [tpcc cluster] launcher: 1 memory node + 2 compute processes"
+start=$SECONDS
+"$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
+  --pool_mb=1024 --results="$work/run" --timeout_s=600 -- \
+  "${small[@]}" --duration_s=3 --peer_timeout_s=30 --json
+status=$?
+echo "(launch took $((SECONDS - start)) s)"
+check "launcher exit status 0" [ $status = 0 ]
+for f in launch.txt memory-0.out compute-0.err compute-1.err; do
+  echo "--- $f"
+  cat "$work/run/$f" 2>/dev/null
+done
+json="$(grep '^{' "$work/run/compute-0.out" | tail -1)"
+check "node 0 printed the combined JSON report" [ -n "$json" ]
+report() {  # report FIELD: the field of node 0's JSON report
+  python3 -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' \
+    "$json" "$1" 2>/dev/null
+}
+check "the report covers the deployment" [ "$(report scope)" = deployment ]
+check "2 compute nodes" [ "$(report compute_nodes)" = 2 ]
+check "2 compute processes" [ "$(report processes)" = 2 ]
+check "consistency ok" [ "$(report consistency_ok)" = True ]
+check "no errors" [ "$(report errors)" = 0 ]
+by_node="$(report txn_per_sec_by_node)"
+echo "txn/s by node: $by_node"
+check "both nodes committed" python3 -c '
+import ast, sys
+rates = ast.literal_eval(sys.argv[1])
+sys.exit(0 if len(rates) == 2 and min(rates) > 0 else 1)' "$by_node"
+check "node 1 printed its own figures" \
+  grep -q "compute node 1 (2 compute processes" "$work/run/compute-1.err"
+
+echo "=== [tpcc cluster] partitioned mode with 2PC, 10% distributed"
+"$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
+  --pool_mb=1024 --results="$work/partitioned" --timeout_s=600 -- \
+  "${small[@]}" --duration_s=3 --peer_timeout_s=30 --mode=partitioned \
+  --distributed_pct=10 --json >/dev/null
+status=$?
+check "partitioned: launcher exit status 0" [ $status = 0 ]
+json="$(grep '^{' "$work/partitioned/compute-0.out" | tail -1)"
+check "partitioned: the report says so" [ "$(report mode)" = partitioned ]
+check "partitioned: 2 compute nodes" [ "$(report compute_nodes)" = 2 ]
+check "partitioned: consistency ok" [ "$(report consistency_ok)" = True ]
+echo "distributed share: $(report distributed_share)"
+check "partitioned: some transactions were distributed" python3 -c '
+import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' \
+  "$(report distributed_share)"
+
+echo "=== [tpcc cluster] a compute process killed mid-run"
+"$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
+  --pool_mb=1024 --results="$work/kill" --timeout_s=600 --grace_s=60 -- \
+  "${small[@]}" --duration_s=120 --peer_timeout_s=5 &
+launcher=$!
+# Kill compute node 1 once the run is measuring.
+until grep -qs "measuring starts" "$work"/kill/compute-1.*; do
+  kill -0 $launcher 2>/dev/null || break
+  sleep 0.5
+done
+sleep 2
+pkill -KILL -f -- "tpcc --fabric=verbs --cluster=$work/cluster.txt --node_id=1"
+killed_at=$SECONDS
+wait $launcher
+status=$?
+waited=$((SECONDS - killed_at))
+echo "(launcher exited $status, ${waited}s after the kill)"
+cat "$work/kill/launch.txt"
+echo "--- compute-0.err (tail)"
+tail -5 "$work/kill/compute-0.err"
+check "launcher exit status non-zero" [ $status != 0 ]
+check "launcher named compute node 1" \
+  grep -q "compute node 1 ($addr:7101) exited with status" "$work/kill/launch.txt"
+check "compute node 0 named compute node 1" \
+  grep -q "compute node 1 ($addr:7101)" "$work/kill/compute-0.err"
+check "compute node 0 exited non-zero on its own" \
+  grep -q "compute node 0 ($addr:7100): exit status 1" "$work/kill/launch.txt"
+check "within the bounded wait (< 60 s)" [ $waited -lt 60 ]
+
+[ $failed = 0 ] && echo "tpcc cluster: PASS" || echo "tpcc cluster: FAIL"
+exit $failed
