@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cc/root_words.h"
+#include "rdma/block_allocator.h"
 
 namespace strand::engine {
 namespace {
@@ -50,7 +51,7 @@ absl::StatusOr<std::unique_ptr<ClusterBoard>> ClusterBoard::Open(
         board->Describe(self), mine.step));
   }
   {
-    absl::MutexLock lock(&board->mu_);
+    std::lock_guard<std::mutex> lock(board->mu_);
     board->endpoint_ = *std::move(endpoint);
   }
   board->thread_ = std::thread([b = board.get()] { b->Beat(); });
@@ -91,7 +92,7 @@ absl::Status ClusterBoard::ReadSlots(rdma::Endpoint& endpoint,
 }
 
 absl::Status ClusterBoard::Arrive(uint64_t step) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   const rdma::GlobalAddress word = SlotAddress(self_) + offsetof(Slot, step);
   return endpoint_->Write(word, &step, sizeof(step));
 }
@@ -118,7 +119,7 @@ absl::Status ClusterBoard::WaitUntil(uint64_t step, int only_node) {
     if (absl::Status f = failure(); !f.ok()) return f;
     bool all = true;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       if (absl::Status s = ReadSlots(*endpoint_, slots); !s.ok()) return s;
     }
     for (int n = 0; n < nodes_; ++n) {
@@ -136,7 +137,7 @@ absl::Status ClusterBoard::WaitUntil(uint64_t step, int only_node) {
 }
 
 absl::Status ClusterBoard::Publish(std::string_view bytes) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (bytes.size() > fabric_.chunk_bytes()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "cannot publish %d bytes on the cluster board: at most a chunk, %d",
@@ -173,7 +174,7 @@ absl::StatusOr<std::string> ClusterBoard::Read(rdma::ComputeNodeId node) {
     return absl::InvalidArgumentError(
         absl::StrFormat("no compute node %d on the board", node));
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   Slot slot{};
   if (absl::Status s = endpoint_->Read(SlotAddress(node), &slot, sizeof(slot));
       !s.ok()) {
@@ -199,7 +200,7 @@ void ClusterBoard::OnFailure(
     std::function<void(const absl::Status&)> callback) {
   absl::Status seen;
   {
-    absl::MutexLock lock(&failure_mu_);
+    std::lock_guard<std::mutex> lock(failure_mu_);
     on_failure_ = std::move(callback);
     if (failure_.ok() || reported_) return;
     reported_ = true;
@@ -209,14 +210,14 @@ void ClusterBoard::OnFailure(
 }
 
 absl::Status ClusterBoard::failure() const {
-  absl::MutexLock lock(&failure_mu_);
+  std::lock_guard<std::mutex> lock(failure_mu_);
   return failure_;
 }
 
 void ClusterBoard::Fail(const absl::Status& status) {
   std::function<void(const absl::Status&)> callback;
   {
-    absl::MutexLock lock(&failure_mu_);
+    std::lock_guard<std::mutex> lock(failure_mu_);
     if (!failure_.ok()) return;
     failure_ = status;
     if (!on_failure_) return;

@@ -29,17 +29,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "rdma/block_allocator.h"
 #include "rdma/fabric.h"
 
 namespace strand::engine {
@@ -118,15 +116,16 @@ class ClusterBoard {
   const Options options_;
   const int nodes_;
 
-  absl::Mutex mu_;  // the callers' endpoint and allocator
-  std::unique_ptr<rdma::Endpoint> endpoint_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<rdma::BlockAllocator> results_ ABSL_GUARDED_BY(mu_);
+  // std::mutex, not absl::Mutex: Debian's abseil is not built for
+  // ThreadSanitizer, which then misses absl::Mutex's ordering and reports
+  // races that are not; the board's threads are checked under TSan.
+  std::mutex mu_;  // guards endpoint_ (the callers' endpoint)
+  std::unique_ptr<rdma::Endpoint> endpoint_;
 
-  mutable absl::Mutex failure_mu_;
-  absl::Status failure_ ABSL_GUARDED_BY(failure_mu_);
-  std::function<void(const absl::Status&)> on_failure_
-      ABSL_GUARDED_BY(failure_mu_);
-  bool reported_ ABSL_GUARDED_BY(failure_mu_) = false;
+  mutable std::mutex failure_mu_;  // guards the three below
+  absl::Status failure_;
+  std::function<void(const absl::Status&)> on_failure_;
+  bool reported_ = false;
 
   std::unique_ptr<rdma::Endpoint> heartbeat_endpoint_;  // the thread's
   absl::Notification stop_;
