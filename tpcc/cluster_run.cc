@@ -80,15 +80,7 @@ absl::Status MergeNodeRun(std::string_view bytes, LoadResult& load,
   run.seconds = std::max(run.seconds, r.seconds);
   run.process_cpu_s += r.process_cpu_s;
   run.worker_threads += r.worker_threads;
-  for (int t = 0; t < kTxnTypes; ++t) {
-    TypeResult& dst = run.by_type[t];
-    const TypeResult& src = r.by_type[t];
-    dst.commits += src.commits;
-    dst.user_aborts += src.user_aborts;
-    dst.retried_aborts += src.retried_aborts;
-    dst.errors += src.errors;
-    dst.latency.Merge(src.latency);
-  }
+  for (int t = 0; t < kTxnTypes; ++t) run.by_type[t].Merge(r.by_type[t]);
   if (run.commits_by_node.size() <= r.node) {
     run.commits_by_node.resize(r.node + 1, 0);
   }

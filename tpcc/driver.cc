@@ -51,6 +51,14 @@ WalRunStats SumWalStats(engine::Engine& engine) {
 
 }  // namespace
 
+void TypeResult::Merge(const TypeResult& other) {
+  commits += other.commits;
+  user_aborts += other.user_aborts;
+  retried_aborts += other.retried_aborts;
+  errors += other.errors;
+  latency.Merge(other.latency);
+}
+
 void DeferredDeliveryStats::Merge(const DeferredDeliveryStats& other) {
   queued += other.queued;
   executed += other.executed;
@@ -334,11 +342,8 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   for (int g = 0; g < total_threads; ++g) {
     const ThreadResult& t = results[g];
     for (int type = 0; type < kTxnTypes; ++type) {
-      TypeResult& dst = result.by_type[type];
-      dst.commits += t.by_type[type].commits;
-      dst.user_aborts += t.by_type[type].user_aborts;
-      dst.errors += t.by_type[type].errors;
-      dst.latency.Merge(t.by_type[type].latency);
+      // A thread counts no retried aborts (taken from the engine above).
+      result.by_type[type].Merge(t.by_type[type]);
       result.commit_latency.Merge(t.by_type[type].latency);
     }
     result.deliveries.Merge(t.deliveries);

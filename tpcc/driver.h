@@ -64,6 +64,8 @@ struct TypeResult {
     const double attempts = commits + user_aborts + retried_aborts + errors;
     return attempts == 0 ? 0 : retried_aborts / attempts;
   }
+  // Adds `other`'s counts and latencies (threads', or compute processes').
+  void Merge(const TypeResult& other);
 };
 
 // Deferred Deliveries (tpcc/deferred_delivery.h) during the measured run.

@@ -341,7 +341,11 @@ int Main() {
   if (!(FLAGS_peer_timeout_s > 0) || FLAGS_peer_timeout_s > 3600) {
     ExitWithUsageError("--peer_timeout_s must be > 0 and <= 3600");
   }
-  if (gflags::GetCommandLineFlagInfoOrDie("fabric").current_value != "verbs" &&
+  // Compute processes of a cluster (the fabric flags are parsed below,
+  // once --pool_mb is sized).
+  const bool verbs =
+      gflags::GetCommandLineFlagInfoOrDie("fabric").current_value == "verbs";
+  if (!verbs &&
       !gflags::GetCommandLineFlagInfoOrDie("peer_timeout_s").is_default) {
     ExitWithUsageError(
         "--peer_timeout_s applies to --fabric=verbs only (compute processes "
@@ -376,8 +380,6 @@ int Main() {
   // memory); a given --pool_mb must fit.
   const uint64_t need = PoolBytesNeeded(FLAGS_warehouses, scale);
   // Over verbs the memory nodes' --pool_mb decides (checked once joined).
-  const bool verbs =
-      gflags::GetCommandLineFlagInfoOrDie("fabric").current_value == "verbs";
   const uint64_t memory_nodes = std::max(
       1,
       gflags::GetCommandLineFlagInfoOrDie("memory_nodes").current_value.empty()
@@ -385,12 +387,10 @@ int Main() {
           : std::stoi(gflags::GetCommandLineFlagInfoOrDie("memory_nodes")
                           .current_value));
   const uint64_t need_mb = (need / memory_nodes >> 20) + 1;
-  if (verbs) {
-    // nothing to size here
-  } else if (gflags::GetCommandLineFlagInfoOrDie("pool_mb").is_default) {
+  if (!verbs && gflags::GetCommandLineFlagInfoOrDie("pool_mb").is_default) {
     const uint64_t pool_mb = std::max<uint64_t>(256, need_mb);
     gflags::SetCommandLineOption("pool_mb", std::to_string(pool_mb).c_str());
-  } else {
+  } else if (!verbs) {
     const uint64_t pool_mb = std::stoull(
         gflags::GetCommandLineFlagInfoOrDie("pool_mb").current_value);
     if (pool_mb < need_mb) {
