@@ -58,8 +58,11 @@ DEFINE_string(protocol, "selcc",
               "Coherence protocol: selcc (cached) or sel (no cache)");
 DEFINE_uint32(gcl_size, 1024,
               "Bytes of one GCL (index node, heap page), latch word included");
-DEFINE_uint64(cache_mb, 64,
-              "SELCC: MiB of GCL copies each compute node may cache");
+DEFINE_uint64(cache_mb, 0,
+              "SELCC: MiB of GCL copies each compute node may cache; 0 "
+              "(default): as large as the pool, at most a quarter of the "
+              "memory available split among this process's compute nodes "
+              "(the report prints the size used)");
 DEFINE_uint64(seed, 1, "Seed of the key generators");
 DEFINE_bool(json, false,
             "Print one JSON object per run on stdout (the table goes to "
@@ -411,6 +414,11 @@ int Main() {
     if (!stats.ok()) return fail(stats.status());
     tree_stats = *stats;
   }
+  // What the cache layer uses (auto-sized when --cache_mb=0; SEL: none).
+  const uint64_t cache_mb =
+      *protocol == cc::Protocol::kSelcc
+          ? db.nodes.front().manager->options().cache_bytes >> 20
+          : 0;
   const double tree_mb = (tree_stats.leaves + tree_stats.inner_nodes) *
                          static_cast<double>(FLAGS_gcl_size) / (1 << 20);
   table_out << absl::StrFormat(
@@ -419,7 +427,7 @@ int Main() {
       "load: %.2f s (%.0f inserts/s); tree: height %d, %d leaves, %d inner "
       "nodes, %.1f MiB of GCLs\n",
       FLAGS_protocol, db.nodes.size(), FLAGS_threads, fabric_options->rtt_ns,
-      FLAGS_gcl_size, FLAGS_cache_mb, FLAGS_records, FLAGS_value_bytes,
+      FLAGS_gcl_size, cache_mb, FLAGS_records, FLAGS_value_bytes,
       FLAGS_distribution,
       zipf ? absl::StrFormat("(theta=%.2f)", FLAGS_zipf_theta) : "", load_s,
       FLAGS_records / load_s, tree_stats.height, tree_stats.leaves,
@@ -496,7 +504,7 @@ int Main() {
         .Add("zipf_theta", zipf ? FLAGS_zipf_theta : 0.0)
         .Add("scan_length", static_cast<uint64_t>(FLAGS_scan_length))
         .Add("gcl_size", static_cast<uint64_t>(FLAGS_gcl_size))
-        .Add("cache_mb", FLAGS_cache_mb)
+        .Add("cache_mb", cache_mb)
         .Add("rtt_ns", fabric_options->rtt_ns)
         .Add("message_delivery",
              rdma::MessageDeliveryName(fabric_options->message_delivery))

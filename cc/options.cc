@@ -40,9 +40,11 @@ absl::Status CcOptions::Validate(uint64_t chunk_bytes,
         "chunk size (%d bytes)",
         naming.Setting(kGclSize, gcl_size), chunk_bytes));
   }
-  if (protocol == Protocol::kSelcc && cache_bytes < uint64_t{gcl_size} * 16) {
+  if (protocol == Protocol::kSelcc && cache_bytes != 0 &&
+      cache_bytes < uint64_t{gcl_size} * 16) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s is too small: the cache must hold at least 16 GCLs of %s",
+        "%s is too small: the cache must hold at least 16 GCLs of %s (0: "
+        "sized automatically)",
         naming.Setting(kCacheBytes, cache_bytes),
         naming.Setting(kGclSize, gcl_size)));
   }

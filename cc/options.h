@@ -30,7 +30,11 @@ struct CcOptions {
   // multiple of 64 from 128 to the fabric's chunk size.
   uint32_t gcl_size = 1024;
   // Bytes of GCL copies a compute node may cache (--cache_mb). SELCC only.
-  uint64_t cache_bytes = uint64_t{64} << 20;
+  // 0 (kAutoCacheBytes, the default): as much as the pool, capped by the
+  // memory available (cache_sizing.h); GclManager::Create resolves it, and
+  // the manager's options() then hold the size in use.
+  uint64_t cache_bytes = 0;
+  static constexpr uint64_t kAutoCacheBytes = 0;
   // Message handler threads per compute node. SELCC only.
   int handler_threads = 1;
 

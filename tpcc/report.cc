@@ -88,10 +88,10 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
   out << absl::StrFormat(
       "run: cc=%s protocol=%s warehouses=%d compute_nodes=%d threads=%d/node "
       "mix=%s home_warehouse=%s rtt_ns=%d message_delivery=%s gcl_size=%d "
-      "cache_mb=%d: %.2f s\n",
+      "cache_mb=%d%s: %.2f s\n",
       c.cc, c.protocol, c.warehouses, c.compute_nodes, c.threads_per_node,
       c.mix, c.home_warehouse, c.rtt_ns, c.message_delivery, c.gcl_size,
-      c.cache_mb, r.seconds);
+      c.cache_mb, c.cache_sizing == "auto" ? " (auto)" : "", r.seconds);
   out << absl::StrFormat(
       "wal: %s%s%s%s\n", c.wal ? "on, dir " : "off", c.wal ? c.wal_dir : "",
       c.wal ? (c.wal_early_lock_release ? ", early lock release on"
@@ -221,6 +221,7 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("message_delivery", c.message_delivery)
       .Add("gcl_size", static_cast<uint64_t>(c.gcl_size))
       .Add("cache_mb", c.cache_mb)
+      .Add("cache_sizing", c.cache_sizing)
       .Add("pool_mb", c.pool_mb)
       .Add("seed", c.seed)
       .Add("wal", c.wal ? "on" : "off")
