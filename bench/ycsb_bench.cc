@@ -63,6 +63,10 @@ DEFINE_uint64(cache_mb, 0,
               "(default): as large as the pool, at most a quarter of the "
               "memory available split among this process's compute nodes "
               "(the report prints the size used)");
+DEFINE_string(prefetch, "narrow",
+              "What index searches prefetch: narrow (a leaf's header and the "
+              "entries around where the key is expected) or full (whole "
+              "leaves and tuples: the ablation)");
 DEFINE_uint64(seed, 1, "Seed of the key generators");
 DEFINE_bool(json, false,
             "Print one JSON object per run on stdout (the table goes to "
@@ -324,6 +328,11 @@ int Main() {
   cc_options.protocol = *protocol;
   cc_options.gcl_size = FLAGS_gcl_size;
   cc_options.cache_bytes = FLAGS_cache_mb << 20;
+  auto prefetch = cc::ParsePrefetchScope(FLAGS_prefetch);
+  if (!prefetch.ok()) {
+    ExitWithUsageError(std::string(prefetch.status().message()));
+  }
+  cc_options.prefetch = *prefetch;
   if (absl::Status s = cc_options.Validate(fabric_options->chunk_bytes,
                                            OptionNaming::Flags("CcOptions::"));
       !s.ok()) {
@@ -423,12 +432,13 @@ int Main() {
                          static_cast<double>(FLAGS_gcl_size) / (1 << 20);
   table_out << absl::StrFormat(
       "ycsb_bench: protocol=%s compute_nodes=%d threads/node=%d rtt_ns=%d "
-      "gcl_size=%d cache_mb=%d records=%d value_bytes=%d distribution=%s%s\n"
+      "gcl_size=%d cache_mb=%d prefetch=%s records=%d value_bytes=%d "
+      "distribution=%s%s\n"
       "load: %.2f s (%.0f inserts/s); tree: height %d, %d leaves, %d inner "
       "nodes, %.1f MiB of GCLs\n",
       FLAGS_protocol, db.nodes.size(), FLAGS_threads, fabric_options->rtt_ns,
-      FLAGS_gcl_size, cache_mb, FLAGS_records, FLAGS_value_bytes,
-      FLAGS_distribution,
+      FLAGS_gcl_size, cache_mb, FLAGS_prefetch, FLAGS_records,
+      FLAGS_value_bytes, FLAGS_distribution,
       zipf ? absl::StrFormat("(theta=%.2f)", FLAGS_zipf_theta) : "", load_s,
       FLAGS_records / load_s, tree_stats.height, tree_stats.leaves,
       tree_stats.inner_nodes, tree_mb);
@@ -505,6 +515,7 @@ int Main() {
         .Add("scan_length", static_cast<uint64_t>(FLAGS_scan_length))
         .Add("gcl_size", static_cast<uint64_t>(FLAGS_gcl_size))
         .Add("cache_mb", cache_mb)
+        .Add("prefetch", FLAGS_prefetch)
         .Add("rtt_ns", fabric_options->rtt_ns)
         .Add("message_delivery",
              rdma::MessageDeliveryName(fabric_options->message_delivery))

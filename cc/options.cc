@@ -15,6 +15,17 @@ const char* ProtocolName(Protocol protocol) {
   return protocol == Protocol::kSelcc ? "selcc" : "sel";
 }
 
+absl::StatusOr<PrefetchScope> ParsePrefetchScope(const std::string& name) {
+  if (name == "narrow") return PrefetchScope::kNarrow;
+  if (name == "full") return PrefetchScope::kFull;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--prefetch=%s is not a prefetch scope: use narrow or full", name));
+}
+
+const char* PrefetchScopeName(PrefetchScope scope) {
+  return scope == PrefetchScope::kNarrow ? "narrow" : "full";
+}
+
 namespace {
 
 // Every setting Validate checks, with its flag where binaries have one.

@@ -23,6 +23,24 @@ enum class Protocol {
 absl::StatusOr<Protocol> ParseProtocol(const std::string& name);
 const char* ProtocolName(Protocol protocol);
 
+// How much of a GCL the upper layers ask the prefetch hints
+// (GclManager::PrefetchLines) for before they search or read it.
+enum class PrefetchScope {
+  // The lines they will touch: an index node's header and fences and the
+  // few entries around where the key is expected; a tuple's page header
+  // and its first lines. Cheap on the CPU: each hint is a handful of
+  // prefetch instructions.
+  kNarrow,
+  // Whole index nodes (64 lines of a 4 KiB node) and whole tuples: a
+  // search never waits for a line, but the prefetches queue on the core's
+  // few line-fill buffers (issue 22: 14.7% of a TPC-C profile). For the
+  // ablation.
+  kFull,
+};
+
+absl::StatusOr<PrefetchScope> ParsePrefetchScope(const std::string& name);
+const char* PrefetchScopeName(PrefetchScope scope);
+
 struct CcOptions {
   Protocol protocol = Protocol::kSelcc;
 
@@ -55,6 +73,9 @@ struct CcOptions {
   static constexpr int64_t kInfiniteLease = INT64_MAX;
   bool spin_wait = true;          // readers wait for starved writers (5.3.2)
   bool priority_matching = true;  // only as-urgent readers may invalidate
+
+  // What index/ and storage/ prefetch (--prefetch). Changes no result.
+  PrefetchScope prefetch = PrefetchScope::kNarrow;
 
   // Fault injection for protocol tests: delay before a handler processes
   // an invalidation, and the probability it drops one as if busy.

@@ -30,7 +30,9 @@ T Load(const uint8_t* p) {
 // Starts loading every line of a node's payload past the first (which the
 // cache layer prefetches). For a leaf, which is usually cold: the binary
 // search's probes then wait for one round of misses instead of a chain of
-// four or five dependent ones.
+// four or five dependent ones. The full prefetch scope only
+// (cc::PrefetchScope): the narrow one asks for the probed lines before
+// the latch instead (BLinkTree::PrefetchChild).
 void PrefetchNode(const uint8_t* payload, uint32_t bytes) {
   // Unrolled: a 4 KiB node is 63 prefetches, and the loop's own compare
   // and branch per line cost more than they do.
@@ -127,7 +129,38 @@ BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
       unique_(unique),
       width_(key_width + (unique ? 0 : 8)),
       capacity_(BLinkNode::Capacity(manager.payload_bytes(), width_)),
+      narrow_prefetch_(manager.options().prefetch ==
+                       cc::PrefetchScope::kNarrow),
       root_hint_(root.raw()) {}
+
+BLinkTree::Probe BLinkTree::ChildProbe(const BLinkNode& parent, uint32_t c,
+                                       std::string_view key) const {
+  // The child's fences are the parent's separators c and c + 1 (entry 0
+  // of an inner node is its low fence; the last child's high is the
+  // parent's). An infinite one leaves nothing to interpolate over.
+  const bool last = c + 1 == parent.count();
+  if ((c == 0 && parent.low_is_min()) || (last && parent.high_is_max())) {
+    return Probe{0, 0};
+  }
+  const std::string_view high = last ? parent.high() : parent.key(c + 1);
+  // Assumed full: loads fill nodes in key order and ascending splits keep
+  // the left node full (blink_tree.h), and the read-mostly indexes are
+  // such loads. A node less full is searched from a wrong line: one more
+  // miss, as without the hint.
+  const uint32_t guess =
+      BLinkNode::GuessBetween(key, parent.key(c), high, capacity_);
+  const uint32_t entry = width_ + 8;
+  const uint32_t at = BLinkNode::kHeaderBytes + 2 * width_ + guess * entry;
+  // The guessed entry and one on each side: the gallop's first probes.
+  return Probe{at - (guess > 0 ? entry : 0), 3 * entry};
+}
+
+void BLinkTree::PrefetchChild(GlobalAddress child, const Probe& probe) const {
+  // The header with the fences and the first entry: the search reads the
+  // count and the fences before anything else.
+  manager_.PrefetchLines(child, 0, BLinkNode::kHeaderBytes + 3 * width_ + 8);
+  if (probe.bytes > 0) manager_.PrefetchLines(child, probe.offset, probe.bytes);
+}
 
 absl::Status BLinkTree::CheckKey(std::string_view key) const {
   if (key.size() != key_width_) {
@@ -207,14 +240,20 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::DescendShared(
       return *std::move(g);
     } else {
       if (path != nullptr) path->Record(n.level(), at);
-      at = GlobalAddress::FromRaw(n.value(
-          rule == Descent::kHolds ? n.ChildFor(key) : n.ChildBefore(key)));
+      const uint32_t c =
+          rule == Descent::kHolds ? n.ChildFor(key) : n.ChildBefore(key);
+      at = GlobalAddress::FromRaw(n.value(c));
+      if (n.level() == 1 && narrow_prefetch_) {
+        PrefetchChild(at, ChildProbe(n, c, key));
+      }
     }
     // Take the next latch before giving up this one (coupling).
     const bool to_leaf = n.level() == 1 && !move_right;
     auto next = manager_.SLock(ctx, at, lock);
     if (!next.ok()) return next.status();
-    if (to_leaf) PrefetchNode(next->data(), manager_.payload_bytes());
+    if (to_leaf && !narrow_prefetch_) {
+      PrefetchNode(next->data(), manager_.payload_bytes());
+    }
     *g = *std::move(next);
   }
 }
@@ -232,9 +271,13 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
       if (absl::Status st = s->Unlock(); !st.ok()) return st;
       x = manager_.XLock(ctx, leaf);
     } else {
-      leaf = GlobalAddress::FromRaw(n.value(n.ChildFor(key)));
+      const uint32_t c = n.ChildFor(key);
+      leaf = GlobalAddress::FromRaw(n.value(c));
+      if (narrow_prefetch_) PrefetchChild(leaf, ChildProbe(n, c, key));
       x = manager_.XLock(ctx, leaf);
-      if (x.ok()) PrefetchNode(x->data(), manager_.payload_bytes());
+      if (x.ok() && !narrow_prefetch_) {
+        PrefetchNode(x->data(), manager_.payload_bytes());
+      }
       if (absl::Status st = s->Unlock(); !st.ok()) return st;
     }
   }
@@ -301,6 +344,9 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
                                 : CompareKeys(keys[a.index], keys[b.index]) < 0;
   });
   absl::InlinedVector<GlobalAddress, 16> leaves(keys.size());
+  // Narrow prefetch: the bytes of each leaf its search will probe, as far
+  // as the parent tells (ChildProbe).
+  absl::InlinedVector<Probe, 16> probes(narrow_prefetch_ ? keys.size() : 0);
   std::optional<cc::SharedGuard> parent;
   uint32_t child = 0;  // the previous key's child in `parent`
   for (const Ranked& r : ranked) {
@@ -323,13 +369,29 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
     } else {
       child = n.ChildFor(keys[i], child);
       leaves[i] = GlobalAddress::FromRaw(n.value(child));
+      if (narrow_prefetch_) probes[i] = ChildProbe(n, child, keys[i]);
     }
     manager_.PrefetchEntry(leaves[i]);
   }
   if (parent) {
     if (absl::Status s = parent->Unlock(); !s.ok()) return s;
   }
-  // Pass 2: every leaf's latch and header (fences, first entry).
+  // Pass 2: every leaf's latch and header (fences, first entry), and with
+  // the narrow scope the entries its search will probe: then the misses
+  // of the whole batch are in flight together, a few lines per leaf.
+  if (narrow_prefetch_) {
+    for (size_t i = 0; i < keys.size(); ++i)
+      PrefetchChild(leaves[i], probes[i]);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      auto g = LatchLeafShared(ctx, leaves[i], keys[i]);
+      if (!g.ok()) return g.status();
+      const BLinkNode leaf(g->data(), width_);
+      values[i] = leaf.Find(keys[i]);
+      if (reads != nullptr) reads->push_back({g->gcl(), leaf.version()});
+      if (absl::Status s = g->Unlock(); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
   const uint32_t first_entry_end =
       BLinkNode::kHeaderBytes + 2 * width_ + width_ + 8;
   for (GlobalAddress leaf : leaves) {
@@ -369,7 +431,9 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::LatchLeafShared(
     auto next = manager_.SLock(ctx, GlobalAddress::FromRaw(n.right()));
     if (!next.ok()) return next.status();
     *g = *std::move(next);
-    PrefetchNode(g->data(), manager_.payload_bytes());  // not prefetched
+    if (!narrow_prefetch_) {
+      PrefetchNode(g->data(), manager_.payload_bytes());  // not prefetched
+    }
   }
 }
 

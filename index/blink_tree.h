@@ -79,6 +79,8 @@
 
 namespace strand::index {
 
+class BLinkNode;
+
 struct BLinkTreeOptions {
   uint16_t key_width = 8;  // bytes of a user key, 1 to kMaxKeyWidth
   bool unique = true;
@@ -337,12 +339,28 @@ class BLinkTree {
                                                      int* level,
                                                      cc::LockOptions lock = {});
 
+  // Bytes of a node a search for a key is expected to probe (beyond the
+  // header), from its parent; bytes == 0: no estimate.
+  struct Probe {
+    uint32_t offset = 0;
+    uint32_t bytes = 0;
+  };
+  // For child `c` of the latched inner node `parent`, searched for `key`.
+  Probe ChildProbe(const BLinkNode& parent, uint32_t c,
+                   std::string_view key) const;
+  // Narrow prefetch of a node about to be latched and searched: its header
+  // (count, fences) and `probe`.
+  void PrefetchChild(rdma::GlobalAddress child, const Probe& probe) const;
+
   cc::GclManager& manager_;
   const rdma::GlobalAddress anchor_;
   const uint16_t key_width_;  // user key bytes
   const bool unique_;
   const uint32_t width_;  // internal key bytes (key_width_ + 8 if !unique_)
   const uint32_t capacity_;
+  // cc::PrefetchScope::kNarrow: leaves get only their probed lines
+  // prefetched (ChildProbe), before their latch; else all of them after.
+  const bool narrow_prefetch_;
   std::atomic<uint64_t> root_hint_;  // raw GlobalAddress of a recent root
 };
 

@@ -53,7 +53,9 @@ absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
       leaf = g->gcl();
       if (absl::Status s = g->Unlock(); !s.ok()) return s;
     } else {
-      leaf = GlobalAddress::FromRaw(n.value(n.ChildFor(key)));
+      const uint32_t c = n.ChildFor(key);
+      leaf = GlobalAddress::FromRaw(n.value(c));
+      if (narrow_prefetch_) PrefetchChild(leaf, ChildProbe(n, c, key));
       parent.emplace(*std::move(g));  // coupling: kept until the leaf's latch
     }
   }

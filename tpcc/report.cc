@@ -103,6 +103,7 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
                                      c.wal_pipeline)
                    : std::string(", every commit waits to be durable"))
             : std::string());
+  out << absl::StrFormat("cpu path switches: prefetch=%s\n", c.prefetch);
   out << absl::StrFormat(
       "throughput: %.0f txn/s committed, tpmC %.0f (New-Orders per minute), "
       "abort rate %.2f%% (retried conflict/validation aborts / attempts)\n",
@@ -222,6 +223,7 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("gcl_size", static_cast<uint64_t>(c.gcl_size))
       .Add("cache_mb", c.cache_mb)
       .Add("cache_sizing", c.cache_sizing)
+      .Add("prefetch", c.prefetch)
       .Add("pool_mb", c.pool_mb)
       .Add("seed", c.seed)
       .Add("wal", c.wal ? "on" : "off")

@@ -31,6 +31,7 @@ struct RunConfig {
   uint32_t gcl_size = 0;
   uint64_t cache_mb = 0;              // per compute node, as used; 0: SEL
   std::string cache_sizing = "flag";  // "auto" (--cache_mb=0) or "flag"
+  std::string prefetch = "narrow";    // --prefetch
   uint64_t pool_mb = 0;
   uint64_t seed = 0;
   Scale scale;

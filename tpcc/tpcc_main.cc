@@ -63,6 +63,11 @@ DEFINE_uint64(cache_mb, 0,
               "ITEM, with room for the rows the run inserts, at most a "
               "quarter of the memory available split among the compute "
               "nodes of this process; the report prints the size used");
+DEFINE_string(prefetch, "narrow",
+              "What index searches and tuple reads prefetch: narrow (an "
+              "index leaf's header and the entries around where the key is "
+              "expected, a tuple's first line) or full (whole leaves and "
+              "whole tuples: the ablation)");
 DEFINE_string(mix, "standard",
               "Transaction mix: standard (45/43/4/4/4), one type (new_order, "
               "payment, order_status, delivery, stock_level) or 5 weights "
@@ -345,6 +350,10 @@ int Main() {
   const HomeWarehouse home_warehouse = FLAGS_home_warehouse == "thread"
                                            ? HomeWarehouse::kPerThread
                                            : HomeWarehouse::kRandom;
+  auto prefetch = cc::ParsePrefetchScope(FLAGS_prefetch);
+  if (!prefetch.ok()) {
+    ExitWithUsageError(std::string(prefetch.status().message()));
+  }
   auto mix = Mix::Parse(FLAGS_mix);
   if (!mix.ok()) ExitWithUsageError(std::string(mix.status().message()));
   if (FLAGS_remote_neworder > 1) {
@@ -529,6 +538,7 @@ int Main() {
   options.fabric = *fabric;
   options.cc.protocol = *protocol;
   options.cc.gcl_size = FLAGS_gcl_size;
+  options.cc.prefetch = *prefetch;
   // Compute nodes in this process: all of them on loopback, one per
   // process over verbs.
   const int local_nodes = verbs ? 1 : fabric->compute_nodes;
@@ -587,6 +597,7 @@ int Main() {
   config.cache_mb =
       *protocol == cc::Protocol::kSelcc ? options.cc.cache_bytes >> 20 : 0;
   config.cache_sizing = auto_cache ? "auto" : "flag";
+  config.prefetch = cc::PrefetchScopeName(*prefetch);
   config.pool_mb = deployed.memory_node_bytes() >> 20;
   config.seed = FLAGS_seed;
   config.scale = scale;
