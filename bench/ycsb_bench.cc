@@ -67,6 +67,10 @@ DEFINE_string(prefetch, "narrow",
               "What index searches prefetch: narrow (a leaf's header and the "
               "entries around where the key is expected) or full (whole "
               "leaves and tuples: the ablation)");
+DEFINE_bool(index_leaf_hint, true,
+            "Inserts latch the leaf the thread last changed for the key's "
+            "prefix when its fences cover the key, instead of descending; "
+            "false: always descend (the ablation)");
 DEFINE_uint64(seed, 1, "Seed of the key generators");
 DEFINE_bool(json, false,
             "Print one JSON object per run on stdout (the table goes to "
@@ -379,7 +383,8 @@ int Main() {
     for (Node& n : db.nodes) {
       auto c = n.manager->NewThreadContext();
       if (!c.ok()) return fail(c.status());
-      auto tree = BLinkTree::Open(*n.manager, **c, *anchor);
+      auto tree = BLinkTree::Open(*n.manager, **c, *anchor,
+                                  {.leaf_hint = FLAGS_index_leaf_hint});
       if (!tree.ok()) return fail(tree.status());
       n.tree = *std::move(tree);
       if (db.schema) {
@@ -516,6 +521,7 @@ int Main() {
         .Add("gcl_size", static_cast<uint64_t>(FLAGS_gcl_size))
         .Add("cache_mb", cache_mb)
         .Add("prefetch", FLAGS_prefetch)
+        .Add("index_leaf_hint", FLAGS_index_leaf_hint)
         .Add("rtt_ns", fabric_options->rtt_ns)
         .Add("message_delivery",
              rdma::MessageDeliveryName(fabric_options->message_delivery))

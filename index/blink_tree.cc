@@ -1,10 +1,12 @@
 #include "index/blink_tree.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <optional>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
 #include "index/blink_node.h"
 #include "index/key_codec.h"
@@ -41,6 +43,19 @@ void PrefetchNode(const uint8_t* payload, uint32_t bytes) {
     __builtin_prefetch(payload + offset);
   }
 }
+
+// The rightmost-leaf shortcut's memory (BLinkTreeTuning::leaf_hint): per
+// thread, direct-mapped by (tree, key prefix). A slot lost to another
+// (tree, prefix) only costs that key a descent.
+struct LeafHintSlot {
+  uint64_t tree = 0;  // BLinkTree::id_; 0: empty
+  size_t prefix = 0;  // hash of (tree, key prefix)
+  uint64_t leaf = 0;  // raw GlobalAddress
+};
+constexpr size_t kLeafHintSlots = 256;  // 6 KiB per thread
+thread_local std::array<LeafHintSlot, kLeafHintSlots> leaf_hints;
+thread_local LeafHintStats leaf_hint_stats;
+std::atomic<uint64_t> next_tree_id{1};
 
 absl::Status Corrupt(GlobalAddress gcl, const char* what) {
   return absl::DataLossError(
@@ -107,7 +122,8 @@ absl::StatusOr<GlobalAddress> BLinkTree::Create(
 }
 
 absl::StatusOr<std::unique_ptr<BLinkTree>> BLinkTree::Open(
-    cc::GclManager& manager, cc::ThreadContext& ctx, GlobalAddress anchor) {
+    cc::GclManager& manager, cc::ThreadContext& ctx, GlobalAddress anchor,
+    const BLinkTreeTuning& tuning) {
   auto g = manager.SLock(ctx, anchor);
   if (!g.ok()) return g.status();
   const uint8_t* p = g->data();
@@ -118,11 +134,18 @@ absl::StatusOr<std::unique_ptr<BLinkTree>> BLinkTree::Open(
   return std::unique_ptr<BLinkTree>(new BLinkTree(
       manager, anchor, Load<uint16_t>(p + 4),
       (Load<uint16_t>(p + 6) & kAnchorUnique) != 0,
-      GlobalAddress::FromRaw(Load<uint64_t>(p + kAnchorRootOffset))));
+      GlobalAddress::FromRaw(Load<uint64_t>(p + kAnchorRootOffset)), tuning));
+}
+
+LeafHintStats BLinkTree::ThreadLeafHintStats() { return leaf_hint_stats; }
+
+void BLinkTree::CountLeafHint(bool hit) {
+  ++(hit ? leaf_hint_stats.hits : leaf_hint_stats.misses);
 }
 
 BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
-                     uint16_t key_width, bool unique, GlobalAddress root)
+                     uint16_t key_width, bool unique, GlobalAddress root,
+                     const BLinkTreeTuning& tuning)
     : manager_(manager),
       anchor_(anchor),
       key_width_(key_width),
@@ -131,7 +154,47 @@ BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
       capacity_(BLinkNode::Capacity(manager.payload_bytes(), width_)),
       narrow_prefetch_(manager.options().prefetch ==
                        cc::PrefetchScope::kNarrow),
+      leaf_hint_(tuning.leaf_hint),
+      hint_prefix_(key_width - std::min<uint32_t>(4, key_width / 2)),
+      id_(next_tree_id.fetch_add(1, std::memory_order_relaxed)),
       root_hint_(root.raw()) {}
+
+GlobalAddress BLinkTree::HintedLeaf(std::string_view key) const {
+  const size_t prefix = absl::HashOf(id_, key.substr(0, hint_prefix_));
+  const LeafHintSlot& slot = leaf_hints[prefix % kLeafHintSlots];
+  if (slot.tree != id_ || slot.prefix != prefix) return GlobalAddress();
+  return GlobalAddress::FromRaw(slot.leaf);
+}
+
+void BLinkTree::RememberLeaf(std::string_view key, GlobalAddress leaf) const {
+  const size_t prefix = absl::HashOf(id_, key.substr(0, hint_prefix_));
+  leaf_hints[prefix % kLeafHintSlots] = {id_, prefix, leaf.raw()};
+}
+
+bool BLinkTree::Covers(const uint8_t* payload, std::string_view key) const {
+  const BLinkNode n(payload, width_);
+  return n.valid() && n.is_leaf() &&
+         (n.low_is_min() || CompareKeys(key, n.low()) >= 0) && n.BelowHigh(key);
+}
+
+absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LatchHintedLeaf(
+    cc::ThreadContext& ctx, std::string_view key, cc::LockOptions lock) {
+  const GlobalAddress hinted = HintedLeaf(key);
+  if (hinted.is_null()) return cc::ExclusiveGuard();
+  auto x = manager_.XLock(ctx, hinted, lock);
+  if (absl::IsAborted(x.status())) {  // busy under no_wait: descend
+    CountLeafHint(false);
+    return cc::ExclusiveGuard();
+  }
+  if (!x.ok()) return x.status();
+  if (Covers(x->data(), key)) {
+    CountLeafHint(true);
+    return x;
+  }
+  CountLeafHint(false);
+  if (absl::Status s = x->Unlock(); !s.ok()) return s;
+  return cc::ExclusiveGuard();
+}
 
 BLinkTree::Probe BLinkTree::ChildProbe(const BLinkNode& parent, uint32_t c,
                                        std::string_view key) const {
@@ -260,6 +323,13 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::DescendShared(
 
 absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
     cc::ThreadContext& ctx, std::string_view key, Path* path) {
+  if (leaf_hint_) {
+    // No latch is held here, so the hinted leaf may be waited for. A split
+    // after it finds no path and descends to post its separator.
+    auto hinted = LatchHintedLeaf(ctx, key, cc::LockOptions{});
+    if (!hinted.ok()) return hinted.status();
+    if (hinted->owns_lock()) return hinted;
+  }
   auto s = DescendShared(ctx, key, Descent::kHolds, 1, path);
   if (!s.ok()) return s.status();
   GlobalAddress leaf;
@@ -285,7 +355,10 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
   for (;;) {
     const BLinkNode n(x->data(), width_);
     if (!n.valid() || !n.is_leaf()) return Corrupt(x->gcl(), "not a leaf");
-    if (n.BelowHigh(key)) return *std::move(x);
+    if (n.BelowHigh(key)) {
+      if (leaf_hint_) RememberLeaf(key, x->gcl());
+      return *std::move(x);
+    }
     auto next = manager_.XLock(ctx, GlobalAddress::FromRaw(n.right()));
     if (!next.ok()) return next.status();
     *x = *std::move(next);
@@ -613,6 +686,11 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
   const uint32_t used =
       build(n.low(), n.low_is_min(), sep, false, right->raw(), 0, mid);
   std::memcpy(guard.MutableRange(0, used), image.data(), used);
+  if (leaf_hint_ && added && level == 0) {
+    // The half that got the new key is where its run goes on (after an
+    // ascending split, the new right node).
+    RememberLeaf(added->key, pos >= mid ? *right : guard.gcl());
+  }
   // Readers can now reach the right half through the right link; the
   // separator in the parent is only a shortcut, posted after the release.
   if (absl::Status s = guard.Unlock(); !s.ok()) return s;

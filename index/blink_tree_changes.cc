@@ -37,6 +37,26 @@ absl::Status NotALeaf(GlobalAddress gcl) {
 
 absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
     cc::ThreadContext& ctx, std::string_view key, LeafGuards& held) {
+  if (leaf_hint_) {
+    // The leaf this thread last changed for the key's prefix, when it
+    // covers the key (BLinkTreeTuning::leaf_hint): a held one through its
+    // guard (never latched twice), else latched with no_wait like every
+    // leaf here.
+    const GlobalAddress hinted = HintedLeaf(key);
+    if (!hinted.is_null()) {
+      if (auto it = held.find(hinted); it != held.end()) {
+        const bool covers = Covers(it->second.data(), key);
+        CountLeafHint(covers);
+        if (covers) return &it->second;
+      } else {
+        auto x = LatchHintedLeaf(ctx, key, kNoWait);
+        if (!x.ok()) return x.status();
+        if (x->owns_lock()) {
+          return &held.emplace(hinted, *std::move(x)).first->second;
+        }
+      }
+    }
+  }
   GlobalAddress leaf = GlobalAddress::FromRaw(root_hint_.load());
   std::optional<cc::SharedGuard> parent;
   if (!held.contains(leaf)) {
@@ -78,6 +98,7 @@ absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
     const BLinkNode n(at->data(), width_);
     if (!n.valid() || !n.is_leaf()) return NotALeaf(leaf);
     if (n.BelowHigh(key)) {
+      if (leaf_hint_) RememberLeaf(key, leaf);
       if (at != &walking) return at;
       return &held.emplace(leaf, std::move(walking)).first->second;
     }

@@ -103,7 +103,8 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
                                      c.wal_pipeline)
                    : std::string(", every commit waits to be durable"))
             : std::string());
-  out << absl::StrFormat("cpu path switches: prefetch=%s\n", c.prefetch);
+  out << absl::StrFormat("cpu path switches: prefetch=%s index_leaf_hint=%s\n",
+                         c.prefetch, c.index_leaf_hint ? "true" : "false");
   out << absl::StrFormat(
       "throughput: %.0f txn/s committed, tpmC %.0f (New-Orders per minute), "
       "abort rate %.2f%% (retried conflict/validation aborts / attempts)\n",
@@ -224,6 +225,7 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("cache_mb", c.cache_mb)
       .Add("cache_sizing", c.cache_sizing)
       .Add("prefetch", c.prefetch)
+      .Add("index_leaf_hint", c.index_leaf_hint)
       .Add("pool_mb", c.pool_mb)
       .Add("seed", c.seed)
       .Add("wal", c.wal ? "on" : "off")

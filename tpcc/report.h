@@ -32,6 +32,7 @@ struct RunConfig {
   uint64_t cache_mb = 0;              // per compute node, as used; 0: SEL
   std::string cache_sizing = "flag";  // "auto" (--cache_mb=0) or "flag"
   std::string prefetch = "narrow";    // --prefetch
+  bool index_leaf_hint = true;        // --index_leaf_hint
   uint64_t pool_mb = 0;
   uint64_t seed = 0;
   Scale scale;

@@ -68,6 +68,12 @@ DEFINE_string(prefetch, "narrow",
               "index leaf's header and the entries around where the key is "
               "expected, a tuple's first line) or full (whole leaves and "
               "whole tuples: the ablation)");
+DEFINE_bool(index_leaf_hint, true,
+            "Commit-time index inserts (and Insert) latch the leaf the "
+            "thread last changed for the key's prefix (a district's "
+            "ascending orders) when its fences cover the key, instead of "
+            "descending from the root; false: always descend (the "
+            "ablation)");
 DEFINE_string(mix, "standard",
               "Transaction mix: standard (45/43/4/4/4), one type (new_order, "
               "payment, order_status, delivery, stock_level) or 5 weights "
@@ -553,6 +559,7 @@ int Main() {
                 cc::AutoCacheCapBytes(cc::AvailableMemoryBytes(), local_nodes))
           : FLAGS_cache_mb << 20;
   options.algorithm = *algorithm;
+  options.index.leaf_hint = FLAGS_index_leaf_hint;
   options.retry.max_retries = 100000;
   options.mode = *mode;
   options.partitioned.partitions = FLAGS_warehouses;
@@ -598,6 +605,7 @@ int Main() {
       *protocol == cc::Protocol::kSelcc ? options.cc.cache_bytes >> 20 : 0;
   config.cache_sizing = auto_cache ? "auto" : "flag";
   config.prefetch = cc::PrefetchScopeName(*prefetch);
+  config.index_leaf_hint = FLAGS_index_leaf_hint;
   config.pool_mb = deployed.memory_node_bytes() >> 20;
   config.seed = FLAGS_seed;
   config.scale = scale;
