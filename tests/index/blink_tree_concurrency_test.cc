@@ -17,6 +17,7 @@
 #include "index/blink_tree.h"
 #include "index/key_codec.h"
 #include "tests/testing/cc_cluster.h"
+#include "tests/testing/cpu_path.h"
 #include "tests/testing/protocols.h"
 
 namespace strand::index {
@@ -51,7 +52,8 @@ class BLinkTreeConcurrencyTest : public ::testing::TestWithParam<cc::Protocol> {
       for (int t = 0; t < kThreadsPerNode; ++t) {
         threads.emplace_back([&, n, t] {
           auto ctx = *cluster_->manager(n).NewThreadContext();
-          auto tree = *BLinkTree::Open(cluster_->manager(n), *ctx, anchor_);
+          auto tree = *BLinkTree::Open(cluster_->manager(n), *ctx, anchor_,
+                                       testing::TestTreeTuning());
           fn(n, t, *ctx, *tree);
         });
       }
@@ -110,7 +112,8 @@ TEST_P(BLinkTreeConcurrencyTest, OverlappingAndDisjointInsertsFromAllNodes) {
   EXPECT_EQ(winners.size(), kShared);
 
   auto ctx = *cluster_->manager(3).NewThreadContext();
-  auto tree = *BLinkTree::Open(cluster_->manager(3), *ctx, anchor_);
+  auto tree = *BLinkTree::Open(cluster_->manager(3), *ctx, anchor_,
+                               testing::TestTreeTuning());
   auto stats = tree->Verify(*ctx);  // order, fences, right links, parents
   ASSERT_TRUE(stats.ok()) << stats.status();
   const uint64_t total = kDisjoint * kNodes * kThreadsPerNode + kShared;
@@ -211,7 +214,8 @@ TEST_P(BLinkTreeConcurrencyTest, BatchesAndPointInsertsFromAllNodes) {
   EXPECT_EQ(winners.size(), kShared);
 
   auto ctx = *cluster_->manager(2).NewThreadContext();
-  auto tree = *BLinkTree::Open(cluster_->manager(2), *ctx, anchor_);
+  auto tree = *BLinkTree::Open(cluster_->manager(2), *ctx, anchor_,
+                               testing::TestTreeTuning());
   auto stats = tree->Verify(*ctx);
   ASSERT_TRUE(stats.ok()) << stats.status();
   const uint64_t total = 2 * kOwn * kWorkers + kShared;
@@ -241,7 +245,8 @@ TEST_P(BLinkTreeConcurrencyTest, ScansDuringSplitsSeeEveryOlderKeyOnce) {
   constexpr uint64_t kKeys = 4000;
   {
     auto ctx = *cluster_->manager(0).NewThreadContext();
-    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_);
+    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_,
+                                 testing::TestTreeTuning());
     for (uint64_t k = 0; k < kKeys; k += 2) {
       ASSERT_TRUE(tree->Insert(*ctx, Key(k), k).ok());
     }
@@ -276,7 +281,8 @@ TEST_P(BLinkTreeConcurrencyTest, ScansDuringSplitsSeeEveryOlderKeyOnce) {
   });
   EXPECT_GE(scans.load(), 2 * kNodes);
   auto ctx = *cluster_->manager(1).NewThreadContext();
-  auto tree = *BLinkTree::Open(cluster_->manager(1), *ctx, anchor_);
+  auto tree = *BLinkTree::Open(cluster_->manager(1), *ctx, anchor_,
+                               testing::TestTreeTuning());
   auto stats = tree->Verify(*ctx);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->entries, kKeys);
@@ -291,7 +297,8 @@ TEST_P(BLinkTreeConcurrencyTest, LookupBatchesDuringSplitsFindEveryOlderKey) {
   auto value = [](uint64_t k) { return k * 7 + 1; };
   {
     auto ctx = *cluster_->manager(0).NewThreadContext();
-    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_);
+    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_,
+                                 testing::TestTreeTuning());
     for (uint64_t k = 0; k < kKeys; k += 3) {
       ASSERT_TRUE(tree->Insert(*ctx, Key(k), value(k)).ok());
     }
@@ -377,7 +384,8 @@ TEST_P(BLinkTreeConcurrencyTest, LookupBatchesDuringSplitsFindEveryOlderKey) {
 
   // Afterwards, every key, through a batch of all of them on another node.
   auto ctx = *cluster_->manager(3).NewThreadContext();
-  auto tree = *BLinkTree::Open(cluster_->manager(3), *ctx, anchor_);
+  auto tree = *BLinkTree::Open(cluster_->manager(3), *ctx, anchor_,
+                               testing::TestTreeTuning());
   auto stats = tree->Verify(*ctx);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->entries, kKeys);
@@ -397,7 +405,8 @@ TEST_P(BLinkTreeConcurrencyTest,
   constexpr uint64_t kKeys = 3000;
   {
     auto ctx = *cluster_->manager(0).NewThreadContext();
-    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_);
+    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_,
+                                 testing::TestTreeTuning());
     for (uint64_t k = 0; k < kKeys; ++k) {
       ASSERT_TRUE(tree->Insert(*ctx, Key(k), 0).ok());
     }
@@ -416,7 +425,8 @@ TEST_P(BLinkTreeConcurrencyTest,
     }
   });
   auto ctx = *cluster_->manager(2).NewThreadContext();
-  auto tree = *BLinkTree::Open(cluster_->manager(2), *ctx, anchor_);
+  auto tree = *BLinkTree::Open(cluster_->manager(2), *ctx, anchor_,
+                               testing::TestTreeTuning());
   const auto all = FullScan(*ctx, *tree, false);
   ASSERT_EQ(all.size(), kKeys - (kKeys + 2) / 3);
   for (const auto& [k, v] : all) {

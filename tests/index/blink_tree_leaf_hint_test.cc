@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "index/blink_tree.h"
 #include "index/key_codec.h"
 #include "tests/testing/cc_cluster.h"
+#include "tests/testing/cpu_path.h"
 
 namespace strand::index {
 namespace {
@@ -212,6 +214,21 @@ TEST_P(LeafHintTest, StaleHintAfterASplitDescends) {
       EXPECT_EQ(*tree->Lookup(*ctx, Key(1, seq)), seq);
     }
   }
+}
+
+// The test runs' switch (STRAND_TEST_CPU_PATH, tests/testing/cpu_path.h)
+// reaches the clusters and trees the suites build: the ablation runs
+// registered with strand_test_cpu_path_ablation do run the old paths.
+TEST(CpuPathTest, SwitchesFollowTheTestRun) {
+  const char* env = std::getenv("STRAND_TEST_CPU_PATH");
+  const bool ablation = env != nullptr && std::string(env) == "ablation";
+  cc::CcOptions o;
+  o.gcl_size = 256;
+  auto cluster = testing::CcCluster::Create(1, o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EXPECT_EQ((*cluster)->manager(0).options().prefetch,
+            ablation ? cc::PrefetchScope::kFull : cc::PrefetchScope::kNarrow);
+  EXPECT_EQ(testing::TestTreeTuning().leaf_hint, !ablation);
 }
 
 INSTANTIATE_TEST_SUITE_P(
