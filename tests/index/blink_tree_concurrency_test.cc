@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -12,7 +13,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "index/blink_tree.h"
 #include "index/key_codec.h"
@@ -86,7 +86,8 @@ TEST_P(BLinkTreeConcurrencyTest, OverlappingAndDisjointInsertsFromAllNodes) {
   constexpr uint64_t kDisjoint = 1200;  // per thread
   constexpr uint64_t kShared = 600;     // every thread tries each of these
   constexpr uint64_t kSharedBase = 1'000'000;
-  absl::Mutex mu;
+  // std::mutex, not absl::Mutex: TSan sees it (tests/cc/tsan_suppressions.txt).
+  std::mutex mu;
   absl::flat_hash_map<uint64_t, uint64_t> winners;  // shared key -> value
   RunOnAllThreads([&](int n, int t, cc::ThreadContext& ctx, BLinkTree& tree) {
     const uint64_t me = n * kThreadsPerNode + t;
@@ -101,7 +102,7 @@ TEST_P(BLinkTreeConcurrencyTest, OverlappingAndDisjointInsertsFromAllNodes) {
         const uint64_t k = kSharedBase + (i * 7 + me * 13) % kShared;
         absl::Status s = tree.Insert(ctx, Key(k), me);
         if (s.ok()) {
-          absl::MutexLock lock(&mu);
+          std::lock_guard<std::mutex> lock(mu);
           EXPECT_TRUE(winners.emplace(k, me).second) << "two winners for " << k;
         } else {
           ASSERT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << s;
@@ -149,7 +150,7 @@ TEST_P(BLinkTreeConcurrencyTest, BatchesAndPointInsertsFromAllNodes) {
   constexpr uint64_t kShared = 600;  // every thread batch-inserts each
   constexpr uint64_t kSharedBase = 1'000'000;
   constexpr uint64_t kPointBase = 2'000'000;  // per thread, one at a time
-  absl::Mutex mu;
+  std::mutex mu;
   absl::flat_hash_map<uint64_t, uint64_t> winners;  // shared key -> value
   RunOnAllThreads([&](int n, int t, cc::ThreadContext& ctx, BLinkTree& tree) {
     const uint64_t me = n * kThreadsPerNode + t;
@@ -204,7 +205,7 @@ TEST_P(BLinkTreeConcurrencyTest, BatchesAndPointInsertsFromAllNodes) {
       } else {
         ASSERT_EQ(inserted, numbers.size());
       }
-      absl::MutexLock lock(&mu);
+      std::lock_guard<std::mutex> lock(mu);
       for (size_t i = 0; i < inserted; ++i) {
         EXPECT_TRUE(winners.emplace(numbers[i], 1000 + me).second)
             << "two winners for " << numbers[i];
