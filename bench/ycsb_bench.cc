@@ -66,7 +66,7 @@ DEFINE_uint64(cache_mb, 0,
 DEFINE_string(prefetch, "narrow",
               "What index searches prefetch: narrow (a leaf's header and the "
               "entries around where the key is expected) or full (whole "
-              "leaves and tuples: the ablation)");
+              "leaves: the ablation)");
 DEFINE_bool(index_leaf_hint, true,
             "Inserts latch the leaf the thread last changed for the key's "
             "prefix when its fences cover the key, instead of descending; "

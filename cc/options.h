@@ -23,18 +23,18 @@ enum class Protocol {
 absl::StatusOr<Protocol> ParseProtocol(const std::string& name);
 const char* ProtocolName(Protocol protocol);
 
-// How much of a GCL the upper layers ask the prefetch hints
-// (GclManager::PrefetchLines) for before they search or read it.
+// How much of an index node the B-link tree asks the prefetch hints
+// (GclManager::PrefetchLines) for before it searches it. (Tuples are
+// prefetched whole either way: a read copies all of a tuple, and
+// prefetching its first line only measured slower, issue 22.)
 enum class PrefetchScope {
-  // The lines they will touch: an index node's header and fences and the
-  // few entries around where the key is expected; a tuple's page header
-  // and its first lines. Cheap on the CPU: each hint is a handful of
-  // prefetch instructions.
+  // The lines a search will touch: the node's header and fences and the
+  // few entries around where the key is expected. Cheap on the CPU: each
+  // hint is a handful of prefetch instructions.
   kNarrow,
-  // Whole index nodes (64 lines of a 4 KiB node) and whole tuples: a
-  // search never waits for a line, but the prefetches queue on the core's
-  // few line-fill buffers (issue 22: 14.7% of a TPC-C profile). For the
-  // ablation.
+  // Whole nodes (64 lines of a 4 KiB node): a search never waits for a
+  // line, but the prefetches queue on the core's few line-fill buffers
+  // (issue 22: 14.7% of a TPC-C profile). For the ablation.
   kFull,
 };
 
@@ -74,7 +74,7 @@ struct CcOptions {
   bool spin_wait = true;          // readers wait for starved writers (5.3.2)
   bool priority_matching = true;  // only as-urgent readers may invalidate
 
-  // What index/ and storage/ prefetch (--prefetch). Changes no result.
+  // What index/ prefetches (--prefetch). Changes no result.
   PrefetchScope prefetch = PrefetchScope::kNarrow;
 
   // Fault injection for protocol tests: delay before a handler processes

@@ -1,6 +1,5 @@
 #include "storage/heap_table.h"
 
-#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -75,13 +74,9 @@ HeapTable::HeapTable(cc::GclManager& manager, GlobalAddress root,
       table_id_(table_id),
       schema_(std::move(schema)),
       tuple_bytes_(schema_.tuple_bytes()),
-      slots_per_page_(
-          heap_page::SlotsPerPage(manager.payload_bytes(), tuple_bytes_,
-                                  TupleAddress::kMaxSlots, max_rows_per_page)),
-      tuple_prefetch_bytes_(manager.options().prefetch ==
-                                    cc::PrefetchScope::kNarrow
-                                ? std::min(tuple_bytes_, kNarrowTupleBytes)
-                                : tuple_bytes_) {}
+      slots_per_page_(heap_page::SlotsPerPage(
+          manager.payload_bytes(), tuple_bytes_, TupleAddress::kMaxSlots,
+          max_rows_per_page)) {}
 
 uint32_t HeapTable::SlotOffset(uint32_t slot) const {
   return heap_page::SlotOffset(slot, tuple_bytes_);
@@ -92,7 +87,7 @@ void HeapTable::PrefetchTuple(TupleAddress address) const {
   // The page header too: reads check it (IsPageOf) before the tuple's.
   manager_.PrefetchLines(address.gcl(), 0, heap_page::kPageHeaderBytes);
   manager_.PrefetchLines(address.gcl(), SlotOffset(address.slot()),
-                         tuple_prefetch_bytes_);
+                         tuple_bytes_);
 }
 
 absl::StatusOr<GlobalAddress> HeapTable::AddPage(cc::ThreadContext& ctx) {

@@ -142,12 +142,8 @@ class HeapTable {
 
   // GclManager's prefetch hints for the tuple at `address`, for txn/ to
   // batch before reading several tuples: first its page's cache entry,
-  // then (a second pass) the page's latch and the tuple's lines: all of
-  // them with cc::PrefetchScope::kFull, its first kNarrowTupleBytes with
-  // kNarrow (the header and first columns, which a read checks first; the
-  // copy of the rest then streams behind them). Hints only; any address is
-  // safe.
-  static constexpr uint32_t kNarrowTupleBytes = 64;
+  // then (a second pass) the page's latch and the tuple's lines. Hints
+  // only; any address is safe.
   void PrefetchEntry(TupleAddress address) const {
     manager_.PrefetchEntry(address.gcl());
   }
@@ -185,7 +181,6 @@ class HeapTable {
   const Schema schema_;
   const uint32_t tuple_bytes_;
   const uint32_t slots_per_page_;
-  const uint32_t tuple_prefetch_bytes_;  // PrefetchTuple's, by scope
 
   // Each inserting thread's current page and the next slot to hand out in
   // it, by the thread's context. A context that goes leaves its page to

@@ -64,10 +64,10 @@ DEFINE_uint64(cache_mb, 0,
               "quarter of the memory available split among the compute "
               "nodes of this process; the report prints the size used");
 DEFINE_string(prefetch, "narrow",
-              "What index searches and tuple reads prefetch: narrow (an "
-              "index leaf's header and the entries around where the key is "
-              "expected, a tuple's first line) or full (whole leaves and "
-              "whole tuples: the ablation)");
+              "What index searches prefetch: narrow (a leaf's header and "
+              "the entries around where the key is expected) or full (whole "
+              "leaves: the ablation). Tuples are prefetched whole either "
+              "way (a read copies all of it)");
 DEFINE_bool(index_leaf_hint, true,
             "Commit-time index inserts (and Insert) latch the leaf the "
             "thread last changed for the key's prefix (a district's "
