@@ -8,11 +8,16 @@
 //   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --acked_log=/tmp/acked
 //   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --wal_pipeline=0   # no pipelining
 //
-// With --wal=on the load runs unlogged, is saved as a pool image
-// (<wal_dir>/load.img, engine/image.h), and the run continues from that
-// image with every commit logged under <wal_dir>; after a crash,
-// strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir> rebuilds the
-// database (the image records the pool's layout and GCL size).
+// With --wal=on the load runs unlogged, every compute node writes back its
+// cache, the pool is saved as an image (<wal_dir>/load.img, engine/image.h;
+// by compute node 0 in a cluster) and the run goes on with every commit
+// logged under <wal_dir>/node-<id>; after a crash,
+//   strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir> \
+//       --out_image=recovered.img
+// rebuilds the database (the image records the pool's layout and GCL
+// size), and
+//   tpcc --check_image=recovered.img --acked_log=... --warehouses=N
+// checks it.
 
 #include <gflags/gflags.h>
 
@@ -27,11 +32,14 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
+#include "base/json_line.h"
 #include "engine/cluster_board.h"
+#include "engine/image.h"
 #include "engine/session.h"
 #include "partition/partition_map.h"
 #include "rdma/fabric_flags.h"
 #include "rdma/verbs/cluster_config.h"
+#include "tpcc/acked_check.h"
 #include "tpcc/acked_log.h"
 #include "tpcc/cluster_run.h"
 #include "tpcc/consistency.h"
@@ -108,10 +116,12 @@ DEFINE_string(wal, "off",
               "Write-ahead log: off, or on (every committing transaction is "
               "acknowledged only once its redo record is durable in "
               "--wal_dir; the load is unlogged and saved as "
-              "<wal_dir>/load.img first; loopback fabric only)");
+              "<wal_dir>/load.img first, by compute node 0 in a cluster)");
 DEFINE_string(wal_dir, "",
               "Directory of the log (one node-<id>/ per compute node) and of "
-              "the load image; required with --wal=on, must hold no log yet");
+              "the load image; required with --wal=on, must hold no log yet. "
+              "In a cluster each process logs to its own host's directory: "
+              "to recover, gather every node-<id>/ next to load.img");
 DEFINE_bool(wal_early_lock_release, false,
             "With --wal=on: release a committing transaction's latches when "
             "its log record is appended instead of when it is durable (the "
@@ -141,7 +151,8 @@ DEFINE_string(acked_log, "",
               "Append (warehouse, district, order id) of every New-Order to "
               "this file when it is acknowledged (its call returned OK, or "
               "with --wal_pipeline its commit became durable), one 16-byte "
-              "record per write(2) (tpcc/acked_log.h); for crash tests");
+              "record per write(2) (tpcc/acked_log.h); for crash tests. "
+              "Over verbs each compute process writes <file>.node-<id>");
 DEFINE_string(delivery_results, "",
               "Append one line per executed deferred Delivery to this file: "
               "when it was queued and completed, warehouse, carrier, and per "
@@ -154,6 +165,13 @@ DEFINE_double(peer_timeout_s, 10,
               "Verbs: a compute process whose heartbeat on the cluster board "
               "stops for this long is reported (by node id and address) and "
               "every other compute process stops with exit status 1");
+DEFINE_string(check_image, "",
+              "Instead of loading and running: open this pool image (a "
+              "recovered one: strand_recover --out_image), check the "
+              "consistency conditions 1-12 and, with --acked_log=FILE, that "
+              "every New-Order acknowledged in FILE and FILE.node-<id> is "
+              "there whole. --warehouses, --items and --customers must be the "
+              "run's. Exit status 0 when everything holds, 1 when not");
 DEFINE_bool(json, false,
             "Print one JSON object on stdout (the human report goes to "
             "stderr)");
@@ -260,6 +278,117 @@ absl::StatusOr<std::unique_ptr<TpccDatabase>> OpenDatabase(
                                  TpccDatabase::TablesAt::kOpen);
   if (!db.ok()) return give_up(db.status());
   return db;
+}
+
+// The acknowledged-New-Order files of a run: `path` itself and, from a
+// cluster's processes, every <path>.node-<id> next to it.
+std::vector<std::string> AckedLogFiles(const std::string& path) {
+  std::vector<std::string> files;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path, ec)) files.push_back(path);
+  const fs::path dir = fs::path(path).parent_path().empty()
+                           ? fs::path(".")
+                           : fs::path(path).parent_path();
+  const std::string prefix = fs::path(path).filename().string() + ".node-";
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().starts_with(prefix)) {
+      files.push_back(entry.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// tpcc --check_image: opens the image on the loopback fabric with the
+// layout its header records, and checks it. Returns the exit status.
+int CheckImage(const Scale& scale) {
+  if (gflags::GetCommandLineFlagInfoOrDie("fabric").current_value == "verbs" ||
+      FLAGS_wal != "off") {
+    ExitWithUsageError(
+        "--check_image opens the image in this process: drop --fabric and "
+        "--wal");
+  }
+  auto header = engine::ReadImageHeader(FLAGS_check_image);
+  if (!header.ok()) {
+    ExitWithUsageError("--check_image: " +
+                       std::string(header.status().message()));
+  }
+  if (header->gcl_size == 0) {
+    ExitWithUsageError(
+        "--check_image: a format 1 image, without its GCL "
+        "size: recover it again with this strand_recover");
+  }
+  std::vector<AckedNewOrder> acked;
+  if (!FLAGS_acked_log.empty()) {
+    const std::vector<std::string> files = AckedLogFiles(FLAGS_acked_log);
+    if (files.empty()) {
+      ExitWithUsageError(
+          absl::StrFormat("--acked_log=%s: no such file, nor %s.node-<id>",
+                          FLAGS_acked_log, FLAGS_acked_log));
+    }
+    for (const std::string& file : files) {
+      auto contents = ReadAckedLog(file);
+      if (!contents.ok()) {
+        ExitWithUsageError(std::string(contents.status().message()));
+      }
+      acked.insert(acked.end(), contents->records.begin(),
+                   contents->records.end());
+    }
+  }
+  engine::EngineOptions options;
+  options.fabric.memory_nodes = static_cast<int>(header->memory_nodes);
+  options.fabric.compute_nodes = 1;
+  options.fabric.pool_bytes = header->region_bytes;
+  options.fabric.chunk_bytes = header->chunk_bytes;
+  options.fabric.populate_memory = rdma::PopulateMode::kOnFirstTouch;
+  options.cc.gcl_size = header->gcl_size;
+  options.image_path = FLAGS_check_image;
+  auto db = TpccDatabase::Open(options, scale, FLAGS_seed,
+                               TpccDatabase::TablesAt::kOpen);
+  if (!db.ok()) {
+    std::cerr << "tpcc: " << db.status().message() << "\n";
+    return 1;
+  }
+  engine::Engine& engine = (*db)->engine();
+  auto checker = AckedNewOrderChecker::Register(engine, (*db)->tables());
+  if (!checker.ok()) {
+    std::cerr << "tpcc: " << checker.status().message() << "\n";
+    return 1;
+  }
+  auto consistency = CheckConsistency(engine, FLAGS_warehouses, scale);
+  if (!consistency.ok()) {
+    std::cerr << "tpcc: " << consistency.status().message() << "\n";
+    return 1;
+  }
+  auto found = checker->Check(engine, acked);
+  if (!found.ok()) {
+    std::cerr << "tpcc: " << found.status().message() << "\n";
+    return 1;
+  }
+  std::ostream& human = FLAGS_json ? std::cerr : std::cout;
+  human << "consistency (clause 3.3.2, conditions 1-12) of "
+        << FLAGS_check_image << ": "
+        << (consistency->ok() ? "ok" : consistency->ToString()) << "\n";
+  if (!FLAGS_acked_log.empty()) {
+    human << absl::StrFormat(
+        "acknowledged New-Orders: %d checked, %d missing or incomplete\n",
+        found->checked, found->lost);
+    for (const std::string& example : found->examples) {
+      human << "  lost: " << example << "\n";
+    }
+  }
+  if (FLAGS_json) {
+    JsonLine j;
+    j.Add("bench", "tpcc_check")
+        .Add("image", FLAGS_check_image)
+        .Add("warehouses", FLAGS_warehouses)
+        .Add("consistency_ok", consistency->ok())
+        .Add("acked_checked", found->checked)
+        .Add("acked_lost", found->lost);
+    std::cout << j.str() << std::endl;
+  }
+  return consistency->ok() && found->ok() ? 0 : 1;
 }
 
 // A compute process other than node 0, once it ran and published its
@@ -373,6 +502,7 @@ int Main() {
   Scale scale;
   scale.items = FLAGS_items;
   scale.customers = FLAGS_customers;
+  if (!FLAGS_check_image.empty()) return CheckImage(scale);
 
   // Size the pool: by default large enough for the chosen warehouses plus
   // room for the run (committed in full by the default
@@ -408,26 +538,32 @@ int Main() {
   }
   const bool wal = FLAGS_wal == "on";
   const std::string image_path = FLAGS_wal_dir + "/load.img";
+  // Compute nodes of the whole deployment: over verbs, the cluster file's.
+  int deployment_nodes = fabric->compute_nodes;
+  if (verbs) {
+    auto cluster = rdma::verbs::ClusterConfig::Load(fabric->cluster_file);
+    if (!cluster.ok()) {
+      ExitWithUsageError(std::string(cluster.status().message()));
+    }
+    deployment_nodes = static_cast<int>(cluster->compute_nodes.size());
+  }
   if (wal) {
     if (FLAGS_wal_dir.empty()) {
       ExitWithUsageError("--wal=on needs --wal_dir=DIR (where the log goes)");
     }
-    if (fabric->kind != rdma::FabricKind::kLoopback) {
-      ExitWithUsageError(
-          "--wal=on needs --fabric=loopback: the load is saved as a pool "
-          "image, which only the loopback fabric can write");
+    if (FLAGS_wal_early_lock_release && deployment_nodes > 1) {
+      ExitWithUsageError(absl::StrFormat(
+          "--wal_early_lock_release is safe with one compute node only, and "
+          "this deployment has %d: drop it",
+          deployment_nodes));
     }
-    if (FLAGS_wal_early_lock_release && fabric->compute_nodes > 1) {
-      ExitWithUsageError(
-          "--wal_early_lock_release is safe with one compute node only: use "
-          "--compute_nodes=1 or drop it");
-    }
-    if (FLAGS_wal_pipeline > 0 && fabric->compute_nodes > 1) {
-      ExitWithUsageError(
+    if (FLAGS_wal_pipeline > 0 && deployment_nodes > 1) {
+      ExitWithUsageError(absl::StrFormat(
           "--wal_pipeline > 0 needs early lock release, which is safe with "
           "one compute node only (another node could make a dependent "
-          "commit durable first, txn/concurrency_control.h): use "
-          "--compute_nodes=1 or --wal_pipeline=0");
+          "commit durable first, txn/concurrency_control.h), and this "
+          "deployment has %d: use --wal_pipeline=0",
+          deployment_nodes));
     }
     if (FLAGS_wal_pipeline < -1 || FLAGS_wal_pipeline > 100000) {
       ExitWithUsageError("--wal_pipeline must be from -1 to 100000");
@@ -466,14 +602,18 @@ int Main() {
       !wal ? 0
       : FLAGS_wal_pipeline >= 0
           ? FLAGS_wal_pipeline
-          : (fabric->compute_nodes == 1
+          : (deployment_nodes == 1
                  ? static_cast<int>(engine::Session::kDefaultMaxUnacknowledged)
                  : 0);
   const bool early_lock_release =
       FLAGS_wal_early_lock_release || wal_pipeline > 0;
   std::unique_ptr<AckedLogWriter> acked_log;
   if (!FLAGS_acked_log.empty()) {
-    auto writer = AckedLogWriter::Open(FLAGS_acked_log);
+    // Processes of a cluster may share a file system (one host, or NFS).
+    const std::string path =
+        verbs ? absl::StrCat(FLAGS_acked_log, ".node-", fabric->node_id)
+              : FLAGS_acked_log;
+    auto writer = AckedLogWriter::Open(path);
     if (!writer.ok()) {
       ExitWithUsageError("--acked_log: " +
                          std::string(writer.status().message()));
@@ -579,44 +719,59 @@ int Main() {
                          load->pool_bytes_used);
   }
   if (wal) {
-    // Image the loaded pool (written under a temporary name, so a complete
-    // load.img is a usable one), then continue from it with the log on.
+    // Image the loaded pool, then go on from it with the log on: recovery
+    // replays the logs over this image. Every compute node writes back its
+    // cache first (in a cluster, every process: the image is read from the
+    // memory nodes), so the image holds the whole load.
     const absl::Time image_start = absl::Now();
-    const std::string tmp = image_path + ".tmp";
-    auto image = (*db)->engine().SaveImage(tmp);
-    if (!image.ok()) {
-      std::cerr << "tpcc: " << image.status().message() << "\n";
-      return 1;
+    engine::Engine& engine = (*db)->engine();
+    if (absl::Status s = engine.WriteBackCaches(); !s.ok()) {
+      return member.Fail(s.message());
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, image_path, ec);
-    if (ec) {
-      std::cerr << "tpcc: rename " << tmp << ": " << ec.message() << "\n";
-      return 1;
+    if (member.board != nullptr) {
+      if (absl::Status s = member.board->Arrive(kWrittenBack); !s.ok()) {
+        return member.Fail(s.message());
+      }
     }
-    db->reset();
-    human << absl::StrFormat("wal: load image %s, %.1f MiB in %.2f s\n",
-                             image_path, image->bytes / 1048576.0,
-                             absl::ToDoubleSeconds(absl::Now() - image_start));
-    options.image_path = image_path;
-    options.wal.dir = FLAGS_wal_dir;
-    options.wal.early_lock_release = early_lock_release;
-    options.wal.group_commit_window = absl::Microseconds(
-        FLAGS_wal_group_commit_us >= 0 ? FLAGS_wal_group_commit_us
-        : wal_pipeline > 0             ? 1000
-                                       : 0);
-    db = TpccDatabase::Open(options, scale, FLAGS_seed,
-                            TpccDatabase::TablesAt::kOpen);
-    if (!db.ok()) {
-      std::cerr << "tpcc: reopening the load image with the log on: "
-                << db.status().message() << "\n";
-      return 1;
+    if (member.leads()) {
+      if (member.board != nullptr) {
+        if (absl::Status s = member.board->WaitForAll(kWrittenBack); !s.ok()) {
+          return member.Fail(s.message());
+        }
+      }
+      auto image =
+          engine::WriteImage(engine.fabric(), image_path, FLAGS_gcl_size);
+      if (!image.ok()) return member.Fail(image.status().message());
+      human << absl::StrFormat(
+          "wal: load image %s, %.1f MiB in %.2f s\n", image_path,
+          image->bytes / 1048576.0,
+          absl::ToDoubleSeconds(absl::Now() - image_start));
+      if (member.board != nullptr) {
+        if (absl::Status s = member.board->Arrive(kImaged); !s.ok()) {
+          return member.Fail(s.message());
+        }
+      }
+    } else if (absl::Status s = member.board->WaitFor(0, kImaged); !s.ok()) {
+      return member.Fail(s.message());
+    }
+    engine::WalOptions log;
+    log.dir = FLAGS_wal_dir;
+    log.early_lock_release = early_lock_release;
+    log.group_commit_window = absl::Microseconds(FLAGS_wal_group_commit_us >= 0
+                                                     ? FLAGS_wal_group_commit_us
+                                                 : wal_pipeline > 0 ? 1000
+                                                                    : 0);
+    if (absl::Status s = engine.StartLogging(log); !s.ok()) {
+      return member.Fail(s.message());
     }
     human << absl::StrFormat(
         "wal: on, dir %s, io direct, early_lock_release %s, pipeline %d; "
-        "after a crash: strand_recover --image=%s --wal_dir=%s\n",
+        "after a crash: strand_recover --image=%s --wal_dir=%s%s\n",
         FLAGS_wal_dir, early_lock_release ? "on" : "off", wal_pipeline,
-        image_path, FLAGS_wal_dir);
+        image_path, FLAGS_wal_dir,
+        member.board != nullptr
+            ? " (with every compute node's node-<id>/ gathered there)"
+            : "");
   }
 
   // The loopback fabric commits its memory on a thread of its own while the
