@@ -700,13 +700,6 @@ int Main() {
     if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
       load->pool_bytes_used = *used;
     }
-    human << absl::StrFormat(
-        "cluster: compute node %d loaded its share of the warehouses; all %d "
-        "compute processes are loaded, measuring starts at unix time %.3f "
-        "(after %.1f s of warm-up)\n",
-        member.self, member.processes,
-        absl::ToUnixMillis(absl::Now()) / 1e3 + FLAGS_warmup_s, FLAGS_warmup_s);
-    human << std::flush;  // the launcher watches for this line
   }
   PrintLoad(human, config, *load);
   if (FLAGS_memory_breakdown && member.leads()) {
@@ -772,6 +765,16 @@ int Main() {
         member.board != nullptr
             ? " (with every compute node's node-<id>/ gathered there)"
             : "");
+  }
+
+  if (member.board != nullptr) {
+    human << absl::StrFormat(
+        "cluster: compute node %d loaded its share of the warehouses; all %d "
+        "compute processes are loaded%s, measuring starts at unix time %.3f "
+        "(after %.1f s of warm-up)\n",
+        member.self, member.processes, wal ? " and logging" : "",
+        absl::ToUnixMillis(absl::Now()) / 1e3 + FLAGS_warmup_s, FLAGS_warmup_s);
+    human << std::flush;  // the launcher watches for this line
   }
 
   // The loopback fabric commits its memory on a thread of its own while the
