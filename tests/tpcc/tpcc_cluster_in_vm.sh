@@ -10,7 +10,9 @@
 #  4. with the WAL on, both compute processes killed mid-run: the load
 #     image (node 0, read over RDMA) and the two processes' logs recover
 #     a database that keeps conditions 1-12 and every New-Order either
-#     process acknowledged (strand_recover, then tpcc --check_image).
+#     process acknowledged (strand_recover, then tpcc --check_image);
+#  5. the memory node killed mid-run: the launcher names it, and every
+#     process is gone within the bounded wait.
 # Usage: tests/tpcc/tpcc_cluster_in_vm.sh BUILD_DIR [ADDRESS]
 set -uo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -145,6 +147,41 @@ check "wal: acknowledged orders were checked" python3 -c '
 import json, sys
 line = [l for l in sys.argv[1].splitlines() if l.startswith("{")][-1]
 sys.exit(0 if json.loads(line)["acked_checked"] > 0 else 1)' "$verdict"
+
+echo "=== [tpcc cluster] the memory node killed mid-run"
+"$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
+  --pool_mb=1024 --results="$work/memkill" --timeout_s=600 --grace_s=20 -- \
+  "${small[@]}" --duration_s=120 --peer_timeout_s=30 &
+launcher=$!
+until grep -qs "measuring starts" "$work"/memkill/compute-0.*; do
+  kill -0 $launcher 2>/dev/null || break
+  sleep 0.5
+done
+sleep 2
+pkill -KILL -f -- "strand_memnode --cluster=$work/cluster.txt"
+killed_at=$SECONDS
+wait $launcher
+status=$?
+waited=$((SECONDS - killed_at))
+echo "(launcher exited $status, ${waited}s after the kill)"
+cat "$work/memkill/launch.txt"
+for n in 0 1; do
+  echo "--- compute-$n.err (tail)"
+  tail -4 "$work/memkill/compute-$n.err"
+done
+check "memory node killed: launcher exit status non-zero" [ $status != 0 ]
+check "memory node killed: launcher named it" \
+  grep -q "memory node 0 ($addr:7000) died during the run" \
+  "$work/memkill/launch.txt"
+compute_left() {  # [t]: the pattern must not match pgrep's own caller
+  pgrep -f -- "[t]pcc --fabric=verbs --cluster=$work/cluster.txt" >/dev/null
+}
+check "memory node killed: no compute process left" eval '! compute_left'
+for n in 0 1; do
+  check "memory node killed: compute node $n named it" \
+    grep -q "memory node 0 ($addr:7000)" "$work/memkill/compute-$n.err"
+done
+check "memory node killed: within the bounded wait (< 60 s)" [ $waited -lt 60 ]
 
 [ $failed = 0 ] && echo "tpcc cluster: PASS" || echo "tpcc cluster: FAIL"
 exit $failed
