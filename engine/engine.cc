@@ -33,6 +33,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
                                     options.algorithm);
     if (!node.ok()) return node.status();
     engine->nodes_[id] = *std::move(node);
+    engine->nodes_[id]->SetValidateIndexReads(options.validate_index_reads);
     if (engine->first_node_ == nullptr) {
       engine->first_node_ = engine->nodes_[id].get();
     }

@@ -65,6 +65,9 @@ struct EngineOptions {
   rdma::FabricOptions fabric;
   cc::CcOptions cc;
   txn::CcAlgorithm algorithm = txn::CcAlgorithm::kTwoPhaseLocking;
+  // txn::Database::validate_index_reads: serializable scans and lookups.
+  // Turn off only to measure their cost (phantoms become possible).
+  bool validate_index_reads = true;
   RetryPolicy retry;
   WalOptions wal;
   // Recovery (engine/recovery.h). `image_path`: restore every memory node

@@ -223,6 +223,7 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("cache_mb", c.cache_mb)
       .Add("pool_mb", c.pool_mb)
       .Add("seed", c.seed)
+      .Add("validate_index_reads", c.validate_index_reads)
       .Add("wal", c.wal ? "on" : "off")
       .Add("wal_dir", c.wal_dir)
       .Add("wal_early_lock_release", c.wal_early_lock_release)

@@ -33,7 +33,8 @@ struct RunConfig {
   uint64_t pool_mb = 0;
   uint64_t seed = 0;
   Scale scale;
-  bool wal = false;  // --wal=on
+  bool validate_index_reads = true;  // --validate_index_reads
+  bool wal = false;                  // --wal=on
   std::string wal_dir;
   bool wal_early_lock_release = false;
   int wal_pipeline = 0;         // max unacknowledged commits per thread; 0: off
