@@ -12,7 +12,9 @@
 #     a database that keeps conditions 1-12 and every New-Order either
 #     process acknowledged (strand_recover, then tpcc --check_image);
 #  5. the memory node killed mid-run: the launcher names it, and every
-#     process is gone within the bounded wait.
+#     process is gone within the bounded wait;
+#  6. partitioned with the WAL on, one compute process killed, recovered
+#     and checked (tpcc_node_crash_in_vm.sh, 2 rounds: each node once).
 # Usage: tests/tpcc/tpcc_cluster_in_vm.sh BUILD_DIR [ADDRESS]
 set -uo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -182,6 +184,9 @@ for n in 0 1; do
     grep -q "memory node 0 ($addr:7000)" "$work/memkill/compute-$n.err"
 done
 check "memory node killed: within the bounded wait (< 60 s)" [ $waited -lt 60 ]
+
+echo "=== [tpcc cluster] partitioned, WAL on: one compute process killed (each once)"
+"$here/tests/tpcc/tpcc_node_crash_in_vm.sh" "$build" 2 "$addr" || failed=1
 
 [ $failed = 0 ] && echo "tpcc cluster: PASS" || echo "tpcc cluster: FAIL"
 exit $failed
