@@ -75,11 +75,12 @@ PY
   in_doubt_total=$((in_doubt_total + ${in_doubt:-0}))
   if [ ${#problems[@]} = 0 ]; then
     echo "ok: round $round, compute node $victim killed: $acked acknowledged New-Orders found, $replayed records replayed, $prepared_committed prepared branches committed, $in_doubt in doubt (presumed aborted)"
+    rm -rf "$dir"  # preallocated log segments: the VM's /tmp is in memory
   else
     failed=1
     echo "FAILED: round $round, compute node $victim killed:"
     printf '  %s\n' "${problems[@]}"
-    tail -5 "$dir/launch.log" "$dir/run/compute-$survivor.err"
+    tail -n 5 "$dir/launch.log" "$dir/run/compute-$survivor.err"
   fi
 done
 echo "node crash: $rounds rounds, $acked_total acknowledged New-Orders checked, $replayed_total records replayed, $in_doubt_total prepared branches in doubt"
