@@ -23,11 +23,8 @@ addr="${2:-${RDMA_VM_IP:-}}"
 [ -n "$addr" ] || { echo "tpcc_cluster_in_vm.sh: no RDMA address" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-cat >"$work/cluster.txt" <<CLUSTER
-memory   0  $addr  7000
-compute  0  $addr  7100
-compute  1  $addr  7101
-CLUSTER
+source "$here/tests/tpcc/vm_cluster_lib.sh"
+write_cluster "$work/cluster.txt" "$addr"
 # Small enough for the emulated VM: 2 warehouses of a scaled-down load.
 small=(--warehouses=2 --items=2000 --customers=60 --threads=1 --cc=2pl
        --protocol=selcc --warmup_s=0.5)
@@ -87,22 +84,12 @@ import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' \
   "$(report distributed_share)"
 
 echo "=== [tpcc cluster] a compute process killed mid-run"
-"$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
-  --pool_mb=1024 --results="$work/kill" --timeout_s=600 --grace_s=60 -- \
-  "${small[@]}" --duration_s=120 --peer_timeout_s=5 &
-launcher=$!
-# Kill compute node 1 once the run is measuring.
-until grep -qs "measuring starts" "$work"/kill/compute-1.*; do
-  kill -0 $launcher 2>/dev/null || break
-  sleep 0.5
-done
-sleep 2
-pkill -KILL -f -- "tpcc --fabric=verbs --cluster=$work/cluster.txt --node_id=1"
-killed_at=$SECONDS
-wait $launcher
-status=$?
-waited=$((SECONDS - killed_at))
-echo "(launcher exited $status, ${waited}s after the kill)"
+kill_mid_run "$work/kill" 2 \
+  "tpcc --fabric=verbs --cluster=$work/cluster.txt --node_id=1" \
+  --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
+  --timeout_s=600 --grace_s=60 -- \
+  "${small[@]}" --duration_s=120 --peer_timeout_s=5
+status=$launch_status
 cat "$work/kill/launch.txt"
 echo "--- compute-0.err (tail)"
 tail -5 "$work/kill/compute-0.err"
@@ -116,19 +103,12 @@ check "compute node 0 exited non-zero on its own" \
 check "within the bounded wait (< 60 s)" [ $waited -lt 60 ]
 
 echo "=== [tpcc cluster] WAL on: both compute processes killed, then recovery"
-"$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
-  --pool_mb=1024 --results="$work/wal-run" --timeout_s=600 --grace_s=60 -- \
+kill_mid_run "$work/wal-run" 3 \
+  "tpcc --fabric=verbs --cluster=$work/cluster.txt" \
+  --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
+  --timeout_s=600 --grace_s=60 -- \
   "${small[@]}" --duration_s=120 --peer_timeout_s=30 --wal=on \
-  --wal_dir="$work/wal" --acked_log="$work/acked" &
-launcher=$!
-until grep -qs "measuring starts" "$work"/wal-run/compute-1.* &&
-  grep -qs "measuring starts" "$work"/wal-run/compute-0.*; do
-  kill -0 $launcher 2>/dev/null || break
-  sleep 0.5
-done
-sleep 3
-pkill -KILL -f -- "tpcc --fabric=verbs --cluster=$work/cluster.txt"
-wait $launcher
+  --wal_dir="$work/wal" --acked_log="$work/acked"
 echo "--- compute node 0 (wal lines)"
 grep -hE "^wal:" "$work"/wal-run/compute-0.*
 check "wal: node 0 wrote the load image" [ -f "$work/wal/load.img" ]
@@ -151,21 +131,11 @@ line = [l for l in sys.argv[1].splitlines() if l.startswith("{")][-1]
 sys.exit(0 if json.loads(line)["acked_checked"] > 0 else 1)' "$verdict"
 
 echo "=== [tpcc cluster] the memory node killed mid-run"
-"$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
-  --pool_mb=1024 --results="$work/memkill" --timeout_s=600 --grace_s=20 -- \
-  "${small[@]}" --duration_s=120 --peer_timeout_s=30 &
-launcher=$!
-until grep -qs "measuring starts" "$work"/memkill/compute-0.*; do
-  kill -0 $launcher 2>/dev/null || break
-  sleep 0.5
-done
-sleep 2
-pkill -KILL -f -- "strand_memnode --cluster=$work/cluster.txt"
-killed_at=$SECONDS
-wait $launcher
-status=$?
-waited=$((SECONDS - killed_at))
-echo "(launcher exited $status, ${waited}s after the kill)"
+kill_mid_run "$work/memkill" 2 "strand_memnode --cluster=$work/cluster.txt" \
+  --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
+  --timeout_s=600 --grace_s=20 -- \
+  "${small[@]}" --duration_s=120 --peer_timeout_s=30
+status=$launch_status
 cat "$work/memkill/launch.txt"
 for n in 0 1; do
   echo "--- compute-$n.err (tail)"

@@ -19,11 +19,8 @@ addr="${3:-${RDMA_VM_IP:-}}"
 [ -n "$addr" ] || { echo "tpcc_node_crash_in_vm.sh: no RDMA address" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-cat >"$work/cluster.txt" <<CLUSTER
-memory   0  $addr  7000
-compute  0  $addr  7100
-compute  1  $addr  7101
-CLUSTER
+source "$here/tests/tpcc/vm_cluster_lib.sh"
+write_cluster "$work/cluster.txt" "$addr"
 small=(--warehouses=2 --items=2000 --customers=60 --threads=1 --cc=2pl
        --warmup_s=0 --mode=partitioned --distributed_pct=50)
 failed=0 acked_total=0 replayed_total=0 in_doubt_total=0
@@ -32,20 +29,14 @@ for round in $(seq 1 "$rounds"); do
   survivor=$(( 1 - victim ))
   dir="$work/round-$round"
   mkdir -p "$dir"
-  "$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
-    --pool_mb=1024 --results="$dir/run" --timeout_s=600 --grace_s=60 -- \
+  # Killed 1-4 s into the run.
+  kill_mid_run "$dir/run" "$((1 + RANDOM % 4)).$((RANDOM % 10))" \
+    "tpcc --fabric=verbs --cluster=$work/cluster.txt --node_id=$victim" \
+    --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
+    --timeout_s=600 --grace_s=60 -- \
     "${small[@]}" --duration_s=120 --peer_timeout_s=5 --seed="$round" \
-    --wal=on --wal_dir="$dir/wal" --acked_log="$dir/acked" >"$dir/launch.log" 2>&1 &
-  launcher=$!
-  until grep -qs "measuring starts" "$dir"/run/compute-0.* &&
-    grep -qs "measuring starts" "$dir"/run/compute-1.*; do
-    kill -0 $launcher 2>/dev/null || break
-    sleep 0.5
-  done
-  # 1-4 s into the run.
-  sleep "$(( 1 + RANDOM % 4 )).$(( RANDOM % 10 ))"
-  pkill -KILL -f -- "tpcc --fabric=verbs --cluster=$work/cluster.txt --node_id=$victim"
-  wait $launcher
+    --wal=on --wal_dir="$dir/wal" --acked_log="$dir/acked" \
+    >"$dir/launch.log" 2>&1
   problems=()
   grep -qs "compute node $victim ($addr:710$victim)" \
     "$dir/run/compute-$survivor.err" ||
