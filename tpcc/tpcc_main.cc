@@ -5,6 +5,7 @@
 //
 //   tpcc --warehouses=2 --compute_nodes=2 --duration_s=10
 //   tpcc --cc=occ --protocol=sel --mix=50,50,0,0,0 --rtt_ns=2000 --json
+//   tpcc --csv --progress_json=/tmp/per-second.jsonl   # CSV row; time series
 //   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --acked_log=/tmp/acked
 //   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --wal_pipeline=0   # no pipelining
 //
@@ -33,6 +34,8 @@
 #include "absl/time/clock.h"
 #include "base/command_line.h"
 #include "base/json_line.h"
+#include "base/progress_line.h"
+#include "base/run_output.h"
 #include "engine/cluster_board.h"
 #include "engine/image.h"
 #include "engine/session.h"
@@ -178,9 +181,6 @@ DEFINE_string(check_image, "",
               "every New-Order acknowledged in FILE and FILE.node-<id> is "
               "there whole. --warehouses, --items and --customers must be the "
               "run's. Exit status 0 when everything holds, 1 when not");
-DEFINE_bool(json, false,
-            "Print one JSON object on stdout (the human report goes to "
-            "stderr)");
 
 namespace strand::tpcc {
 namespace {
@@ -308,7 +308,7 @@ std::vector<std::string> AckedLogFiles(const std::string& path) {
 
 // tpcc --check_image: opens the image on the loopback fabric with the
 // layout its header records, and checks it. Returns the exit status.
-int CheckImage(const Scale& scale) {
+int CheckImage(const Scale& scale, RunOutput& output) {
   if (gflags::GetCommandLineFlagInfoOrDie("fabric").current_value == "verbs" ||
       FLAGS_wal != "off") {
     ExitWithUsageError(
@@ -372,7 +372,7 @@ int CheckImage(const Scale& scale) {
     std::cerr << "tpcc: " << found.status().message() << "\n";
     return 1;
   }
-  std::ostream& human = FLAGS_json ? std::cerr : std::cout;
+  std::ostream& human = output.human();
   human << "consistency (clause 3.3.2, conditions 1-12) of "
         << FLAGS_check_image << ": "
         << (consistency->ok() ? "ok" : consistency->ToString()) << "\n";
@@ -384,16 +384,17 @@ int CheckImage(const Scale& scale) {
       human << "  lost: " << example << "\n";
     }
   }
-  if (FLAGS_json) {
-    JsonLine j;
-    j.Add("bench", "tpcc_check")
-        .Add("image", FLAGS_check_image)
-        .Add("warehouses", FLAGS_warehouses)
-        .Add("consistency_ok", consistency->ok())
-        .Add("acked_checked", found->checked)
-        .Add("acked_lost", found->lost);
-    std::cout << j.str() << std::endl;
-  }
+  JsonLine j = output.Record();
+  j.Add("bench", "tpcc_check")
+      .Add("image", FLAGS_check_image)
+      .Add("warehouses", FLAGS_warehouses)
+      .Add("items", scale.items)
+      .Add("customers_per_district", scale.customers)
+      .Add("acked_log", FLAGS_acked_log)
+      .Add("consistency_ok", consistency->ok())
+      .Add("acked_checked", found->checked)
+      .Add("acked_lost", found->lost);
+  output.Print(j);
   return consistency->ok() && found->ok() ? 0 : 1;
 }
 
@@ -401,8 +402,9 @@ int CheckImage(const Scale& scale) {
 // figures: stays up (node 0's consistency check reads the lines this node
 // caches) until node 0 has checked, then leaves. Returns the exit status.
 int FinishFollower(ClusterMember& member, const RunConfig& own,
-                   const LoadResult& load, const RunResult& run) {
-  std::ostream& human = FLAGS_json ? std::cerr : std::cout;
+                   const LoadResult& load, const RunResult& run,
+                   RunOutput& output, const JsonLine& deployment) {
+  std::ostream& human = output.human();
   if (absl::Status s = member.board->WaitFor(0, kChecked); !s.ok()) {
     return member.Fail(s.message());
   }
@@ -411,19 +413,20 @@ int FinishFollower(ClusterMember& member, const RunConfig& own,
   const bool consistent = verdict.ok() && *verdict == "ok";
   human << "consistency: checked by compute node 0 over the whole database: "
         << (consistent ? "ok" : "FAILED") << "\n";
-  if (FLAGS_json) {
-    ConsistencyResult c;
-    if (!consistent) {
-      c.violations[0] = 1;
-      c.messages.push_back("compute node 0 found violations (its report)");
-    }
-    std::cout << JsonReport(own, load, run, c) << std::endl;
+  ConsistencyResult c;
+  if (!consistent) {
+    c.violations[0] = 1;
+    c.messages.push_back("compute node 0 found violations (its report)");
   }
+  JsonLine record = deployment;
+  AddJsonReport(own, load, run, c, record);
+  output.Print(record);
   if (run.errors() > 0) return 1;
   return consistent ? 0 : 1;
 }
 
 int Main() {
+  RunOutput output = RunOutput::FromFlags({.per_second_series = true});
   if (FLAGS_warehouses < 1 || FLAGS_warehouses > kMaxWarehousesFlag) {
     ExitWithUsageError("--warehouses must be from 1 to 10000");
   }
@@ -508,7 +511,7 @@ int Main() {
   Scale scale;
   scale.items = FLAGS_items;
   scale.customers = FLAGS_customers;
-  if (!FLAGS_check_image.empty()) return CheckImage(scale);
+  if (!FLAGS_check_image.empty()) return CheckImage(scale, output);
 
   // Size the pool: by default large enough for the chosen warehouses plus
   // room for the run (committed in full by the default
@@ -613,6 +616,11 @@ int Main() {
                  : 0);
   const bool early_lock_release =
       FLAGS_wal_early_lock_release || wal_pipeline > 0;
+  const int wal_group_commit_us = !wal ? 0
+                                  : FLAGS_wal_group_commit_us >= 0
+                                      ? FLAGS_wal_group_commit_us
+                                  : wal_pipeline > 0 ? 1000
+                                                     : 0;
   std::unique_ptr<AckedLogWriter> acked_log;
   if (!FLAGS_acked_log.empty()) {
     // Processes of a cluster may share a file system (one host, or NFS).
@@ -655,18 +663,22 @@ int Main() {
     ExitWithUsageError(std::string(s.message()));
   }
 
-  std::ostream& human = FLAGS_json ? std::cerr : std::cout;
+  std::ostream& human = output.human();
   // Declared before the member, so that the board (which uses the
   // engine's fabric) is destroyed first.
   absl::StatusOr<std::unique_ptr<TpccDatabase>> db;
   ClusterMember member;
-  db = OpenDatabase(options, scale, need, member);
+  ProgressLine::RunShowing("opening the engine (memory nodes, caches)", [&] {
+    db = OpenDatabase(options, scale, need, member);
+  });
   if (!db.ok()) return member.Fail(db.status().message());
   const rdma::Fabric& deployed = (*db)->engine().fabric();
+  // The record's head: version, commit, and the deployment as served.
+  JsonLine deployment = output.Record();
+  rdma::AddFabricJson(*fabric, deployed, deployment);
   RunConfig config;
   config.warehouses = FLAGS_warehouses;
   config.compute_nodes = deployed.compute_node_count();
-  config.memory_nodes = deployed.memory_node_count();
   config.fabric = rdma::FabricKindName(fabric->kind);
   config.processes = member.processes;
   config.threads_per_node = FLAGS_threads;
@@ -686,13 +698,19 @@ int Main() {
   config.gcl_size = FLAGS_gcl_size;
   config.cache_mb = FLAGS_cache_mb;
   config.validate_index_reads = FLAGS_validate_index_reads;
-  config.pool_mb = deployed.memory_node_bytes() >> 20;
   config.seed = FLAGS_seed;
+  config.warmup_s = FLAGS_warmup_s;
+  config.txns = FLAGS_txns;
   config.scale = scale;
   config.wal = wal;
   config.wal_dir = FLAGS_wal_dir;
   config.wal_early_lock_release = early_lock_release;
   config.wal_pipeline = wal_pipeline;
+  config.wal_group_commit_us = wal_group_commit_us;
+  config.acked_log = FLAGS_acked_log;
+  config.delivery_results = FLAGS_delivery_results;
+  config.memory_breakdown = FLAGS_memory_breakdown;
+  config.peer_timeout_s = FLAGS_peer_timeout_s;
 
   auto load = (*db)->loader().Load(FLAGS_warehouses, FLAGS_threads, FLAGS_seed,
                                    /*progress=*/true);
@@ -762,10 +780,7 @@ int Main() {
     engine::WalOptions log;
     log.dir = FLAGS_wal_dir;
     log.early_lock_release = early_lock_release;
-    log.group_commit_window = absl::Microseconds(FLAGS_wal_group_commit_us >= 0
-                                                     ? FLAGS_wal_group_commit_us
-                                                 : wal_pipeline > 0 ? 1000
-                                                                    : 0);
+    log.group_commit_window = absl::Microseconds(wal_group_commit_us);
     if (absl::Status s = engine.StartLogging(log); !s.ok()) {
       return member.Fail(s.message());
     }
@@ -793,7 +808,9 @@ int Main() {
   // loader runs (--populate_memory=background); the measured run starts
   // when it is done, not beside it.
   const absl::Time populate_start = absl::Now();
-  (*db)->engine().fabric().WaitUntilPopulated();
+  ProgressLine::RunShowing(
+      "memory: committing the fabric's memory before the run",
+      [&] { (*db)->engine().fabric().WaitUntilPopulated(); });
   const absl::Duration populate_wait = absl::Now() - populate_start;
   if (populate_wait > absl::Milliseconds(100)) {
     human << absl::StrFormat(
@@ -832,6 +849,7 @@ int Main() {
   d.warmup_s = FLAGS_warmup_s;
   d.seed = FLAGS_seed;
   d.progress = true;
+  d.progress_series = output.progress_series();
   d.acked_log = acked_log.get();
   d.delivery_results = delivery_results.get();
   d.wal_pipeline = static_cast<size_t>(wal_pipeline);
@@ -850,7 +868,9 @@ int Main() {
     if (absl::Status s = member.board->Arrive(kRan); !s.ok()) {
       return member.Fail(s.message());
     }
-    if (!member.leads()) return FinishFollower(member, own, *load, *run);
+    if (!member.leads()) {
+      return FinishFollower(member, own, *load, *run, output, deployment);
+    }
     // Node 0: the deployment's figures, every node's summed.
     if (absl::Status s = member.board->WaitForAll(kRan); !s.ok()) {
       return member.Fail(s.message());
@@ -893,9 +913,9 @@ int Main() {
     (void)member.board->Arrive(kChecked);
     (void)member.board->Leave();
   }
-  if (FLAGS_json) {
-    std::cout << JsonReport(config, *load, *run, *consistency) << std::endl;
-  }
+  JsonLine record = deployment;
+  AddJsonReport(config, *load, *run, *consistency, record);
+  output.Print(record);
   if (run->errors() > 0) return 1;
   return consistency->ok() ? 0 : 1;
 }
@@ -912,7 +932,7 @@ int main(int argc, char** argv) {
       "[--duration_s=10] [--mode=shared|partitioned [--distributed_pct=P]] "
       "[--wal=off|on --wal_dir=DIR "
       "[--wal_pipeline=N] [--wal_early_lock_release]] [--acked_log=FILE] "
-      "[--json]");
+      "[--json|--csv] [--progress_json=FILE]");
   // Debian builds abseil without NDEBUG, which leaves absl::Mutex's
   // deadlock detector on: a graph update on every lock, ~200 instructions
   // per heap insert in the CPU-path profile. It is a debugging aid; the
