@@ -17,6 +17,7 @@ namespace {
 constexpr int kWidth = 79;
 constexpr absl::string_view kDescriptionIndent = "      ";
 constexpr absl::string_view kFabricFlagsFile = "rdma/fabric_flags.cc";
+constexpr absl::string_view kOutputFlagsFile = "base/run_output.cc";
 
 // Every strand source file's __FILE__ starts like this one's, minus
 // "base/flag_help.cc" ("../" or "/src/strand/", as the build spelled it).
@@ -33,6 +34,9 @@ std::string GroupTitle(absl::string_view relative_file) {
   if (relative_file == kFabricFlagsFile) {
     return "Fabric and cost-model flags (every binary on the fabric; "
            "docs/method.md)";
+  }
+  if (relative_file == kOutputFlagsFile) {
+    return "Output flags (every binary; base/run_output.h)";
   }
   return absl::StrCat("Flags from ", relative_file);
 }

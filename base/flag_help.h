@@ -10,8 +10,9 @@
 //   the usage message (gflags::SetUsageMessage)
 //   "Flags of <program>:"   the flags defined in the program's own file
 //   "<group>:"              the flags of every other strand source file,
-//                           the shared fabric flags (rdma/fabric_flags.cc)
-//                           among them, one group per file
+//                           one group per file: the shared fabric flags
+//                           (rdma/fabric_flags.cc) first, the output flags
+//                           (--json, --csv; base/run_output.cc) among them
 //   a line pointing at --helpfull for the libraries' flags (glog, gflags)
 //
 // each flag as "--name=default (type)" over its description, wrapped.

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/json_line.h"
 
 namespace strand {
 
@@ -47,6 +52,24 @@ uint64_t LatencyHistogram::Percentile(double fraction) const {
     if (seen >= rank) return std::min(UpperEdge(i), max_);
   }
   return max_;
+}
+
+void LatencyHistogram::AddTo(JsonLine& json, std::string_view prefix,
+                             Unit unit) const {
+  const bool micros = unit == Unit::kMicros;
+  const double scale = micros ? 1e-3 : 1;
+  const std::string head =
+      prefix.empty() ? std::string() : std::string(prefix) + "_";
+  const char* suffix = micros ? "_us" : "_ns";
+  constexpr std::pair<const char*, double> kPercentiles[] = {
+      {"p50", 0.5}, {"p95", 0.95}, {"p99", 0.99}, {"p99_9", 0.999}};
+  for (const auto& [name, fraction] : kPercentiles) {
+    json.Add(absl::StrCat(head, name, suffix),
+             static_cast<double>(Percentile(fraction)) * scale);
+  }
+  json.Add(absl::StrCat(head, "mean", suffix), mean_nanos() * scale)
+      .Add(absl::StrCat(head, "max", suffix),
+           static_cast<double>(max_nanos()) * scale);
 }
 
 }  // namespace strand

@@ -25,6 +25,7 @@
 #include "base/command_line.h"
 #include "base/json_line.h"
 #include "base/latency_histogram.h"
+#include "base/run_output.h"
 #include "rdma/block_allocator.h"
 #include "rdma/fabric.h"
 #include "rdma/fabric_flags.h"
@@ -45,9 +46,6 @@ DEFINE_string(batch_sizes, "4,16",
               "Comma-separated batch lengths for read_batch");
 DEFINE_uint32(payload_bytes, 64, "Bytes moved by each READ and WRITE");
 DEFINE_double(duration_s, 0.5, "Seconds each run lasts");
-DEFINE_bool(json, false,
-            "Print one JSON object per run on stdout (the table goes to "
-            "stderr)");
 
 namespace strand {
 namespace {
@@ -251,7 +249,7 @@ absl::StatusOr<RunResult> Run(rdma::Fabric& fabric, const std::string& op,
   return r;
 }
 
-void Report(const RunResult& r, const rdma::FabricOptions& options) {
+void Report(const RunResult& r, const JsonLine& deployment, RunOutput& output) {
   const double calls = static_cast<double>(r.calls);
   const std::string line = absl::StrFormat(
       "%-11s threads=%-3d batch=%-3d %12.0f ops/s %10.1f ns/op (p50 %.0f, "
@@ -263,34 +261,28 @@ void Report(const RunResult& r, const rdma::FabricOptions& options) {
       r.counters.round_trips / calls, r.counters.ops() / calls,
       r.counters.messages_sent / calls,
       (r.counters.bytes_read + r.counters.bytes_written) / calls);
-  (FLAGS_json ? std::cerr : std::cout) << line << std::endl;
-  if (!FLAGS_json) return;
-  JsonLine j;
+  output.human() << line << std::endl;
+  JsonLine j = deployment;
   j.Add("bench", "fabric")
-      .Add("fabric", rdma::FabricKindName(options.kind))
       .Add("op", r.op)
       .Add("threads", r.threads)
       .Add("batch", r.batch)
       .Add("payload_bytes", static_cast<uint64_t>(FLAGS_payload_bytes))
-      .Add("rtt_ns", options.rtt_ns)
-      .Add("bandwidth_gbps", options.bandwidth_gbps)
       .Add("duration_s", r.seconds)
       .Add("ops", r.calls)
       .Add("ops_per_sec", r.ops_per_sec())
       .Add("ns_per_op", r.ns_per_op())
-      .Add("p50_ns", static_cast<uint64_t>(r.latency.Percentile(0.5)))
-      .Add("p99_ns", static_cast<uint64_t>(r.latency.Percentile(0.99)))
       .Add("messages_per_op", r.counters.messages_sent / calls)
-      .Add("message_delivery",
-           rdma::MessageDeliveryName(options.message_delivery))
       .Add("round_trips_per_op", r.counters.round_trips / calls)
       .Add("remote_ops_per_op", r.counters.ops() / calls)
       .Add("bytes_per_op",
            (r.counters.bytes_read + r.counters.bytes_written) / calls);
-  std::cout << j.str() << std::endl;
+  r.latency.AddTo(j, "", LatencyHistogram::Unit::kNanos);
+  output.Print(j);
 }
 
 int Main() {
+  RunOutput output = RunOutput::FromFlags();
   auto options = rdma::FabricOptionsFromFlags();
   if (!options.ok())
     ExitWithUsageError(std::string(options.status().message()));
@@ -332,7 +324,9 @@ int Main() {
     }
   }
 
-  (FLAGS_json ? std::cerr : std::cout) << absl::StrFormat(
+  JsonLine deployment = output.Record();
+  rdma::AddFabricJson(*options, **fabric, deployment);
+  output.human() << absl::StrFormat(
       "fabric_bench: fabric=%s rtt_ns=%d bandwidth_gbps=%g "
       "message_delivery=%s payload_bytes=%d duration_s=%g per run\n",
       rdma::FabricKindName(options->kind), options->rtt_ns,
@@ -350,7 +344,7 @@ int Main() {
           std::cerr << "fabric_bench: " << result.status().message() << "\n";
           return 1;
         }
-        Report(*result, *options);
+        Report(*result, deployment, output);
         if (op == "read" && threads == 1) single_read_ns = result->ns_per_op();
       }
     }
@@ -366,7 +360,7 @@ int Main() {
                                                    : 0);
     const bool ok = single_read_ns >= modelled * 0.99 &&
                     single_read_ns <= modelled * 1.25 + 500;
-    (FLAGS_json ? std::cerr : std::cout) << absl::StrFormat(
+    output.human() << absl::StrFormat(
         "round-trip check: modelled %.0f ns, measured %.0f ns per single-"
         "thread read (%.2fx): %s\n",
         modelled, single_read_ns, single_read_ns / modelled,
@@ -383,6 +377,7 @@ int main(int argc, char** argv) {
   strand::ParseCommandLineOrExit(
       &argc, &argv,
       "Measures each one-sided fabric operation and batch.\n"
-      "Usage: fabric_bench [--threads=1,2] [--ops=...] [--rtt_ns=N] [--json]");
+      "Usage: fabric_bench [--threads=1,2] [--ops=...] [--rtt_ns=N] "
+      "[--json|--csv]");
   return strand::Main();
 }

@@ -11,6 +11,7 @@
 //
 //   wal_bench                                  # both modes, 1,2,8 threads
 //   wal_bench --io_modes=direct --threads=16 --json | jq .
+//   wal_bench --fsync_samples=0 --csv     # one CSV table of group commits
 //
 // Logs go to a fresh directory under --wal_dir (default $TMPDIR or /tmp),
 // removed at exit.
@@ -34,6 +35,8 @@
 #include "absl/time/clock.h"
 #include "base/command_line.h"
 #include "base/json_line.h"
+#include "base/latency_histogram.h"
+#include "base/run_output.h"
 #include "wal/log_file.h"
 #include "wal/log_format.h"
 #include "wal/log_writer.h"
@@ -60,16 +63,11 @@ DEFINE_bool(wal_zero_fill, false,
             "fdatasync need not convert unwritten extents");
 DEFINE_uint32(wal_max_write_kb, 256,
               "Largest single io_uring write of a flush, KiB (multiple of 4)");
-DEFINE_bool(json, false,
-            "Print one JSON object per run on stdout (the table goes to "
-            "stderr)");
 
 namespace strand {
 namespace {
 
 using wal::LogIoMode;
-
-std::ostream& Table() { return FLAGS_json ? std::cerr : std::cout; }
 
 std::vector<int> ParseThreads(const std::string& s) {
   std::vector<int> out;
@@ -98,37 +96,29 @@ std::vector<LogIoMode> ParseModes(const std::string& s) {
   return out;
 }
 
-struct Latency {
-  double p50_us = 0, p99_us = 0, mean_us = 0, max_us = 0;
-};
-
-Latency Summarize(std::vector<int64_t>& ns) {
-  Latency l;
-  if (ns.empty()) return l;
-  std::sort(ns.begin(), ns.end());
-  auto at = [&](double q) {
-    return ns[std::min(ns.size() - 1, static_cast<size_t>(q * ns.size()))] /
-           1e3;
-  };
-  double sum = 0;
-  for (int64_t v : ns) sum += v;
-  l.p50_us = at(0.50);
-  l.p99_us = at(0.99);
-  l.mean_us = sum / ns.size() / 1e3;
-  l.max_us = ns.back() / 1e3;
-  return l;
-}
-
-void AddCommon(JsonLine& j, LogIoMode mode) {
+// A run's record: what every run of this process shares, first.
+JsonLine Record(const RunOutput& output, const std::string& dir,
+                LogIoMode mode) {
+  JsonLine j = output.Record();
   j.Add("bench", "wal")
+      .Add("wal_dir", dir)
       .Add("io_mode", wal::LogIoModeName(mode))
       .Add("segment_mb", static_cast<uint64_t>(FLAGS_wal_segment_mb))
-      .Add("zero_fill", FLAGS_wal_zero_fill);
+      .Add("zero_fill", FLAGS_wal_zero_fill)
+      .Add("max_write_kb", static_cast<uint64_t>(FLAGS_wal_max_write_kb))
+      .Add("fsync_samples", static_cast<uint64_t>(FLAGS_fsync_samples));
+  return j;
+}
+
+// Microseconds of a percentile, for the table.
+double Micros(const LatencyHistogram& h, double fraction) {
+  return h.Percentile(fraction) / 1e3;
 }
 
 // fdatasync latency: 4 KiB appended and synced per round, as a lone
 // committer's flush would.
-absl::Status MeasureFsync(const std::string& dir, LogIoMode mode) {
+absl::Status MeasureFsync(RunOutput& output, const std::string& dir,
+                          LogIoMode mode) {
   const std::string path =
       absl::StrFormat("%s/fsync-%s.dat", dir, wal::LogIoModeName(mode));
   const uint64_t size = uint64_t{FLAGS_wal_segment_mb} << 20;
@@ -139,43 +129,37 @@ absl::Status MeasureFsync(const std::string& dir, LogIoMode mode) {
   char* block = static_cast<char*>(
       std::aligned_alloc(wal::kBlockBytes, wal::kBlockBytes));
   std::memset(block, 0x5a, wal::kBlockBytes);
-  std::vector<int64_t> ns;
+  LatencyHistogram latency;
   absl::Status status;
   for (uint32_t i = 0; i < FLAGS_fsync_samples && status.ok(); ++i) {
     const wal::LogWrite w{(i * wal::kBlockBytes) % size, block,
                           wal::kBlockBytes};
     const absl::Time start = absl::Now();
     status = (*file)->WriteAndSync({&w, 1});
-    ns.push_back(absl::ToInt64Nanoseconds(absl::Now() - start));
+    latency.Record(absl::ToInt64Nanoseconds(absl::Now() - start));
   }
   std::free(block);
   file->reset();
   std::filesystem::remove(path);
   if (!status.ok()) return status;
-  const Latency l = Summarize(ns);
-  Table() << absl::StrFormat(
+  output.human() << absl::StrFormat(
       "fsync    %-8s 4 KiB write+fdatasync: p50 %8.1f us  p99 %8.1f us  "
       "mean %8.1f us  max %8.1f us  (%d samples; one committer <= %.0f "
       "commits/s)\n",
-      wal::LogIoModeName(mode), l.p50_us, l.p99_us, l.mean_us, l.max_us,
-      ns.size(), 1e6 / l.mean_us);
-  if (FLAGS_json) {
-    JsonLine j;
-    AddCommon(j, mode);
-    j.Add("run", "fsync")
-        .Add("samples", static_cast<uint64_t>(ns.size()))
-        .Add("write_bytes", static_cast<uint64_t>(wal::kBlockBytes))
-        .Add("p50_us", l.p50_us)
-        .Add("p99_us", l.p99_us)
-        .Add("mean_us", l.mean_us)
-        .Add("max_us", l.max_us);
-    std::cout << j.str() << std::endl;
-  }
+      wal::LogIoModeName(mode), Micros(latency, 0.5), Micros(latency, 0.99),
+      latency.mean_nanos() / 1e3, latency.max_nanos() / 1e3, latency.count(),
+      1e9 / latency.mean_nanos());
+  JsonLine j = Record(output, dir, mode);
+  j.Add("run", "fsync")
+      .Add("samples", latency.count())
+      .Add("write_bytes", static_cast<uint64_t>(wal::kBlockBytes));
+  latency.AddTo(j, "", LatencyHistogram::Unit::kMicros);
+  output.Print(j);
   return absl::OkStatus();
 }
 
-absl::Status MeasureGroupCommit(const std::string& dir, LogIoMode mode,
-                                int threads, uint32_t node_id) {
+absl::Status MeasureGroupCommit(RunOutput& output, const std::string& dir,
+                                LogIoMode mode, int threads, uint32_t node_id) {
   auto writer = wal::LogWriter::Open(
       {.wal_dir = dir,
        .database_id = 0xbe7c4,
@@ -186,21 +170,20 @@ absl::Status MeasureGroupCommit(const std::string& dir, LogIoMode mode,
        .max_write_bytes = size_t{FLAGS_wal_max_write_kb} << 10});
   if (!writer.ok()) return writer.status();
   const std::string payload(FLAGS_record_bytes, 'r');
-  std::vector<std::vector<int64_t>> latencies(threads);
+  std::vector<LatencyHistogram> latencies(threads);
   std::atomic<bool> stop{false};
   std::atomic<bool> failed{false};
   std::vector<std::thread> pool;
   const absl::Time start = absl::Now();
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      latencies[t].reserve(1 << 16);
       for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
         const absl::Time begin = absl::Now();
         if (!(*writer)->Commit(i, i, payload).ok()) {
           failed = true;
           return;
         }
-        latencies[t].push_back(absl::ToInt64Nanoseconds(absl::Now() - begin));
+        latencies[t].Record(absl::ToInt64Nanoseconds(absl::Now() - begin));
       }
     });
   }
@@ -212,42 +195,36 @@ absl::Status MeasureGroupCommit(const std::string& dir, LogIoMode mode,
   absl::Status close = (*writer)->Close();
   std::filesystem::remove_all((*writer)->node_dir());
   if (failed) return close.ok() ? absl::InternalError("commit failed") : close;
-  std::vector<int64_t> all;
-  for (auto& v : latencies) all.insert(all.end(), v.begin(), v.end());
-  const uint64_t commits = all.size();
-  const Latency l = Summarize(all);
+  LatencyHistogram latency;
+  for (const LatencyHistogram& h : latencies) latency.Merge(h);
+  const uint64_t commits = latency.count();
   const double per_flush =
       stats.flushes > 0 ? static_cast<double>(stats.records) / stats.flushes
                         : 0;
-  Table() << absl::StrFormat(
+  output.human() << absl::StrFormat(
       "commit   %-8s threads=%-3d %9.0f commits/s  %6.1f commits/flush  "
       "latency p50 %8.1f us  p99 %8.1f us  (%d commits, %d flushes, "
       "%d-byte payloads)\n",
-      wal::LogIoModeName(mode), threads, commits / seconds, per_flush, l.p50_us,
-      l.p99_us, commits, stats.flushes, FLAGS_record_bytes);
-  if (FLAGS_json) {
-    JsonLine j;
-    AddCommon(j, mode);
-    j.Add("run", "group_commit")
-        .Add("threads", threads)
-        .Add("record_bytes", static_cast<uint64_t>(FLAGS_record_bytes))
-        .Add("max_write_kb", static_cast<uint64_t>(FLAGS_wal_max_write_kb))
-        .Add("duration_s", seconds)
-        .Add("commits", commits)
-        .Add("flushes", stats.flushes)
-        .Add("commits_per_sec", commits / seconds)
-        .Add("commits_per_flush", per_flush)
-        .Add("log_mb_per_sec", stats.bytes_written / seconds / 1e6)
-        .Add("p50_us", l.p50_us)
-        .Add("p99_us", l.p99_us)
-        .Add("mean_us", l.mean_us)
-        .Add("max_us", l.max_us);
-    std::cout << j.str() << std::endl;
-  }
+      wal::LogIoModeName(mode), threads, commits / seconds, per_flush,
+      Micros(latency, 0.5), Micros(latency, 0.99), commits, stats.flushes,
+      FLAGS_record_bytes);
+  JsonLine j = Record(output, dir, mode);
+  j.Add("run", "group_commit")
+      .Add("threads", threads)
+      .Add("record_bytes", static_cast<uint64_t>(FLAGS_record_bytes))
+      .Add("duration_s", seconds)
+      .Add("commits", commits)
+      .Add("flushes", stats.flushes)
+      .Add("commits_per_sec", commits / seconds)
+      .Add("commits_per_flush", per_flush)
+      .Add("log_mb_per_sec", stats.bytes_written / seconds / 1e6);
+  latency.AddTo(j, "", LatencyHistogram::Unit::kMicros);
+  output.Print(j);
   return close;
 }
 
 int Main() {
+  RunOutput output = RunOutput::FromFlags();
   const std::vector<LogIoMode> modes = ParseModes(FLAGS_io_modes);
   const std::vector<int> thread_counts = ParseThreads(FLAGS_threads);
   if (FLAGS_record_bytes > (1 << 20)) {
@@ -282,7 +259,7 @@ int Main() {
     return 1;
   }
   const std::string dir = pattern;
-  Table() << absl::StrFormat(
+  output.human() << absl::StrFormat(
       "wal_bench: dir=%s segment_mb=%d zero_fill=%v max_write_kb=%d "
       "record_bytes=%d duration_s=%g per group-commit run\n",
       dir, FLAGS_wal_segment_mb, FLAGS_wal_zero_fill, FLAGS_wal_max_write_kb,
@@ -290,10 +267,10 @@ int Main() {
   absl::Status status;
   uint32_t node_id = 0;
   for (LogIoMode mode : modes) {
-    if (FLAGS_fsync_samples > 0) status = MeasureFsync(dir, mode);
+    if (FLAGS_fsync_samples > 0) status = MeasureFsync(output, dir, mode);
     for (int threads : thread_counts) {
       if (!status.ok()) break;
-      status = MeasureGroupCommit(dir, mode, threads, node_id++);
+      status = MeasureGroupCommit(output, dir, mode, threads, node_id++);
     }
     if (!status.ok()) break;
   }
@@ -315,6 +292,8 @@ int main(int argc, char** argv) {
       "Measures fsync latency and group-commit throughput/latency of the "
       "write-ahead log.\n"
       "Usage: wal_bench [--io_modes=buffered,direct] [--threads=1,2,8] "
-      "[--duration_s=2] [--wal_dir=DIR] [--json]");
+      "[--duration_s=2] [--wal_dir=DIR] [--json|--csv]\n"
+      "With --csv, the fsync runs and the group-commit runs are two tables, "
+      "each with its header (--fsync_samples=0 leaves one).");
   return strand::Main();
 }

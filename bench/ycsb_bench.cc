@@ -5,6 +5,7 @@
 //   ycsb_bench                                       # 1M records, 3 mixes
 //   ycsb_bench --workloads=read_only --distribution=zipf --rtt_ns=2000
 //   ycsb_bench --json | jq .                         # one object per run
+//   ycsb_bench --csv --progress_json=/tmp/series.jsonl  # CSV; per second
 //
 // Records have 8-byte keys (big-endian record ids). With --value_bytes=8
 // the value lives in the index leaf; wider values are heap tuples and the
@@ -22,13 +23,19 @@
 #include <thread>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
 #include "base/cost_breakdown.h"
+#include "base/cycle_clock.h"
 #include "base/json_line.h"
+#include "base/latency_histogram.h"
+#include "base/progress_line.h"
+#include "base/run_output.h"
+#include "base/run_progress.h"
 #include "cc/gcl_manager.h"
 #include "index/blink_tree.h"
 #include "index/key_codec.h"
@@ -72,9 +79,6 @@ DEFINE_bool(index_leaf_hint, true,
             "prefix when its fences cover the key, instead of descending; "
             "false: always descend (the ablation)");
 DEFINE_uint64(seed, 1, "Seed of the key generators");
-DEFINE_bool(json, false,
-            "Print one JSON object per run on stdout (the table goes to "
-            "stderr)");
 
 namespace strand {
 namespace {
@@ -256,26 +260,40 @@ class Worker {
   std::unique_ptr<cc::ThreadContext> ctx_;
 };
 
-// Runs fn(worker, node, thread) on every thread of every node; the first
-// error wins.
+// Runs fn(worker, node, thread) on every thread of every node, calling
+// poll() every 10 ms meanwhile (progress); the first error wins.
 template <typename Fn>
 absl::Status OnAllThreads(std::vector<std::vector<std::unique_ptr<Worker>>>& w,
-                          Fn fn) {
+                          Fn fn, absl::FunctionRef<void()> poll) {
   absl::Mutex mu;
   absl::Status first;
+  std::atomic<int> running{0};
   std::vector<std::thread> threads;
   for (size_t n = 0; n < w.size(); ++n) {
     for (size_t t = 0; t < w[n].size(); ++t) {
+      ++running;
       threads.emplace_back([&, n, t] {
         absl::Status s = fn(*w[n][t], n, t);
         absl::MutexLock lock(&mu);
         if (first.ok()) first = s;
+        --running;
       });
     }
+  }
+  while (running.load() > 0) {
+    absl::SleepFor(absl::Milliseconds(10));
+    poll();
   }
   for (auto& t : threads) t.join();
   return first;
 }
+
+// A worker's count of measured operations, which the progress sampler
+// reads while it runs: a cache line of its own, so that workers do not
+// share one.
+struct alignas(64) LiveCount {
+  std::atomic<uint64_t> ops{0};
+};
 
 cc::CacheStats SumStats(Database& db) {
   cc::CacheStats sum;
@@ -284,6 +302,7 @@ cc::CacheStats SumStats(Database& db) {
 }
 
 int Main() {
+  RunOutput output = RunOutput::FromFlags({.per_second_series = true});
   auto fabric_options = rdma::FabricOptionsFromFlags();
   if (!fabric_options.ok()) {
     ExitWithUsageError(std::string(fabric_options.status().message()));
@@ -343,7 +362,10 @@ int Main() {
     ExitWithUsageError(std::string(s.message()));
   }
 
-  auto fabric = rdma::CreateFabric(*fabric_options);
+  absl::StatusOr<std::unique_ptr<rdma::Fabric>> fabric;
+  ProgressLine::RunShowing("opening the fabric (memory nodes)", [&] {
+    fabric = rdma::CreateFabric(*fabric_options);
+  });
   if (!fabric.ok()) {
     std::cerr << "ycsb_bench: " << fabric.status().message() << "\n";
     return 1;
@@ -405,20 +427,37 @@ int Main() {
       if (absl::Status s = workers[n].back()->Init(); !s.ok()) return fail(s);
     }
   }
-  std::ostream& table_out = FLAGS_json ? std::cerr : std::cout;
+  std::ostream& table_out = output.human();
 
   // Load.
   const int total_threads = db.nodes.size() * FLAGS_threads;
   absl::Time start = absl::Now();
-  absl::Status loaded = OnAllThreads(workers, [&](Worker& w, int n, int t) {
-    const int me = n * FLAGS_threads + t;
-    for (uint64_t i = me; i < FLAGS_records; i += total_threads) {
-      if (absl::Status s = w.Insert(LoadOrder(i, FLAGS_records)); !s.ok()) {
-        return s;
-      }
-    }
-    return absl::OkStatus();
-  });
+  std::atomic<uint64_t> inserted{0};
+  ProgressLine load_line;
+  absl::Status loaded = OnAllThreads(
+      workers,
+      [&](Worker& w, int n, int t) {
+        const int me = n * FLAGS_threads + t;
+        // Counted in steps, so that the threads seldom share the counter.
+        constexpr uint64_t kStep = 1024;
+        uint64_t mine = 0;
+        for (uint64_t i = me; i < FLAGS_records; i += total_threads) {
+          if (absl::Status s = w.Insert(LoadOrder(i, FLAGS_records)); !s.ok()) {
+            return s;
+          }
+          if (++mine % kStep == 0) inserted.fetch_add(kStep);
+        }
+        return absl::OkStatus();
+      },
+      [&] {
+        load_line.Update([&] {
+          return absl::StrFormat("loading %d records: %d (%.0f%%) %.1fs",
+                                 FLAGS_records, inserted.load(),
+                                 100.0 * inserted.load() / FLAGS_records,
+                                 absl::ToDoubleSeconds(absl::Now() - start));
+        });
+      });
+  load_line.Clear();
   if (!loaded.ok()) return fail(loaded);
   const double load_s = absl::ToDoubleSeconds(absl::Now() - start);
   BLinkTreeStats tree_stats;
@@ -448,49 +487,80 @@ int Main() {
       FLAGS_records / load_s, tree_stats.height, tree_stats.leaves,
       tree_stats.inner_nodes, tree_mb);
 
-  (*fabric)->WaitUntilPopulated();  // no populating thread beside the runs
+  // No populating thread beside the runs.
+  ProgressLine::RunShowing(
+      "memory: committing the fabric's memory before the runs",
+      [&] { (*fabric)->WaitUntilPopulated(); });
+  JsonLine deployment = output.Record();
+  rdma::AddFabricJson(*fabric_options, **fabric, deployment);
   for (const Mix& mix : mixes) {
     std::atomic<bool> stop{false};
-    std::vector<std::vector<uint64_t>> ops(
-        db.nodes.size(), std::vector<uint64_t>(FLAGS_threads, 0));
+    std::vector<LiveCount> live(db.nodes.size() * FLAGS_threads);
+    std::vector<LatencyHistogram> latencies(live.size());
     const rdma::FabricCounters fabric_before = (*fabric)->Counters();
     const cc::CacheStats cache_before = SumStats(db);
     // The window opens once every worker runs: ops before it do not count.
     WorkerWindow window(static_cast<int>(db.nodes.size()) * FLAGS_threads);
     std::atomic<bool> counting{false};
+    auto live_ops = [&] {
+      uint64_t sum = 0;
+      for (const LiveCount& c : live) sum += c.ops.load();
+      return sum;
+    };
     std::thread timer([&] {
       window.Start();
       counting = true;
-      absl::SleepFor(absl::Seconds(FLAGS_duration_s));
+      const absl::Time end = absl::Now() + absl::Seconds(FLAGS_duration_s);
+      RunProgress progress({.count_key = "ops",
+                            .rate_key = "ops_per_sec",
+                            .unit = "op",
+                            .labels = JsonLine().Add("workload", mix.name),
+                            .series = output.progress_series()});
+      while (absl::Now() < end && !stop.load()) {
+        absl::SleepFor(std::min(absl::Milliseconds(10), end - absl::Now()));
+        // Index operations wait for latches: they never abort.
+        progress.Poll(live_ops(), [] { return std::nullopt; });
+      }
+      progress.Finish();
       counting = false;
       window.End();
       stop = true;
     });
-    absl::Status ran = OnAllThreads(workers, [&](Worker& w, int n, int t) {
-      window.Join(n * FLAGS_threads + t);
-      uint64_t done = 0;
-      while (!stop.load(std::memory_order_relaxed)) {
-        if (absl::Status s = w.Run(w.Pick(mix)); !s.ok()) {
-          stop = true;
-          return s;
-        }
-        if (counting.load(std::memory_order_relaxed)) ++done;
-      }
-      ops[n][t] = done;
-      return absl::OkStatus();
-    });
+    absl::Status ran = OnAllThreads(
+        workers,
+        [&](Worker& w, int n, int t) {
+          const int me = n * FLAGS_threads + t;
+          window.Join(me);
+          LatencyHistogram& latency = latencies[me];
+          std::atomic<uint64_t>& done = live[me].ops;
+          while (!stop.load(std::memory_order_relaxed)) {
+            const uint64_t begin = CycleNow();
+            if (absl::Status s = w.Run(w.Pick(mix)); !s.ok()) {
+              stop = true;
+              return s;
+            }
+            if (counting.load(std::memory_order_relaxed)) {
+              latency.Record(
+                  static_cast<uint64_t>(CyclesToNanos(CycleNow() - begin)));
+              done.store(done.load(std::memory_order_relaxed) + 1,
+                         std::memory_order_relaxed);
+            }
+          }
+          return absl::OkStatus();
+        },
+        [] {});
     timer.join();
     const double seconds = window.seconds();
     if (!ran.ok()) return fail(ran);
     const rdma::FabricCounters fc = (*fabric)->Counters() - fabric_before;
     const cc::CacheStats cs = SumStats(db) - cache_before;
     uint64_t total = 0;
-    std::vector<uint64_t> per_node;
-    for (const auto& node_ops : ops) {
-      uint64_t sum = 0;
-      for (uint64_t o : node_ops) sum += o;
-      per_node.push_back(sum);
-      total += sum;
+    std::vector<uint64_t> per_node(db.nodes.size(), 0);
+    LatencyHistogram latency;
+    for (size_t w = 0; w < live.size(); ++w) {
+      per_node[w / FLAGS_threads] += live[w].ops.load();
+      total += live[w].ops.load();
+      latency.Merge(latencies[w]);
     }
     const double n_ops = std::max<double>(total, 1);
     std::vector<std::string> shares;
@@ -498,20 +568,20 @@ int Main() {
       shares.push_back(absl::StrFormat("%.3f", o / n_ops));
     }
     table_out << absl::StrFormat(
-        "%-13s %12.0f ops/s  round_trips/op=%.2f bytes/op=%.0f "
-        "cache_hit_ratio=%.3f  per-node share=[%s]\n",
-        mix.name, total / seconds, fc.round_trips / n_ops,
+        "%-13s %12.0f ops/s  latency p50 %.1f us p99 %.1f us  "
+        "round_trips/op=%.2f bytes/op=%.0f cache_hit_ratio=%.3f  "
+        "invalidations/op=%.3f evictions/op=%.3f  per-node share=[%s]\n",
+        mix.name, total / seconds, latency.Percentile(0.5) / 1e3,
+        latency.Percentile(0.99) / 1e3, fc.round_trips / n_ops,
         (fc.bytes_read + fc.bytes_written) / n_ops, cs.hit_ratio(),
+        cs.invalidations_sent / n_ops, cs.evictions / n_ops,
         absl::StrJoin(shares, ","));
     const CostBreakdown cost = window.Breakdown(total);
     cost.Print(table_out, "op");
-    if (!FLAGS_json) continue;
-    JsonLine j;
+    JsonLine j = deployment;
     j.Add("bench", "ycsb")
         .Add("workload", mix.name)
         .Add("protocol", FLAGS_protocol)
-        .Add("fabric", rdma::FabricKindName(fabric_options->kind))
-        .Add("compute_nodes", static_cast<int>(db.nodes.size()))
         .Add("threads", FLAGS_threads)
         .Add("records", FLAGS_records)
         .Add("value_bytes", static_cast<uint64_t>(FLAGS_value_bytes))
@@ -522,9 +592,8 @@ int Main() {
         .Add("cache_mb", cache_mb)
         .Add("prefetch", FLAGS_prefetch)
         .Add("index_leaf_hint", FLAGS_index_leaf_hint)
-        .Add("rtt_ns", fabric_options->rtt_ns)
-        .Add("message_delivery",
-             rdma::MessageDeliveryName(fabric_options->message_delivery))
+        .Add("seed", FLAGS_seed)
+        .Add("load_s", load_s)
         .Add("tree_height", tree_stats.height)
         .Add("tree_mb", tree_mb)
         .Add("duration_s", seconds)
@@ -533,9 +602,13 @@ int Main() {
         .Add("round_trips_per_op", fc.round_trips / n_ops)
         .Add("bytes_per_op", (fc.bytes_read + fc.bytes_written) / n_ops)
         .Add("cache_hit_ratio", cs.hit_ratio())
+        .Add("invalidations_per_op", cs.invalidations_sent / n_ops)
+        .Add("evictions_per_op", cs.evictions / n_ops)
+        .Add("lock_retries_per_op", cs.lock_retries / n_ops)
         .AddRaw("node_share", "[" + absl::StrJoin(shares, ",") + "]");
+    latency.AddTo(j, "", LatencyHistogram::Unit::kMicros);
     cost.AddTo(j);
-    std::cout << j.str() << std::endl;
+    output.Print(j);
   }
   return 0;
 }
@@ -548,6 +621,7 @@ int main(int argc, char** argv) {
       &argc, &argv,
       "YCSB workloads over the B-link tree and heap tables.\n"
       "Usage: ycsb_bench [--records=N] [--workloads=read_only,...] "
-      "[--distribution=uniform|zipf] [--protocol=selcc|sel] [--json]");
+      "[--distribution=uniform|zipf] [--protocol=selcc|sel] [--json|--csv] "
+      "[--progress_json=FILE]");
   return strand::Main();
 }

@@ -229,6 +229,16 @@ class GclManager {
   // Counters since creation, summed over all threads of this node.
   virtual CacheStats Stats() const = 0;
 
+  // Writes back every dirty line this node caches and gives up every
+  // cached line with its global latch, leaving the memory nodes holding the
+  // database as this node saw it, as if every line had been evicted; the
+  // node stays up (a pool image taken while the compute processes of a
+  // cluster keep running: engine/image.h). No thread of this node may hold
+  // a latch or be acquiring one. FailedPrecondition when one did (a line
+  // stayed latched or pinned), or the fabric's error when a write-back
+  // failed. Protocols without a cache (SEL) have nothing to write back.
+  virtual absl::Status WriteBackAll() { return absl::OkStatus(); }
+
  protected:
   friend class SharedGuard;
   friend class ExclusiveGuard;

@@ -33,6 +33,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
                                     options.algorithm, options.index);
     if (!node.ok()) return node.status();
     engine->nodes_[id] = *std::move(node);
+    engine->nodes_[id]->SetValidateIndexReads(options.validate_index_reads);
     if (engine->first_node_ == nullptr) {
       engine->first_node_ = engine->nodes_[id].get();
     }
@@ -129,27 +130,54 @@ absl::Status Engine::StartRecoveryAndLogging() {
     recovery_report_ = *std::move(report);
   }
   if (options_.wal.dir.empty()) return absl::OkStatus();
+  return StartLogging(options_.wal);
+}
+
+absl::Status Engine::StartLogging(const WalOptions& wal) {
+  if (closed_) {
+    return absl::FailedPreconditionError("the engine is closed (SaveImage)");
+  }
+  if (wal.dir.empty()) {
+    return absl::InvalidArgumentError("StartLogging needs WalOptions::dir");
+  }
   // Validate checked the loopback count; this is the cluster's.
-  if (options_.wal.early_lock_release && fabric_->compute_node_count() > 1) {
+  if (wal.early_lock_release && fabric_->compute_node_count() > 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "EngineOptions::wal.early_lock_release is safe with one compute node "
         "only (txn/concurrency_control.h), and the cluster has %d: drop it",
         fabric_->compute_node_count()));
   }
   for (auto& node : nodes_) {
+    if (node != nullptr && node->log() != nullptr) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "compute node %d logs already (to %s)", node->id(), wal.dir));
+    }
+  }
+  for (auto& node : nodes_) {
     if (node == nullptr) continue;
     wal::LogWriterOptions log;
-    log.wal_dir = options_.wal.dir;
+    log.wal_dir = wal.dir;
     log.database_id = database_id_;
     log.compute_node_id = node->id();
-    log.io_mode = options_.wal.io_mode;
-    log.segment_bytes = options_.wal.segment_bytes;
-    log.group_commit_window = options_.wal.group_commit_window;
-    auto writer = options_.wal.file_factory != nullptr
-                      ? wal::LogWriter::Open(log, options_.wal.file_factory)
+    log.io_mode = wal.io_mode;
+    log.segment_bytes = wal.segment_bytes;
+    log.group_commit_window = wal.group_commit_window;
+    auto writer = wal.file_factory != nullptr
+                      ? wal::LogWriter::Open(log, wal.file_factory)
                       : wal::LogWriter::Open(log);
     if (!writer.ok()) return writer.status();
-    node->SetLog(*std::move(writer), options_.wal.early_lock_release);
+    node->SetLog(*std::move(writer), wal.early_lock_release);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::WriteBackCaches() {
+  if (closed_) {
+    return absl::FailedPreconditionError("the engine is closed (SaveImage)");
+  }
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    if (absl::Status s = node->manager().WriteBackAll(); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

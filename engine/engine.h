@@ -192,6 +192,17 @@ class Engine {
     return recovery_report_;
   }
 
+  // A pool image while the compute processes of a cluster stay up
+  // (engine/image.h): each writes back and gives up every line its hosted
+  // compute nodes cache (cc::GclManager::WriteBackAll), one writes the
+  // image (WriteImage) once all have, then each starts its log. No session
+  // may be running a transaction meanwhile.
+  absl::Status WriteBackCaches();
+  // Starts the write-ahead log on every hosted compute node of an engine
+  // opened without one, as EngineOptions::wal would have at Open.
+  // FailedPrecondition if a log runs already.
+  absl::Status StartLogging(const WalOptions& wal);
+
   // Writes the pool image (engine/image.h) to `path` and CLOSES the
   // engine: every log is closed (all appended records durable), every
   // compute-node runtime destroyed (caches written back), then the memory

@@ -68,6 +68,9 @@ struct EngineOptions {
   txn::CcAlgorithm algorithm = txn::CcAlgorithm::kTwoPhaseLocking;
   // The B-link trees' CPU-path switches (index/blink_tree.h).
   index::BLinkTreeTuning index;
+  // txn::Database::validate_index_reads: serializable scans and lookups.
+  // Turn off only to measure their cost (phantoms become possible).
+  bool validate_index_reads = true;
   RetryPolicy retry;
   WalOptions wal;
   // Recovery (engine/recovery.h). `image_path`: restore every memory node

@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "cc/root_words.h"
@@ -28,8 +30,9 @@ absl::StatusOr<rdma::LoopbackFabric*> Loopback(rdma::Fabric& fabric) {
   auto* loopback = dynamic_cast<rdma::LoopbackFabric*>(&fabric);
   if (loopback == nullptr) {
     return absl::UnimplementedError(
-        "pool images need the loopback fabric (--fabric=loopback): other "
-        "fabrics' memory nodes are not in this process");
+        "restoring a pool image needs the loopback fabric "
+        "(--fabric=loopback): other fabrics' memory nodes are not in this "
+        "process");
   }
   return loopback;
 }
@@ -39,16 +42,66 @@ absl::StatusOr<uint8_t*> Region(rdma::LoopbackFabric& fabric, int node) {
                           fabric.memory_node_bytes());
 }
 
-uint64_t Word(const uint8_t* region, uint64_t offset) {
-  uint64_t value;
-  std::memcpy(&value, region + offset, sizeof(value));
-  return value;
-}
+// Where WriteImage reads the memory nodes' regions: the loopback's memory
+// in place, or (any other fabric) one-sided READs through an endpoint of a
+// compute node this process hosts.
+class RegionReader {
+ public:
+  // The largest piece View() hands out.
+  static constexpr uint64_t kPieceBytes = 256 * 1024;
 
-// Bytes of a region in use: header, root area and allocated chunks.
-uint64_t UsedBytes(const uint8_t* region, uint64_t region_bytes) {
-  return std::min(region_bytes, Word(region, rdma::kNextChunkWordOffset));
-}
+  static absl::StatusOr<RegionReader> For(rdma::Fabric& fabric) {
+    RegionReader reader;
+    reader.loopback_ = dynamic_cast<rdma::LoopbackFabric*>(&fabric);
+    if (reader.loopback_ != nullptr) return reader;
+    const std::vector<rdma::ComputeNodeId> local = fabric.local_compute_nodes();
+    if (local.empty()) {
+      return absl::FailedPreconditionError(
+          "a pool image is read through a compute node, and this process "
+          "hosts none");
+    }
+    auto node = fabric.compute_node(local.front());
+    if (!node.ok()) return node.status();
+    auto endpoint = (*node)->NewEndpoint();
+    if (!endpoint.ok()) return endpoint.status();
+    reader.endpoint_ = *std::move(endpoint);
+    reader.buffer_.resize(kPieceBytes);
+    return reader;
+  }
+
+  // `bytes` (<= kPieceBytes) of memory node `node` from `offset`: valid
+  // until the next call.
+  absl::StatusOr<const uint8_t*> View(int node, uint64_t offset,
+                                      uint64_t bytes) {
+    if (loopback_ != nullptr) {
+      auto region = Region(*loopback_, node);
+      if (!region.ok()) return region.status();
+      return *region + offset;
+    }
+    if (absl::Status s =
+            endpoint_->Read(rdma::GlobalAddress(node, offset), buffer_.data(),
+                            static_cast<uint32_t>(bytes));
+        !s.ok()) {
+      return s;
+    }
+    return buffer_.data();
+  }
+
+  absl::StatusOr<uint64_t> Word(int node, uint64_t offset) {
+    auto view = View(node, offset, sizeof(uint64_t));
+    if (!view.ok()) return view.status();
+    uint64_t value;
+    std::memcpy(&value, *view, sizeof(value));
+    return value;
+  }
+
+ private:
+  RegionReader() = default;
+
+  rdma::LoopbackFabric* loopback_ = nullptr;
+  std::unique_ptr<rdma::Endpoint> endpoint_;
+  std::vector<uint8_t> buffer_;
+};
 
 absl::Status Errno(std::string_view what, const std::string& path) {
   return absl::Status(absl::ErrnoToStatusCode(errno),
@@ -109,20 +162,21 @@ struct Fd {
 absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
                                      const std::string& path,
                                      uint32_t gcl_size) {
-  auto loopback = Loopback(fabric);
-  if (!loopback.ok()) return loopback.status();
-  rdma::LoopbackFabric& f = **loopback;
-  auto region0 = Region(f, 0);
-  if (!region0.ok()) return region0.status();
+  auto reader = RegionReader::For(fabric);
+  if (!reader.ok()) return reader.status();
   ImageInfo info;
-  info.memory_nodes = static_cast<uint32_t>(f.memory_node_count());
-  info.region_bytes = f.memory_node_bytes();
-  info.chunk_bytes = f.chunk_bytes();
+  info.memory_nodes = static_cast<uint32_t>(fabric.memory_node_count());
+  info.region_bytes = fabric.memory_node_bytes();
+  info.chunk_bytes = fabric.chunk_bytes();
   info.gcl_size = gcl_size;
-  info.database_id =
-      Word(*region0, cc::RootWordAddress(cc::RootWord::kDatabaseId).offset());
-  info.timestamp = Word(
-      *region0, cc::RootWordAddress(cc::RootWord::kTimestampOracle).offset());
+  auto database_id =
+      reader->Word(0, cc::RootWordAddress(cc::RootWord::kDatabaseId).offset());
+  if (!database_id.ok()) return database_id.status();
+  info.database_id = *database_id;
+  auto timestamp = reader->Word(
+      0, cc::RootWordAddress(cc::RootWord::kTimestampOracle).offset());
+  if (!timestamp.ok()) return timestamp.status();
+  info.timestamp = *timestamp;
 
   const std::string tmp = path + ".tmp";
   Fd file;
@@ -134,24 +188,39 @@ absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
   Put<uint32_t>(header, 12, info.memory_nodes);
   Put<uint64_t>(header, 16, info.database_id);
   Put<uint64_t>(header, 24, info.timestamp);
-  Put<uint64_t>(header, 32, f.memory_node_bytes());
-  Put<uint64_t>(header, 40, f.chunk_bytes());
+  Put<uint64_t>(header, 32, info.region_bytes);
+  Put<uint64_t>(header, 40, info.chunk_bytes);
   Put<uint32_t>(header, 48, gcl_size);
   if (absl::Status s = WriteAll(file.fd, header, sizeof(header), tmp); !s.ok())
     return s;
+  off_t node_header_at = sizeof(header);
   for (uint32_t n = 0; n < info.memory_nodes; ++n) {
-    auto region = Region(f, static_cast<int>(n));
-    if (!region.ok()) return region.status();
-    const uint64_t used = UsedBytes(*region, f.memory_node_bytes());
+    const int node = static_cast<int>(n);
+    // Bytes in use: header, root area and allocated chunks.
+    auto next_chunk = reader->Word(node, rdma::kNextChunkWordOffset);
+    if (!next_chunk.ok()) return next_chunk.status();
+    const uint64_t used = std::min(info.region_bytes, *next_chunk);
+    // The node's header goes before its data; its CRC is known after.
     char node_header[16] = {};
-    Put<uint64_t>(node_header, 0, used);
-    Put<uint32_t>(node_header, 8,
-                  wal::Crc32c(std::string_view(
-                      reinterpret_cast<const char*>(*region), used)));
     if (absl::Status s = WriteAll(file.fd, node_header, 16, tmp); !s.ok())
       return s;
-    if (absl::Status s = WriteAll(file.fd, *region, used, tmp); !s.ok())
-      return s;
+    uint32_t crc = 0;
+    for (uint64_t offset = 0; offset < used;) {
+      const uint64_t piece =
+          std::min<uint64_t>(RegionReader::kPieceBytes, used - offset);
+      auto view = reader->View(node, offset, piece);
+      if (!view.ok()) return view.status();
+      crc = wal::Crc32cExtend(crc, *view, piece);
+      if (absl::Status s = WriteAll(file.fd, *view, piece, tmp); !s.ok())
+        return s;
+      offset += piece;
+    }
+    Put<uint64_t>(node_header, 0, used);
+    Put<uint32_t>(node_header, 8, crc);
+    if (::pwrite(file.fd, node_header, 16, node_header_at) != 16) {
+      return Errno("writing", tmp);
+    }
+    node_header_at += 16 + static_cast<off_t>(used);
     info.bytes += used;
   }
   if (::fsync(file.fd) != 0) return Errno("fsync of", tmp);

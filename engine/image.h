@@ -5,8 +5,10 @@
 // initial image recovery replays the logs over (engine/recovery.h).
 //
 // An image is taken with no transaction running and no compute-node cache
-// holding dirty lines (Engine::SaveImage destroys the compute-node runtimes
-// first: SELCC writes back and releases every line then). It records the
+// holding dirty lines: Engine::SaveImage destroys the compute-node runtimes
+// first (SELCC writes back and releases every line then); the compute
+// processes of a cluster each call Engine::WriteBackCaches and stay up,
+// and one of them writes the image. It records the
 // timestamp oracle's value at that moment: every commit in it has a smaller
 // commit timestamp, every later one a larger; recovery replays the latter.
 // Allocator state (each node's chunk bump pointer) lives in the region, so
@@ -26,8 +28,11 @@
 // heap page and index node is one GCL, so an engine with another GCL size
 // would misread every table and index). Restoring checks all of them.
 //
-// Only the loopback fabric's memory nodes are in this process; other
-// fabrics get Unimplemented.
+// WriteImage reads the loopback fabric's memory nodes in place and any
+// other fabric's with one-sided READs through a compute node this process
+// hosts. RestoreImage fills memory nodes before a compute node runs, which
+// only the loopback fabric's, in this process, allow; other fabrics get
+// Unimplemented (recovery runs offline on the loopback: strand_recover).
 
 #include <cstdint>
 #include <string>
@@ -48,7 +53,8 @@ struct ImageInfo {
 };
 
 // Writes the image of `fabric`'s memory nodes (nobody may be using them),
-// whose GCLs are `gcl_size` bytes.
+// whose GCLs are `gcl_size` bytes. Over a remote fabric it costs one READ
+// round trip per 256 KiB.
 absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
                                      const std::string& path,
                                      uint32_t gcl_size);

@@ -49,6 +49,8 @@ class NodeRuntime {
   // are reused through it (txn/epoch_manager.h); null: never reused.
   // Before the first session; `epochs` outlives this.
   void SetEpochs(txn::EpochManager* epochs) { db_.epochs = epochs; }
+  // txn::Database::validate_index_reads; before the first session.
+  void SetValidateIndexReads(bool on) { db_.validate_index_reads = on; }
 
  private:
   NodeRuntime() = default;

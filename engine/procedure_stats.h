@@ -5,7 +5,6 @@
 // (each aborted attempt counts, retried or not), and the latency of calls
 // that committed (from the first attempt to the commit, retries included).
 
-#include <array>
 #include <cstdint>
 #include <string>
 
@@ -17,7 +16,7 @@ namespace strand::engine {
 struct ProcedureStats {
   uint64_t calls = 0;
   uint64_t commits = 0;
-  std::array<uint64_t, txn::kAbortReasonCount> aborts{};  // by AbortReason
+  txn::AbortCounts aborts{};
   uint64_t gave_up = 0;  // calls that ran out of retries
   LatencyHistogram latency;
 

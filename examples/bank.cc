@@ -22,6 +22,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
+#include "base/json_line.h"
+#include "base/latency_histogram.h"
+#include "base/run_output.h"
 #include "engine/engine.h"
 #include "engine/session.h"
 #include "index/key_codec.h"
@@ -146,6 +149,7 @@ absl::StatusOr<Bank> Define(Engine& engine, bool create) {
 }
 
 int Main() {
+  RunOutput output = RunOutput::FromFlags();
   auto fabric = rdma::FabricOptionsFromFlags();
   if (!fabric.ok()) ExitWithUsageError(std::string(fabric.status().message()));
   auto algorithm = txn::ParseCcAlgorithm(FLAGS_cc);
@@ -209,6 +213,11 @@ int Main() {
     }
   }
 
+  // The transfers' figures are the run's: what loading did is subtracted.
+  const engine::ProcedureStats stats_before =
+      (*engine)->Stats()[bank->transfer];
+  const cc::CacheStats cache_before = (*engine)->CacheStats();
+  const absl::Time start = absl::Now();
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> transfers{0}, refused{0}, gave_up{0}, failed{0};
   std::vector<std::thread> workers;
@@ -254,17 +263,45 @@ int Main() {
   }
   stop = true;
   for (auto& w : workers) w.join();
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   auto final_total = checker->Call(bank->total);
   if (!final_total.ok() || *final_total != expected) ++wrong;
 
-  const auto stats = (*engine)->Stats()[bank->transfer];
-  std::cout << absl::StrFormat(
+  engine::ProcedureStats stats = (*engine)->Stats()[bank->transfer];
+  for (size_t i = 0; i < stats.aborts.size(); ++i) {
+    stats.aborts[i] -= stats_before.aborts[i];
+  }
+  const cc::CacheStats cache = (*engine)->CacheStats() - cache_before;
+  output.human() << absl::StrFormat(
       "bank: compute nodes here %d, %d transfers (%.0f/s), %d refused for "
       "insufficient funds, %d gave up on contention, %d failed; total "
       "checked %d times while running: %s\ntransfer stats: %s\n",
-      nodes.size(), transfers.load(), transfers.load() / FLAGS_duration_s,
+      nodes.size(), transfers.load(), transfers.load() / seconds,
       refused.load(), gave_up.load(), failed.load(), checks + 1,
       wrong == 0 ? "always exact" : "WRONG", stats.ToString());
+  const double txns = std::max<double>(transfers.load(), 1);
+  JsonLine j = output.Record();
+  rdma::AddFabricJson(options.fabric, (*engine)->fabric(), j);
+  j.Add("bench", "bank")
+      .Add("cc", FLAGS_cc)
+      .Add("accounts", FLAGS_accounts)
+      .Add("threads", FLAGS_threads)
+      .Add("duration_s", seconds)
+      .Add("transfers", transfers.load())
+      .Add("txn_per_sec", transfers.load() / seconds)
+      .Add("refused", refused.load())
+      .Add("gave_up", gave_up.load())
+      .Add("failed", failed.load())
+      .Add("total_checks", checks + 1)
+      .Add("total_always_exact", wrong == 0)
+      .AddObject("aborts_by_reason", txn::AbortCountsJson(stats.aborts))
+      .Add("invalidations_per_txn", cache.invalidations_sent / txns)
+      .Add("evictions_per_txn", cache.evictions / txns)
+      .Add("cache_hit_ratio", cache.hit_ratio());
+  // Transfers that committed, from the call to the commit, retries included:
+  // they run in this window only, so the engine's histogram is the run's.
+  stats.latency.AddTo(j, "commit", LatencyHistogram::Unit::kMicros);
+  output.Print(j);
   return (wrong == 0 && failed == 0) ? 0 : 1;
 }
 
@@ -275,6 +312,7 @@ int main(int argc, char** argv) {
   strand::ParseCommandLineOrExit(
       &argc, &argv,
       "Bank transfers on strand: the example embedding application.\n"
-      "Usage: bank [--compute_nodes=2] [--threads=2] [--cc=2pl|to|occ]");
+      "Usage: bank [--compute_nodes=2] [--threads=2] [--cc=2pl|to|occ] "
+      "[--json|--csv]");
   return strand::Main();
 }

@@ -32,6 +32,23 @@ constexpr OptionSetting kClusterFile{"cluster_file", "cluster"};
 
 }  // namespace
 
+void AddFabricJson(const FabricOptions& options, const Fabric& fabric,
+                   JsonLine& json) {
+  json.Add("fabric", FabricKindName(options.kind))
+      .Add("compute_nodes", fabric.compute_node_count())
+      .Add("memory_nodes", fabric.memory_node_count())
+      .Add("pool_mb", fabric.memory_node_bytes() / FabricOptions::kMiB)
+      .Add("chunk_kb", fabric.chunk_bytes() / 1024)
+      .Add("populate_memory", PopulateModeName(options.populate_memory))
+      .Add("rtt_ns", options.rtt_ns)
+      .Add("bandwidth_gbps", options.bandwidth_gbps)
+      .Add("nic_op_ns", options.nic_op_ns)
+      .Add("nic_gbps", options.nic_gbps)
+      .Add("message_delivery", MessageDeliveryName(options.message_delivery))
+      .Add("cluster", options.cluster_file)
+      .Add("node_id", options.node_id);
+}
+
 absl::StatusOr<FabricKind> ParseFabricKind(const std::string& name) {
   if (name == "loopback") return FabricKind::kLoopback;
   if (name == "verbs") return FabricKind::kVerbs;

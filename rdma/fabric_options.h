@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/json_line.h"
 #include "base/option_naming.h"
 #include "rdma/fabric.h"
 
@@ -98,6 +99,14 @@ struct FabricOptions {
   absl::Status Validate() const;
   absl::Status Validate(const OptionNaming& naming) const;
 };
+
+// Adds the deployment a binary ran on to its --json record, under the flags'
+// names (fabric_flags.h): the options as given, and what `fabric` (built
+// from them) serves, which over verbs comes from the cluster file and the
+// memory nodes rather than the flags: compute_nodes and memory_nodes in the
+// deployment, pool_mb per memory node, chunk_kb.
+void AddFabricJson(const FabricOptions& options, const Fabric& fabric,
+                   JsonLine& json);
 
 // Builds the fabric `options` describe. Fails with a Status that names the
 // offending field on bad options, and with the backend's error otherwise.

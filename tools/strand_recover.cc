@@ -38,6 +38,7 @@
 #include "absl/strings/str_join.h"
 #include "base/command_line.h"
 #include "base/json_line.h"
+#include "base/run_output.h"
 #include "engine/engine.h"
 #include "engine/image.h"
 #include "rdma/fabric_flags.h"
@@ -62,9 +63,6 @@ DEFINE_bool(allow_log_data_loss, false,
             "damage are LOST, and the result may miss some before it (a "
             "node's log is not in commit order): use it only when the "
             "damaged log cannot be restored. The report says what was lost");
-DEFINE_bool(json, false,
-            "Print one JSON object on stdout and nothing else (the human "
-            "report goes to stderr)");
 
 namespace strand {
 namespace {
@@ -193,6 +191,7 @@ std::string NodesJson(const engine::RecoveryReport& report) {
 }
 
 int Main() {
+  RunOutput output = RunOutput::FromFlags();
   const ImageInfo image = CheckImage();
   CheckWalDir();
   CheckOutImage();
@@ -223,7 +222,7 @@ int Main() {
     std::cerr << "strand_recover: " << engine.status() << "\n";
     return 1;
   }
-  std::ostream& human = FLAGS_json ? std::cerr : std::cout;
+  std::ostream& human = output.human();
   const engine::RecoveryReport& report = *(*engine)->recovery_report();
   human << report.Summary() << "\n";
   uint64_t log_records = 0;
@@ -237,11 +236,14 @@ int Main() {
     std::cerr << "strand_recover: WARNING: committed transactions were lost "
                  "(--allow_log_data_loss): see DATA LOST above\n";
   }
-  JsonLine json;
+  JsonLine json = output.Record();
+  // The layout as restored from the image (the fabric flags' names).
+  rdma::AddFabricJson(*fabric, (*engine)->fabric(), json);
   json.Add("image", FLAGS_image)
       .Add("wal_dir", FLAGS_wal_dir)
+      .Add("out_image", FLAGS_out_image)
+      .Add("allow_log_data_loss", FLAGS_allow_log_data_loss)
       .Add("gcl_size", static_cast<uint64_t>(image.gcl_size))
-      .Add("memory_nodes", static_cast<uint64_t>(image.memory_nodes))
       .Add("image_timestamp", report.image_timestamp)
       .Add("records_replayed", report.records_replayed)
       .Add("ops_replayed", report.ops_replayed)
@@ -264,9 +266,9 @@ int Main() {
     human << absl::StrFormat(
         "wrote %s: %d bytes of %d memory nodes, timestamp %d\n",
         FLAGS_out_image, saved->bytes, saved->memory_nodes, saved->timestamp);
-    json.Add("out_image", FLAGS_out_image).Add("out_image_bytes", saved->bytes);
+    json.Add("out_image_bytes", saved->bytes);
   }
-  if (FLAGS_json) std::cout << json.str() << std::endl;
+  output.Print(json);
   return 0;
 }
 
@@ -279,7 +281,7 @@ int main(int argc, char** argv) {
       "Rebuilds a strand pool from an image and the logs of every compute "
       "node.\n"
       "Usage: strand_recover --image=FILE --wal_dir=DIR [--out_image=FILE] "
-      "[--allow_log_data_loss] [--json]\n"
+      "[--allow_log_data_loss] [--json|--csv]\n"
       "Exit status: 0 recovered, 1 recovery failed, 2 command-line misuse.");
   return strand::Main();
 }

@@ -9,6 +9,10 @@
 //   node 0                          every other node
 //   create the tables    kSchema -> open them
 //   load its warehouses and ITEM    load its warehouses     -> kLoaded
+//   with --wal=on, once all loaded: write back the cache    -> kWrittenBack
+//   once all wrote back: the image
+//     (<wal_dir>/load.img) kImaged -> start its log (node-<id>/ in its
+//   start its log                      own --wal_dir)
 //   run (warm-up, measure)          run                     -> kRan, with
 //   combine, check consistency                                 its figures
 //   kChecked ->                     stay up (serving SELCC) until kChecked
@@ -31,8 +35,10 @@ namespace strand::tpcc {
 enum ClusterStep : uint64_t {
   kSchemaCreated = 1,  // node 0 created the tables: open them
   kLoaded = 2,         // this node loaded its warehouses
-  kRan = 3,            // this node ran and published its figures
-  kChecked = 4,        // node 0 combined and checked: the others may stop
+  kWrittenBack = 3,    // --wal=on: this node's cache is written back
+  kImaged = 4,         // --wal=on: node 0 wrote the load image
+  kRan = 5,            // this node ran and published its figures
+  kChecked = 6,        // node 0 combined and checked: the others may stop
 };
 
 // One node's load and run, as bytes for the board. The encoding is the

@@ -1,9 +1,6 @@
 #include "tpcc/driver.h"
 
-#include <unistd.h>
-
 #include <atomic>
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -15,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "base/run_progress.h"
 #include "engine/call_status.h"
 #include "engine/session.h"
 #include "tpcc/deferred_delivery.h"
@@ -36,6 +34,13 @@ struct ThreadResult {
   std::string error;
 };
 
+// Aborted attempts of every procedure, for the per-second series.
+uint64_t AbortedAttempts(const std::vector<engine::ProcedureStats>& stats) {
+  uint64_t n = 0;
+  for (const engine::ProcedureStats& s : stats) n += s.aborts_total();
+  return n;
+}
+
 WalRunStats SumWalStats(engine::Engine& engine) {
   WalRunStats sum;
   for (rdma::ComputeNodeId node : engine.local_compute_nodes()) {
@@ -54,8 +59,8 @@ WalRunStats SumWalStats(engine::Engine& engine) {
 void TypeResult::Merge(const TypeResult& other) {
   commits += other.commits;
   user_aborts += other.user_aborts;
-  retried_aborts += other.retried_aborts;
   errors += other.errors;
+  for (size_t i = 0; i < aborts.size(); ++i) aborts[i] += other.aborts[i];
   latency.Merge(other.latency);
 }
 
@@ -74,8 +79,15 @@ uint64_t RunResult::commits() const {
 }
 uint64_t RunResult::retried_aborts() const {
   uint64_t n = 0;
-  for (const TypeResult& t : by_type) n += t.retried_aborts;
+  for (const TypeResult& t : by_type) n += t.retried_aborts();
   return n;
+}
+txn::AbortCounts RunResult::aborts() const {
+  txn::AbortCounts sum{};
+  for (const TypeResult& t : by_type) {
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += t.aborts[i];
+  }
+  return sum;
 }
 uint64_t RunResult::errors() const {
   uint64_t n = 0;
@@ -274,7 +286,6 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
     });
   }
 
-  const bool tty = options.progress && isatty(STDERR_FILENO);
   const absl::Time warm_start = absl::Now();
   while (running.load() > 0 &&
          absl::Now() - warm_start < absl::Seconds(options.warmup_s)) {
@@ -288,23 +299,18 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   window.Start();
   const absl::Time start = absl::Now();
   measuring = true;
-  absl::Time last_print = start;
-  uint64_t last_commits = 0;
+  RunProgress progress({.aborts_at_start = AbortedAttempts(stats_before),
+                        .series = options.progress_series,
+                        .stderr_line = options.progress});
   while (running.load() > 0) {
     const absl::Time now = absl::Now();
     if (options.txns == 0 && now - start >= absl::Seconds(options.duration_s)) {
       break;
     }
     absl::SleepFor(absl::Milliseconds(10));
-    if (tty && now - last_print >= absl::Seconds(1)) {
-      const uint64_t c = progress_commits.load();
-      std::fprintf(stderr, "\r  %5.1fs  %10.0f txn/s  %10llu committed",
-                   absl::ToDoubleSeconds(now - start),
-                   (c - last_commits) / absl::ToDoubleSeconds(now - last_print),
-                   static_cast<unsigned long long>(c));
-      last_print = now;
-      last_commits = c;
-    }
+    progress.Poll(progress_commits.load(), [&] {
+      return std::optional<uint64_t>(AbortedAttempts(engine.Stats()));
+    });
   }
   // The measured window ends here: calls acknowledged while the threads
   // stop and drain their pipelines do not count.
@@ -313,7 +319,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   window.End();
   stop = true;
   for (auto& t : threads) t.join();
-  if (tty) std::fprintf(stderr, "\r%60s\r", "");
+  progress.Finish();
   RunResult result;
   result.seconds = absl::ToDoubleSeconds(end - start);
   result.workers = window.workers();
@@ -330,11 +336,9 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   for (int type = 0; type < kTxnTypes; ++type) {
     const engine::ProcedureStats& a = stats_after[ids[type]];
     const engine::ProcedureStats& b = stats_before[ids[type]];
-    result.by_type[type].retried_aborts =
-        (a.aborts_for(txn::AbortReason::kConflict) -
-         b.aborts_for(txn::AbortReason::kConflict)) +
-        (a.aborts_for(txn::AbortReason::kValidation) -
-         b.aborts_for(txn::AbortReason::kValidation));
+    for (int i = 0; i < txn::kAbortReasonCount; ++i) {
+      result.by_type[type].aborts[i] = a.aborts[i] - b.aborts[i];
+    }
   }
   int max_node = 0;
   for (rdma::ComputeNodeId n : nodes) max_node = std::max<int>(max_node, n);
@@ -342,7 +346,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   for (int g = 0; g < total_threads; ++g) {
     const ThreadResult& t = results[g];
     for (int type = 0; type < kTxnTypes; ++type) {
-      // A thread counts no retried aborts (taken from the engine above).
+      // A thread counts no aborted attempts (taken from the engine above).
       result.by_type[type].Merge(t.by_type[type]);
       result.commit_latency.Merge(t.by_type[type].latency);
     }

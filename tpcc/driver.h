@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "tpcc/new_order.h"
 #include "tpcc/terminal.h"
 #include "tpcc/tpcc_db.h"
+#include "txn/abort_reason.h"
 
 namespace strand::tpcc {
 
@@ -37,7 +39,10 @@ struct DriverOptions {
   uint64_t txns = 0;  // > 0: run this many measured transactions instead
   double warmup_s = 0;
   uint64_t seed = 1;
-  bool progress = false;  // one-line progress on stderr if it is a TTY
+  // Progress of the measured run on stderr, and (not null) one JSON line
+  // per second into `progress_series` (base/run_progress.h). Not owned.
+  bool progress = false;
+  std::ostream* progress_series = nullptr;
   // 0: each thread runs Session::Call, one transaction at a time. N > 0:
   // pipelined acknowledgement (Session::CallAsync, engine/session.h): a
   // thread goes on while up to N of its commits wait for the log; a
@@ -55,14 +60,21 @@ struct DriverOptions {
 
 struct TypeResult {
   uint64_t commits = 0;
-  uint64_t user_aborts = 0;     // rolled back on purpose (New-Order 1%)
-  uint64_t retried_aborts = 0;  // conflict/validation aborts, retried
-  uint64_t errors = 0;          // calls that failed otherwise (gave up, ...)
-  LatencyHistogram latency;     // committed calls, retries included
+  uint64_t user_aborts = 0;  // calls rolled back on purpose (New-Order 1%)
+  uint64_t errors = 0;       // calls that failed otherwise (gave up, ...)
+  // Aborted attempts by reason, as the engine counts them (retried ones
+  // included, engine/procedure_stats.h).
+  txn::AbortCounts aborts{};
+  LatencyHistogram latency;  // committed calls, retries included
 
+  // Conflict and validation aborts: the ones the engine retries.
+  uint64_t retried_aborts() const {
+    return aborts[static_cast<int>(txn::AbortReason::kConflict)] +
+           aborts[static_cast<int>(txn::AbortReason::kValidation)];
+  }
   double abort_rate() const {
-    const double attempts = commits + user_aborts + retried_aborts + errors;
-    return attempts == 0 ? 0 : retried_aborts / attempts;
+    const double attempts = commits + user_aborts + retried_aborts() + errors;
+    return attempts == 0 ? 0 : retried_aborts() / attempts;
   }
   // Adds `other`'s counts and latencies (threads', or compute processes').
   void Merge(const TypeResult& other);
@@ -117,6 +129,7 @@ struct RunResult {
 
   uint64_t commits() const;
   uint64_t retried_aborts() const;
+  txn::AbortCounts aborts() const;  // all types' by reason
   uint64_t errors() const;
   double abort_rate() const;
   double txn_per_sec() const { return seconds > 0 ? commits() / seconds : 0; }

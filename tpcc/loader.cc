@@ -1,10 +1,7 @@
 #include "tpcc/loader.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -450,8 +447,8 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   }
 
   LoadResult result;
-  Progress progress{warehouses, calls,
-                    show_progress && isatty(STDERR_FILENO) != 0, absl::Now()};
+  Progress progress{warehouses, calls, ProgressLine(show_progress),
+                    absl::Now()};
   for (const auto* phase : {&rows_phase, &index_phase}) {
     if (absl::Status s = Run(*phase, owners, threads_per_node, progress);
         !s.ok()) {
@@ -459,7 +456,7 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
                           absl::StrCat("loading failed: ", s.message()));
     }
   }
-  if (progress.tty) std::fprintf(stderr, "\r%70s\r", "");
+  progress.line.Clear();
   result.seconds = absl::ToDoubleSeconds(absl::Now() - progress.start);
   result.rows = progress.rows.load();
   result.transactions = calls;
@@ -537,13 +534,15 @@ absl::Status Loader::Run(const std::vector<Task>& tasks,
       });
     }
   }
-  while (progress.tty && running.load() > 0) {
+  while (running.load() > 0) {
     absl::SleepFor(absl::Milliseconds(250));
-    std::fprintf(stderr,
-                 "\rloading %d warehouses: %zu/%zu units (%.0f%%) %.1fs",
-                 progress.warehouses, progress.done.load(), progress.calls,
-                 100.0 * progress.done.load() / progress.calls,
-                 absl::ToDoubleSeconds(absl::Now() - progress.start));
+    progress.line.Update([&] {
+      return absl::StrFormat(
+          "loading %d warehouses: %d/%d units (%.0f%%) %.1fs",
+          progress.warehouses, progress.done.load(), progress.calls,
+          100.0 * progress.done.load() / progress.calls,
+          absl::ToDoubleSeconds(absl::Now() - progress.start));
+    });
   }
   for (auto& th : threads) th.join();
   return first_error;

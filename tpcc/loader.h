@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/progress_line.h"
 #include "engine/engine.h"
 #include "partition/partition_map.h"
 #include "tpcc/random.h"
@@ -77,7 +78,7 @@ class Loader {
   struct Progress {
     const int warehouses;
     const size_t calls;  // of the whole load
-    const bool tty;      // print progress to stderr
+    ProgressLine line;   // on stderr, if asked to show progress
     const absl::Time start;
     std::atomic<uint64_t> rows{0};
     std::atomic<size_t> done{0};  // calls

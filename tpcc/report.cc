@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_format.h"
 #include "base/json_line.h"
+#include "base/latency_histogram.h"
+#include "txn/abort_reason.h"
 
 namespace strand::tpcc {
 namespace {
@@ -119,8 +121,9 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
         TxnTypeName(t), static_cast<unsigned long long>(x.commits),
         x.commits / std::max(r.seconds, 1e-9),
         static_cast<unsigned long long>(x.user_aborts),
-        static_cast<unsigned long long>(x.retried_aborts), 100 * x.abort_rate(),
-        x.latency.Percentile(0.5) / 1e3, x.latency.Percentile(0.99) / 1e3);
+        static_cast<unsigned long long>(x.retried_aborts()),
+        100 * x.abort_rate(), x.latency.Percentile(0.5) / 1e3,
+        x.latency.Percentile(0.99) / 1e3);
   }
   const DeferredDeliveryStats& dd = r.deliveries;
   out << absl::StrFormat(
@@ -182,22 +185,22 @@ void PrintConsistency(std::ostream& out, const ConsistencyResult& c) {
       << c.ToString();
 }
 
-std::string JsonReport(const RunConfig& c, const LoadResult& l,
-                       const RunResult& r, const ConsistencyResult& cons) {
+void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
+                   const ConsistencyResult& cons, JsonLine& j) {
   const uint64_t txns = r.commits();
   JsonLine per_type;
   for (int t = 0; t < kTxnTypes; ++t) {
     const TypeResult& x = r.by_type[t];
-    JsonLine j;
-    j.Add("commits", x.commits)
+    JsonLine type;
+    type.Add("commits", x.commits)
         .Add("txn_per_sec", x.commits / std::max(r.seconds, 1e-9))
         .Add("rollbacks", x.user_aborts)
-        .Add("aborts", x.retried_aborts)
+        .Add("aborts", x.retried_aborts())
         .Add("abort_rate", x.abort_rate())
         .Add("errors", x.errors)
-        .Add("p50_us", x.latency.Percentile(0.5) / 1e3)
-        .Add("p99_us", x.latency.Percentile(0.99) / 1e3);
-    per_type.AddRaw(TxnTypeName(t), j.str());
+        .AddObject("aborts_by_reason", txn::AbortCountsJson(x.aborts));
+    x.latency.AddTo(type, "", LatencyHistogram::Unit::kMicros);
+    per_type.AddObject(TxnTypeName(t), type);
   }
   std::string nodes = "[";
   for (size_t n = 0; n < r.commits_by_node.size(); ++n) {
@@ -205,33 +208,34 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
                              r.commits_by_node[n] / std::max(r.seconds, 1e-9));
   }
   nodes += "]";
-  JsonLine j;
   j.Add("bench", "tpcc")
       .Add("cc", c.cc)
       .Add("protocol", c.protocol)
       .Add("warehouses", c.warehouses)
-      .Add("fabric", c.fabric)
       .Add("scope", c.scope)
       .Add("processes", c.processes)
-      .Add("compute_nodes", c.compute_nodes)
-      .Add("memory_nodes", c.memory_nodes)
       .Add("threads", c.threads_per_node)
       .Add("mix", c.mix)
       .Add("remote_neworder", c.remote_neworder)
       .Add("home_warehouse", c.home_warehouse)
-      .Add("rtt_ns", c.rtt_ns)
-      .Add("message_delivery", c.message_delivery)
       .Add("gcl_size", static_cast<uint64_t>(c.gcl_size))
       .Add("cache_mb", c.cache_mb)
       .Add("cache_sizing", c.cache_sizing)
       .Add("prefetch", c.prefetch)
       .Add("index_leaf_hint", c.index_leaf_hint)
-      .Add("pool_mb", c.pool_mb)
       .Add("seed", c.seed)
+      .Add("validate_index_reads", c.validate_index_reads)
+      .Add("warmup_s", c.warmup_s)
+      .Add("txns", c.txns)
       .Add("wal", c.wal ? "on" : "off")
       .Add("wal_dir", c.wal_dir)
       .Add("wal_early_lock_release", c.wal_early_lock_release)
       .Add("wal_pipeline", static_cast<int64_t>(c.wal_pipeline))
+      .Add("wal_group_commit_us", c.wal_group_commit_us)
+      .Add("acked_log", c.acked_log)
+      .Add("delivery_results", c.delivery_results)
+      .Add("memory_breakdown", c.memory_breakdown)
+      .Add("peer_timeout_s", c.peer_timeout_s)
       .Add("items", c.scale.items)
       .Add("customers_per_district", c.scale.customers)
       .Add("load_seconds", l.seconds)
@@ -244,6 +248,7 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("txn_per_sec", r.txn_per_sec())
       .Add("tpmC", r.tpmC())
       .Add("abort_rate", r.abort_rate())
+      .AddObject("aborts_by_reason", txn::AbortCountsJson(r.aborts()))
       .Add("errors", r.errors())
       .Add("round_trips_per_txn", PerTxn(r.fabric.round_trips, txns))
       .Add("remote_ops_per_txn", PerTxn(r.fabric.ops(), txns))
@@ -251,22 +256,21 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("bytes_per_txn",
            PerTxn(r.fabric.bytes_read + r.fabric.bytes_written, txns))
       .Add("cache_hit_ratio", r.cache.hit_ratio())
-      .Add("commit_p50_us", r.commit_latency.Percentile(0.5) / 1e3)
-      .Add("commit_p99_us", r.commit_latency.Percentile(0.99) / 1e3)
-      .Add("wal_records", r.wal.records)
+      .Add("invalidations_per_txn", PerTxn(r.cache.invalidations_sent, txns))
+      .Add("evictions_per_txn", PerTxn(r.cache.evictions, txns));
+  r.commit_latency.AddTo(j, "commit", LatencyHistogram::Unit::kMicros);
+  j.Add("wal_records", r.wal.records)
       .Add("wal_flushes", r.wal.flushes)
       .Add("wal_commits_per_flush", r.wal.commits_per_flush())
       .Add("wal_bytes", r.wal.bytes)
       .Add("delivery_queued", r.deliveries.queued)
       .Add("delivery_executed", r.deliveries.executed)
       .Add("delivery_orders", r.deliveries.orders_delivered)
-      .Add("delivery_skipped_districts", r.deliveries.districts_skipped)
-      .Add("delivery_queue_p50_us",
-           r.deliveries.queue_to_done.Percentile(0.5) / 1e3)
-      .Add("delivery_queue_p99_us",
-           r.deliveries.queue_to_done.Percentile(0.99) / 1e3)
-      .AddRaw("txn_per_sec_by_node", nodes)
-      .AddRaw("per_type", per_type.str())
+      .Add("delivery_skipped_districts", r.deliveries.districts_skipped);
+  r.deliveries.queue_to_done.AddTo(j, "delivery_queue",
+                                   LatencyHistogram::Unit::kMicros);
+  j.AddRaw("txn_per_sec_by_node", nodes)
+      .AddObject("per_type", per_type)
       .Add("consistency_ok", cons.ok())
       .Add("consistency_seconds", cons.seconds);
   const partition::PartitionStats& p = r.partition;
@@ -295,7 +299,6 @@ std::string JsonReport(const RunConfig& c, const LoadResult& l,
       .Add("twopc_branch_latch_hold_us",
            PerTxn(p.branch_hold_ns, p.branches_ended) / 1e3);
   r.cost().AddTo(j);
-  return j.str();
 }
 
 }  // namespace strand::tpcc

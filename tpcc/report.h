@@ -4,12 +4,14 @@
 // What a tpcc run prints: a human table (load, throughput, per-type
 // commits/aborts/latency, fabric cost per transaction, cache hit ratio,
 // per-node throughput, consistency) and with --json one JSON object with
-// the same figures (per-type breakdown nested under "per_type").
+// the same figures and the whole configuration (per-type breakdown nested
+// under "per_type", aborts by reason under "aborts_by_reason").
 
 #include <cstdint>
 #include <ostream>
 #include <string>
 
+#include "base/json_line.h"
 #include "tpcc/consistency.h"
 #include "tpcc/driver.h"
 #include "tpcc/loader.h"
@@ -17,11 +19,11 @@
 
 namespace strand::tpcc {
 
-// How the run was made, echoed in both outputs.
+// How the run was made, echoed in both outputs (the JSON takes the
+// deployment's fabric settings from rdma::AddFabricJson).
 struct RunConfig {
   int warehouses = 0;
   int compute_nodes = 0;
-  int memory_nodes = 0;
   int threads_per_node = 0;
   std::string cc, protocol, mix;
   double remote_neworder = -1;
@@ -33,13 +35,19 @@ struct RunConfig {
   std::string cache_sizing = "flag";  // "auto" (--cache_mb=0) or "flag"
   std::string prefetch = "narrow";    // --prefetch
   bool index_leaf_hint = true;        // --index_leaf_hint
-  uint64_t pool_mb = 0;
   uint64_t seed = 0;
   Scale scale;
-  bool wal = false;  // --wal=on
+  bool validate_index_reads = true;  // --validate_index_reads
+  bool wal = false;                  // --wal=on
   std::string wal_dir;
   bool wal_early_lock_release = false;
-  int wal_pipeline = 0;         // max unacknowledged commits per thread; 0: off
+  int wal_pipeline = 0;  // max unacknowledged commits per thread; 0: off
+  int64_t wal_group_commit_us = 0;          // the window used (-1 resolved)
+  std::string acked_log, delivery_results;  // side files, or empty
+  double warmup_s = 0;
+  uint64_t txns = 0;  // > 0: a run of this many transactions
+  bool memory_breakdown = false;
+  double peer_timeout_s = 0;
   std::string mode = "shared";  // --mode
   double distributed_pct = -1;  // --distributed_pct; < 0: the spec's rates
   std::string owners;           // partitioned mode: "node 0: 1-2, ..."
@@ -57,8 +65,11 @@ void PrintLoad(std::ostream& out, const RunConfig& config,
                const LoadResult& load);
 void PrintRun(std::ostream& out, const RunConfig& config, const RunResult& run);
 void PrintConsistency(std::ostream& out, const ConsistencyResult& c);
-std::string JsonReport(const RunConfig& config, const LoadResult& load,
-                       const RunResult& run, const ConsistencyResult& c);
+// Adds the run's --json record to `json` (which the binary started with
+// its version and deployment, base/run_output.h and rdma/fabric_options.h).
+void AddJsonReport(const RunConfig& config, const LoadResult& load,
+                   const RunResult& run, const ConsistencyResult& c,
+                   JsonLine& json);
 
 }  // namespace strand::tpcc
 

@@ -5,14 +5,20 @@
 //
 //   tpcc --warehouses=2 --compute_nodes=2 --duration_s=10
 //   tpcc --cc=occ --protocol=sel --mix=50,50,0,0,0 --rtt_ns=2000 --json
+//   tpcc --csv --progress_json=/tmp/per-second.jsonl   # CSV row; time series
 //   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --acked_log=/tmp/acked
 //   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --wal_pipeline=0   # no pipelining
 //
-// With --wal=on the load runs unlogged, is saved as a pool image
-// (<wal_dir>/load.img, engine/image.h), and the run continues from that
-// image with every commit logged under <wal_dir>; after a crash,
-// strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir> rebuilds the
-// database (the image records the pool's layout and GCL size).
+// With --wal=on the load runs unlogged, every compute node writes back its
+// cache, the pool is saved as an image (<wal_dir>/load.img, engine/image.h;
+// by compute node 0 in a cluster) and the run goes on with every commit
+// logged under <wal_dir>/node-<id>; after a crash,
+//   strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir> \
+//       --out_image=recovered.img
+// rebuilds the database (the image records the pool's layout and GCL
+// size), and
+//   tpcc --check_image=recovered.img --acked_log=... --warehouses=N
+// checks it.
 
 #include <gflags/gflags.h>
 
@@ -27,12 +33,17 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
+#include "base/json_line.h"
+#include "base/progress_line.h"
+#include "base/run_output.h"
 #include "cc/cache_sizing.h"
 #include "engine/cluster_board.h"
+#include "engine/image.h"
 #include "engine/session.h"
 #include "partition/partition_map.h"
 #include "rdma/fabric_flags.h"
 #include "rdma/verbs/cluster_config.h"
+#include "tpcc/acked_check.h"
 #include "tpcc/acked_log.h"
 #include "tpcc/cluster_run.h"
 #include "tpcc/consistency.h"
@@ -126,10 +137,12 @@ DEFINE_string(wal, "off",
               "Write-ahead log: off, or on (every committing transaction is "
               "acknowledged only once its redo record is durable in "
               "--wal_dir; the load is unlogged and saved as "
-              "<wal_dir>/load.img first; loopback fabric only)");
+              "<wal_dir>/load.img first, by compute node 0 in a cluster)");
 DEFINE_string(wal_dir, "",
               "Directory of the log (one node-<id>/ per compute node) and of "
-              "the load image; required with --wal=on, must hold no log yet");
+              "the load image; required with --wal=on, must hold no log yet. "
+              "In a cluster each process logs to its own host's directory: "
+              "to recover, gather every node-<id>/ next to load.img");
 DEFINE_bool(wal_early_lock_release, false,
             "With --wal=on: release a committing transaction's latches when "
             "its log record is appended instead of when it is durable (the "
@@ -159,7 +172,8 @@ DEFINE_string(acked_log, "",
               "Append (warehouse, district, order id) of every New-Order to "
               "this file when it is acknowledged (its call returned OK, or "
               "with --wal_pipeline its commit became durable), one 16-byte "
-              "record per write(2) (tpcc/acked_log.h); for crash tests");
+              "record per write(2) (tpcc/acked_log.h); for crash tests. "
+              "Over verbs each compute process writes <file>.node-<id>");
 DEFINE_string(delivery_results, "",
               "Append one line per executed deferred Delivery to this file: "
               "when it was queued and completed, warehouse, carrier, and per "
@@ -172,9 +186,19 @@ DEFINE_double(peer_timeout_s, 10,
               "Verbs: a compute process whose heartbeat on the cluster board "
               "stops for this long is reported (by node id and address) and "
               "every other compute process stops with exit status 1");
-DEFINE_bool(json, false,
-            "Print one JSON object on stdout (the human report goes to "
-            "stderr)");
+DEFINE_bool(validate_index_reads, true,
+            "Validate at commit the index leaves every lookup and scan read, "
+            "which makes scans and absent-key lookups serializable. "
+            "--novalidate_index_reads only measures what that costs: "
+            "phantoms become possible, and Delivery and Order-Status may "
+            "read a range another transaction changes");
+DEFINE_string(check_image, "",
+              "Instead of loading and running: open this pool image (a "
+              "recovered one: strand_recover --out_image), check the "
+              "consistency conditions 1-12 and, with --acked_log=FILE, that "
+              "every New-Order acknowledged in FILE and FILE.node-<id> is "
+              "there whole. --warehouses, --items and --customers must be the "
+              "run's. Exit status 0 when everything holds, 1 when not");
 
 namespace strand::tpcc {
 namespace {
@@ -307,12 +331,125 @@ absl::StatusOr<std::unique_ptr<TpccDatabase>> OpenDatabase(
   return db;
 }
 
+// The acknowledged-New-Order files of a run: `path` itself and, from a
+// cluster's processes, every <path>.node-<id> next to it.
+std::vector<std::string> AckedLogFiles(const std::string& path) {
+  std::vector<std::string> files;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path, ec)) files.push_back(path);
+  const fs::path dir = fs::path(path).parent_path().empty()
+                           ? fs::path(".")
+                           : fs::path(path).parent_path();
+  const std::string prefix = fs::path(path).filename().string() + ".node-";
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().starts_with(prefix)) {
+      files.push_back(entry.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// tpcc --check_image: opens the image on the loopback fabric with the
+// layout its header records, and checks it. Returns the exit status.
+int CheckImage(const Scale& scale, RunOutput& output) {
+  if (gflags::GetCommandLineFlagInfoOrDie("fabric").current_value == "verbs" ||
+      FLAGS_wal != "off") {
+    ExitWithUsageError(
+        "--check_image opens the image in this process: drop --fabric and "
+        "--wal");
+  }
+  auto header = engine::ReadImageHeader(FLAGS_check_image);
+  if (!header.ok()) {
+    ExitWithUsageError("--check_image: " +
+                       std::string(header.status().message()));
+  }
+  if (header->gcl_size == 0) {
+    ExitWithUsageError(
+        "--check_image: a format 1 image, without its GCL "
+        "size: recover it again with this strand_recover");
+  }
+  std::vector<AckedNewOrder> acked;
+  if (!FLAGS_acked_log.empty()) {
+    const std::vector<std::string> files = AckedLogFiles(FLAGS_acked_log);
+    if (files.empty()) {
+      ExitWithUsageError(
+          absl::StrFormat("--acked_log=%s: no such file, nor %s.node-<id>",
+                          FLAGS_acked_log, FLAGS_acked_log));
+    }
+    for (const std::string& file : files) {
+      auto contents = ReadAckedLog(file);
+      if (!contents.ok()) {
+        ExitWithUsageError(std::string(contents.status().message()));
+      }
+      acked.insert(acked.end(), contents->records.begin(),
+                   contents->records.end());
+    }
+  }
+  engine::EngineOptions options;
+  options.fabric.memory_nodes = static_cast<int>(header->memory_nodes);
+  options.fabric.compute_nodes = 1;
+  options.fabric.pool_bytes = header->region_bytes;
+  options.fabric.chunk_bytes = header->chunk_bytes;
+  options.fabric.populate_memory = rdma::PopulateMode::kOnFirstTouch;
+  options.cc.gcl_size = header->gcl_size;
+  options.image_path = FLAGS_check_image;
+  auto db = TpccDatabase::Open(options, scale, FLAGS_seed,
+                               TpccDatabase::TablesAt::kOpen);
+  if (!db.ok()) {
+    std::cerr << "tpcc: " << db.status().message() << "\n";
+    return 1;
+  }
+  engine::Engine& engine = (*db)->engine();
+  auto checker = AckedNewOrderChecker::Register(engine, (*db)->tables());
+  if (!checker.ok()) {
+    std::cerr << "tpcc: " << checker.status().message() << "\n";
+    return 1;
+  }
+  auto consistency = CheckConsistency(engine, FLAGS_warehouses, scale);
+  if (!consistency.ok()) {
+    std::cerr << "tpcc: " << consistency.status().message() << "\n";
+    return 1;
+  }
+  auto found = checker->Check(engine, acked);
+  if (!found.ok()) {
+    std::cerr << "tpcc: " << found.status().message() << "\n";
+    return 1;
+  }
+  std::ostream& human = output.human();
+  human << "consistency (clause 3.3.2, conditions 1-12) of "
+        << FLAGS_check_image << ": "
+        << (consistency->ok() ? "ok" : consistency->ToString()) << "\n";
+  if (!FLAGS_acked_log.empty()) {
+    human << absl::StrFormat(
+        "acknowledged New-Orders: %d checked, %d missing or incomplete\n",
+        found->checked, found->lost);
+    for (const std::string& example : found->examples) {
+      human << "  lost: " << example << "\n";
+    }
+  }
+  JsonLine j = output.Record();
+  j.Add("bench", "tpcc_check")
+      .Add("image", FLAGS_check_image)
+      .Add("warehouses", FLAGS_warehouses)
+      .Add("items", scale.items)
+      .Add("customers_per_district", scale.customers)
+      .Add("acked_log", FLAGS_acked_log)
+      .Add("consistency_ok", consistency->ok())
+      .Add("acked_checked", found->checked)
+      .Add("acked_lost", found->lost);
+  output.Print(j);
+  return consistency->ok() && found->ok() ? 0 : 1;
+}
+
 // A compute process other than node 0, once it ran and published its
 // figures: stays up (node 0's consistency check reads the lines this node
 // caches) until node 0 has checked, then leaves. Returns the exit status.
 int FinishFollower(ClusterMember& member, const RunConfig& own,
-                   const LoadResult& load, const RunResult& run) {
-  std::ostream& human = FLAGS_json ? std::cerr : std::cout;
+                   const LoadResult& load, const RunResult& run,
+                   RunOutput& output, const JsonLine& deployment) {
+  std::ostream& human = output.human();
   if (absl::Status s = member.board->WaitFor(0, kChecked); !s.ok()) {
     return member.Fail(s.message());
   }
@@ -321,19 +458,20 @@ int FinishFollower(ClusterMember& member, const RunConfig& own,
   const bool consistent = verdict.ok() && *verdict == "ok";
   human << "consistency: checked by compute node 0 over the whole database: "
         << (consistent ? "ok" : "FAILED") << "\n";
-  if (FLAGS_json) {
-    ConsistencyResult c;
-    if (!consistent) {
-      c.violations[0] = 1;
-      c.messages.push_back("compute node 0 found violations (its report)");
-    }
-    std::cout << JsonReport(own, load, run, c) << std::endl;
+  ConsistencyResult c;
+  if (!consistent) {
+    c.violations[0] = 1;
+    c.messages.push_back("compute node 0 found violations (its report)");
   }
+  JsonLine record = deployment;
+  AddJsonReport(own, load, run, c, record);
+  output.Print(record);
   if (run.errors() > 0) return 1;
   return consistent ? 0 : 1;
 }
 
 int Main() {
+  RunOutput output = RunOutput::FromFlags({.per_second_series = true});
   if (FLAGS_warehouses < 1 || FLAGS_warehouses > kMaxWarehousesFlag) {
     ExitWithUsageError("--warehouses must be from 1 to 10000");
   }
@@ -422,6 +560,7 @@ int Main() {
   Scale scale;
   scale.items = FLAGS_items;
   scale.customers = FLAGS_customers;
+  if (!FLAGS_check_image.empty()) return CheckImage(scale, output);
 
   // Size the pool: by default large enough for the chosen warehouses plus
   // room for the run (committed in full by the default
@@ -457,26 +596,32 @@ int Main() {
   }
   const bool wal = FLAGS_wal == "on";
   const std::string image_path = FLAGS_wal_dir + "/load.img";
+  // Compute nodes of the whole deployment: over verbs, the cluster file's.
+  int deployment_nodes = fabric->compute_nodes;
+  if (verbs) {
+    auto cluster = rdma::verbs::ClusterConfig::Load(fabric->cluster_file);
+    if (!cluster.ok()) {
+      ExitWithUsageError(std::string(cluster.status().message()));
+    }
+    deployment_nodes = static_cast<int>(cluster->compute_nodes.size());
+  }
   if (wal) {
     if (FLAGS_wal_dir.empty()) {
       ExitWithUsageError("--wal=on needs --wal_dir=DIR (where the log goes)");
     }
-    if (fabric->kind != rdma::FabricKind::kLoopback) {
-      ExitWithUsageError(
-          "--wal=on needs --fabric=loopback: the load is saved as a pool "
-          "image, which only the loopback fabric can write");
+    if (FLAGS_wal_early_lock_release && deployment_nodes > 1) {
+      ExitWithUsageError(absl::StrFormat(
+          "--wal_early_lock_release is safe with one compute node only, and "
+          "this deployment has %d: drop it",
+          deployment_nodes));
     }
-    if (FLAGS_wal_early_lock_release && fabric->compute_nodes > 1) {
-      ExitWithUsageError(
-          "--wal_early_lock_release is safe with one compute node only: use "
-          "--compute_nodes=1 or drop it");
-    }
-    if (FLAGS_wal_pipeline > 0 && fabric->compute_nodes > 1) {
-      ExitWithUsageError(
+    if (FLAGS_wal_pipeline > 0 && deployment_nodes > 1) {
+      ExitWithUsageError(absl::StrFormat(
           "--wal_pipeline > 0 needs early lock release, which is safe with "
           "one compute node only (another node could make a dependent "
-          "commit durable first, txn/concurrency_control.h): use "
-          "--compute_nodes=1 or --wal_pipeline=0");
+          "commit durable first, txn/concurrency_control.h), and this "
+          "deployment has %d: use --wal_pipeline=0",
+          deployment_nodes));
     }
     if (FLAGS_wal_pipeline < -1 || FLAGS_wal_pipeline > 100000) {
       ExitWithUsageError("--wal_pipeline must be from -1 to 100000");
@@ -515,14 +660,23 @@ int Main() {
       !wal ? 0
       : FLAGS_wal_pipeline >= 0
           ? FLAGS_wal_pipeline
-          : (fabric->compute_nodes == 1
+          : (deployment_nodes == 1
                  ? static_cast<int>(engine::Session::kDefaultMaxUnacknowledged)
                  : 0);
   const bool early_lock_release =
       FLAGS_wal_early_lock_release || wal_pipeline > 0;
+  const int wal_group_commit_us = !wal ? 0
+                                  : FLAGS_wal_group_commit_us >= 0
+                                      ? FLAGS_wal_group_commit_us
+                                  : wal_pipeline > 0 ? 1000
+                                                     : 0;
   std::unique_ptr<AckedLogWriter> acked_log;
   if (!FLAGS_acked_log.empty()) {
-    auto writer = AckedLogWriter::Open(FLAGS_acked_log);
+    // Processes of a cluster may share a file system (one host, or NFS).
+    const std::string path =
+        verbs ? absl::StrCat(FLAGS_acked_log, ".node-", fabric->node_id)
+              : FLAGS_acked_log;
+    auto writer = AckedLogWriter::Open(path);
     if (!writer.ok()) {
       ExitWithUsageError("--acked_log: " +
                          std::string(writer.status().message()));
@@ -560,6 +714,7 @@ int Main() {
           : FLAGS_cache_mb << 20;
   options.algorithm = *algorithm;
   options.index.leaf_hint = FLAGS_index_leaf_hint;
+  options.validate_index_reads = FLAGS_validate_index_reads;
   options.retry.max_retries = 100000;
   options.mode = *mode;
   options.partitioned.partitions = FLAGS_warehouses;
@@ -571,18 +726,22 @@ int Main() {
     ExitWithUsageError(std::string(s.message()));
   }
 
-  std::ostream& human = FLAGS_json ? std::cerr : std::cout;
+  std::ostream& human = output.human();
   // Declared before the member, so that the board (which uses the
   // engine's fabric) is destroyed first.
   absl::StatusOr<std::unique_ptr<TpccDatabase>> db;
   ClusterMember member;
-  db = OpenDatabase(options, scale, need, member);
+  ProgressLine::RunShowing("opening the engine (memory nodes, caches)", [&] {
+    db = OpenDatabase(options, scale, need, member);
+  });
   if (!db.ok()) return member.Fail(db.status().message());
   const rdma::Fabric& deployed = (*db)->engine().fabric();
+  // The record's head: version, commit, and the deployment as served.
+  JsonLine deployment = output.Record();
+  rdma::AddFabricJson(*fabric, deployed, deployment);
   RunConfig config;
   config.warehouses = FLAGS_warehouses;
   config.compute_nodes = deployed.compute_node_count();
-  config.memory_nodes = deployed.memory_node_count();
   config.fabric = rdma::FabricKindName(fabric->kind);
   config.processes = member.processes;
   config.threads_per_node = FLAGS_threads;
@@ -606,13 +765,20 @@ int Main() {
   config.cache_sizing = auto_cache ? "auto" : "flag";
   config.prefetch = cc::PrefetchScopeName(*prefetch);
   config.index_leaf_hint = FLAGS_index_leaf_hint;
-  config.pool_mb = deployed.memory_node_bytes() >> 20;
+  config.validate_index_reads = FLAGS_validate_index_reads;
   config.seed = FLAGS_seed;
+  config.warmup_s = FLAGS_warmup_s;
+  config.txns = FLAGS_txns;
   config.scale = scale;
   config.wal = wal;
   config.wal_dir = FLAGS_wal_dir;
   config.wal_early_lock_release = early_lock_release;
   config.wal_pipeline = wal_pipeline;
+  config.wal_group_commit_us = wal_group_commit_us;
+  config.acked_log = FLAGS_acked_log;
+  config.delivery_results = FLAGS_delivery_results;
+  config.memory_breakdown = FLAGS_memory_breakdown;
+  config.peer_timeout_s = FLAGS_peer_timeout_s;
 
   auto load = (*db)->loader().Load(FLAGS_warehouses, FLAGS_threads, FLAGS_seed,
                                    /*progress=*/true);
@@ -628,15 +794,12 @@ int Main() {
     if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
       load->pool_bytes_used = *used;
     }
-    human << absl::StrFormat(
-        "cluster: compute node %d loaded its share of the warehouses; all %d "
-        "compute processes are loaded, measuring starts at unix time %.3f "
-        "(after %.1f s of warm-up)\n",
-        member.self, member.processes,
-        absl::ToUnixMillis(absl::Now()) / 1e3 + FLAGS_warmup_s, FLAGS_warmup_s);
-    human << std::flush;  // the launcher watches for this line
   }
   PrintLoad(human, config, *load);
+  if (!FLAGS_validate_index_reads) {
+    human << "index reads: NOT validated (--novalidate_index_reads): scans "
+             "and absent-key lookups are not serializable in this run\n";
+  }
   if (FLAGS_memory_breakdown && member.leads()) {
     auto breakdown = MeasureMemory((*db)->engine(), FLAGS_warehouses, scale);
     if (!breakdown.ok()) {
@@ -647,51 +810,75 @@ int Main() {
                          load->pool_bytes_used);
   }
   if (wal) {
-    // Image the loaded pool (written under a temporary name, so a complete
-    // load.img is a usable one), then continue from it with the log on.
+    // Image the loaded pool, then go on from it with the log on: recovery
+    // replays the logs over this image. Every compute node writes back its
+    // cache first (in a cluster, every process: the image is read from the
+    // memory nodes), so the image holds the whole load.
     const absl::Time image_start = absl::Now();
-    const std::string tmp = image_path + ".tmp";
-    auto image = (*db)->engine().SaveImage(tmp);
-    if (!image.ok()) {
-      std::cerr << "tpcc: " << image.status().message() << "\n";
-      return 1;
+    engine::Engine& engine = (*db)->engine();
+    if (absl::Status s = engine.WriteBackCaches(); !s.ok()) {
+      return member.Fail(s.message());
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, image_path, ec);
-    if (ec) {
-      std::cerr << "tpcc: rename " << tmp << ": " << ec.message() << "\n";
-      return 1;
+    if (member.board != nullptr) {
+      if (absl::Status s = member.board->Arrive(kWrittenBack); !s.ok()) {
+        return member.Fail(s.message());
+      }
     }
-    db->reset();
-    human << absl::StrFormat("wal: load image %s, %.1f MiB in %.2f s\n",
-                             image_path, image->bytes / 1048576.0,
-                             absl::ToDoubleSeconds(absl::Now() - image_start));
-    options.image_path = image_path;
-    options.wal.dir = FLAGS_wal_dir;
-    options.wal.early_lock_release = early_lock_release;
-    options.wal.group_commit_window = absl::Microseconds(
-        FLAGS_wal_group_commit_us >= 0 ? FLAGS_wal_group_commit_us
-        : wal_pipeline > 0             ? 1000
-                                       : 0);
-    db = TpccDatabase::Open(options, scale, FLAGS_seed,
-                            TpccDatabase::TablesAt::kOpen);
-    if (!db.ok()) {
-      std::cerr << "tpcc: reopening the load image with the log on: "
-                << db.status().message() << "\n";
-      return 1;
+    if (member.leads()) {
+      if (member.board != nullptr) {
+        if (absl::Status s = member.board->WaitForAll(kWrittenBack); !s.ok()) {
+          return member.Fail(s.message());
+        }
+      }
+      auto image =
+          engine::WriteImage(engine.fabric(), image_path, FLAGS_gcl_size);
+      if (!image.ok()) return member.Fail(image.status().message());
+      human << absl::StrFormat(
+          "wal: load image %s, %.1f MiB in %.2f s\n", image_path,
+          image->bytes / 1048576.0,
+          absl::ToDoubleSeconds(absl::Now() - image_start));
+      if (member.board != nullptr) {
+        if (absl::Status s = member.board->Arrive(kImaged); !s.ok()) {
+          return member.Fail(s.message());
+        }
+      }
+    } else if (absl::Status s = member.board->WaitFor(0, kImaged); !s.ok()) {
+      return member.Fail(s.message());
+    }
+    engine::WalOptions log;
+    log.dir = FLAGS_wal_dir;
+    log.early_lock_release = early_lock_release;
+    log.group_commit_window = absl::Microseconds(wal_group_commit_us);
+    if (absl::Status s = engine.StartLogging(log); !s.ok()) {
+      return member.Fail(s.message());
     }
     human << absl::StrFormat(
         "wal: on, dir %s, io direct, early_lock_release %s, pipeline %d; "
-        "after a crash: strand_recover --image=%s --wal_dir=%s\n",
+        "after a crash: strand_recover --image=%s --wal_dir=%s%s\n",
         FLAGS_wal_dir, early_lock_release ? "on" : "off", wal_pipeline,
-        image_path, FLAGS_wal_dir);
+        image_path, FLAGS_wal_dir,
+        member.board != nullptr
+            ? " (with every compute node's node-<id>/ gathered there)"
+            : "");
+  }
+
+  if (member.board != nullptr) {
+    human << absl::StrFormat(
+        "cluster: compute node %d loaded its share of the warehouses; all %d "
+        "compute processes are loaded%s, measuring starts at unix time %.3f "
+        "(after %.1f s of warm-up)\n",
+        member.self, member.processes, wal ? " and logging" : "",
+        absl::ToUnixMillis(absl::Now()) / 1e3 + FLAGS_warmup_s, FLAGS_warmup_s);
+    human << std::flush;  // the launcher watches for this line
   }
 
   // The loopback fabric commits its memory on a thread of its own while the
   // loader runs (--populate_memory=background); the measured run starts
   // when it is done, not beside it.
   const absl::Time populate_start = absl::Now();
-  (*db)->engine().fabric().WaitUntilPopulated();
+  ProgressLine::RunShowing(
+      "memory: committing the fabric's memory before the run",
+      [&] { (*db)->engine().fabric().WaitUntilPopulated(); });
   const absl::Duration populate_wait = absl::Now() - populate_start;
   if (populate_wait > absl::Milliseconds(100)) {
     human << absl::StrFormat(
@@ -730,6 +917,7 @@ int Main() {
   d.warmup_s = FLAGS_warmup_s;
   d.seed = FLAGS_seed;
   d.progress = true;
+  d.progress_series = output.progress_series();
   d.acked_log = acked_log.get();
   d.delivery_results = delivery_results.get();
   d.wal_pipeline = static_cast<size_t>(wal_pipeline);
@@ -748,7 +936,9 @@ int Main() {
     if (absl::Status s = member.board->Arrive(kRan); !s.ok()) {
       return member.Fail(s.message());
     }
-    if (!member.leads()) return FinishFollower(member, own, *load, *run);
+    if (!member.leads()) {
+      return FinishFollower(member, own, *load, *run, output, deployment);
+    }
     // Node 0: the deployment's figures, every node's summed.
     if (absl::Status s = member.board->WaitForAll(kRan); !s.ok()) {
       return member.Fail(s.message());
@@ -791,9 +981,9 @@ int Main() {
     (void)member.board->Arrive(kChecked);
     (void)member.board->Leave();
   }
-  if (FLAGS_json) {
-    std::cout << JsonReport(config, *load, *run, *consistency) << std::endl;
-  }
+  JsonLine record = deployment;
+  AddJsonReport(config, *load, *run, *consistency, record);
+  output.Print(record);
   if (run->errors() > 0) return 1;
   return consistency->ok() ? 0 : 1;
 }
@@ -810,7 +1000,7 @@ int main(int argc, char** argv) {
       "[--duration_s=10] [--mode=shared|partitioned [--distributed_pct=P]] "
       "[--wal=off|on --wal_dir=DIR "
       "[--wal_pipeline=N] [--wal_early_lock_release]] [--acked_log=FILE] "
-      "[--json]");
+      "[--json|--csv] [--progress_json=FILE]");
   // Debian builds abseil without NDEBUG, which leaves absl::Mutex's
   // deadlock detector on: a graph update on every lock, ~200 instructions
   // per heap insert in the CPU-path profile. It is a debugging aid; the

@@ -17,6 +17,15 @@ absl::Status WithAbortReason(absl::Status status, AbortReason reason) {
   return status;
 }
 
+JsonLine AbortCountsJson(const AbortCounts& counts) {
+  JsonLine j;
+  for (int i = 0; i < kAbortReasonCount; ++i) {
+    const auto reason = static_cast<AbortReason>(i);
+    if (reason != AbortReason::kNone) j.Add(AbortReasonName(reason), counts[i]);
+  }
+  return j;
+}
+
 std::optional<AbortReason> AbortReasonOf(const absl::Status& status) {
   if (status.ok()) return std::nullopt;
   absl::optional<absl::Cord> payload = status.GetPayload(kAbortReasonUrl);

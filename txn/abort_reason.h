@@ -5,10 +5,12 @@
 // concurrency control's doing and worth retrying; a user abort is the
 // procedure's decision (e.g. TPC-C's unused item id) and is not retried.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 
 #include "absl/status/status.h"
+#include "base/json_line.h"
 
 namespace strand::txn {
 
@@ -23,6 +25,13 @@ enum class AbortReason : uint8_t {
 inline constexpr int kAbortReasonCount = 5;
 
 const char* AbortReasonName(AbortReason reason);
+
+// Aborted attempts counted by reason, indexed by AbortReason (kNone's slot
+// stays 0).
+using AbortCounts = std::array<uint64_t, kAbortReasonCount>;
+// {"conflict":N,"validation":N,"user":N,"error":N}: the "aborts_by_reason"
+// of a binary's --json record.
+JsonLine AbortCountsJson(const AbortCounts& counts);
 
 // Whether running the transaction again may succeed.
 inline bool IsRetryable(AbortReason reason) {

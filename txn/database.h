@@ -53,6 +53,11 @@ struct Database {
   // Txn::CommitNoWait via Txn::ack_lsn). Safe only with one compute node
   // writing (concurrency_control.h); engine/ enforces that.
   bool early_lock_release = false;
+  // Record the index leaves every Lookup, LookupBatch and Scan read, and
+  // validate them at commit: what makes scans and absent-key lookups
+  // serializable (concurrency_control.h, "Index reads"). Off only to
+  // measure what that costs: phantoms become possible again.
+  bool validate_index_reads = true;
   // Where transactions announce themselves and committed deletes queue
   // their slots for reuse (epoch_manager.h), shared by every compute node
   // of this process. Null: deleted rows' slots are never reused (compute

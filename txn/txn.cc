@@ -254,6 +254,7 @@ absl::Status Txn::Scan(IndexId index, std::optional<std::string_view> low,
 }
 
 void Txn::RecordLeafReads(IndexId index) {
+  if (!state_.db.validate_index_reads) return;
   for (const index::LeafRead& read : state_.leaf_scratch) {
     state_.leaf_reads.push_back({index, read});
   }

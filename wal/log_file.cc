@@ -152,10 +152,13 @@ class UringFactory : public LogFileFactory {
     if (options.io_mode == LogIoMode::kDirect) flags |= O_DIRECT;
     int fd = ::open(path.c_str(), flags, 0644);
     if (fd < 0 && errno == EINVAL && (flags & O_DIRECT) != 0) {
-      // The file system does not do O_DIRECT (tmpfs): buffered instead.
+      // The file system does not do O_DIRECT (tmpfs before Linux 6.6):
+      // buffered instead. The refused open has created the file already
+      // (the O_DIRECT check follows the create; O_EXCL would have failed
+      // first on a file that existed), so this open must not be exclusive.
       LOG_FIRST_N(WARNING, 1) << path << ": O_DIRECT not supported here, "
                               << "writing the log buffered + fdatasync";
-      fd = ::open(path.c_str(), flags & ~O_DIRECT, 0644);
+      fd = ::open(path.c_str(), flags & ~(O_DIRECT | O_EXCL), 0644);
     }
     if (fd < 0) {
       if (errno == EEXIST) {

@@ -115,12 +115,27 @@ SelccManager::~SelccManager() {
   // after they stopped, for a frame a handler had latched during the first
   // pass.
   auto endpoint = compute_node_->NewEndpoint();
-  if (endpoint.ok()) ReleaseEverything(**endpoint);
+  if (endpoint.ok()) (void)ReleaseEverything(**endpoint);
   compute_node_->StopHandlers();
-  if (endpoint.ok()) ReleaseEverything(**endpoint);
+  if (endpoint.ok()) (void)ReleaseEverything(**endpoint);
 }
 
-void SelccManager::ReleaseEverything(rdma::Endpoint& endpoint) {
+absl::Status SelccManager::WriteBackAll() {
+  auto endpoint = compute_node_->NewEndpoint();
+  if (!endpoint.ok()) return endpoint.status();
+  if (absl::Status s = ReleaseEverything(**endpoint); !s.ok()) return s;
+  const uint64_t held = state_->cache.capacity() - state_->cache.free_frames();
+  if (held > 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "compute node %d still caches %d lines after writing back: a thread "
+        "holds or is acquiring a latch (no transaction may run meanwhile)",
+        node_, held));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SelccManager::ReleaseEverything(rdma::Endpoint& endpoint) {
+  absl::Status first_error;
   std::vector<Frame*> victims;
   do {
     victims.clear();
@@ -129,7 +144,10 @@ void SelccManager::ReleaseEverything(rdma::Endpoint& endpoint) {
       rdma::Batch b;
       state_->AppendRelease(*f, f->data, b, state_->shared_stats, true);
       absl::Status s = endpoint.Execute(b);
-      LOG_IF(ERROR, !s.ok()) << "releasing " << f->gcl << ": " << s;
+      if (!s.ok()) {
+        LOG(ERROR) << "releasing " << f->gcl << ": " << s;
+        if (first_error.ok()) first_error = s;
+      }
       state_->cache.EndInFlight(f->gcl);
       f->memo = Memo::kInvalid;
       f->ClearDirty();
@@ -137,6 +155,7 @@ void SelccManager::ReleaseEverything(rdma::Endpoint& endpoint) {
       state_->cache.PutFree(f);
     }
   } while (!victims.empty());
+  return first_error;
 }
 
 absl::StatusOr<std::unique_ptr<ThreadContext>>

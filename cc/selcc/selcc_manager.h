@@ -80,6 +80,7 @@ class SelccManager final : public GclManager {
   void PrefetchLines(rdma::GlobalAddress gcl, uint32_t offset,
                      uint32_t bytes) const override;
   CacheStats Stats() const override;
+  absl::Status WriteBackAll() override;
 
   // Test-only introspection of this node's copy of `gcl`.
   struct DebugFrame {
@@ -150,8 +151,10 @@ class SelccManager final : public GclManager {
   // Lease of 5.3.1: true when local threads kept the line long enough while
   // a peer was asking for it.
   bool LeaseExpired(const Frame& f) const;
-  // Writes back and releases every cached line (the destructor's).
-  void ReleaseEverything(rdma::Endpoint& endpoint);
+  // Writes back and releases every cached line that no thread latches or
+  // pins (the destructor's and WriteBackAll's). Returns the first error;
+  // a frame whose write-back failed is dropped all the same.
+  absl::Status ReleaseEverything(rdma::Endpoint& endpoint);
   static void NoWaitAccess(Frame* f);
   // Gives up the global ownership of `f` (latched exclusive): to the node
   // of its handover memo when it holds M and priority_matching is on

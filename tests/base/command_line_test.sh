@@ -8,6 +8,9 @@
 #   --version exits 0 and prints the version and the commit
 #   an unknown flag inside a --flagfile, or an unreadable --flagfile, exits 2
 #   out-of-range inputs exit 2 with a message (never a crash or a hang)
+#   the output flags (base/run_output.h): --json with --csv, and
+#     --progress_json where the binary has no timed run or the file cannot
+#     be created, exit 2 (machine_output_test.py checks what they print)
 # Usage: command_line_test.sh path/to/binary...
 set -u
 failed=0
@@ -93,6 +96,17 @@ for bin in "$@"; do
       expect_in "$help" "--compute_nodes=1 (int32)" "$name --help"
       expect_in "$help" "--rtt_ns=0 (int64)" "$name --help"
       expect_in "$help" "--pool_mb=256 (uint64)" "$name --help"
+      ;;
+  esac
+  case "$name" in
+    strand_memnode) ;;  # serves memory: no records to print
+    tpcc | ycsb_bench)
+      expect_usage_error "$bin" --json --csv
+      expect_usage_error "$bin" --progress_json="$work/no-such-dir/series"
+      ;;
+    *)
+      expect_usage_error "$bin" --json --csv
+      expect_usage_error "$bin" --progress_json="$work/series"
       ;;
   esac
   case "$name" in

@@ -549,6 +549,56 @@ TEST_F(SelccManagerTest, EvictionWritesBackOnlyDirtyRangesAndReleases) {
   }
 }
 
+// A pool image taken while the compute nodes stay up (engine/image.h)
+// reads memory directly: after WriteBackAll every line's latest value is
+// there and no latch word names a node, whether the node held it modified
+// or shared.
+TEST_F(SelccManagerTest, WriteBackAllLeavesTheMemoryNodesCurrent) {
+  Write(0, 7, 16);  // node 0: M, dirty, memory still 0
+  EXPECT_EQ(MemoryWord(16), 0u);
+  const rdma::GlobalAddress second = *m(1).Allocate(c(1));
+  {
+    auto x = m(1).XLock(c(1), second);
+    ASSERT_TRUE(x.ok()) << x.status();
+    const uint64_t v = 9;
+    std::memcpy(x->MutableRange(0, 8), &v, 8);
+  }
+  EXPECT_EQ(Read(2), 0u);  // node 2 reads the first line: 0 and 2 share it
+  EXPECT_EQ(MemoryWord(16), 7u);  // the downgrade wrote it back
+  Write(0, 8, 16);                // M again, dirty
+  ASSERT_EQ(MemoryWord(16), 7u);
+
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(m(i).WriteBackAll().ok()) << "node " << i;
+    EXPECT_EQ(sm(i).free_frames(), sm(i).cache_frames()) << "node " << i;
+  }
+  EXPECT_EQ(MemoryWord(16), 8u);
+  EXPECT_EQ(LatchWordNow(), 0u);
+  uint64_t word = 1, value = 0;
+  ASSERT_TRUE(raw_->Read(second, &word, 8).ok());
+  ASSERT_TRUE(raw_->Read(second + 8, &value, 8).ok());
+  EXPECT_EQ(word, 0u);
+  EXPECT_EQ(value, 9u);
+  // The nodes go on as before: misses, then hits.
+  EXPECT_EQ(Read(1, 16), 8u);
+  Write(2, 10, 16);
+  EXPECT_EQ(Read(0, 16), 10u);
+}
+
+TEST_F(SelccManagerTest, WriteBackAllRefusesWhileALineIsLatched) {
+  Write(0, 3);
+  auto held = m(0).SLock(c(0), gcl_);
+  ASSERT_TRUE(held.ok()) << held.status();
+  const absl::Status s = m(0).WriteBackAll();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("holds or is acquiring a latch"),
+            std::string::npos)
+      << s;
+  ASSERT_TRUE(held->Unlock().ok());
+  EXPECT_TRUE(m(0).WriteBackAll().ok());
+  EXPECT_EQ(MemoryWord(0), 3u);
+}
+
 TEST_F(SelccManagerTest, ForegroundEvictionWhenBatchingIsOff) {
   CcOptions o = SelccOptions();
   o.cache_bytes = 16 * o.gcl_size;

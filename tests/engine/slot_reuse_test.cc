@@ -37,9 +37,11 @@ using txn::Txn;
 constexpr int kNodes = testing::kAnomalyNodes;
 constexpr int kThreadsPerNode = 2;
 constexpr int64_t kKeys = 64;
-// 1 MiB: 3 chunks of 256 KiB for data, about 3,000 GCLs; every row takes
-// a GCL of its own (max_rows_per_page = 1).
-constexpr uint64_t kPoolBytes = 1 << 20;
+// 2 MiB: 7 chunks of 256 KiB for data, about 7,000 GCLs; every row takes
+// a GCL of its own (max_rows_per_page = 1). (1 MiB left some runs with no
+// chunk for one node's first insert: the nodes and the index take chunks
+// in whatever order they first allocate.)
+constexpr uint64_t kPoolBytes = 2 << 20;
 constexpr int64_t kMaxIncarnation = INT64_MAX;
 
 // Index key: (key, incarnation). A row carries both, and a reinsert of a
@@ -197,11 +199,13 @@ class SlotReuseTest : public ::testing::TestWithParam<TxnTestConfig> {
 // Churn: every call deletes kMovesPerCall rows and inserts them again. The
 // calls delete about 3x as many rows as the pool has GCLs, so without
 // reuse the inserts run out of memory (ResourceExhausted naming --pool_mb)
-// a fifth to a half of the way in (calls 50 to 150 of 300 per thread).
+// well before the end.
 // Readers race the churn on every key.
 TEST_P(SlotReuseTest, DeleteReinsertChurnOutlivesThePool) {
   constexpr int kMovesPerCall = 8;
-  constexpr int kCallsPerThread = 300;  // 4 x 300 x 8 = 9,600 deletes
+  // 4 x 600 x 8 = 19,200 deletes: without reuse, more rows than the
+  // pool's ~7,000 GCLs.
+  constexpr int kCallsPerThread = 600;
   AddKeys();
   std::vector<std::unique_ptr<Session>> sessions;
   for (int node = 0; node < kNodes; ++node) {

@@ -122,8 +122,9 @@ void ExpectContains(const std::string& text,
   }
 }
 
-// With --json, stdout is exactly one JSON object; the layout (here GCLs of
-// 1024 bytes, pool of the test fabric) comes from the image.
+// With --json, stdout is exactly one JSON object, which says what build
+// made it; the layout (here GCLs of 1024 bytes, pool of the test fabric)
+// comes from the image.
 TEST_F(StrandRecoverTest, RecoversACleanLogAndJsonIsAllOfStdout) {
   ToolRun run =
       Recover({"--json", "--out_image=" + dir_.path() + "/recovered.img"});
@@ -133,7 +134,9 @@ TEST_F(StrandRecoverTest, RecoversACleanLogAndJsonIsAllOfStdout) {
   EXPECT_EQ(run.out.find('\n'), run.out.size() - 1) << run.out;
   EXPECT_EQ(run.out[run.out.size() - 2], '}') << run.out;
   ExpectContains(run.out, {absl::StrCat("\"records_replayed\":", kTransfers),
-                           "\"gcl_size\":1024", "\"data_lost\":false"});
+                           "\"gcl_size\":1024", "\"data_lost\":false",
+                           "{\"program\":\"strand_recover\",\"version\":",
+                           "\"commit\":", "\"fabric\":\"loopback\""});
   EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/recovered.img"));
   // The human report went to stderr.
   ExpectContains(run.err, {"recovery:"});

@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "engine/image.h"
 #include "gtest/gtest.h"
 #include "tests/engine/wal_bank.h"
+#include "tests/testing/test_fabric.h"
 #include "tests/wal/wal_test_util.h"
 #include "wal/log_format.h"
 #include "wal/log_reader.h"
@@ -244,6 +246,63 @@ TEST_P(WalRecoveryTest, ImageRefusesAnotherGclSize) {
   EXPECT_EQ(engine.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(engine.status().message(), "--gcl_size=1024"))
       << engine.status();
+}
+
+// The compute processes of a cluster image the pool without closing: each
+// writes back its cache (WriteBackCaches), one writes the image, then each
+// starts its log. Two compute nodes, both with dirty lines at the image:
+// recovery (the image plus both nodes' logs, merged) gives back the final
+// state. Without the write-back the image would miss those lines.
+TEST_P(WalRecoveryTest, ImageOfARunningEngineWithLogsStartedAfter) {
+  EngineOptions options = WalBankOptions(GetParam());
+  options.fabric = ::strand::testing::TestFabricOptions(1, 2);
+  const std::string image = dir_.path() + "/running.img";
+  std::vector<int64_t> balances;
+  size_t history_rows = 0;
+  {
+    auto engine = Engine::Open(options);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    auto bank = WalBank::Define(**engine, /*create=*/true);
+    ASSERT_TRUE(bank.ok()) << bank.status();
+    auto s0 = (*engine)->NewSession(0);
+    auto s1 = (*engine)->NewSession(1);
+    ASSERT_TRUE(s0.ok() && s1.ok());
+    ASSERT_TRUE(bank->Load(**s0).ok());
+    int seq = 0;
+    for (int i = 0; i < 40; ++i) {
+      engine::Session& s = i % 2 == 0 ? **s0 : **s1;
+      ASSERT_TRUE(bank->Transfer(s, i % 13, 13 + i % 11, 3, ++seq).ok());
+    }
+    ASSERT_TRUE((*engine)->WriteBackCaches().ok());
+    auto info = WriteImage((*engine)->fabric(), image, options.cc.gcl_size);
+    ASSERT_TRUE(info.ok()) << info.status();
+    EXPECT_EQ(info->database_id, (*engine)->database_id());
+    WalOptions wal;
+    wal.dir = wal_dir_;
+    ASSERT_TRUE((*engine)->StartLogging(wal).ok());
+    EXPECT_EQ((*engine)->StartLogging(wal).code(),
+              absl::StatusCode::kFailedPrecondition);
+    for (int i = 0; i < 60; ++i) {
+      engine::Session& s = i % 3 == 0 ? **s0 : **s1;
+      ASSERT_TRUE(bank->Transfer(s, i % 17, 17 + i % 13, 5, ++seq).ok());
+    }
+    ASSERT_EQ(bank->CheckConsistent(**s0), "");
+    balances = *bank->Balances(**s0);
+    history_rows = bank->History(**s0)->size();
+  }  // the pool is gone
+  EngineOptions recover = options;
+  recover.image_path = image;
+  recover.recover_wal_dir = wal_dir_;
+  auto engine = Engine::Open(recover);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  EXPECT_EQ((*engine)->recovery_report()->records_replayed, 60u);
+  auto bank = WalBank::Define(**engine, false);
+  ASSERT_TRUE(bank.ok());
+  auto session = (*engine)->NewSession(1);
+  ASSERT_TRUE(session.ok());
+  EXPECT_EQ(bank->CheckConsistent(**session), "");
+  EXPECT_EQ(*bank->Balances(**session), balances);
+  EXPECT_EQ(bank->History(**session)->size(), history_rows);
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, WalRecoveryTest,

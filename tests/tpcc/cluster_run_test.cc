@@ -14,7 +14,10 @@ RunResult NodeRun(rdma::ComputeNodeId node, uint64_t commits, double seconds) {
   r.worker_threads = 1;
   r.process_cpu_s = seconds;
   r.by_type[kNewOrder].commits = commits;
-  r.by_type[kNewOrder].retried_aborts = 3;
+  r.by_type[kNewOrder].aborts[static_cast<int>(txn::AbortReason::kConflict)] =
+      2;
+  r.by_type[kNewOrder].aborts[static_cast<int>(txn::AbortReason::kValidation)] =
+      1;
   for (uint64_t i = 0; i < commits; ++i) {
     r.by_type[kNewOrder].latency.Record(1000 * (node + 1));
     r.commit_latency.Record(1000 * (node + 1));
@@ -49,7 +52,8 @@ TEST(ClusterRunTest, NodeZeroSumsEveryNodesFigures) {
   ASSERT_EQ(run.commits_by_node.size(), 2u);
   EXPECT_EQ(run.commits_by_node[0], 40u);
   EXPECT_EQ(run.commits_by_node[1], 60u);
-  EXPECT_EQ(run.by_type[kNewOrder].retried_aborts, 6u);
+  EXPECT_EQ(run.by_type[kNewOrder].retried_aborts(), 6u);
+  EXPECT_EQ(run.aborts()[static_cast<int>(txn::AbortReason::kConflict)], 4u);
   EXPECT_EQ(run.by_type[kNewOrder].latency.count(), 100u);
   EXPECT_EQ(run.commit_latency.count(), 100u);
   EXPECT_EQ(run.commit_latency.max_nanos(), 2000u);

@@ -6,7 +6,15 @@
 #     both committed transactions, and the consistency check passed;
 #  2. the same in partitioned mode (2PC across processes);
 #  3. a compute process killed mid-run: the other names it, and the
-#     launcher exits non-zero within the bounded wait.
+#     launcher exits non-zero within the bounded wait;
+#  4. with the WAL on, both compute processes killed mid-run: the load
+#     image (node 0, read over RDMA) and the two processes' logs recover
+#     a database that keeps conditions 1-12 and every New-Order either
+#     process acknowledged (strand_recover, then tpcc --check_image);
+#  5. the memory node killed mid-run: the launcher names it, and every
+#     process is gone within the bounded wait;
+#  6. partitioned with the WAL on, one compute process killed, recovered
+#     and checked (tpcc_node_crash_in_vm.sh, 2 rounds: each node once).
 # Usage: tests/tpcc/tpcc_cluster_in_vm.sh BUILD_DIR [ADDRESS]
 set -uo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -15,11 +23,8 @@ addr="${2:-${RDMA_VM_IP:-}}"
 [ -n "$addr" ] || { echo "tpcc_cluster_in_vm.sh: no RDMA address" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-cat >"$work/cluster.txt" <<CLUSTER
-memory   0  $addr  7000
-compute  0  $addr  7100
-compute  1  $addr  7101
-CLUSTER
+source "$here/tests/tpcc/vm_cluster_lib.sh"
+write_cluster "$work/cluster.txt" "$addr"
 # Small enough for the emulated VM: 2 warehouses of a scaled-down load.
 small=(--warehouses=2 --items=2000 --customers=60 --threads=1 --cc=2pl
        --protocol=selcc --warmup_s=0.5)
@@ -79,22 +84,12 @@ import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' \
   "$(report distributed_share)"
 
 echo "=== [tpcc cluster] a compute process killed mid-run"
-"$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
-  --pool_mb=1024 --results="$work/kill" --timeout_s=600 --grace_s=60 -- \
-  "${small[@]}" --duration_s=120 --peer_timeout_s=5 &
-launcher=$!
-# Kill compute node 1 once the run is measuring.
-until grep -qs "measuring starts" "$work"/kill/compute-1.*; do
-  kill -0 $launcher 2>/dev/null || break
-  sleep 0.5
-done
-sleep 2
-pkill -KILL -f -- "tpcc --fabric=verbs --cluster=$work/cluster.txt --node_id=1"
-killed_at=$SECONDS
-wait $launcher
-status=$?
-waited=$((SECONDS - killed_at))
-echo "(launcher exited $status, ${waited}s after the kill)"
+kill_mid_run "$work/kill" 2 \
+  "tpcc --fabric=verbs --cluster=$work/cluster.txt --node_id=1" \
+  --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
+  --timeout_s=600 --grace_s=60 -- \
+  "${small[@]}" --duration_s=120 --peer_timeout_s=5
+status=$launch_status
 cat "$work/kill/launch.txt"
 echo "--- compute-0.err (tail)"
 tail -5 "$work/kill/compute-0.err"
@@ -106,6 +101,62 @@ check "compute node 0 named compute node 1" \
 check "compute node 0 exited non-zero on its own" \
   grep -q "compute node 0 ($addr:7100): exit status 1" "$work/kill/launch.txt"
 check "within the bounded wait (< 60 s)" [ $waited -lt 60 ]
+
+echo "=== [tpcc cluster] WAL on: both compute processes killed, then recovery"
+kill_mid_run "$work/wal-run" 3 \
+  "tpcc --fabric=verbs --cluster=$work/cluster.txt" \
+  --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
+  --timeout_s=600 --grace_s=60 -- \
+  "${small[@]}" --duration_s=120 --peer_timeout_s=30 --wal=on \
+  --wal_dir="$work/wal" --acked_log="$work/acked"
+echo "--- compute node 0 (wal lines)"
+grep -hE "^wal:" "$work"/wal-run/compute-0.*
+check "wal: node 0 wrote the load image" [ -f "$work/wal/load.img" ]
+check "wal: both processes logged" \
+  [ -d "$work/wal/node-0" -a -d "$work/wal/node-1" ]
+check "wal: both processes acknowledged New-Orders" \
+  [ -s "$work/acked.node-0" -a -s "$work/acked.node-1" ]
+"$build/tools/strand_recover" --image="$work/wal/load.img" \
+  --wal_dir="$work/wal" --out_image="$work/recovered.img" 2>&1 | tail -4
+check "wal: strand_recover merged both logs" [ -f "$work/recovered.img" ]
+verdict="$("$build/tpcc/tpcc" "${small[@]}" --check_image="$work/recovered.img" \
+  --acked_log="$work/acked" --json 2>&1)"
+status=$?
+echo "$verdict"
+check "wal: recovered database consistent, no acknowledged order lost" \
+  [ $status = 0 ]
+check "wal: acknowledged orders were checked" python3 -c '
+import json, sys
+line = [l for l in sys.argv[1].splitlines() if l.startswith("{")][-1]
+sys.exit(0 if json.loads(line)["acked_checked"] > 0 else 1)' "$verdict"
+
+echo "=== [tpcc cluster] the memory node killed mid-run"
+kill_mid_run "$work/memkill" 2 "strand_memnode --cluster=$work/cluster.txt" \
+  --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
+  --timeout_s=600 --grace_s=20 -- \
+  "${small[@]}" --duration_s=120 --peer_timeout_s=30
+status=$launch_status
+cat "$work/memkill/launch.txt"
+for n in 0 1; do
+  echo "--- compute-$n.err (tail)"
+  tail -4 "$work/memkill/compute-$n.err"
+done
+check "memory node killed: launcher exit status non-zero" [ $status != 0 ]
+check "memory node killed: launcher named it" \
+  grep -q "memory node 0 ($addr:7000) died during the run" \
+  "$work/memkill/launch.txt"
+compute_left() {  # [t]: the pattern must not match pgrep's own caller
+  pgrep -f -- "[t]pcc --fabric=verbs --cluster=$work/cluster.txt" >/dev/null
+}
+check "memory node killed: no compute process left" eval '! compute_left'
+for n in 0 1; do
+  check "memory node killed: compute node $n named it" \
+    grep -q "memory node 0 ($addr:7000)" "$work/memkill/compute-$n.err"
+done
+check "memory node killed: within the bounded wait (< 60 s)" [ $waited -lt 60 ]
+
+echo "=== [tpcc cluster] partitioned, WAL on: one compute process killed (each once)"
+"$here/tests/tpcc/tpcc_node_crash_in_vm.sh" "$build" 2 "$addr" || failed=1
 
 [ $failed = 0 ] && echo "tpcc cluster: PASS" || echo "tpcc cluster: FAIL"
 exit $failed

@@ -36,6 +36,7 @@
 #include "engine/session.h"
 #include "gtest/gtest.h"
 #include "tests/wal/wal_test_util.h"
+#include "tpcc/acked_check.h"
 #include "tpcc/acked_log.h"
 #include "tpcc/consistency.h"
 #include "tpcc/schema.h"
@@ -78,46 +79,6 @@ struct CrashStats {
   // found without a decision (presumed aborted).
   uint64_t prepared_committed = 0, prepared_in_doubt = 0;
 };
-
-// "" if the acknowledged order (w, d, o) is complete; else what is missing.
-absl::StatusOr<engine::ProcedureId> RegisterCheckOrder(engine::Engine& e,
-                                                       const Tables& t) {
-  using txn::Txn;
-  return e.RegisterProcedure(
-      "crash_check_order",
-      std::function<absl::StatusOr<std::string>(Txn&, int, int, int)>(
-          [t](Txn& txn, int w, int d, int o) -> absl::StatusOr<std::string> {
-            auto addr = txn.Lookup(t.order_pk, OrderKey(w, d, o));
-            if (absl::IsNotFound(addr.status())) return "ORDER row missing";
-            if (!addr.ok()) return addr.status();
-            auto row = txn.Read(t.order, *addr);
-            if (!row.ok()) return row.status();
-            if (row->GetInt(order::kId) != o || row->GetInt(order::kDId) != d ||
-                row->GetInt(order::kWId) != w) {
-              return "ORDER row has other keys";
-            }
-            const int64_t ol_cnt = row->GetInt(order::kOlCnt);
-            const bool delivered = row->GetInt(order::kCarrierId) != 0;
-            if (ol_cnt < 5 || ol_cnt > 15) {
-              return absl::StrCat("O_OL_CNT ", ol_cnt);
-            }
-            auto no = txn.Lookup(t.new_order_pk, NewOrderKey(w, d, o));
-            if (!delivered && absl::IsNotFound(no.status())) {
-              return "NEW-ORDER row missing (order not delivered)";
-            }
-            if (!no.ok() && !absl::IsNotFound(no.status())) return no.status();
-            for (int ol = 1; ol <= ol_cnt; ++ol) {
-              auto line =
-                  txn.Lookup(t.order_line_pk, OrderLineKey(w, d, o, ol));
-              if (absl::IsNotFound(line.status())) {
-                return absl::StrCat("ORDER-LINE ", ol, " of ", ol_cnt,
-                                    " missing");
-              }
-              if (!line.ok()) return line.status();
-            }
-            return std::string();
-          }));
-}
 
 engine::EngineOptions RecoveryOptions(const Config& c, txn::CcAlgorithm cc) {
   engine::EngineOptions o;
@@ -230,8 +191,8 @@ class TpccCrashTest : public ::testing::Test {
     ASSERT_TRUE(db.ok()) << "round " << round << ": " << db.status();
     engine::Engine& engine = (*db)->engine();
     const engine::RecoveryReport& report = *engine.recovery_report();
-    auto check = RegisterCheckOrder(engine, (*db)->tables());
-    ASSERT_TRUE(check.ok()) << check.status();
+    auto checker = AckedNewOrderChecker::Register(engine, (*db)->tables());
+    ASSERT_TRUE(checker.ok()) << checker.status();
 
     auto consistency = CheckConsistency(engine, kWarehouses, CrashScale());
     ASSERT_TRUE(consistency.ok()) << consistency.status();
@@ -239,20 +200,13 @@ class TpccCrashTest : public ::testing::Test {
         << "round " << round << " (" << txn::CcAlgorithmName(cc)
         << "): " << consistency->ToString();
 
-    auto session = engine.NewSession(0);
-    ASSERT_TRUE(session.ok()) << session.status();
-    int64_t lost = 0;
-    for (const AckedNewOrder& r : side.records) {
-      auto missing = (*session)->Call<std::string>(*check, r.w, r.d, r.o_id);
-      ASSERT_TRUE(missing.ok()) << missing.status();
-      if (!missing->empty()) {
-        if (++lost <= 5) {
-          ADD_FAILURE() << "round " << round << " (" << txn::CcAlgorithmName(cc)
-                        << "): acknowledged New-Order w=" << r.w << " d=" << r.d
-                        << " o=" << r.o_id << ": " << *missing;
-        }
-      }
+    auto found = checker->Check(engine, side.records);
+    ASSERT_TRUE(found.ok()) << found.status();
+    for (const std::string& example : found->examples) {
+      ADD_FAILURE() << "round " << round << " (" << txn::CcAlgorithmName(cc)
+                    << "): acknowledged New-Order " << example;
     }
+    const int64_t lost = found->lost;
     EXPECT_LE(static_cast<int64_t>(side.records.size()),
               static_cast<int64_t>(report.records_replayed));
     st->acknowledged += static_cast<int64_t>(side.records.size());

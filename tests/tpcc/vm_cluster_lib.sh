@@ -1,0 +1,36 @@
+# Shared by the scripts that run TPC-C as a verbs cluster in the Soft-RoCE
+# VM (source it; needs $here, the repository root).
+
+# write_cluster FILE ADDRESS: 1 memory node and 2 compute nodes on ADDRESS.
+write_cluster() {
+  cat >"$1" <<CLUSTER
+memory   0  $2  7000
+compute  0  $2  7100
+compute  1  $2  7101
+CLUSTER
+}
+
+# kill_mid_run RESULTS DELAY PATTERN LAUNCH_ARGS...: starts scripts/launch.sh
+# LAUNCH_ARGS --results=RESULTS in the background, waits until both compute
+# processes are measuring, sleeps DELAY seconds, kills every process whose
+# command line matches PATTERN with SIGKILL, and waits for the launcher.
+# Sets launch_status (the launcher's exit status) and waited (seconds from
+# the kill to the launcher's exit).
+kill_mid_run() {
+  local results="$1" delay="$2" pattern="$3"
+  shift 3
+  "$here/scripts/launch.sh" --results="$results" "$@" &
+  local launcher=$!
+  until grep -qs "measuring starts" "$results"/compute-0.* &&
+    grep -qs "measuring starts" "$results"/compute-1.*; do
+    kill -0 $launcher 2>/dev/null || break
+    sleep 0.5
+  done
+  sleep "$delay"
+  pkill -KILL -f -- "$pattern"
+  local killed_at=$SECONDS
+  wait $launcher
+  launch_status=$?
+  waited=$((SECONDS - killed_at))
+  echo "(launcher exited $launch_status, ${waited}s after the kill)"
+}
