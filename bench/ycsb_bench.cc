@@ -65,8 +65,19 @@ DEFINE_string(protocol, "selcc",
               "Coherence protocol: selcc (cached) or sel (no cache)");
 DEFINE_uint32(gcl_size, 1024,
               "Bytes of one GCL (index node, heap page), latch word included");
-DEFINE_uint64(cache_mb, 64,
-              "SELCC: MiB of GCL copies each compute node may cache");
+DEFINE_uint64(cache_mb, 0,
+              "SELCC: MiB of GCL copies each compute node may cache; 0 "
+              "(default): as large as the pool, at most a quarter of the "
+              "memory available split among this process's compute nodes "
+              "(the report prints the size used)");
+DEFINE_string(prefetch, "narrow",
+              "What index searches prefetch: narrow (a leaf's header and the "
+              "entries around where the key is expected) or full (whole "
+              "leaves: the ablation)");
+DEFINE_bool(index_leaf_hint, true,
+            "Inserts latch the leaf the thread last changed for the key's "
+            "prefix when its fences cover the key, instead of descending; "
+            "false: always descend (the ablation)");
 DEFINE_uint64(seed, 1, "Seed of the key generators");
 
 namespace strand {
@@ -340,6 +351,11 @@ int Main() {
   cc_options.protocol = *protocol;
   cc_options.gcl_size = FLAGS_gcl_size;
   cc_options.cache_bytes = FLAGS_cache_mb << 20;
+  auto prefetch = cc::ParsePrefetchScope(FLAGS_prefetch);
+  if (!prefetch.ok()) {
+    ExitWithUsageError(std::string(prefetch.status().message()));
+  }
+  cc_options.prefetch = *prefetch;
   if (absl::Status s = cc_options.Validate(fabric_options->chunk_bytes,
                                            OptionNaming::Flags("CcOptions::"));
       !s.ok()) {
@@ -389,7 +405,8 @@ int Main() {
     for (Node& n : db.nodes) {
       auto c = n.manager->NewThreadContext();
       if (!c.ok()) return fail(c.status());
-      auto tree = BLinkTree::Open(*n.manager, **c, *anchor);
+      auto tree = BLinkTree::Open(*n.manager, **c, *anchor,
+                                  {.leaf_hint = FLAGS_index_leaf_hint});
       if (!tree.ok()) return fail(tree.status());
       n.tree = *std::move(tree);
       if (db.schema) {
@@ -450,16 +467,22 @@ int Main() {
     if (!stats.ok()) return fail(stats.status());
     tree_stats = *stats;
   }
+  // What the cache layer uses (auto-sized when --cache_mb=0; SEL: none).
+  const uint64_t cache_mb =
+      *protocol == cc::Protocol::kSelcc
+          ? db.nodes.front().manager->options().cache_bytes >> 20
+          : 0;
   const double tree_mb = (tree_stats.leaves + tree_stats.inner_nodes) *
                          static_cast<double>(FLAGS_gcl_size) / (1 << 20);
   table_out << absl::StrFormat(
       "ycsb_bench: protocol=%s compute_nodes=%d threads/node=%d rtt_ns=%d "
-      "gcl_size=%d cache_mb=%d records=%d value_bytes=%d distribution=%s%s\n"
+      "gcl_size=%d cache_mb=%d prefetch=%s records=%d value_bytes=%d "
+      "distribution=%s%s\n"
       "load: %.2f s (%.0f inserts/s); tree: height %d, %d leaves, %d inner "
       "nodes, %.1f MiB of GCLs\n",
       FLAGS_protocol, db.nodes.size(), FLAGS_threads, fabric_options->rtt_ns,
-      FLAGS_gcl_size, FLAGS_cache_mb, FLAGS_records, FLAGS_value_bytes,
-      FLAGS_distribution,
+      FLAGS_gcl_size, cache_mb, FLAGS_prefetch, FLAGS_records,
+      FLAGS_value_bytes, FLAGS_distribution,
       zipf ? absl::StrFormat("(theta=%.2f)", FLAGS_zipf_theta) : "", load_s,
       FLAGS_records / load_s, tree_stats.height, tree_stats.leaves,
       tree_stats.inner_nodes, tree_mb);
@@ -566,7 +589,9 @@ int Main() {
         .Add("zipf_theta", zipf ? FLAGS_zipf_theta : 0.0)
         .Add("scan_length", static_cast<uint64_t>(FLAGS_scan_length))
         .Add("gcl_size", static_cast<uint64_t>(FLAGS_gcl_size))
-        .Add("cache_mb", FLAGS_cache_mb)
+        .Add("cache_mb", cache_mb)
+        .Add("prefetch", FLAGS_prefetch)
+        .Add("index_leaf_hint", FLAGS_index_leaf_hint)
         .Add("seed", FLAGS_seed)
         .Add("load_s", load_s)
         .Add("tree_height", tree_stats.height)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "cc/cache_sizing.h"
 #include "cc/sel/sel_manager.h"
 #include "cc/selcc/selcc_manager.h"
 #include "glog/logging.h"
@@ -79,8 +80,19 @@ absl::StatusOr<std::unique_ptr<GclManager>> GclManager::Create(
   switch (options.protocol) {
     case Protocol::kSel:
       return SelManager::Create(fabric, node, options);
-    case Protocol::kSelcc:
-      return SelccManager::Create(fabric, node, options);
+    case Protocol::kSelcc: {
+      CcOptions resolved = options;
+      if (resolved.cache_bytes == CcOptions::kAutoCacheBytes) {
+        // Everything the pool holds, so one node alone never evicts.
+        resolved.cache_bytes = AutoCacheBytes(
+            fabric.memory_node_bytes() * fabric.memory_node_count(),
+            options.gcl_size,
+            AutoCacheCapBytes(
+                AvailableMemoryBytes(),
+                static_cast<int>(fabric.local_compute_nodes().size())));
+      }
+      return SelccManager::Create(fabric, node, resolved);
+    }
   }
   return absl::InternalError("unknown protocol");
 }

@@ -15,6 +15,17 @@ const char* ProtocolName(Protocol protocol) {
   return protocol == Protocol::kSelcc ? "selcc" : "sel";
 }
 
+absl::StatusOr<PrefetchScope> ParsePrefetchScope(const std::string& name) {
+  if (name == "narrow") return PrefetchScope::kNarrow;
+  if (name == "full") return PrefetchScope::kFull;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--prefetch=%s is not a prefetch scope: use narrow or full", name));
+}
+
+const char* PrefetchScopeName(PrefetchScope scope) {
+  return scope == PrefetchScope::kNarrow ? "narrow" : "full";
+}
+
 namespace {
 
 // Every setting Validate checks, with its flag where binaries have one.
@@ -40,9 +51,11 @@ absl::Status CcOptions::Validate(uint64_t chunk_bytes,
         "chunk size (%d bytes)",
         naming.Setting(kGclSize, gcl_size), chunk_bytes));
   }
-  if (protocol == Protocol::kSelcc && cache_bytes < uint64_t{gcl_size} * 16) {
+  if (protocol == Protocol::kSelcc && cache_bytes != 0 &&
+      cache_bytes < uint64_t{gcl_size} * 16) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s is too small: the cache must hold at least 16 GCLs of %s",
+        "%s is too small: the cache must hold at least 16 GCLs of %s (0: "
+        "sized automatically)",
         naming.Setting(kCacheBytes, cache_bytes),
         naming.Setting(kGclSize, gcl_size)));
   }

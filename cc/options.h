@@ -23,6 +23,24 @@ enum class Protocol {
 absl::StatusOr<Protocol> ParseProtocol(const std::string& name);
 const char* ProtocolName(Protocol protocol);
 
+// How much of an index node the B-link tree asks the prefetch hints
+// (GclManager::PrefetchLines) for before it searches it. (Tuples are
+// prefetched whole either way: a read copies all of a tuple, and
+// prefetching its first line only measured slower, issue 22.)
+enum class PrefetchScope {
+  // The lines a search will touch: the node's header and fences and the
+  // few entries around where the key is expected. Cheap on the CPU: each
+  // hint is a handful of prefetch instructions.
+  kNarrow,
+  // Whole nodes (64 lines of a 4 KiB node): a search never waits for a
+  // line, but the prefetches queue on the core's few line-fill buffers
+  // (issue 22: 14.7% of a TPC-C profile). For the ablation.
+  kFull,
+};
+
+absl::StatusOr<PrefetchScope> ParsePrefetchScope(const std::string& name);
+const char* PrefetchScopeName(PrefetchScope scope);
+
 struct CcOptions {
   Protocol protocol = Protocol::kSelcc;
 
@@ -30,7 +48,11 @@ struct CcOptions {
   // multiple of 64 from 128 to the fabric's chunk size.
   uint32_t gcl_size = 1024;
   // Bytes of GCL copies a compute node may cache (--cache_mb). SELCC only.
-  uint64_t cache_bytes = uint64_t{64} << 20;
+  // 0 (kAutoCacheBytes, the default): as much as the pool, capped by the
+  // memory available (cache_sizing.h); GclManager::Create resolves it, and
+  // the manager's options() then hold the size in use.
+  uint64_t cache_bytes = 0;
+  static constexpr uint64_t kAutoCacheBytes = 0;
   // Message handler threads per compute node. SELCC only.
   int handler_threads = 1;
 
@@ -51,6 +73,9 @@ struct CcOptions {
   static constexpr int64_t kInfiniteLease = INT64_MAX;
   bool spin_wait = true;          // readers wait for starved writers (5.3.2)
   bool priority_matching = true;  // only as-urgent readers may invalidate
+
+  // What index/ prefetches (--prefetch). Changes no result.
+  PrefetchScope prefetch = PrefetchScope::kNarrow;
 
   // Fault injection for protocol tests: delay before a handler processes
   // an invalidation, and the probability it drops one as if busy.

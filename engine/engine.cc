@@ -30,7 +30,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
   engine->nodes_.resize(engine->fabric_->compute_node_count());
   for (rdma::ComputeNodeId id : engine->fabric_->local_compute_nodes()) {
     auto node = NodeRuntime::Create(*engine->fabric_, id, options.cc,
-                                    options.algorithm);
+                                    options.algorithm, options.index);
     if (!node.ok()) return node.status();
     engine->nodes_[id] = *std::move(node);
     engine->nodes_[id]->SetValidateIndexReads(options.validate_index_reads);

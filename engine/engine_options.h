@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "base/option_naming.h"
 #include "cc/options.h"
+#include "index/blink_tree.h"
 #include "partition/options.h"
 #include "rdma/fabric_options.h"
 #include "txn/cc_algorithm.h"
@@ -65,6 +66,8 @@ struct EngineOptions {
   rdma::FabricOptions fabric;
   cc::CcOptions cc;
   txn::CcAlgorithm algorithm = txn::CcAlgorithm::kTwoPhaseLocking;
+  // The B-link trees' CPU-path switches (index/blink_tree.h).
+  index::BLinkTreeTuning index;
   // txn::Database::validate_index_reads: serializable scans and lookups.
   // Turn off only to measure their cost (phantoms become possible).
   bool validate_index_reads = true;

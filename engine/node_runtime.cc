@@ -4,9 +4,10 @@ namespace strand::engine {
 
 absl::StatusOr<std::unique_ptr<NodeRuntime>> NodeRuntime::Create(
     rdma::Fabric& fabric, rdma::ComputeNodeId node, const cc::CcOptions& cc,
-    txn::CcAlgorithm algorithm) {
+    txn::CcAlgorithm algorithm, const index::BLinkTreeTuning& index) {
   std::unique_ptr<NodeRuntime> r(new NodeRuntime());
   r->id_ = node;
+  r->index_tuning_ = index;
   auto manager = cc::GclManager::Create(fabric, node, cc);
   if (!manager.ok()) return manager.status();
   r->manager_ = *std::move(manager);
@@ -37,7 +38,8 @@ absl::Status NodeRuntime::AddIndex(const storage::IndexDescriptor& index,
                                    txn::TableId table,
                                    const txn::IndexKey* key) {
   absl::MutexLock lock(&admin_mu_);
-  auto tree = index::BLinkTree::Open(*manager_, *admin_, index.anchor);
+  auto tree =
+      index::BLinkTree::Open(*manager_, *admin_, index.anchor, index_tuning_);
   if (!tree.ok()) return tree.status();
   indexes_.push_back(*std::move(tree));
   db_.indexes.push_back(indexes_.back().get());

@@ -26,7 +26,7 @@ class NodeRuntime {
  public:
   static absl::StatusOr<std::unique_ptr<NodeRuntime>> Create(
       rdma::Fabric& fabric, rdma::ComputeNodeId node, const cc::CcOptions& cc,
-      txn::CcAlgorithm algorithm);
+      txn::CcAlgorithm algorithm, const index::BLinkTreeTuning& index = {});
 
   rdma::ComputeNodeId id() const { return id_; }
   cc::GclManager& manager() { return *manager_; }
@@ -56,6 +56,7 @@ class NodeRuntime {
   NodeRuntime() = default;
 
   rdma::ComputeNodeId id_ = 0;
+  index::BLinkTreeTuning index_tuning_;  // every index this node opens
   std::unique_ptr<cc::GclManager> manager_;
   std::unique_ptr<txn::TimestampOracle> oracle_;
   std::unique_ptr<cc::ThreadContext> admin_;

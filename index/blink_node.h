@@ -164,36 +164,36 @@ class BLinkNode {
   }
   // First entry whose key is >= `key` (count() if none). Keys in a node
   // are often dense (ids loaded in order), so the search guesses the
-  // position by interpolating between the first and the last key, then
-  // gallops from the guess: two or three probes instead of a binary
-  // search's eight or so on a cold 4 KiB node, each probe a dependent
-  // cache miss. Skewed keys cost at most about twice a binary search.
+  // position by interpolating, then gallops from the guess: two or three
+  // probes instead of a binary search's eight or so on a cold 4 KiB node,
+  // each probe a dependent cache miss. Skewed keys cost at most about twice
+  // a binary search. The guess interpolates between the fences when both
+  // are finite: they sit in the header, which the reader has fetched
+  // anyway, where the first and the last key cost up to two more misses
+  // (the last key is 4 KiB away); else between the first and the last key.
   // A caller that knows every entry before `from` is < `key` (the next key
   // of an ascending batch) passes it: the search gallops from there.
   uint32_t LowerBound(std::string_view key, uint32_t from = 0) const {
     const uint32_t n = count();
     if (from > 0) return GallopRight(key, from, n);
     if (n < kInterpolateMin) return BinaryLowerBound(key, 0, n);
+    if (!low_is_min() && !high_is_max()) {
+      return SearchFrom(key, GuessBetween(key, low(), high(), n), n);
+    }
     const std::string_view first = this->key(0);
     const std::string_view last = this->key(n - 1);
     if (CompareKeys(key, first) <= 0) return 0;
     if (CompareKeys(key, last) > 0) return n;
     // first < key <= last: the answer is in [1, n - 1].
-    const uint32_t guess = Interpolate(key, first, last, n);
-    if (CompareKeys(this->key(guess), key) < 0) {
-      return GallopRight(key, guess + 1, n);
-    }
-    uint32_t lo;
-    uint32_t hi = guess;  // answer <= hi; gallop left for a lower end
-    for (uint32_t step = 1;; step *= 2) {
-      const uint32_t probe = hi > step ? hi - step : 0;
-      if (CompareKeys(this->key(probe), key) < 0) {
-        lo = probe + 1;
-        break;
-      }
-      hi = probe;
-    }
-    return BinaryLowerBound(key, lo, hi);
+    return SearchFrom(key, Interpolate(key, first, last, n), n);
+  }
+  // Where `key` sits among `n` entries (n > 0) spread evenly over
+  // [low, high): the guess LowerBound starts from, in [0, n - 1]. Also for
+  // a node not latched yet, from its parent's separators and an assumed
+  // count (BLinkTree's narrow prefetch).
+  static uint32_t GuessBetween(std::string_view key, std::string_view low,
+                               std::string_view high, uint32_t n) {
+    return std::min(n - 1, Interpolate(key, low, high, n + 1));
   }
   // Leaves of a unique tree: the value stored under exactly `key`.
   std::optional<uint64_t> Find(std::string_view key) const {
@@ -251,6 +251,23 @@ class BLinkNode {
   // Below this many entries a binary search is as short.
   static constexpr uint32_t kInterpolateMin = 16;
 
+  // First entry >= `key` in [0, n), starting from `guess` (< n, any value
+  // is correct): gallops from it toward the answer, then binary-searches
+  // the last step.
+  uint32_t SearchFrom(std::string_view key, uint32_t guess, uint32_t n) const {
+    if (CompareKeys(this->key(guess), key) < 0) {
+      return GallopRight(key, guess + 1, n);
+    }
+    uint32_t hi = guess;  // key(hi) >= key: the answer is at most hi
+    for (uint32_t step = 1; hi > 0; step *= 2) {
+      const uint32_t probe = hi > step ? hi - step : 0;
+      if (CompareKeys(this->key(probe), key) < 0) {
+        return BinaryLowerBound(key, probe + 1, hi);
+      }
+      hi = probe;
+    }
+    return 0;
+  }
   // First entry >= `key` in [lo, n), knowing the entries before lo are
   // below it: gallops right from lo, then searches the last step.
   uint32_t GallopRight(std::string_view key, uint32_t lo, uint32_t n) const {
@@ -280,9 +297,9 @@ class BLinkNode {
     return lo;
   }
   // Where `key` would sit among n entries from `first` to `last` if keys
-  // were spread evenly (first < key <= last): the keys are read as
-  // big-endian numbers over the 8 bytes from where first and last start to
-  // differ (all of a key up to 8 bytes wide).
+  // were spread evenly, in [0, n - 1] whatever `key` is: the keys are read
+  // as big-endian numbers over the 8 bytes from where first and last start
+  // to differ (all of a key up to 8 bytes wide).
   static uint32_t Interpolate(std::string_view key, std::string_view first,
                               std::string_view last, uint32_t n) {
     const size_t offset =

@@ -1,10 +1,12 @@
 #include "index/blink_tree.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <optional>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
 #include "index/blink_node.h"
 #include "index/key_codec.h"
@@ -30,7 +32,9 @@ T Load(const uint8_t* p) {
 // Starts loading every line of a node's payload past the first (which the
 // cache layer prefetches). For a leaf, which is usually cold: the binary
 // search's probes then wait for one round of misses instead of a chain of
-// four or five dependent ones.
+// four or five dependent ones. The full prefetch scope only
+// (cc::PrefetchScope): the narrow one asks for the probed lines before
+// the latch instead (BLinkTree::PrefetchChild).
 void PrefetchNode(const uint8_t* payload, uint32_t bytes) {
   // Unrolled: a 4 KiB node is 63 prefetches, and the loop's own compare
   // and branch per line cost more than they do.
@@ -39,6 +43,19 @@ void PrefetchNode(const uint8_t* payload, uint32_t bytes) {
     __builtin_prefetch(payload + offset);
   }
 }
+
+// The rightmost-leaf shortcut's memory (BLinkTreeTuning::leaf_hint): per
+// thread, direct-mapped by (tree, key prefix). A slot lost to another
+// (tree, prefix) only costs that key a descent.
+struct LeafHintSlot {
+  uint64_t tree = 0;  // BLinkTree::id_; 0: empty
+  size_t prefix = 0;  // hash of (tree, key prefix)
+  uint64_t leaf = 0;  // raw GlobalAddress
+};
+constexpr size_t kLeafHintSlots = 256;  // 6 KiB per thread
+thread_local std::array<LeafHintSlot, kLeafHintSlots> leaf_hints;
+thread_local LeafHintStats leaf_hint_stats;
+std::atomic<uint64_t> next_tree_id{1};
 
 absl::Status Corrupt(GlobalAddress gcl, const char* what) {
   return absl::DataLossError(
@@ -105,7 +122,8 @@ absl::StatusOr<GlobalAddress> BLinkTree::Create(
 }
 
 absl::StatusOr<std::unique_ptr<BLinkTree>> BLinkTree::Open(
-    cc::GclManager& manager, cc::ThreadContext& ctx, GlobalAddress anchor) {
+    cc::GclManager& manager, cc::ThreadContext& ctx, GlobalAddress anchor,
+    const BLinkTreeTuning& tuning) {
   auto g = manager.SLock(ctx, anchor);
   if (!g.ok()) return g.status();
   const uint8_t* p = g->data();
@@ -116,18 +134,96 @@ absl::StatusOr<std::unique_ptr<BLinkTree>> BLinkTree::Open(
   return std::unique_ptr<BLinkTree>(new BLinkTree(
       manager, anchor, Load<uint16_t>(p + 4),
       (Load<uint16_t>(p + 6) & kAnchorUnique) != 0,
-      GlobalAddress::FromRaw(Load<uint64_t>(p + kAnchorRootOffset))));
+      GlobalAddress::FromRaw(Load<uint64_t>(p + kAnchorRootOffset)), tuning));
+}
+
+LeafHintStats BLinkTree::ThreadLeafHintStats() { return leaf_hint_stats; }
+
+void BLinkTree::CountLeafHint(bool hit) {
+  ++(hit ? leaf_hint_stats.hits : leaf_hint_stats.misses);
 }
 
 BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
-                     uint16_t key_width, bool unique, GlobalAddress root)
+                     uint16_t key_width, bool unique, GlobalAddress root,
+                     const BLinkTreeTuning& tuning)
     : manager_(manager),
       anchor_(anchor),
       key_width_(key_width),
       unique_(unique),
       width_(key_width + (unique ? 0 : 8)),
       capacity_(BLinkNode::Capacity(manager.payload_bytes(), width_)),
+      narrow_prefetch_(manager.options().prefetch ==
+                       cc::PrefetchScope::kNarrow),
+      leaf_hint_(tuning.leaf_hint),
+      hint_prefix_(key_width - std::min<uint32_t>(4, key_width / 2)),
+      id_(next_tree_id.fetch_add(1, std::memory_order_relaxed)),
       root_hint_(root.raw()) {}
+
+GlobalAddress BLinkTree::HintedLeaf(std::string_view key) const {
+  const size_t prefix = absl::HashOf(id_, key.substr(0, hint_prefix_));
+  const LeafHintSlot& slot = leaf_hints[prefix % kLeafHintSlots];
+  if (slot.tree != id_ || slot.prefix != prefix) return GlobalAddress();
+  return GlobalAddress::FromRaw(slot.leaf);
+}
+
+void BLinkTree::RememberLeaf(std::string_view key, GlobalAddress leaf) const {
+  const size_t prefix = absl::HashOf(id_, key.substr(0, hint_prefix_));
+  leaf_hints[prefix % kLeafHintSlots] = {id_, prefix, leaf.raw()};
+}
+
+bool BLinkTree::Covers(const uint8_t* payload, std::string_view key) const {
+  const BLinkNode n(payload, width_);
+  return n.valid() && n.is_leaf() &&
+         (n.low_is_min() || CompareKeys(key, n.low()) >= 0) && n.BelowHigh(key);
+}
+
+absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LatchHintedLeaf(
+    cc::ThreadContext& ctx, std::string_view key, cc::LockOptions lock) {
+  const GlobalAddress hinted = HintedLeaf(key);
+  if (hinted.is_null()) return cc::ExclusiveGuard();
+  auto x = manager_.XLock(ctx, hinted, lock);
+  if (absl::IsAborted(x.status())) {  // busy under no_wait: descend
+    CountLeafHint(false);
+    return cc::ExclusiveGuard();
+  }
+  if (!x.ok()) return x.status();
+  if (Covers(x->data(), key)) {
+    CountLeafHint(true);
+    return x;
+  }
+  CountLeafHint(false);
+  if (absl::Status s = x->Unlock(); !s.ok()) return s;
+  return cc::ExclusiveGuard();
+}
+
+BLinkTree::Probe BLinkTree::ChildProbe(const BLinkNode& parent, uint32_t c,
+                                       std::string_view key) const {
+  // The child's fences are the parent's separators c and c + 1 (entry 0
+  // of an inner node is its low fence; the last child's high is the
+  // parent's). An infinite one leaves nothing to interpolate over.
+  const bool last = c + 1 == parent.count();
+  if ((c == 0 && parent.low_is_min()) || (last && parent.high_is_max())) {
+    return Probe{0, 0};
+  }
+  const std::string_view high = last ? parent.high() : parent.key(c + 1);
+  // Assumed full: loads fill nodes in key order and ascending splits keep
+  // the left node full (blink_tree.h), and the read-mostly indexes are
+  // such loads. A node less full is searched from a wrong line: one more
+  // miss, as without the hint.
+  const uint32_t guess =
+      BLinkNode::GuessBetween(key, parent.key(c), high, capacity_);
+  const uint32_t entry = width_ + 8;
+  const uint32_t at = BLinkNode::kHeaderBytes + 2 * width_ + guess * entry;
+  // The guessed entry and one on each side: the gallop's first probes.
+  return Probe{at - (guess > 0 ? entry : 0), 3 * entry};
+}
+
+void BLinkTree::PrefetchChild(GlobalAddress child, const Probe& probe) const {
+  // The header with the fences and the first entry: the search reads the
+  // count and the fences before anything else.
+  manager_.PrefetchLines(child, 0, BLinkNode::kHeaderBytes + 3 * width_ + 8);
+  if (probe.bytes > 0) manager_.PrefetchLines(child, probe.offset, probe.bytes);
+}
 
 absl::Status BLinkTree::CheckKey(std::string_view key) const {
   if (key.size() != key_width_) {
@@ -207,20 +303,33 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::DescendShared(
       return *std::move(g);
     } else {
       if (path != nullptr) path->Record(n.level(), at);
-      at = GlobalAddress::FromRaw(n.value(
-          rule == Descent::kHolds ? n.ChildFor(key) : n.ChildBefore(key)));
+      const uint32_t c =
+          rule == Descent::kHolds ? n.ChildFor(key) : n.ChildBefore(key);
+      at = GlobalAddress::FromRaw(n.value(c));
+      if (n.level() == 1 && narrow_prefetch_) {
+        PrefetchChild(at, ChildProbe(n, c, key));
+      }
     }
     // Take the next latch before giving up this one (coupling).
     const bool to_leaf = n.level() == 1 && !move_right;
     auto next = manager_.SLock(ctx, at, lock);
     if (!next.ok()) return next.status();
-    if (to_leaf) PrefetchNode(next->data(), manager_.payload_bytes());
+    if (to_leaf && !narrow_prefetch_) {
+      PrefetchNode(next->data(), manager_.payload_bytes());
+    }
     *g = *std::move(next);
   }
 }
 
 absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
     cc::ThreadContext& ctx, std::string_view key, Path* path) {
+  if (leaf_hint_) {
+    // No latch is held here, so the hinted leaf may be waited for. A split
+    // after it finds no path and descends to post its separator.
+    auto hinted = LatchHintedLeaf(ctx, key, cc::LockOptions{});
+    if (!hinted.ok()) return hinted.status();
+    if (hinted->owns_lock()) return hinted;
+  }
   auto s = DescendShared(ctx, key, Descent::kHolds, 1, path);
   if (!s.ok()) return s.status();
   GlobalAddress leaf;
@@ -232,9 +341,13 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
       if (absl::Status st = s->Unlock(); !st.ok()) return st;
       x = manager_.XLock(ctx, leaf);
     } else {
-      leaf = GlobalAddress::FromRaw(n.value(n.ChildFor(key)));
+      const uint32_t c = n.ChildFor(key);
+      leaf = GlobalAddress::FromRaw(n.value(c));
+      if (narrow_prefetch_) PrefetchChild(leaf, ChildProbe(n, c, key));
       x = manager_.XLock(ctx, leaf);
-      if (x.ok()) PrefetchNode(x->data(), manager_.payload_bytes());
+      if (x.ok() && !narrow_prefetch_) {
+        PrefetchNode(x->data(), manager_.payload_bytes());
+      }
       if (absl::Status st = s->Unlock(); !st.ok()) return st;
     }
   }
@@ -242,7 +355,10 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
   for (;;) {
     const BLinkNode n(x->data(), width_);
     if (!n.valid() || !n.is_leaf()) return Corrupt(x->gcl(), "not a leaf");
-    if (n.BelowHigh(key)) return *std::move(x);
+    if (n.BelowHigh(key)) {
+      if (leaf_hint_) RememberLeaf(key, x->gcl());
+      return *std::move(x);
+    }
     auto next = manager_.XLock(ctx, GlobalAddress::FromRaw(n.right()));
     if (!next.ok()) return next.status();
     *x = *std::move(next);
@@ -301,6 +417,9 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
                                 : CompareKeys(keys[a.index], keys[b.index]) < 0;
   });
   absl::InlinedVector<GlobalAddress, 16> leaves(keys.size());
+  // Narrow prefetch: the bytes of each leaf its search will probe, as far
+  // as the parent tells (ChildProbe).
+  absl::InlinedVector<Probe, 16> probes(narrow_prefetch_ ? keys.size() : 0);
   std::optional<cc::SharedGuard> parent;
   uint32_t child = 0;  // the previous key's child in `parent`
   for (const Ranked& r : ranked) {
@@ -323,13 +442,29 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
     } else {
       child = n.ChildFor(keys[i], child);
       leaves[i] = GlobalAddress::FromRaw(n.value(child));
+      if (narrow_prefetch_) probes[i] = ChildProbe(n, child, keys[i]);
     }
     manager_.PrefetchEntry(leaves[i]);
   }
   if (parent) {
     if (absl::Status s = parent->Unlock(); !s.ok()) return s;
   }
-  // Pass 2: every leaf's latch and header (fences, first entry).
+  // Pass 2: every leaf's latch and header (fences, first entry), and with
+  // the narrow scope the entries its search will probe: then the misses
+  // of the whole batch are in flight together, a few lines per leaf.
+  if (narrow_prefetch_) {
+    for (size_t i = 0; i < keys.size(); ++i)
+      PrefetchChild(leaves[i], probes[i]);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      auto g = LatchLeafShared(ctx, leaves[i], keys[i]);
+      if (!g.ok()) return g.status();
+      const BLinkNode leaf(g->data(), width_);
+      values[i] = leaf.Find(keys[i]);
+      if (reads != nullptr) reads->push_back({g->gcl(), leaf.version()});
+      if (absl::Status s = g->Unlock(); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
   const uint32_t first_entry_end =
       BLinkNode::kHeaderBytes + 2 * width_ + width_ + 8;
   for (GlobalAddress leaf : leaves) {
@@ -369,7 +504,9 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::LatchLeafShared(
     auto next = manager_.SLock(ctx, GlobalAddress::FromRaw(n.right()));
     if (!next.ok()) return next.status();
     *g = *std::move(next);
-    PrefetchNode(g->data(), manager_.payload_bytes());  // not prefetched
+    if (!narrow_prefetch_) {
+      PrefetchNode(g->data(), manager_.payload_bytes());  // not prefetched
+    }
   }
 }
 
@@ -549,6 +686,11 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
   const uint32_t used =
       build(n.low(), n.low_is_min(), sep, false, right->raw(), 0, mid);
   std::memcpy(guard.MutableRange(0, used), image.data(), used);
+  if (leaf_hint_ && added && level == 0) {
+    // The half that got the new key is where its run goes on (after an
+    // ascending split, the new right node).
+    RememberLeaf(added->key, pos >= mid ? *right : guard.gcl());
+  }
   // Readers can now reach the right half through the right link; the
   // separator in the parent is only a shortcut, posted after the release.
   if (absl::Status s = guard.Unlock(); !s.ok()) return s;

@@ -79,9 +79,38 @@
 
 namespace strand::index {
 
+class BLinkNode;
+
 struct BLinkTreeOptions {
   uint16_t key_width = 8;  // bytes of a user key, 1 to kMaxKeyWidth
   bool unique = true;
+};
+
+// Runtime switches of a tree's CPU path, chosen per opened tree (not kept
+// in the pool, so nodes that open one tree may differ), each with the old
+// behaviour as the ablation.
+struct BLinkTreeTuning {
+  // The rightmost-leaf shortcut for ascending inserts (--index_leaf_hint).
+  // Each thread remembers, per tree and per key prefix (the user key
+  // without its last min(4, width / 2) bytes: a TPC-C district's orders),
+  // the leaf it last changed; the next insert or commit-time change of a
+  // key with that prefix latches that leaf directly instead of descending
+  // from the root, and uses it only when, under the exclusive latch, the
+  // leaf's fences cover the key (low <= key < high). Leaves are never
+  // freed or merged, a low fence never changes and a high fence only
+  // shrinks by a split that links the right half first (blink_node.h), so
+  // a leaf that covers a key under its latch is the one leaf that holds
+  // it. Otherwise (the leaf split past the key, a key below it, a busy
+  // latch under no-wait) the latch goes and the insert descends as
+  // without the hint.
+  bool leaf_hint = true;
+};
+
+// What the rightmost-leaf shortcut did on the calling thread, in all
+// trees, since the thread started (tests and profiles).
+struct LeafHintStats {
+  uint64_t hits = 0;    // the hinted leaf covered the key and was used
+  uint64_t misses = 0;  // a hint existed but the insert descended
 };
 
 // A leaf a reader copied and the version it had then (blink_node.h): what a
@@ -118,7 +147,10 @@ class BLinkTree {
       const BLinkTreeOptions& options);
   static absl::StatusOr<std::unique_ptr<BLinkTree>> Open(
       cc::GclManager& manager, cc::ThreadContext& ctx,
-      rdma::GlobalAddress anchor);
+      rdma::GlobalAddress anchor, const BLinkTreeTuning& tuning = {});
+
+  // The calling thread's shortcut counters (BLinkTreeTuning::leaf_hint).
+  static LeafHintStats ThreadLeafHintStats();
 
   uint16_t key_width() const { return key_width_; }
   bool unique() const { return unique_; }
@@ -278,7 +310,24 @@ class BLinkTree {
   };
 
   BLinkTree(cc::GclManager& manager, rdma::GlobalAddress anchor,
-            uint16_t key_width, bool unique, rdma::GlobalAddress root);
+            uint16_t key_width, bool unique, rdma::GlobalAddress root,
+            const BLinkTreeTuning& tuning);
+
+  // The rightmost-leaf shortcut (BLinkTreeTuning::leaf_hint). The leaf
+  // this thread last changed for internal key `key`'s prefix, or null.
+  rdma::GlobalAddress HintedLeaf(std::string_view key) const;
+  void RememberLeaf(std::string_view key, rdma::GlobalAddress leaf) const;
+  // Counts a use of a hint into the thread's LeafHintStats.
+  static void CountLeafHint(bool hit);
+  // Whether the latched node `payload` is a leaf whose fences cover `key`.
+  bool Covers(const uint8_t* payload, std::string_view key) const;
+  // The hinted leaf of `key`, X-latched with `lock`, when its fences cover
+  // the key; else a guard that owns nothing (no hint, or a busy latch under
+  // no_wait, or fences that do not cover it). Errors other than a busy
+  // latch are returned.
+  absl::StatusOr<cc::ExclusiveGuard> LatchHintedLeaf(cc::ThreadContext& ctx,
+                                                     std::string_view key,
+                                                     cc::LockOptions lock);
 
   absl::Status CheckKey(std::string_view key) const;
   // CheckKey on each scan bound that is given.
@@ -337,12 +386,34 @@ class BLinkTree {
                                                      int* level,
                                                      cc::LockOptions lock = {});
 
+  // Bytes of a node a search for a key is expected to probe (beyond the
+  // header), from its parent; bytes == 0: no estimate.
+  struct Probe {
+    uint32_t offset = 0;
+    uint32_t bytes = 0;
+  };
+  // For child `c` of the latched inner node `parent`, searched for `key`.
+  Probe ChildProbe(const BLinkNode& parent, uint32_t c,
+                   std::string_view key) const;
+  // Narrow prefetch of a node about to be latched and searched: its header
+  // (count, fences) and `probe`.
+  void PrefetchChild(rdma::GlobalAddress child, const Probe& probe) const;
+
   cc::GclManager& manager_;
   const rdma::GlobalAddress anchor_;
   const uint16_t key_width_;  // user key bytes
   const bool unique_;
   const uint32_t width_;  // internal key bytes (key_width_ + 8 if !unique_)
   const uint32_t capacity_;
+  // cc::PrefetchScope::kNarrow: leaves get only their probed lines
+  // prefetched (ChildProbe), before their latch; else all of them after.
+  const bool narrow_prefetch_;
+  const bool leaf_hint_;
+  // Bytes of a user key that name its hint (BLinkTreeTuning::leaf_hint).
+  const uint32_t hint_prefix_;
+  // Never reused within the process: a thread's hints name the tree by it,
+  // so a tree opened later at the same address finds none of them.
+  const uint64_t id_;
   std::atomic<uint64_t> root_hint_;  // raw GlobalAddress of a recent root
 };
 

@@ -37,6 +37,26 @@ absl::Status NotALeaf(GlobalAddress gcl) {
 
 absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
     cc::ThreadContext& ctx, std::string_view key, LeafGuards& held) {
+  if (leaf_hint_) {
+    // The leaf this thread last changed for the key's prefix, when it
+    // covers the key (BLinkTreeTuning::leaf_hint): a held one through its
+    // guard (never latched twice), else latched with no_wait like every
+    // leaf here.
+    const GlobalAddress hinted = HintedLeaf(key);
+    if (!hinted.is_null()) {
+      if (auto it = held.find(hinted); it != held.end()) {
+        const bool covers = Covers(it->second.data(), key);
+        CountLeafHint(covers);
+        if (covers) return &it->second;
+      } else {
+        auto x = LatchHintedLeaf(ctx, key, kNoWait);
+        if (!x.ok()) return x.status();
+        if (x->owns_lock()) {
+          return &held.emplace(hinted, *std::move(x)).first->second;
+        }
+      }
+    }
+  }
   GlobalAddress leaf = GlobalAddress::FromRaw(root_hint_.load());
   std::optional<cc::SharedGuard> parent;
   if (!held.contains(leaf)) {
@@ -53,7 +73,9 @@ absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
       leaf = g->gcl();
       if (absl::Status s = g->Unlock(); !s.ok()) return s;
     } else {
-      leaf = GlobalAddress::FromRaw(n.value(n.ChildFor(key)));
+      const uint32_t c = n.ChildFor(key);
+      leaf = GlobalAddress::FromRaw(n.value(c));
+      if (narrow_prefetch_) PrefetchChild(leaf, ChildProbe(n, c, key));
       parent.emplace(*std::move(g));  // coupling: kept until the leaf's latch
     }
   }
@@ -76,6 +98,7 @@ absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
     const BLinkNode n(at->data(), width_);
     if (!n.valid() || !n.is_leaf()) return NotALeaf(leaf);
     if (n.BelowHigh(key)) {
+      if (leaf_hint_) RememberLeaf(key, leaf);
       if (at != &walking) return at;
       return &held.emplace(leaf, std::move(walking)).first->second;
     }

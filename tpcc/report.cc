@@ -90,10 +90,10 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
   out << absl::StrFormat(
       "run: cc=%s protocol=%s warehouses=%d compute_nodes=%d threads=%d/node "
       "mix=%s home_warehouse=%s rtt_ns=%d message_delivery=%s gcl_size=%d "
-      "cache_mb=%d: %.2f s\n",
+      "cache_mb=%d%s: %.2f s\n",
       c.cc, c.protocol, c.warehouses, c.compute_nodes, c.threads_per_node,
       c.mix, c.home_warehouse, c.rtt_ns, c.message_delivery, c.gcl_size,
-      c.cache_mb, r.seconds);
+      c.cache_mb, c.cache_sizing == "auto" ? " (auto)" : "", r.seconds);
   out << absl::StrFormat(
       "wal: %s%s%s%s\n", c.wal ? "on, dir " : "off", c.wal ? c.wal_dir : "",
       c.wal ? (c.wal_early_lock_release ? ", early lock release on"
@@ -105,6 +105,8 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
                                      c.wal_pipeline)
                    : std::string(", every commit waits to be durable"))
             : std::string());
+  out << absl::StrFormat("cpu path switches: prefetch=%s index_leaf_hint=%s\n",
+                         c.prefetch, c.index_leaf_hint ? "true" : "false");
   out << absl::StrFormat(
       "throughput: %.0f txn/s committed, tpmC %.0f (New-Orders per minute), "
       "abort rate %.2f%% (retried conflict/validation aborts / attempts)\n",
@@ -218,6 +220,9 @@ void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
       .Add("home_warehouse", c.home_warehouse)
       .Add("gcl_size", static_cast<uint64_t>(c.gcl_size))
       .Add("cache_mb", c.cache_mb)
+      .Add("cache_sizing", c.cache_sizing)
+      .Add("prefetch", c.prefetch)
+      .Add("index_leaf_hint", c.index_leaf_hint)
       .Add("seed", c.seed)
       .Add("validate_index_reads", c.validate_index_reads)
       .Add("warmup_s", c.warmup_s)

@@ -36,6 +36,7 @@
 #include "base/json_line.h"
 #include "base/progress_line.h"
 #include "base/run_output.h"
+#include "cc/cache_sizing.h"
 #include "engine/cluster_board.h"
 #include "engine/image.h"
 #include "engine/session.h"
@@ -66,7 +67,24 @@ DEFINE_string(protocol, "selcc",
 DEFINE_uint32(gcl_size, 4096,
               "Bytes of one global cache line (latch word included): a "
               "multiple of 64 from 128 to 65536");
-DEFINE_uint64(cache_mb, 64, "GCL cache per compute node, in MiB (SELCC)");
+DEFINE_uint64(cache_mb, 0,
+              "GCL cache per compute node, in MiB (SELCC). 0 (default): "
+              "sized for the warehouses the node works on (its threads' home "
+              "warehouses, all of them with --home_warehouse=random) plus "
+              "ITEM, with room for the rows the run inserts, at most a "
+              "quarter of the memory available split among the compute "
+              "nodes of this process; the report prints the size used");
+DEFINE_string(prefetch, "narrow",
+              "What index searches prefetch: narrow (a leaf's header and "
+              "the entries around where the key is expected) or full (whole "
+              "leaves: the ablation). Tuples are prefetched whole either "
+              "way (a read copies all of it)");
+DEFINE_bool(index_leaf_hint, true,
+            "Commit-time index inserts (and Insert) latch the leaf the "
+            "thread last changed for the key's prefix (a district's "
+            "ascending orders) when its fences cover the key, instead of "
+            "descending from the root; false: always descend (the "
+            "ablation)");
 DEFINE_string(mix, "standard",
               "Transaction mix: standard (45/43/4/4/4), one type (new_order, "
               "payment, order_status, delivery, stock_level) or 5 weights "
@@ -185,13 +203,40 @@ DEFINE_string(check_image, "",
 namespace strand::tpcc {
 namespace {
 
+// Pool bytes kept free for the rows a run inserts.
+constexpr double kRunRoomBytes = 768.0 * (1 << 20);
+
 // Pool bytes a load of `warehouses` takes, generously (measured: see the
 // README), plus room for the rows a run inserts.
 uint64_t PoolBytesNeeded(int warehouses, const Scale& scale) {
   const double per_warehouse = 2.0 * RawBytes::PerWarehouse(scale);
   const double items = 2.0 * RawBytes::Items(scale);
-  return static_cast<uint64_t>(warehouses * per_warehouse + items) +
-         (uint64_t{768} << 20);
+  return static_cast<uint64_t>(warehouses * per_warehouse + items +
+                               kRunRoomBytes);
+}
+
+// The cache an auto-sized (--cache_mb=0) compute node wants: the load of
+// the warehouses its threads work on, plus ITEM, plus room for what the run
+// inserts, so that a run of the usual length never evicts. A pool takes
+// 1.30x the raw tuple bytes (README, Results: memory); 1.5x leaves room
+// for the rows of other warehouses that remote lines and payments touch.
+// The run's inserts take ~0.55 KiB of pool per transaction (50/50
+// New-Order/Payment: 26 MiB/s at 48k txn/s); they get 8x the load, at
+// least 64 MiB and at most this node's share of the pool's room for the
+// run (PoolBytesNeeded): one warehouse on one thread then runs ~30 s before
+// the evictor starts writing back the oldest inserted lines.
+uint64_t CacheBytesWanted(int warehouses, int threads, int compute_nodes,
+                          bool random_home, const Scale& scale) {
+  const int per_node = (warehouses + compute_nodes - 1) / compute_nodes;
+  const int touched = random_home
+                          ? warehouses
+                          : std::min(warehouses, std::max(threads, per_node));
+  const double load =
+      1.5 * (touched * static_cast<double>(RawBytes::PerWarehouse(scale)) +
+             RawBytes::Items(scale));
+  const double room =
+      std::clamp(8 * load, 64.0 * (1 << 20), kRunRoomBytes / compute_nodes);
+  return static_cast<uint64_t>(load + room);
 }
 
 // The driver's cap on --warehouses, below what the schema's int16
@@ -449,6 +494,10 @@ int Main() {
   const HomeWarehouse home_warehouse = FLAGS_home_warehouse == "thread"
                                            ? HomeWarehouse::kPerThread
                                            : HomeWarehouse::kRandom;
+  auto prefetch = cc::ParsePrefetchScope(FLAGS_prefetch);
+  if (!prefetch.ok()) {
+    ExitWithUsageError(std::string(prefetch.status().message()));
+  }
   auto mix = Mix::Parse(FLAGS_mix);
   if (!mix.ok()) ExitWithUsageError(std::string(mix.status().message()));
   if (FLAGS_remote_neworder > 1) {
@@ -649,8 +698,22 @@ int Main() {
   options.fabric = *fabric;
   options.cc.protocol = *protocol;
   options.cc.gcl_size = FLAGS_gcl_size;
-  options.cc.cache_bytes = FLAGS_cache_mb << 20;
+  options.cc.prefetch = *prefetch;
+  // Compute nodes in this process: all of them on loopback, one per
+  // process over verbs.
+  const int local_nodes = verbs ? 1 : fabric->compute_nodes;
+  const bool auto_cache = FLAGS_cache_mb == 0;
+  options.cc.cache_bytes =
+      auto_cache
+          ? cc::AutoCacheBytes(
+                CacheBytesWanted(
+                    FLAGS_warehouses, FLAGS_threads, fabric->compute_nodes,
+                    home_warehouse == HomeWarehouse::kRandom, scale),
+                FLAGS_gcl_size,
+                cc::AutoCacheCapBytes(cc::AvailableMemoryBytes(), local_nodes))
+          : FLAGS_cache_mb << 20;
   options.algorithm = *algorithm;
+  options.index.leaf_hint = FLAGS_index_leaf_hint;
   options.validate_index_reads = FLAGS_validate_index_reads;
   options.retry.max_retries = 100000;
   options.mode = *mode;
@@ -696,7 +759,12 @@ int Main() {
   config.rtt_ns = fabric->rtt_ns;
   config.message_delivery = rdma::MessageDeliveryName(fabric->message_delivery);
   config.gcl_size = FLAGS_gcl_size;
-  config.cache_mb = FLAGS_cache_mb;
+  // What the cache layer uses (SEL has no cache).
+  config.cache_mb =
+      *protocol == cc::Protocol::kSelcc ? options.cc.cache_bytes >> 20 : 0;
+  config.cache_sizing = auto_cache ? "auto" : "flag";
+  config.prefetch = cc::PrefetchScopeName(*prefetch);
+  config.index_leaf_hint = FLAGS_index_leaf_hint;
   config.validate_index_reads = FLAGS_validate_index_reads;
   config.seed = FLAGS_seed;
   config.warmup_s = FLAGS_warmup_s;

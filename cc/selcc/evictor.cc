@@ -64,9 +64,13 @@ void Evictor::Loop() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      // The timeout only guards against a missed kick; idle, it sleeps.
-      wake_.wait_for(lock, std::chrono::milliseconds(20),
-                     [this] { return kicked_ || stop_; });
+      // The timeout only guards against a missed kick. With the free list
+      // at or above the low watermark no kick is due, so the guard is long:
+      // a cache that fits its working set then costs no wake-ups at all.
+      const auto guard = state_->cache.free_frames() < low_watermark_
+                             ? std::chrono::milliseconds(20)
+                             : std::chrono::milliseconds(1000);
+      wake_.wait_for(lock, guard, [this] { return kicked_ || stop_; });
       if (stop_) return;
       kicked_ = false;
     }

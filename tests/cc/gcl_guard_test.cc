@@ -97,11 +97,14 @@ TEST(CcOptionsTest, BadOptionsAreRejected) {
   o.cache_bytes = 1024;
   EXPECT_THAT(std::string(o.Validate(1 << 20).message()),
               HasSubstr("CcOptions::cache_bytes=1024"));
-  o.cache_bytes = 0;
+  o.cache_bytes = 8 << 20;
+  o.gcl_size = 1 << 20;  // 8 lines of 1 MiB: fewer than 16
   EXPECT_THAT(
       std::string(
           o.Validate(1 << 20, OptionNaming::Flags("CcOptions::")).message()),
-      HasSubstr("--cache_mb=0"));
+      HasSubstr("--cache_mb=8"));
+  o.cache_bytes = CcOptions::kAutoCacheBytes;  // sized by GclManager::Create
+  EXPECT_TRUE(o.Validate(1 << 20).ok());
   EXPECT_FALSE(ParseProtocol("mesi").ok());
   EXPECT_EQ(*ParseProtocol("sel"), Protocol::kSel);
 }

@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 #include "engine/session.h"
 #include "index/key_codec.h"
+#include "tests/testing/cpu_path.h"
 #include "tests/testing/test_fabric.h"
 
 namespace strand::testing {
@@ -55,6 +56,7 @@ inline engine::EngineOptions TxnTestOptions(const TxnTestConfig& config) {
   o.cc.cache_bytes = 256 * 16;  // 16 lines: smaller than the data
   o.algorithm = config.algorithm;
   o.retry.max_retries = 100000;
+  ApplyTestCpuPathToEngine(o);
   return o;
 }
 

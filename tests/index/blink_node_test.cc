@@ -66,11 +66,26 @@ TEST(BLinkNodeTest, KeyPrefixOrdersLikeTheFirstEightBytes) {
   }
 }
 
-// A node image holding `keys` (sorted, each `width` bytes).
+// A node's fences in the tests below: infinite (LowerBound interpolates
+// between the first and last key), tight around the keys, or loose (far
+// below and above them), the last two finite (it interpolates between the
+// fences).
+enum class Fences { kInfinite, kTight, kLoose };
+
+// A node image holding `keys` (sorted, each `width` bytes) within `fences`.
 std::vector<uint8_t> NodeWith(const std::vector<std::string>& keys,
-                              uint32_t width) {
+                              uint32_t width,
+                              Fences fences = Fences::kInfinite) {
   std::vector<uint8_t> page(64 * 1024);
-  BLinkNode::Init(page.data(), width, 0, "", true, "", true, 0);
+  std::string low(width, '\0');
+  std::string high(width, '\xff');
+  if (fences == Fences::kTight && !keys.empty()) {
+    low = keys.front();
+    high = keys.back();
+    high.back() = static_cast<char>(high.back() + 1);  // just above
+  }
+  const bool infinite = fences == Fences::kInfinite;
+  BLinkNode::Init(page.data(), width, 0, low, infinite, high, infinite, 0);
   const BLinkNode node(page.data(), width);
   for (size_t i = 0; i < keys.size(); ++i) {
     std::memcpy(page.data() + node.EntryOffset(i), keys[i].data(), width);
@@ -88,11 +103,18 @@ std::string BigEndian(uint64_t v, uint32_t width) {
   return k;
 }
 
-// LowerBound interpolates and gallops; whatever the key distribution, it
-// must answer exactly what std::lower_bound does, for stored keys, keys
-// between and beyond them, and shorter keys (scan bounds of a non-unique
-// index, whose stored keys carry an 8-byte value suffix).
-TEST(BLinkNodeTest, LowerBoundMatchesStdLowerBound) {
+// LowerBound interpolates (between the fences, or the first and last key)
+// and gallops; whatever the key distribution and the fences, it must
+// answer exactly what std::lower_bound does, for stored keys, keys between
+// and beyond them (and beyond the fences), and shorter keys (scan bounds
+// of a non-unique index, whose stored keys carry an 8-byte value suffix).
+class LowerBoundTest : public ::testing::TestWithParam<Fences> {};
+
+INSTANTIATE_TEST_SUITE_P(AllFences, LowerBoundTest,
+                         ::testing::Values(Fences::kInfinite, Fences::kTight,
+                                           Fences::kLoose));
+
+TEST_P(LowerBoundTest, MatchesStdLowerBound) {
   std::mt19937_64 rng(5);
   enum class Spread { kDense, kUniform, kSkewed, kClustered, kSharedPrefix };
   for (uint32_t width : {4u, 6u, 8u, 12u, 24u, 40u}) {
@@ -136,7 +158,7 @@ TEST(BLinkNodeTest, LowerBoundMatchesStdLowerBound) {
           std::sort(keys.begin(), keys.end());
           keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
         }
-        const std::vector<uint8_t> page = NodeWith(keys, width);
+        const std::vector<uint8_t> page = NodeWith(keys, width, GetParam());
         const BLinkNode node(page.data(), width);
         std::vector<std::string> queries = keys;
         for (int q = 0; q < 200; ++q) {
@@ -169,6 +191,21 @@ TEST(BLinkNodeTest, LowerBoundMatchesStdLowerBound) {
       }
     }
   }
+}
+
+// The guess from a node's fences (also used before the node is latched,
+// from its parent's separators) stays within the entries and follows the
+// key: dense keys land on their own position.
+TEST(BLinkNodeTest, GuessBetweenFencesFollowsDenseKeys) {
+  const std::string low = BigEndian(1000, 8);
+  const std::string high = BigEndian(1256, 8);
+  for (uint64_t v = 1000; v < 1256; ++v) {
+    EXPECT_EQ(BLinkNode::GuessBetween(BigEndian(v, 8), low, high, 256),
+              v - 1000);
+  }
+  EXPECT_EQ(BLinkNode::GuessBetween(BigEndian(5, 8), low, high, 256), 0u);
+  EXPECT_EQ(BLinkNode::GuessBetween(BigEndian(9999, 8), low, high, 256), 255u);
+  EXPECT_EQ(BLinkNode::GuessBetween(BigEndian(1100, 8), low, high, 1), 0u);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "index/blink_tree.h"
 #include "index/key_codec.h"
 #include "tests/testing/cc_cluster.h"
+#include "tests/testing/cpu_path.h"
 #include "tests/testing/protocols.h"
 
 namespace strand::index {
@@ -51,7 +52,8 @@ class BLinkTreeBatchTest
         cluster_->manager(0), *ctx_,
         {.key_width = config_.key_width, .unique = config_.unique});
     EXPECT_TRUE(anchor.ok()) << anchor.status();
-    return *BLinkTree::Open(cluster_->manager(0), *ctx_, *anchor);
+    return *BLinkTree::Open(cluster_->manager(0), *ctx_, *anchor,
+                            testing::TestTreeTuning());
   }
 
   // Key k of the configured width; wide keys carry a tail after the number

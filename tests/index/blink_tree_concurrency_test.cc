@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -12,11 +13,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "index/blink_tree.h"
 #include "index/key_codec.h"
 #include "tests/testing/cc_cluster.h"
+#include "tests/testing/cpu_path.h"
 #include "tests/testing/protocols.h"
 
 namespace strand::index {
@@ -51,7 +52,8 @@ class BLinkTreeConcurrencyTest : public ::testing::TestWithParam<cc::Protocol> {
       for (int t = 0; t < kThreadsPerNode; ++t) {
         threads.emplace_back([&, n, t] {
           auto ctx = *cluster_->manager(n).NewThreadContext();
-          auto tree = *BLinkTree::Open(cluster_->manager(n), *ctx, anchor_);
+          auto tree = *BLinkTree::Open(cluster_->manager(n), *ctx, anchor_,
+                                       testing::TestTreeTuning());
           fn(n, t, *ctx, *tree);
         });
       }
@@ -84,7 +86,8 @@ TEST_P(BLinkTreeConcurrencyTest, OverlappingAndDisjointInsertsFromAllNodes) {
   constexpr uint64_t kDisjoint = 1200;  // per thread
   constexpr uint64_t kShared = 600;     // every thread tries each of these
   constexpr uint64_t kSharedBase = 1'000'000;
-  absl::Mutex mu;
+  // std::mutex, not absl::Mutex: TSan sees it (tests/cc/tsan_suppressions.txt).
+  std::mutex mu;
   absl::flat_hash_map<uint64_t, uint64_t> winners;  // shared key -> value
   RunOnAllThreads([&](int n, int t, cc::ThreadContext& ctx, BLinkTree& tree) {
     const uint64_t me = n * kThreadsPerNode + t;
@@ -99,7 +102,7 @@ TEST_P(BLinkTreeConcurrencyTest, OverlappingAndDisjointInsertsFromAllNodes) {
         const uint64_t k = kSharedBase + (i * 7 + me * 13) % kShared;
         absl::Status s = tree.Insert(ctx, Key(k), me);
         if (s.ok()) {
-          absl::MutexLock lock(&mu);
+          std::lock_guard<std::mutex> lock(mu);
           EXPECT_TRUE(winners.emplace(k, me).second) << "two winners for " << k;
         } else {
           ASSERT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << s;
@@ -110,7 +113,8 @@ TEST_P(BLinkTreeConcurrencyTest, OverlappingAndDisjointInsertsFromAllNodes) {
   EXPECT_EQ(winners.size(), kShared);
 
   auto ctx = *cluster_->manager(3).NewThreadContext();
-  auto tree = *BLinkTree::Open(cluster_->manager(3), *ctx, anchor_);
+  auto tree = *BLinkTree::Open(cluster_->manager(3), *ctx, anchor_,
+                               testing::TestTreeTuning());
   auto stats = tree->Verify(*ctx);  // order, fences, right links, parents
   ASSERT_TRUE(stats.ok()) << stats.status();
   const uint64_t total = kDisjoint * kNodes * kThreadsPerNode + kShared;
@@ -146,7 +150,7 @@ TEST_P(BLinkTreeConcurrencyTest, BatchesAndPointInsertsFromAllNodes) {
   constexpr uint64_t kShared = 600;  // every thread batch-inserts each
   constexpr uint64_t kSharedBase = 1'000'000;
   constexpr uint64_t kPointBase = 2'000'000;  // per thread, one at a time
-  absl::Mutex mu;
+  std::mutex mu;
   absl::flat_hash_map<uint64_t, uint64_t> winners;  // shared key -> value
   RunOnAllThreads([&](int n, int t, cc::ThreadContext& ctx, BLinkTree& tree) {
     const uint64_t me = n * kThreadsPerNode + t;
@@ -201,7 +205,7 @@ TEST_P(BLinkTreeConcurrencyTest, BatchesAndPointInsertsFromAllNodes) {
       } else {
         ASSERT_EQ(inserted, numbers.size());
       }
-      absl::MutexLock lock(&mu);
+      std::lock_guard<std::mutex> lock(mu);
       for (size_t i = 0; i < inserted; ++i) {
         EXPECT_TRUE(winners.emplace(numbers[i], 1000 + me).second)
             << "two winners for " << numbers[i];
@@ -211,7 +215,8 @@ TEST_P(BLinkTreeConcurrencyTest, BatchesAndPointInsertsFromAllNodes) {
   EXPECT_EQ(winners.size(), kShared);
 
   auto ctx = *cluster_->manager(2).NewThreadContext();
-  auto tree = *BLinkTree::Open(cluster_->manager(2), *ctx, anchor_);
+  auto tree = *BLinkTree::Open(cluster_->manager(2), *ctx, anchor_,
+                               testing::TestTreeTuning());
   auto stats = tree->Verify(*ctx);
   ASSERT_TRUE(stats.ok()) << stats.status();
   const uint64_t total = 2 * kOwn * kWorkers + kShared;
@@ -241,7 +246,8 @@ TEST_P(BLinkTreeConcurrencyTest, ScansDuringSplitsSeeEveryOlderKeyOnce) {
   constexpr uint64_t kKeys = 4000;
   {
     auto ctx = *cluster_->manager(0).NewThreadContext();
-    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_);
+    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_,
+                                 testing::TestTreeTuning());
     for (uint64_t k = 0; k < kKeys; k += 2) {
       ASSERT_TRUE(tree->Insert(*ctx, Key(k), k).ok());
     }
@@ -276,7 +282,8 @@ TEST_P(BLinkTreeConcurrencyTest, ScansDuringSplitsSeeEveryOlderKeyOnce) {
   });
   EXPECT_GE(scans.load(), 2 * kNodes);
   auto ctx = *cluster_->manager(1).NewThreadContext();
-  auto tree = *BLinkTree::Open(cluster_->manager(1), *ctx, anchor_);
+  auto tree = *BLinkTree::Open(cluster_->manager(1), *ctx, anchor_,
+                               testing::TestTreeTuning());
   auto stats = tree->Verify(*ctx);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->entries, kKeys);
@@ -291,7 +298,8 @@ TEST_P(BLinkTreeConcurrencyTest, LookupBatchesDuringSplitsFindEveryOlderKey) {
   auto value = [](uint64_t k) { return k * 7 + 1; };
   {
     auto ctx = *cluster_->manager(0).NewThreadContext();
-    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_);
+    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_,
+                                 testing::TestTreeTuning());
     for (uint64_t k = 0; k < kKeys; k += 3) {
       ASSERT_TRUE(tree->Insert(*ctx, Key(k), value(k)).ok());
     }
@@ -377,7 +385,8 @@ TEST_P(BLinkTreeConcurrencyTest, LookupBatchesDuringSplitsFindEveryOlderKey) {
 
   // Afterwards, every key, through a batch of all of them on another node.
   auto ctx = *cluster_->manager(3).NewThreadContext();
-  auto tree = *BLinkTree::Open(cluster_->manager(3), *ctx, anchor_);
+  auto tree = *BLinkTree::Open(cluster_->manager(3), *ctx, anchor_,
+                               testing::TestTreeTuning());
   auto stats = tree->Verify(*ctx);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->entries, kKeys);
@@ -397,7 +406,8 @@ TEST_P(BLinkTreeConcurrencyTest,
   constexpr uint64_t kKeys = 3000;
   {
     auto ctx = *cluster_->manager(0).NewThreadContext();
-    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_);
+    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_,
+                                 testing::TestTreeTuning());
     for (uint64_t k = 0; k < kKeys; ++k) {
       ASSERT_TRUE(tree->Insert(*ctx, Key(k), 0).ok());
     }
@@ -416,7 +426,8 @@ TEST_P(BLinkTreeConcurrencyTest,
     }
   });
   auto ctx = *cluster_->manager(2).NewThreadContext();
-  auto tree = *BLinkTree::Open(cluster_->manager(2), *ctx, anchor_);
+  auto tree = *BLinkTree::Open(cluster_->manager(2), *ctx, anchor_,
+                               testing::TestTreeTuning());
   const auto all = FullScan(*ctx, *tree, false);
   ASSERT_EQ(all.size(), kKeys - (kKeys + 2) / 3);
   for (const auto& [k, v] : all) {

@@ -18,6 +18,7 @@
 #include "index/blink_tree.h"
 #include "index/key_codec.h"
 #include "tests/testing/cc_cluster.h"
+#include "tests/testing/cpu_path.h"
 #include "tests/testing/protocols.h"
 
 namespace strand::index {
@@ -53,10 +54,12 @@ class BLinkTreeLookupBatchTest
     auto anchor = BLinkTree::Create(cluster_->manager(0), *ctx0_,
                                     {.key_width = config.key_width});
     ASSERT_TRUE(anchor.ok()) << anchor.status();
-    tree0_ = *BLinkTree::Open(cluster_->manager(0), *ctx0_, *anchor);
+    tree0_ = *BLinkTree::Open(cluster_->manager(0), *ctx0_, *anchor,
+                              testing::TestTreeTuning());
     // Opened while the tree is one leaf: its root hint goes stale as the
     // tree grows through node 0's handle.
-    tree1_ = *BLinkTree::Open(cluster_->manager(1), *ctx1_, *anchor);
+    tree1_ = *BLinkTree::Open(cluster_->manager(1), *ctx1_, *anchor,
+                              testing::TestTreeTuning());
   }
 
   // Key k of the configured width; wide keys carry a tail after the number
@@ -276,7 +279,8 @@ TEST_P(BLinkTreeLookupBatchTest, RefusedCalls) {
       BLinkTree::Create(cluster_->manager(0), *ctx0_,
                         {.key_width = config_.key_width, .unique = false});
   ASSERT_TRUE(anchor.ok()) << anchor.status();
-  auto multi = *BLinkTree::Open(cluster_->manager(0), *ctx0_, *anchor);
+  auto multi = *BLinkTree::Open(cluster_->manager(0), *ctx0_, *anchor,
+                                testing::TestTreeTuning());
   ASSERT_TRUE(multi->Insert(*ctx0_, Key(2), 5).ok());
   ASSERT_TRUE(multi->Insert(*ctx0_, Key(2), 6).ok());
   for (size_t n : {size_t{0}, size_t{3}}) {

@@ -15,6 +15,7 @@
 #include "index/blink_tree.h"
 #include "index/key_codec.h"
 #include "tests/testing/cc_cluster.h"
+#include "tests/testing/cpu_path.h"
 #include "tests/testing/protocols.h"
 
 namespace strand::index {
@@ -49,7 +50,8 @@ class BLinkTreeModelTest
         cluster_->manager(0), *ctx_,
         {.key_width = config.key_width, .unique = config.unique});
     ASSERT_TRUE(anchor.ok()) << anchor.status();
-    tree_ = *BLinkTree::Open(cluster_->manager(0), *ctx_, *anchor);
+    tree_ = *BLinkTree::Open(cluster_->manager(0), *ctx_, *anchor,
+                             testing::TestTreeTuning());
   }
 
   // Keys of a small domain so operations collide; wide keys carry a text
@@ -217,7 +219,8 @@ TEST_P(BLinkTreeModelTest, RandomOperationsMatchTheModel) {
 
   // A second compute node opens the same tree and sees the same content.
   auto ctx1 = *cluster_->manager(1).NewThreadContext();
-  auto other = *BLinkTree::Open(cluster_->manager(1), *ctx1, tree_->anchor());
+  auto other = *BLinkTree::Open(cluster_->manager(1), *ctx1, tree_->anchor(),
+                                testing::TestTreeTuning());
   std::vector<Entry> seen;
   ASSERT_TRUE(other
                   ->Scan(*ctx1, std::nullopt, std::nullopt, BLinkTree::kNoLimit,
@@ -308,7 +311,8 @@ TEST_P(BLinkTreeModelTest, ShuffledAndDescendingInsertsStillWork) {
       cluster_->manager(0), *ctx_,
       {.key_width = config_.key_width, .unique = config_.unique});
   ASSERT_TRUE(anchor.ok()) << anchor.status();
-  auto descending = *BLinkTree::Open(cluster_->manager(0), *ctx_, *anchor);
+  auto descending = *BLinkTree::Open(cluster_->manager(0), *ctx_, *anchor,
+                                     testing::TestTreeTuning());
   std::sort(keys.rbegin(), keys.rend());
   InsertAllAndCheck(*descending, *ctx_, keys, &stats);
   EXPECT_GE(LeafFill(stats), 0.45);

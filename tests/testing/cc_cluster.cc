@@ -12,8 +12,10 @@ absl::StatusOr<std::unique_ptr<CcCluster>> CcCluster::Create(
   if (!fabric.ok()) return fabric.status();
   auto cluster = std::unique_ptr<CcCluster>(new CcCluster());
   cluster->fabric_ = *std::move(fabric);
+  cc::CcOptions o = options;
+  if (TestCpuPathAblation()) o.prefetch = cc::PrefetchScope::kFull;
   for (int i = 0; i < compute_nodes; ++i) {
-    auto manager = cc::GclManager::Create(*cluster->fabric_, i, options);
+    auto manager = cc::GclManager::Create(*cluster->fabric_, i, o);
     if (!manager.ok()) return manager.status();
     cluster->managers_.push_back(*std::move(manager));
   }

@@ -40,6 +40,16 @@ rdma::MessageDelivery TestMessageDelivery() {
   return *delivery;
 }
 
+bool TestCpuPathAblation() {
+  const std::string name = Env("STRAND_TEST_CPU_PATH");
+  if (name.empty() || name == "default") return false;
+  if (name != "ablation") {
+    ADD_FAILURE() << "STRAND_TEST_CPU_PATH: " << name
+                  << " is not default or ablation";
+  }
+  return true;
+}
+
 rdma::FabricOptions TestFabricOptions(int memory_nodes, int compute_nodes) {
   rdma::FabricOptions options;
   options.kind = TestFabricKind();

@@ -13,6 +13,9 @@
 //   STRAND_TEST_MESSAGE_DELIVERY=inline (default) | threads: how the loopback
 //                              delivers messages (fabric_options.h); ctest
 //                              runs the protocol suites in both
+//   STRAND_TEST_CPU_PATH=ablation: the CPU-path switches of issue 22 off
+//                              (cpu_path.h); ctest runs the protocol,
+//                              index and transaction suites both ways
 // On verbs the whole deployment lives in the test process: the memory nodes
 // are served here and the compute nodes connect to them over the device.
 
@@ -27,6 +30,8 @@ namespace strand::testing {
 rdma::FabricKind TestFabricKind();
 // The loopback's message delivery for this run (STRAND_TEST_MESSAGE_DELIVERY).
 rdma::MessageDelivery TestMessageDelivery();
+// Whether this run turns the CPU-path switches off (STRAND_TEST_CPU_PATH).
+bool TestCpuPathAblation();
 
 // Small, free-of-cost defaults for tests, on TestFabricKind().
 rdma::FabricOptions TestFabricOptions(int memory_nodes = 1,

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "storage/catalog.h"
 #include "storage/heap_table.h"
+#include "tests/testing/cpu_path.h"
 #include "tests/testing/test_fabric.h"
 #include "tpcc/tpcc_db.h"
 
@@ -36,6 +37,7 @@ inline engine::EngineOptions TestOptions(txn::CcAlgorithm algorithm,
   o.cc.cache_bytes = 1024 * 1024;
   o.algorithm = algorithm;
   o.retry.max_retries = 100000;
+  strand::testing::ApplyTestCpuPathToEngine(o);
   return o;
 }
 
