@@ -180,8 +180,9 @@ DEFINE_string(delivery_results, "",
               "district the order delivered or '-' if skipped (clause "
               "2.7.2.2, tpcc/delivery_result_file.h)");
 DEFINE_bool(memory_breakdown, false,
-            "After the load, print the GCLs of every table and index and "
-            "the indexes' leaf fill (walks every index node)");
+            "After the load and again after the run, print the GCLs of "
+            "every table and index and the indexes' leaf fill (walks every "
+            "index node)");
 DEFINE_double(peer_timeout_s, 10,
               "Verbs: a compute process whose heartbeat on the cluster board "
               "stops for this long is reported (by node id and address) and "
@@ -961,11 +962,31 @@ int Main() {
   // What the run added to the pool: inserted rows, less the slots of
   // deleted rows (NEW-ORDER, by Delivery) that inserts reused
   // (txn/epoch_manager.h; not with compute nodes in separate processes).
+  uint64_t pool_after_run = 0;
+  double growth_mb_per_million = 0;
   if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
+    pool_after_run = *used;
+    // Warm-up commits grow the pool too; over a run of minutes they are
+    // noise.
+    growth_mb_per_million = (static_cast<double>(*used) -
+                             static_cast<double>(load->pool_bytes_used)) /
+                            1048576.0 / std::max<double>(1.0, run->commits()) *
+                            1e6;
     human << absl::StrFormat(
-        "pool: %.1f MiB after the run, %.1f MiB after "
-        "the load\n",
-        *used / 1048576.0, load->pool_bytes_used / 1048576.0);
+        "pool: %.1f MiB after the run, %.1f MiB after the load: %+.1f MiB "
+        "per million committed transactions\n",
+        *used / 1048576.0, load->pool_bytes_used / 1048576.0,
+        growth_mb_per_million);
+  }
+  if (FLAGS_memory_breakdown && member.leads()) {
+    // Table by table: which tables the run grew (TPC-C inserts ORDER,
+    // ORDER-LINE and HISTORY rows for good), and that NEW-ORDER, whose
+    // deleted rows' slots are reused, did not.
+    auto breakdown = MeasureMemory((*db)->engine(), FLAGS_warehouses, scale);
+    if (!breakdown.ok()) return member.Fail(breakdown.status().message());
+    human << "after the run:\n";
+    PrintMemoryBreakdown(human, *breakdown, FLAGS_warehouses, pool_after_run,
+                         /*loaded_rows=*/false);
   }
 
   auto consistency = CheckConsistency((*db)->engine(), FLAGS_warehouses, scale);
@@ -983,6 +1004,8 @@ int Main() {
   }
   JsonLine record = deployment;
   AddJsonReport(config, *load, *run, *consistency, record);
+  record.Add("pool_bytes_after_run", pool_after_run)
+      .Add("pool_growth_mb_per_million_txns", growth_mb_per_million);
   output.Print(record);
   if (run->errors() > 0) return 1;
   return consistency->ok() ? 0 : 1;
