@@ -854,7 +854,8 @@ int Main() {
       return member.Fail(s.message());
     }
     human << absl::StrFormat(
-        "wal: on, dir %s, io direct, early_lock_release %s, pipeline %d; "
+        "wal: on, dir %s, io direct (buffered, with a warning, where the "
+        "file system refuses O_DIRECT), early_lock_release %s, pipeline %d; "
         "after a crash: strand_recover --image=%s --wal_dir=%s%s\n",
         FLAGS_wal_dir, early_lock_release ? "on" : "off", wal_pipeline,
         image_path, FLAGS_wal_dir,
