@@ -18,10 +18,11 @@
 #include <memory>
 #include <vector>
 
+#include "cc/gcl_manager.h"
 #include "cc/root_words.h"
 #include "gtest/gtest.h"
 #include "storage/heap_table.h"
-#include "tests/testing/cc_cluster.h"
+#include "tests/testing/test_fabric.h"
 
 namespace strand::txn {
 namespace {
@@ -32,18 +33,22 @@ constexpr uint64_t kBatch = EpochManager::kBatchSlots;
 class PoolEpochManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto cluster = testing::CcCluster::Create(kNodes, cc::CcOptions());
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = *std::move(cluster);
+    // MakeTestFabric, not CcCluster: on verbs it serves the memory node in
+    // this process, so the words are reached over the device.
+    fabric_ = testing::MakeTestFabric(testing::TestFabricOptions(1, kNodes));
+    ASSERT_NE(fabric_, nullptr);
     for (int node = 0; node < kNodes; ++node) {
-      ctx_.push_back(*cluster_->manager(node).NewThreadContext());
+      auto manager = cc::GclManager::Create(*fabric_, node, cc::CcOptions());
+      ASSERT_TRUE(manager.ok()) << manager.status();
+      managers_.push_back(*std::move(manager));
+      ctx_.push_back(*managers_.back()->NewThreadContext());
     }
     schema_ = *storage::Schema::Create({{"id", storage::ColumnType::kInt64}});
-    auto root = storage::HeapTable::Create(cluster_->manager(1), *ctx_[1],
+    auto root = storage::HeapTable::Create(*managers_[1], *ctx_[1],
                                            /*table_id=*/1, schema_);
     ASSERT_TRUE(root.ok()) << root.status();
-    auto table = storage::HeapTable::Open(cluster_->manager(1), *ctx_[1], *root,
-                                          schema_);
+    auto table =
+        storage::HeapTable::Open(*managers_[1], *ctx_[1], *root, schema_);
     ASSERT_TRUE(table.ok()) << table.status();
     table_ = *std::move(table);
     for (int node = 0; node < kNodes; ++node) {
@@ -86,7 +91,18 @@ class PoolEpochManagerTest : public ::testing::Test {
     return bound.value_or(0);
   }
 
-  std::unique_ptr<testing::CcCluster> cluster_;
+  void TearDown() override {
+    // Users of a manager before it, managers (their handler threads)
+    // before the fabric.
+    epochs_.clear();
+    table_.reset();
+    ctx_.clear();
+    managers_.clear();
+    fabric_.reset();
+  }
+
+  std::unique_ptr<rdma::Fabric> fabric_;
+  std::vector<std::unique_ptr<cc::GclManager>> managers_;
   std::vector<std::unique_ptr<cc::ThreadContext>> ctx_;
   storage::Schema schema_;
   std::unique_ptr<storage::HeapTable> table_;
