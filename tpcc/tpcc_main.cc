@@ -193,6 +193,12 @@ DEFINE_bool(validate_index_reads, true,
             "--novalidate_index_reads only measures what that costs: "
             "phantoms become possible, and Delivery and Order-Status may "
             "read a range another transaction changes");
+DEFINE_bool(epochs_in_pool, false,
+            "Deleted rows' slots (Delivery's NEW-ORDER rows) wait for "
+            "readers through the memory pool's epoch words, as they do "
+            "anyway when compute nodes run in separate processes, even when "
+            "this process hosts every node (EngineOptions::epochs_in_pool): "
+            "to measure what that protocol costs");
 DEFINE_string(check_image, "",
               "Instead of loading and running: open this pool image (a "
               "recovered one: strand_recover --out_image), check the "
@@ -206,6 +212,19 @@ namespace {
 
 // Pool bytes kept free for the rows a run inserts.
 constexpr double kRunRoomBytes = 768.0 * (1 << 20);
+
+// Deleted rows' slots the hosted nodes' epoch managers handed back so far
+// (one manager may serve them all).
+uint64_t SlotsReclaimed(const engine::Engine& engine) {
+  uint64_t sum = 0;
+  const txn::EpochManager* last = nullptr;
+  for (rdma::ComputeNodeId node : engine.local_compute_nodes()) {
+    const txn::EpochManager* epochs = engine.epochs(node);
+    if (epochs != nullptr && epochs != last) sum += epochs->reclaimed();
+    last = epochs;
+  }
+  return sum;
+}
 
 // Pool bytes a load of `warehouses` takes, generously (measured: see the
 // README), plus room for the rows a run inserts.
@@ -716,6 +735,7 @@ int Main() {
   options.algorithm = *algorithm;
   options.index.leaf_hint = FLAGS_index_leaf_hint;
   options.validate_index_reads = FLAGS_validate_index_reads;
+  options.epochs_in_pool = FLAGS_epochs_in_pool;
   options.retry.max_retries = 100000;
   options.mode = *mode;
   options.partitioned.partitions = FLAGS_warehouses;
@@ -767,6 +787,12 @@ int Main() {
   config.prefetch = cc::PrefetchScopeName(*prefetch);
   config.index_leaf_hint = FLAGS_index_leaf_hint;
   config.validate_index_reads = FLAGS_validate_index_reads;
+  config.epochs_in_pool = FLAGS_epochs_in_pool;
+  {
+    const auto hosted = (*db)->engine().local_compute_nodes();
+    const txn::EpochManager* epochs = (*db)->engine().epochs(hosted.front());
+    config.epochs = epochs->pool() != nullptr ? "pool" : "process";
+  }
   config.seed = FLAGS_seed;
   config.warmup_s = FLAGS_warmup_s;
   config.txns = FLAGS_txns;
@@ -962,7 +988,7 @@ int Main() {
   PrintRun(human, config, *run);
   // What the run added to the pool: inserted rows, less the slots of
   // deleted rows (NEW-ORDER, by Delivery) that inserts reused
-  // (txn/epoch_manager.h; not with compute nodes in separate processes).
+  // (txn/epoch_manager.h).
   uint64_t pool_after_run = 0;
   double growth_mb_per_million = 0;
   if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
@@ -979,6 +1005,11 @@ int Main() {
         *used / 1048576.0, load->pool_bytes_used / 1048576.0,
         growth_mb_per_million);
   }
+  human << absl::StrFormat(
+      "deleted rows' slots handed back for reuse: %llu by this process "
+      "(epochs shared %s)\n",
+      static_cast<unsigned long long>(SlotsReclaimed((*db)->engine())),
+      config.epochs == "pool" ? "through the pool" : "in this process");
   if (FLAGS_memory_breakdown && member.leads()) {
     // Table by table: which tables the run grew (TPC-C inserts ORDER,
     // ORDER-LINE and HISTORY rows for good), and that NEW-ORDER, whose
