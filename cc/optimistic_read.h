@@ -1,0 +1,133 @@
+#ifndef STRAND_CC_OPTIMISTIC_READ_H_
+#define STRAND_CC_OPTIMISTIC_READ_H_
+
+// Optimistic reads of cached GCLs (GclManager::OptimisticRead): reading a
+// payload with no latch at all, then asking whether anything changed.
+//
+//   cc::OptimisticToken t = manager.OptimisticRead(ctx, gcl);
+//   if (t.ok()) {
+//     const uint64_t v = cc::LoadRelaxed<uint64_t>(t.data() + 16);
+//     if (manager.Validate(t)) { ... v is what a shared latch would have
+//                                shown at some moment of the read ... }
+//   }
+//
+// Why: a shared latch on a cache hit is an atomic read-modify-write on the
+// frame's latch word plus the release, two writes to a cache line that
+// every core reading the GCL also writes, so the line moves between the
+// cores on every acquisition (issue 22: the root and upper index nodes,
+// read by every transaction of every thread). An optimistic read writes
+// nothing shared, so readers on several cores keep the line in all their
+// caches at once.
+//
+// The rules for a reader, because the payload may change under it:
+//   - read the payload only through LoadRelaxed / RelaxedBytes (below), or
+//     with other relaxed atomic loads: plain reads of memory another thread
+//     writes are data races the compiler may turn into anything (a value
+//     re-loaded after its bounds check);
+//   - treat every value as garbage until Validate says otherwise: bound
+//     every count and index before using it to address the payload, and
+//     never follow a pointer, return a value or write anything on the
+//     strength of an unvalidated read;
+//   - validate after the last read the decision depends on.
+// Validate's answer covers every read between OptimisticRead and the call,
+// so one token can serve several validations (each covers the reads before
+// it); once it fails, the token is spent.
+//
+// Under TSan, the writers' plain stores and these relaxed loads would be
+// reported as races (TSan knows nothing of seqlocks); the loads below are
+// wrapped in TSan's ignore-reads annotations, which is the precise scope of
+// what the seqlock makes safe. Nothing changes in other builds.
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+#include "absl/base/dynamic_annotations.h"
+
+namespace strand::cc {
+
+// A payload word as the loads below see it: may alias whatever the writers
+// stored there (memcpy of keys, values, whole lines).
+using AliasedWord __attribute__((may_alias)) = uint64_t;
+
+// What OptimisticRead hands out: the payload and what Validate compares.
+// A default token is "not available" (ok() == false).
+class OptimisticToken {
+ public:
+  OptimisticToken() = default;
+  // For GclManager implementations: the payload copy, and the word whose
+  // bits under `mask` must still equal `seen` for the read to be valid.
+  OptimisticToken(const uint8_t* payload, const std::atomic<uint64_t>* word,
+                  uint64_t seen, uint64_t mask)
+      : payload_(payload), word_(word), seen_(seen), mask_(mask) {}
+
+  bool ok() const { return payload_ != nullptr; }
+  // The payload, to be read only as the rules above say.
+  const uint8_t* data() const { return payload_; }
+
+ private:
+  friend class GclManager;
+  const uint8_t* payload_ = nullptr;
+  const std::atomic<uint64_t>* word_ = nullptr;
+  uint64_t seen_ = 0;
+  uint64_t mask_ = 0;
+};
+
+// A T (up to 8 bytes, trivially copyable) at `p`, which may be unaligned,
+// read with relaxed atomic loads of the one or two aligned 8-byte words
+// that hold it. The words never extend past the 8-byte aligned envelope of
+// [p, p + sizeof(T)), so they stay on pages the bytes are on.
+template <typename T>
+T LoadRelaxed(const uint8_t* p) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8);
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  const unsigned skew = at & 7;
+  const auto* words = reinterpret_cast<const AliasedWord*>(at - skew);
+  ABSL_ANNOTATE_IGNORE_READS_BEGIN();
+  uint64_t bits = __atomic_load_n(words, __ATOMIC_RELAXED) >> (8 * skew);
+  if (skew + sizeof(T) > 8) {
+    // skew > 0 here, so the shift is below 64. Little-endian: the second
+    // word's low bytes follow the first word's high ones.
+    bits |= __atomic_load_n(words + 1, __ATOMIC_RELAXED) << (64 - 8 * skew);
+  }
+  ABSL_ANNOTATE_IGNORE_READS_END();
+  T v;
+  std::memcpy(&v, &bits, sizeof(T));
+  return v;
+}
+
+// A private copy of up to kMaxBytes bytes of a payload, read with relaxed
+// atomic loads of whole aligned words (no variable-length memcpy), and
+// viewable as a string_view. For keys searched in an index node.
+template <size_t kMaxBytes>
+class RelaxedBytes {
+ public:
+  RelaxedBytes(const uint8_t* p, size_t n) : size_(std::min(n, kMaxBytes)) {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+    skew_ = at & 7;
+    const auto* words = reinterpret_cast<const AliasedWord*>(at - skew_);
+    const size_t count = (skew_ + size_ + 7) / 8;
+    ABSL_ANNOTATE_IGNORE_READS_BEGIN();
+    for (size_t i = 0; i < count; ++i) {
+      words_[i] = __atomic_load_n(words + i, __ATOMIC_RELAXED);
+    }
+    ABSL_ANNOTATE_IGNORE_READS_END();
+  }
+  operator std::string_view() const {  // NOLINT: a key, used as one
+    return std::string_view(reinterpret_cast<const char*>(words_) + skew_,
+                            size_);
+  }
+
+ private:
+  uint64_t words_[(kMaxBytes + 7) / 8 + 1];  // room for the skew
+  size_t size_;
+  size_t skew_;
+};
+
+}  // namespace strand::cc
+
+#endif  // STRAND_CC_OPTIMISTIC_READ_H_
