@@ -37,6 +37,11 @@
 // only shrinks, by a split, at the same time as its right link changes and
 // its version grows. Hence a key range [low, high) read from a leaf at
 // version v changes only by changes to that leaf, which all move v.
+//
+// Views: BLinkNode reads a node under a latch (and makes the edits);
+// UnlatchedBLinkNode reads one optimistically (cc/optimistic_read.h), where
+// any field may be garbage until validated; both share the searches
+// (BasicBLinkNode).
 
 #include <algorithm>
 #include <cstdint>
@@ -45,6 +50,7 @@
 #include <string_view>
 
 #include "cc/gcl_manager.h"
+#include "cc/optimistic_read.h"
 
 namespace strand::index {
 
@@ -108,8 +114,8 @@ inline int CompareKeys(std::string_view a, std::string_view b) {
   return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
 }
 
-class BLinkNode {
- public:
+// The layout's constants, shared by every view of a node.
+struct BLinkNodeLayout {
   // "BLN2": the layout with version and timestamps (a pool image of the
   // older "BLNK" layout is refused as corrupt rather than misread).
   static constexpr uint32_t kMagic = 0x324e4c42;
@@ -121,20 +127,77 @@ class BLinkNode {
   static constexpr uint32_t kHeaderBytes = 48;
   static constexpr uint32_t kCountOffset = 6;
   static constexpr uint32_t kLastInsertOffset = 12;
+  // Widest internal key: a 255-byte user key and a non-unique tree's value.
+  static constexpr uint32_t kMaxWidth = 255 + 8;
 
   // Entries a node of `payload_bytes` holds for keys of `width`.
   static uint32_t Capacity(uint32_t payload_bytes, uint32_t width) {
     const uint32_t fixed = kHeaderBytes + 2 * width;
     return payload_bytes <= fixed ? 0 : (payload_bytes - fixed) / (width + 8);
   }
+};
 
-  BLinkNode(const uint8_t* payload, uint32_t width)
-      : p_(payload), width_(width) {}
+// How a node view reads its payload: LatchedRead under a latch, where the
+// bytes cannot change; UnlatchedRead for an optimistic read
+// (cc/optimistic_read.h), where they may change at any moment.
+struct LatchedRead {
+  using Key = std::string_view;
+  template <typename T>
+  T Get(const uint8_t* p, uint32_t offset) const {
+    T v;
+    std::memcpy(&v, p + offset, sizeof(T));
+    return v;
+  }
+  Key Bytes(const uint8_t* p, uint32_t offset, uint32_t width) const {
+    return std::string_view(reinterpret_cast<const char*>(p + offset), width);
+  }
+  uint32_t Count(uint32_t stored) const { return stored; }
+};
 
+// Every field is read with relaxed atomic loads, and keys are copied out
+// (compared as private copies, so a search's reads of one key agree with
+// each other). A torn node must not crash the search: the count is cut to
+// the capacity, and no read leaves the payload whatever offset the search
+// computes from garbage (it is clamped: the value read is garbage too, and
+// the caller's validation rejects it). The searches below terminate for
+// any comparison results (each loop narrows a range or doubles a step), so
+// garbage costs time, never safety.
+class UnlatchedRead {
+ public:
+  using Key = cc::RelaxedBytes<BLinkNodeLayout::kMaxWidth>;
+  UnlatchedRead(uint32_t payload_bytes, uint32_t width)
+      : payload_bytes_(payload_bytes),
+        capacity_(BLinkNodeLayout::Capacity(payload_bytes, width)) {}
+  template <typename T>
+  T Get(const uint8_t* p, uint32_t offset) const {
+    return cc::LoadRelaxed<T>(p + Clamp(offset, sizeof(T)));
+  }
+  Key Bytes(const uint8_t* p, uint32_t offset, uint32_t width) const {
+    return Key(p + Clamp(offset, width), width);
+  }
+  uint32_t Count(uint32_t stored) const { return std::min(stored, capacity_); }
+
+ private:
+  uint32_t Clamp(uint32_t offset, uint32_t bytes) const {
+    return offset + bytes <= payload_bytes_ ? offset : payload_bytes_ - bytes;
+  }
+  uint32_t payload_bytes_;
+  uint32_t capacity_;
+};
+
+// A read-only view of a node: its fields and the searches, with the
+// payload read as `Read` says.
+template <typename Read>
+class BasicBLinkNode : public BLinkNodeLayout {
+ public:
+  using Key = typename Read::Key;
+
+  BasicBLinkNode(const uint8_t* payload, uint32_t width, Read read = Read())
+      : p_(payload), width_(width), read_(read) {}
   bool valid() const { return Get<uint32_t>(0) == kMagic; }
   uint16_t level() const { return Get<uint16_t>(4); }
   bool is_leaf() const { return level() == 0; }
-  uint32_t count() const { return Get<uint16_t>(kCountOffset); }
+  uint32_t count() const { return read_.Count(Get<uint16_t>(kCountOffset)); }
   uint16_t flags() const { return Get<uint16_t>(10); }
   // 1 + the position the last insert wrote, 0 if unknown (layout above).
   uint32_t last_insert() const { return Get<uint16_t>(kLastInsertOffset); }
@@ -144,9 +207,9 @@ class BLinkNode {
   uint64_t version() const { return Get<uint64_t>(kVersionOffset); }
   uint64_t read_ts() const { return Get<uint64_t>(kReadTsOffset); }
   uint64_t write_ts() const { return Get<uint64_t>(kWriteTsOffset); }
-  std::string_view low() const { return Bytes(kHeaderBytes); }
-  std::string_view high() const { return Bytes(kHeaderBytes + width_); }
-  std::string_view key(uint32_t i) const { return Bytes(EntryOffset(i)); }
+  Key low() const { return Bytes(kHeaderBytes); }
+  Key high() const { return Bytes(kHeaderBytes + width_); }
+  Key key(uint32_t i) const { return Bytes(EntryOffset(i)); }
   uint64_t value(uint32_t i) const {
     return Get<uint64_t>(EntryOffset(i) + width_);
   }
@@ -180,8 +243,8 @@ class BLinkNode {
     if (!low_is_min() && !high_is_max()) {
       return SearchFrom(key, GuessBetween(key, low(), high(), n), n);
     }
-    const std::string_view first = this->key(0);
-    const std::string_view last = this->key(n - 1);
+    const Key first = this->key(0);
+    const Key last = this->key(n - 1);
     if (CompareKeys(key, first) <= 0) return 0;
     if (CompareKeys(key, last) > 0) return n;
     // first < key <= last: the answer is in [1, n - 1].
@@ -198,7 +261,9 @@ class BLinkNode {
   // Leaves of a unique tree: the value stored under exactly `key`.
   std::optional<uint64_t> Find(std::string_view key) const {
     const uint32_t pos = LowerBound(key);
-    if (pos == count() || this->key(pos) != key) return std::nullopt;
+    if (pos == count() || std::string_view(this->key(pos)) != key) {
+      return std::nullopt;
+    }
     return value(pos);
   }
   // Inner nodes: the child whose range holds `key` (last entry <= key;
@@ -215,36 +280,6 @@ class BLinkNode {
   uint32_t ChildBefore(std::string_view bound) const {
     const uint32_t i = LowerBound(bound);
     return i == 0 ? 0 : i - 1;
-  }
-
-  // --- Edits through an exclusive guard; each marks only what it writes.
-  // Writes a whole empty node (header and fences) into `dst`.
-  static void Init(uint8_t* dst, uint32_t width, uint16_t level,
-                   std::string_view low, bool low_is_min, std::string_view high,
-                   bool high_is_max, uint64_t right);
-  // Opens a gap at `pos` and writes the entry (count() < capacity); the
-  // node's last insert becomes pos + 1.
-  static void InsertAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
-                       std::string_view key, uint64_t value);
-  // Closes the gap at `pos`; the last insert becomes unknown.
-  static void RemoveAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos);
-  // Sets the last insert of a node image being built (0: unknown).
-  static void SetLastInsert(uint8_t* dst, uint16_t last_insert) {
-    std::memcpy(dst + kLastInsertOffset, &last_insert, 2);
-  }
-  static void SetValue(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
-                       uint64_t value);
-  // Writes one of the u64 header words (kVersionOffset, kReadTsOffset,
-  // kWriteTsOffset) of a latched node or of a node image.
-  static void PutWord(cc::ExclusiveGuard& guard, uint32_t offset,
-                      uint64_t value) {
-    std::memcpy(guard.MutableRange(offset, 8), &value, 8);
-  }
-  static void PutWord(uint8_t* dst, uint32_t offset, uint64_t value) {
-    std::memcpy(dst + offset, &value, 8);
-  }
-  static void BumpVersion(cc::ExclusiveGuard& guard) {
-    PutWord(guard, kVersionOffset, BLinkNode(guard.data(), 0).version() + 1);
   }
 
  private:
@@ -337,16 +372,60 @@ class BLinkNode {
 
   template <typename T>
   T Get(uint32_t offset) const {
-    T v;
-    std::memcpy(&v, p_ + offset, sizeof(T));
-    return v;
+    return read_.template Get<T>(p_, offset);
   }
-  std::string_view Bytes(uint32_t offset) const {
-    return std::string_view(reinterpret_cast<const char*>(p_ + offset), width_);
-  }
+  Key Bytes(uint32_t offset) const { return read_.Bytes(p_, offset, width_); }
 
   const uint8_t* p_;
   uint32_t width_;
+  Read read_;
+};
+
+// A node under a latch: the view, and the edits a tree makes through an
+// exclusive guard.
+class BLinkNode : public BasicBLinkNode<LatchedRead> {
+ public:
+  BLinkNode(const uint8_t* payload, uint32_t width)
+      : BasicBLinkNode(payload, width) {}
+
+  // Edits through an exclusive guard; each marks only what it writes.
+  // Writes a whole empty node (header and fences) into `dst`.
+  static void Init(uint8_t* dst, uint32_t width, uint16_t level,
+                   std::string_view low, bool low_is_min, std::string_view high,
+                   bool high_is_max, uint64_t right);
+  // Opens a gap at `pos` and writes the entry (count() < capacity); the
+  // node's last insert becomes pos + 1.
+  static void InsertAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
+                       std::string_view key, uint64_t value);
+  // Closes the gap at `pos`; the last insert becomes unknown.
+  static void RemoveAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos);
+  // Sets the last insert of a node image being built (0: unknown).
+  static void SetLastInsert(uint8_t* dst, uint16_t last_insert) {
+    std::memcpy(dst + kLastInsertOffset, &last_insert, 2);
+  }
+  static void SetValue(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
+                       uint64_t value);
+  // Writes one of the u64 header words (kVersionOffset, kReadTsOffset,
+  // kWriteTsOffset) of a latched node or of a node image.
+  static void PutWord(cc::ExclusiveGuard& guard, uint32_t offset,
+                      uint64_t value) {
+    std::memcpy(guard.MutableRange(offset, 8), &value, 8);
+  }
+  static void PutWord(uint8_t* dst, uint32_t offset, uint64_t value) {
+    std::memcpy(dst + offset, &value, 8);
+  }
+  static void BumpVersion(cc::ExclusiveGuard& guard) {
+    PutWord(guard, kVersionOffset, BLinkNode(guard.data(), 0).version() + 1);
+  }
+};
+
+// A node read optimistically (cc::OptimisticToken): every value may be
+// garbage until the token validates.
+class UnlatchedBLinkNode : public BasicBLinkNode<UnlatchedRead> {
+ public:
+  UnlatchedBLinkNode(const uint8_t* payload, uint32_t payload_bytes,
+                     uint32_t width)
+      : BasicBLinkNode(payload, width, UnlatchedRead(payload_bytes, width)) {}
 };
 
 inline void BLinkNode::Init(uint8_t* dst, uint32_t width, uint16_t level,
