@@ -20,8 +20,8 @@
 // caches at once.
 //
 // The rules for a reader, because the payload may change under it:
-//   - read the payload only through LoadRelaxed / RelaxedBytes (below), or
-//     with other relaxed atomic loads: plain reads of memory another thread
+//   - read the payload only through LoadRelaxed (below), or with other
+//     relaxed atomic loads: plain reads of memory another thread
 //     writes are data races the compiler may turn into anything (a value
 //     re-loaded after its bounds check);
 //   - treat every value as garbage until Validate says otherwise: bound
@@ -38,12 +38,10 @@
 // wrapped in TSan's ignore-reads annotations, which is the precise scope of
 // what the seqlock makes safe. Nothing changes in other builds.
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <string_view>
 #include <type_traits>
 
 #include "absl/base/dynamic_annotations.h"
@@ -99,34 +97,6 @@ T LoadRelaxed(const uint8_t* p) {
   std::memcpy(&v, &bits, sizeof(T));
   return v;
 }
-
-// A private copy of up to kMaxBytes bytes of a payload, read with relaxed
-// atomic loads of whole aligned words (no variable-length memcpy), and
-// viewable as a string_view. For keys searched in an index node.
-template <size_t kMaxBytes>
-class RelaxedBytes {
- public:
-  RelaxedBytes(const uint8_t* p, size_t n) : size_(std::min(n, kMaxBytes)) {
-    const uintptr_t at = reinterpret_cast<uintptr_t>(p);
-    skew_ = at & 7;
-    const auto* words = reinterpret_cast<const AliasedWord*>(at - skew_);
-    const size_t count = (skew_ + size_ + 7) / 8;
-    ABSL_ANNOTATE_IGNORE_READS_BEGIN();
-    for (size_t i = 0; i < count; ++i) {
-      words_[i] = __atomic_load_n(words + i, __ATOMIC_RELAXED);
-    }
-    ABSL_ANNOTATE_IGNORE_READS_END();
-  }
-  operator std::string_view() const {  // NOLINT: a key, used as one
-    return std::string_view(reinterpret_cast<const char*>(words_) + skew_,
-                            size_);
-  }
-
- private:
-  uint64_t words_[(kMaxBytes + 7) / 8 + 1];  // room for the skew
-  size_t size_;
-  size_t skew_;
-};
 
 }  // namespace strand::cc
 

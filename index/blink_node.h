@@ -114,6 +114,109 @@ inline int CompareKeys(std::string_view a, std::string_view b) {
   return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
 }
 
+// A key inside a node read optimistically (UnlatchedRead): where it is,
+// not a copy. The searches compare it in place, a word at a time with
+// relaxed atomic loads (cc::LoadRelaxed), which costs about what the
+// memcpy loads of CompareKeys cost; a copy per probe did not.
+struct UnlatchedKey {
+  const uint8_t* p;
+  uint32_t size;
+};
+
+template <typename Word>
+inline int CompareWordsRelaxed(const char* pa, const uint8_t* pb) {
+  Word x;
+  std::memcpy(&x, pa, sizeof(Word));
+  const Word y = cc::LoadRelaxed<Word>(pb);
+  if (x == y) return 0;
+  if constexpr (sizeof(Word) == 8) {
+    return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+  } else if constexpr (sizeof(Word) == 4) {
+    return __builtin_bswap32(x) < __builtin_bswap32(y) ? -1 : 1;
+  } else if constexpr (sizeof(Word) == 2) {
+    return __builtin_bswap16(x) < __builtin_bswap16(y) ? -1 : 1;
+  } else {
+    return x < y ? -1 : 1;
+  }
+}
+
+// CompareKeys of a key and a key in an unlatched node, in the same steps.
+inline int CompareKeys(std::string_view a, UnlatchedKey b) {
+  const size_t n = a.size() < b.size ? a.size() : b.size;
+  const char* pa = a.data();
+  size_t i = 0;
+  int c = 0;
+  for (; i + 8 <= n; i += 8) {
+    if ((c = CompareWordsRelaxed<uint64_t>(pa + i, b.p + i)) != 0) return c;
+  }
+  if (i + 4 <= n) {
+    if ((c = CompareWordsRelaxed<uint32_t>(pa + i, b.p + i)) != 0) return c;
+    i += 4;
+  }
+  if (i + 2 <= n) {
+    if ((c = CompareWordsRelaxed<uint16_t>(pa + i, b.p + i)) != 0) return c;
+    i += 2;
+  }
+  if (i < n && (c = CompareWordsRelaxed<uint8_t>(pa + i, b.p + i)) != 0) {
+    return c;
+  }
+  return a.size() == b.size ? 0 : (a.size() < b.size ? -1 : 1);
+}
+inline int CompareKeys(UnlatchedKey a, std::string_view b) {
+  return -CompareKeys(b, a);
+}
+
+// What the interpolating search reads of a key, for both kinds.
+inline size_t KeySize(std::string_view k) { return k.size(); }
+inline size_t KeySize(UnlatchedKey k) { return k.size; }
+// The raw 8 bytes at `i` (i + 8 <= size).
+inline uint64_t KeyWord(std::string_view k, size_t i) {
+  uint64_t w;
+  std::memcpy(&w, k.data() + i, 8);
+  return w;
+}
+inline uint64_t KeyWord(UnlatchedKey k, size_t i) {
+  return cc::LoadRelaxed<uint64_t>(k.p + i);
+}
+inline uint8_t KeyByte(std::string_view k, size_t i) {
+  return static_cast<uint8_t>(k[i]);
+}
+inline uint8_t KeyByte(UnlatchedKey k, size_t i) {
+  return cc::LoadRelaxed<uint8_t>(k.p + i);
+}
+// The 8 bytes of `k` from `offset` (<= size) as a big-endian number, zeros
+// past its end: KeyPrefix of the rest of the key.
+inline uint64_t KeyWindow(std::string_view k, size_t offset) {
+  return KeyPrefix(k.substr(offset));
+}
+inline uint64_t KeyWindow(UnlatchedKey k, size_t offset) {
+  size_t rest = k.size > offset ? k.size - offset : 0;
+  if (rest >= 8) return __builtin_bswap64(KeyWord(k, offset));
+  // Shorter (4-byte keys are common): 4, 2 and 1 bytes, high to low.
+  uint64_t v = 0;
+  int shift = 64;
+  size_t i = offset;
+  if (rest >= 4) {
+    shift -= 32;
+    v |= uint64_t{__builtin_bswap32(cc::LoadRelaxed<uint32_t>(k.p + i))}
+         << shift;
+    i += 4;
+    rest -= 4;
+  }
+  if (rest >= 2) {
+    shift -= 16;
+    v |= uint64_t{__builtin_bswap16(cc::LoadRelaxed<uint16_t>(k.p + i))}
+         << shift;
+    i += 2;
+    rest -= 2;
+  }
+  if (rest >= 1) {
+    shift -= 8;
+    v |= uint64_t{cc::LoadRelaxed<uint8_t>(k.p + i)} << shift;
+  }
+  return v;
+}
+
 // The layout's constants, shared by every view of a node.
 struct BLinkNodeLayout {
   // "BLN2": the layout with version and timestamps (a pool image of the
@@ -127,8 +230,6 @@ struct BLinkNodeLayout {
   static constexpr uint32_t kHeaderBytes = 48;
   static constexpr uint32_t kCountOffset = 6;
   static constexpr uint32_t kLastInsertOffset = 12;
-  // Widest internal key: a 255-byte user key and a non-unique tree's value.
-  static constexpr uint32_t kMaxWidth = 255 + 8;
 
   // Entries a node of `payload_bytes` holds for keys of `width`.
   static uint32_t Capacity(uint32_t payload_bytes, uint32_t width) {
@@ -154,9 +255,8 @@ struct LatchedRead {
   uint32_t Count(uint32_t stored) const { return stored; }
 };
 
-// Every field is read with relaxed atomic loads, and keys are copied out
-// (compared as private copies, so a search's reads of one key agree with
-// each other). A torn node must not crash the search: the count is cut to
+// Every field is read with relaxed atomic loads, keys where they are
+// (UnlatchedKey). A torn node must not crash the search: the count is cut to
 // the capacity, and no read leaves the payload whatever offset the search
 // computes from garbage (it is clamped: the value read is garbage too, and
 // the caller's validation rejects it). The searches below terminate for
@@ -164,7 +264,7 @@ struct LatchedRead {
 // garbage costs time, never safety.
 class UnlatchedRead {
  public:
-  using Key = cc::RelaxedBytes<BLinkNodeLayout::kMaxWidth>;
+  using Key = UnlatchedKey;
   UnlatchedRead(uint32_t payload_bytes, uint32_t width)
       : payload_bytes_(payload_bytes),
         capacity_(BLinkNodeLayout::Capacity(payload_bytes, width)) {}
@@ -173,7 +273,7 @@ class UnlatchedRead {
     return cc::LoadRelaxed<T>(p + Clamp(offset, sizeof(T)));
   }
   Key Bytes(const uint8_t* p, uint32_t offset, uint32_t width) const {
-    return Key(p + Clamp(offset, width), width);
+    return Key{p + Clamp(offset, width), width};
   }
   uint32_t Count(uint32_t stored) const { return std::min(stored, capacity_); }
 
@@ -254,8 +354,11 @@ class BasicBLinkNode : public BLinkNodeLayout {
   // [low, high): the guess LowerBound starts from, in [0, n - 1]. Also for
   // a node not latched yet, from its parent's separators and an assumed
   // count (BLinkTree's narrow prefetch).
-  static uint32_t GuessBetween(std::string_view key, std::string_view low,
-                               std::string_view high, uint32_t n) {
+  // `low` and `high` are keys of one kind: string_views (or strings), or
+  // an unlatched node's UnlatchedKeys.
+  template <typename K>
+  static uint32_t GuessBetween(std::string_view key, const K& low,
+                               const K& high, uint32_t n) {
     return std::min(n - 1, Interpolate(key, low, high, n + 1));
   }
   // Leaves of a unique tree: the value stored under exactly `key`.
@@ -335,15 +438,15 @@ class BasicBLinkNode : public BLinkNodeLayout {
   // were spread evenly, in [0, n - 1] whatever `key` is: the keys are read
   // as big-endian numbers over the 8 bytes from where first and last start
   // to differ (all of a key up to 8 bytes wide).
-  static uint32_t Interpolate(std::string_view key, std::string_view first,
-                              std::string_view last, uint32_t n) {
+  template <typename K>
+  static uint32_t Interpolate(std::string_view key, const K& first,
+                              const K& last, uint32_t n) {
+    const size_t size = KeySize(first);
     const size_t offset =
-        first.size() <= 8
-            ? 0
-            : std::min(CommonPrefix(first, last), first.size() - 8);
-    const uint64_t lo = Window(first, offset);
-    const uint64_t hi = Window(last, offset);
-    const uint64_t at = Window(key, offset);
+        size <= 8 ? 0 : std::min(CommonPrefix(first, last), size - 8);
+    const uint64_t lo = KeyWindow(first, offset);
+    const uint64_t hi = KeyWindow(last, offset);
+    const uint64_t at = KeyWindow(key, offset);
     if (hi <= lo || at <= lo) return 0;
     if (at >= hi) return n - 1;
     // A double is exact enough for a guess and far cheaper than a 128-bit
@@ -353,21 +456,17 @@ class BasicBLinkNode : public BLinkNodeLayout {
     return std::min(n - 1, static_cast<uint32_t>(share * (n - 1)));
   }
   // Bytes a and b (of equal width) share at the front.
-  static size_t CommonPrefix(std::string_view a, std::string_view b) {
+  template <typename K>
+  static size_t CommonPrefix(const K& a, const K& b) {
+    const size_t size = KeySize(a);
     size_t i = 0;
-    for (; i + 8 <= a.size(); i += 8) {
-      uint64_t x, y;
-      std::memcpy(&x, a.data() + i, 8);
-      std::memcpy(&y, b.data() + i, 8);
+    for (; i + 8 <= size; i += 8) {
+      const uint64_t x = KeyWord(a, i);
+      const uint64_t y = KeyWord(b, i);
       if (x != y) return i + __builtin_ctzll(x ^ y) / 8;
     }
-    while (i < a.size() && a[i] == b[i]) ++i;
+    while (i < size && KeyByte(a, i) == KeyByte(b, i)) ++i;
     return i;
-  }
-  // The 8 bytes of `key` from `offset` as a big-endian number (zeros past
-  // its end).
-  static uint64_t Window(std::string_view key, size_t offset) {
-    return KeyPrefix(key.substr(offset));
   }
 
   template <typename T>

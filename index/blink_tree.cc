@@ -616,7 +616,8 @@ bool BLinkTree::FindLeavesOptimistic(cc::ThreadContext& ctx,
   int failures = 0;
   for (size_t k = 0; k < ranked.size();) {
     const uint32_t i = ranked[k].index;
-    if (!parent.ok()) {
+    const bool fresh = !parent.ok();  // a parent found for this very key
+    if (fresh) {
       const OptimisticStop stop =
           DescendOptimistic(ctx, keys[i], Descent::kHolds, 1, nullptr);
       if (stop.level < 0 || stop.level > 1) return false;
@@ -649,15 +650,18 @@ bool BLinkTree::FindLeavesOptimistic(cc::ThreadContext& ctx,
       continue;  // this key again, from a new descent
     }
     ++stats.validated;
-    if (!usable || (!leaf && value == 0)) return false;  // latched reports
+    if (!usable) return false;  // the latched pass reports it
     if (!below) {
-      // The key is right of this parent: a new descent for it (as the
-      // latched pass does). Counted, so a parent that keeps splitting
-      // away cannot hold this loop.
+      // The key is right of this parent: a new descent for it, as the
+      // latched pass does at the end of every run of keys under one
+      // parent. Counted only when the parent was found for this key (it
+      // split away in between), so a parent that keeps doing so cannot
+      // hold this loop.
       parent = cc::OptimisticToken();
-      if (++failures >= kOptimisticAttempts) return false;
+      if (fresh && ++failures >= kOptimisticAttempts) return false;
       continue;
     }
+    if (!leaf && value == 0) return false;  // as `usable`
     leaves[i] = leaf ? parent_at : GlobalAddress::FromRaw(value);
     if (narrow_prefetch_) probes[i] = probe;
     child = c;

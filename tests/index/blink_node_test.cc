@@ -39,6 +39,19 @@ TEST(BLinkNodeTest, CompareKeysOrdersLikeStringViewCompare) {
           << "length " << length << " trial " << trial;
       ASSERT_EQ(Sign(CompareKeys(b, a)), Sign(std::string_view(b).compare(a)))
           << "length " << length << " trial " << trial;
+      // The same with b inside an unlatched node, at every alignment.
+      alignas(8) uint8_t node[64];
+      const size_t at = trial % 8;
+      std::memcpy(node + at, b.data(), b.size());
+      const UnlatchedKey ub{node + at, static_cast<uint32_t>(b.size())};
+      ASSERT_EQ(Sign(CompareKeys(a, ub)), Sign(std::string_view(a).compare(b)))
+          << "unlatched, length " << length << " trial " << trial;
+      ASSERT_EQ(Sign(CompareKeys(ub, a)), Sign(std::string_view(b).compare(a)))
+          << "unlatched, length " << length << " trial " << trial;
+      for (size_t offset = 0; offset <= b.size(); ++offset) {
+        ASSERT_EQ(KeyWindow(ub, offset), KeyWindow(std::string_view(b), offset))
+            << "window at " << offset << ", length " << b.size();
+      }
     }
   }
 }
@@ -192,6 +205,9 @@ TEST_P(LowerBoundTest, MatchesStdLowerBound) {
                                 static_cast<uint32_t>(expected > 0)}) {
             ASSERT_EQ(node.LowerBound(q, from), expected)
                 << "from " << from << " width " << width << " n "
+                << keys.size();
+            ASSERT_EQ(unlatched.LowerBound(q, from), expected)
+                << "unlatched, from " << from << " width " << width << " n "
                 << keys.size();
           }
         }

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -249,6 +250,27 @@ TEST_F(BLinkTreeOptimisticTest, TheSwitchDecidesWhetherNodesAreReadUnlatched) {
       EXPECT_EQ(cache.optimistic_reads, 0u);
       EXPECT_GE(cache.shared_locks, 3 * lookups);
     }
+  }
+}
+
+TEST_F(BLinkTreeOptimisticTest, LookupBatchesLatchOnlyLeaves) {
+  auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx_, anchor_,
+                               {.optimistic_reads = true});
+  std::mt19937_64 rng(3);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::string> keys;
+    const size_t size = 1 + rng() % 15;
+    for (size_t i = 0; i < size; ++i) keys.push_back(Key(rng() % kKeys));
+    const std::vector<std::string_view> views(keys.begin(), keys.end());
+    std::vector<std::optional<uint64_t>> values(views.size());
+    const cc::CacheStats before = cluster_->manager(0).Stats();
+    ASSERT_TRUE(tree->LookupBatch(*ctx_, views, absl::MakeSpan(values)).ok());
+    const cc::CacheStats used = cluster_->manager(0).Stats() - before;
+    for (size_t i = 0; i < views.size(); ++i) {
+      ASSERT_EQ(values[i], DecodeUint64(keys[i].data()) + 100);
+    }
+    // One shared latch per key's leaf; the parents were read unlatched.
+    EXPECT_EQ(used.shared_locks, size) << "round " << round;
   }
 }
 
