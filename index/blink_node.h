@@ -49,6 +49,7 @@
 #include <optional>
 #include <string_view>
 
+#include "absl/base/attributes.h"
 #include "cc/gcl_manager.h"
 #include "cc/optimistic_read.h"
 
@@ -124,7 +125,8 @@ struct UnlatchedKey {
 };
 
 template <typename Word>
-inline int CompareWordsRelaxed(const char* pa, const uint8_t* pb) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int CompareWordsRelaxed(const char* pa,
+                                                            const uint8_t* pb) {
   Word x;
   std::memcpy(&x, pa, sizeof(Word));
   const Word y = cc::LoadRelaxed<Word>(pb);
@@ -265,9 +267,10 @@ struct LatchedRead {
 class UnlatchedRead {
  public:
   using Key = UnlatchedKey;
-  UnlatchedRead(uint32_t payload_bytes, uint32_t width)
-      : payload_bytes_(payload_bytes),
-        capacity_(BLinkNodeLayout::Capacity(payload_bytes, width)) {}
+  // `capacity`: BLinkNodeLayout::Capacity(payload_bytes, width), which a
+  // tree knows (a division per node read showed in the profile).
+  UnlatchedRead(uint32_t payload_bytes, uint32_t capacity)
+      : payload_bytes_(payload_bytes), capacity_(capacity) {}
   template <typename T>
   T Get(const uint8_t* p, uint32_t offset) const {
     return cc::LoadRelaxed<T>(p + Clamp(offset, sizeof(T)));
@@ -523,8 +526,13 @@ class BLinkNode : public BasicBLinkNode<LatchedRead> {
 class UnlatchedBLinkNode : public BasicBLinkNode<UnlatchedRead> {
  public:
   UnlatchedBLinkNode(const uint8_t* payload, uint32_t payload_bytes,
+                     uint32_t width, uint32_t capacity)
+      : BasicBLinkNode(payload, width, UnlatchedRead(payload_bytes, capacity)) {
+  }
+  UnlatchedBLinkNode(const uint8_t* payload, uint32_t payload_bytes,
                      uint32_t width)
-      : BasicBLinkNode(payload, width, UnlatchedRead(payload_bytes, width)) {}
+      : UnlatchedBLinkNode(payload, payload_bytes, width,
+                           Capacity(payload_bytes, width)) {}
 };
 
 inline void BLinkNode::Init(uint8_t* dst, uint32_t width, uint16_t level,

@@ -301,7 +301,7 @@ BLinkTree::OptimisticStop BLinkTree::DescendOptimistic(cc::ThreadContext& ctx,
     // Everything this step decides on is read before the validation and
     // used only after it; until then any of it may be garbage (the view
     // keeps every read inside the payload).
-    const UnlatchedBLinkNode n(token.data(), payload_bytes_, width_);
+    const UnlatchedBLinkNode n(token.data(), payload_bytes_, width_, capacity_);
     const bool valid = n.valid();
     const int level = n.level();
     const bool high_is_max = n.high_is_max();
@@ -629,7 +629,8 @@ bool BLinkTree::FindLeavesOptimistic(cc::ThreadContext& ctx,
       }
       child = 0;
     }
-    const UnlatchedBLinkNode n(parent.data(), payload_bytes_, width_);
+    const UnlatchedBLinkNode n(parent.data(), payload_bytes_, width_,
+                               capacity_);
     const bool usable = n.valid() && n.level() <= 1;
     const bool leaf = n.is_leaf();
     // Sorted, so the key is at or above the parent's low fence, and the
