@@ -19,6 +19,7 @@ enum class RootWord : uint32_t {
   kCatalog = 0,          // storage/: address of the catalog's first GCL
   kTimestampOracle = 1,  // txn/: the global timestamp counter (FAA)
   kDatabaseId = 2,       // wal/: id of the database the pool holds
+  kReclaimEpoch = 3,     // txn/: the epoch of deleted slots' reuse (FAA)
 };
 
 inline rdma::GlobalAddress RootWordAddress(RootWord word) {
@@ -32,6 +33,14 @@ inline rdma::GlobalAddress RootWordAddress(RootWord word) {
 inline constexpr uint64_t kClusterBoardOffset = rdma::kRootAreaOffset + 1024;
 inline constexpr uint64_t kClusterBoardBytes = 4096;
 static_assert(kClusterBoardOffset + kClusterBoardBytes <=
+              rdma::kRootAreaOffset + rdma::kRootAreaBytes);
+
+// txn/pool_epochs.h: one 8-byte word per compute node, by node id, the
+// epoch bound that node's process published last.
+inline constexpr uint64_t kEpochBoundsOffset =
+    kClusterBoardOffset + kClusterBoardBytes;
+inline constexpr uint64_t kEpochBoundsBytes = 512;
+static_assert(kEpochBoundsOffset + kEpochBoundsBytes <=
               rdma::kRootAreaOffset + rdma::kRootAreaBytes);
 
 }  // namespace strand::cc

@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cc/root_words.h"
+#include "engine/epoch_ticker.h"
 #include "engine/node_runtime.h"
 #include "engine/session.h"
 #include "glog/logging.h"
@@ -43,21 +44,50 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
         "this process hosts no compute node: check "
         "EngineOptions::fabric.node_id (--node_id)");
   }
-  // Every transaction that could hold a deleted row's address must
-  // announce where the reclaimer sees it: only when this process hosts
-  // every compute node (txn/epoch_manager.h, "Limits").
-  if (engine->fabric_->local_compute_nodes().size() ==
-      static_cast<size_t>(engine->fabric_->compute_node_count())) {
-    engine->epochs_ = std::make_unique<txn::EpochManager>();
-    for (auto& node : engine->nodes_) {
-      if (node != nullptr) node->SetEpochs(engine->epochs_.get());
-    }
-  }
+  if (absl::Status s = engine->StartEpochs(); !s.ok()) return s;
   if (absl::Status s = engine->StartRecoveryAndLogging(); !s.ok()) return s;
   if (options.mode == EngineMode::kPartitioned) {
     if (absl::Status s = engine->StartPartitioned(); !s.ok()) return s;
   }
   return engine;
+}
+
+absl::Status Engine::StartEpochs() {
+  epochs_by_node_.assign(nodes_.size(), nullptr);
+  // Every transaction that could hold a deleted row's address must
+  // announce where the reclaimer sees it: in one manager when this process
+  // hosts every compute node, through the pool's words otherwise
+  // (txn/epoch_manager.h, "Across processes").
+  if (!options_.epochs_in_pool &&
+      fabric_->local_compute_nodes().size() ==
+          static_cast<size_t>(fabric_->compute_node_count())) {
+    epochs_.push_back(std::make_unique<txn::EpochManager>());
+    for (auto& node : nodes_) {
+      if (node == nullptr) continue;
+      node->SetEpochs(epochs_.back().get());
+      epochs_by_node_[node->id()] = epochs_.back().get();
+    }
+    return absl::OkStatus();
+  }
+  std::vector<EpochTicker::Node> ticked;
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    absl::StatusOr<std::unique_ptr<txn::EpochManager>> epochs;
+    {
+      absl::MutexLock admin(&node->admin_mu());
+      epochs = txn::EpochManager::InPool(node->admin().endpoint(),
+                                         fabric_->compute_node_count());
+    }
+    if (!epochs.ok()) return epochs.status();
+    epochs_.push_back(*std::move(epochs));
+    node->SetEpochs(epochs_.back().get());
+    epochs_by_node_[node->id()] = epochs_.back().get();
+    ticked.push_back({epochs_.back().get(), &node->manager()});
+  }
+  auto ticker = EpochTicker::Start(ticked);
+  if (!ticker.ok()) return ticker.status();
+  epoch_ticker_ = *std::move(ticker);
+  return absl::OkStatus();
 }
 
 absl::Status Engine::StartPartitioned() {
@@ -203,6 +233,8 @@ absl::StatusOr<ImageInfo> Engine::SaveImage(const std::string& path) {
       log_status = s;
     }
   }
+  // Its thread contexts belong to the managers destroyed next.
+  epoch_ticker_.reset();
   // Destroying the managers writes back and releases every cached line.
   partition_nodes_.clear();
   nodes_.clear();
@@ -221,6 +253,8 @@ Engine::~Engine() {
   }
   // Partitioned mode's nodes before the runtimes they run branches on.
   partition_nodes_.clear();
+  // The ticker's contexts belong to the runtimes' managers.
+  epoch_ticker_.reset();
   // Runtimes (managers and their handler threads) before the fabric.
   nodes_.clear();
   fabric_.reset();

@@ -69,6 +69,7 @@ class Node;
 
 namespace strand::engine {
 
+class EpochTicker;
 class Session;
 class NodeRuntime;
 
@@ -176,10 +177,13 @@ class Engine {
   // For the engine's own users only (tools, tests): a hosted node's manager.
 
   absl::StatusOr<cc::GclManager*> manager(rdma::ComputeNodeId node);
-  // Deleted rows' slot reuse across the hosted nodes (txn/epoch_manager.h);
-  // null when some compute node runs in another process (then deleted
-  // slots are never reused).
-  const txn::EpochManager* epochs() const { return epochs_.get(); }
+  // Where the transactions of hosted node `node` announce themselves and
+  // its deletes queue slots for reuse (txn/epoch_manager.h): one manager
+  // for every node when this process hosts them all, else one per node
+  // sharing epochs through the pool. Null if `node` is not hosted here.
+  const txn::EpochManager* epochs(rdma::ComputeNodeId node) const {
+    return node < epochs_by_node_.size() ? epochs_by_node_[node] : nullptr;
+  }
   rdma::Fabric& fabric() { return *fabric_; }
 
   // Write-ahead log (EngineOptions::wal). The pool's database id (set by
@@ -240,15 +244,20 @@ class Engine {
   absl::Status StartRecoveryAndLogging();
   // Partitioned mode: the partition map and every hosted node's side of it.
   absl::Status StartPartitioned();
+  // The epoch managers of the hosted nodes (and their ticker, in the pool).
+  absl::Status StartEpochs();
 
   const EngineOptions options_;
   std::unique_ptr<rdma::Fabric> fabric_;
   uint64_t database_id_ = 0;
   std::optional<RecoveryReport> recovery_report_;
   bool closed_ = false;  // by SaveImage
-  // Shared by every hosted node; declared before nodes_, so it outlives
-  // their tables and transactions.
-  std::unique_ptr<txn::EpochManager> epochs_;
+  // One shared by every hosted node, or one per hosted node in the pool;
+  // declared before nodes_, so they outlive their tables and transactions.
+  std::vector<std::unique_ptr<txn::EpochManager>> epochs_;
+  std::vector<txn::EpochManager*> epochs_by_node_;  // by node id
+  // In the pool only. Reset before nodes_ (its contexts are theirs).
+  std::unique_ptr<EpochTicker> epoch_ticker_;
   // One per hosted compute node, indexed by node id (null if not hosted).
   std::vector<std::unique_ptr<NodeRuntime>> nodes_;
   NodeRuntime* first_node_ = nullptr;  // runs catalog operations

@@ -71,6 +71,12 @@ struct EngineOptions {
   // txn::Database::validate_index_reads: serializable scans and lookups.
   // Turn off only to measure their cost (phantoms become possible).
   bool validate_index_reads = true;
+  // Deleted rows' slots wait for readers through the memory pool's epoch
+  // words, each hosted compute node with its own txn::EpochManager, even
+  // when this process hosts every node (txn/epoch_manager.h, "Across
+  // processes"): what a process does anyway when some compute node runs in
+  // another. For tests of that protocol in one process, and to measure it.
+  bool epochs_in_pool = false;
   RetryPolicy retry;
   WalOptions wal;
   // Recovery (engine/recovery.h). `image_path`: restore every memory node

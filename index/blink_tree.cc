@@ -560,16 +560,20 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
   // Pass 2: every leaf's latch and header (fences, first entry), and with
   // the narrow scope the entries its search will probe: then the misses
   // of the whole batch are in flight together, a few lines per leaf.
+  // Key i's search in its latched leaf.
+  auto search = [&](size_t i) -> absl::Status {
+    auto g = LatchLeafShared(ctx, leaves[i], keys[i]);
+    if (!g.ok()) return g.status();
+    const BLinkNode leaf(g->data(), width_);
+    values[i] = leaf.Find(keys[i]);
+    if (reads != nullptr) reads->push_back({g->gcl(), leaf.version()});
+    return g->Unlock();
+  };
   if (narrow_prefetch_) {
     for (size_t i = 0; i < keys.size(); ++i)
       PrefetchChild(leaves[i], probes[i]);
     for (size_t i = 0; i < keys.size(); ++i) {
-      auto g = LatchLeafShared(ctx, leaves[i], keys[i]);
-      if (!g.ok()) return g.status();
-      const BLinkNode leaf(g->data(), width_);
-      values[i] = leaf.Find(keys[i]);
-      if (reads != nullptr) reads->push_back({g->gcl(), leaf.version()});
-      if (absl::Status s = g->Unlock(); !s.ok()) return s;
+      if (absl::Status s = search(i); !s.ok()) return s;
     }
     return absl::OkStatus();
   }
@@ -591,12 +595,7 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
       manager_.PrefetchLines(leaves[i + kLeavesAhead], 0,
                              manager_.payload_bytes());
     }
-    auto g = LatchLeafShared(ctx, leaves[i], keys[i]);
-    if (!g.ok()) return g.status();
-    const BLinkNode leaf(g->data(), width_);
-    values[i] = leaf.Find(keys[i]);
-    if (reads != nullptr) reads->push_back({g->gcl(), leaf.version()});
-    if (absl::Status s = g->Unlock(); !s.ok()) return s;
+    if (absl::Status s = search(i); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -88,12 +88,13 @@ absl::StatusOr<MemoryBreakdown> MeasureMemory(engine::Engine& engine,
 }
 
 void PrintMemoryBreakdown(std::ostream& out, const MemoryBreakdown& m,
-                          int warehouses, uint64_t pool_bytes) {
+                          int warehouses, uint64_t pool_bytes,
+                          bool loaded_rows) {
   const double per = 1048576.0 * warehouses;
   out << absl::StrFormat(
       "memory by table (MiB per warehouse, %d-byte GCLs; raw = clause 1.3 "
-      "row bytes):\n",
-      m.gcl_size);
+      "row bytes%s):\n",
+      m.gcl_size, loaded_rows ? "" : " of the loaded rows, not the run's");
   out << absl::StrFormat("  %-18s %10s %9s %9s %7s\n", "table", "gcls",
                          "MiB/wh", "raw", "ratio");
   for (const MemoryBreakdown::Table& t : m.tables) {

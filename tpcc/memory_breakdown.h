@@ -56,8 +56,11 @@ absl::StatusOr<MemoryBreakdown> MeasureMemory(engine::Engine& engine,
 // One line per table and index, in MiB per warehouse (ITEM and item_pk
 // shared by all warehouses, like the load's figure), and what the pool
 // total (`pool_bytes`) holds beyond them (catalog, unused chunk tails).
+// The raw bytes are those of the loaded rows; after a run (`loaded_rows`
+// false) the header says so, as tables hold more rows than that.
 void PrintMemoryBreakdown(std::ostream& out, const MemoryBreakdown& m,
-                          int warehouses, uint64_t pool_bytes);
+                          int warehouses, uint64_t pool_bytes,
+                          bool loaded_rows = true);
 
 }  // namespace strand::tpcc
 

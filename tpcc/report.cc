@@ -229,6 +229,8 @@ void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
       .Add("optimistic_reads", c.optimistic_reads)
       .Add("seed", c.seed)
       .Add("validate_index_reads", c.validate_index_reads)
+      .Add("epochs_in_pool", c.epochs_in_pool)
+      .Add("epochs", c.epochs)
       .Add("warmup_s", c.warmup_s)
       .Add("txns", c.txns)
       .Add("wal", c.wal ? "on" : "off")

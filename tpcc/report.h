@@ -48,6 +48,11 @@ struct RunConfig {
   double warmup_s = 0;
   uint64_t txns = 0;  // > 0: a run of this many transactions
   bool memory_breakdown = false;
+  bool epochs_in_pool = false;  // --epochs_in_pool
+  // Where deleted slots' epochs meet: "process" (one manager for every
+  // node) or "pool" (txn/epoch_manager.h, "Across processes"): the pool
+  // with --epochs_in_pool or compute nodes in separate processes.
+  std::string epochs = "process";
   double peer_timeout_s = 0;
   std::string mode = "shared";  // --mode
   double distributed_pct = -1;  // --distributed_pct; < 0: the spec's rates

@@ -186,8 +186,9 @@ DEFINE_string(delivery_results, "",
               "district the order delivered or '-' if skipped (clause "
               "2.7.2.2, tpcc/delivery_result_file.h)");
 DEFINE_bool(memory_breakdown, false,
-            "After the load, print the GCLs of every table and index and "
-            "the indexes' leaf fill (walks every index node)");
+            "After the load and again after the run, print the GCLs of "
+            "every table and index and the indexes' leaf fill (walks every "
+            "index node)");
 DEFINE_double(peer_timeout_s, 10,
               "Verbs: a compute process whose heartbeat on the cluster board "
               "stops for this long is reported (by node id and address) and "
@@ -198,6 +199,12 @@ DEFINE_bool(validate_index_reads, true,
             "--novalidate_index_reads only measures what that costs: "
             "phantoms become possible, and Delivery and Order-Status may "
             "read a range another transaction changes");
+DEFINE_bool(epochs_in_pool, false,
+            "Deleted rows' slots (Delivery's NEW-ORDER rows) wait for "
+            "readers through the memory pool's epoch words, as they do "
+            "anyway when compute nodes run in separate processes, even when "
+            "this process hosts every node (EngineOptions::epochs_in_pool): "
+            "to measure what that protocol costs");
 DEFINE_string(check_image, "",
               "Instead of loading and running: open this pool image (a "
               "recovered one: strand_recover --out_image), check the "
@@ -211,6 +218,19 @@ namespace {
 
 // Pool bytes kept free for the rows a run inserts.
 constexpr double kRunRoomBytes = 768.0 * (1 << 20);
+
+// Deleted rows' slots the hosted nodes' epoch managers handed back so far
+// (one manager may serve them all).
+uint64_t SlotsReclaimed(const engine::Engine& engine) {
+  uint64_t sum = 0;
+  const txn::EpochManager* last = nullptr;
+  for (rdma::ComputeNodeId node : engine.local_compute_nodes()) {
+    const txn::EpochManager* epochs = engine.epochs(node);
+    if (epochs != nullptr && epochs != last) sum += epochs->reclaimed();
+    last = epochs;
+  }
+  return sum;
+}
 
 // Pool bytes a load of `warehouses` takes, generously (measured: see the
 // README), plus room for the rows a run inserts.
@@ -722,6 +742,7 @@ int Main() {
   options.index.leaf_hint = FLAGS_index_leaf_hint;
   options.index.optimistic_reads = FLAGS_optimistic_reads;
   options.validate_index_reads = FLAGS_validate_index_reads;
+  options.epochs_in_pool = FLAGS_epochs_in_pool;
   options.retry.max_retries = 100000;
   options.mode = *mode;
   options.partitioned.partitions = FLAGS_warehouses;
@@ -774,6 +795,12 @@ int Main() {
   config.index_leaf_hint = FLAGS_index_leaf_hint;
   config.optimistic_reads = FLAGS_optimistic_reads;
   config.validate_index_reads = FLAGS_validate_index_reads;
+  config.epochs_in_pool = FLAGS_epochs_in_pool;
+  {
+    const auto hosted = (*db)->engine().local_compute_nodes();
+    const txn::EpochManager* epochs = (*db)->engine().epochs(hosted.front());
+    config.epochs = epochs->pool() != nullptr ? "pool" : "process";
+  }
   config.seed = FLAGS_seed;
   config.warmup_s = FLAGS_warmup_s;
   config.txns = FLAGS_txns;
@@ -861,7 +888,8 @@ int Main() {
       return member.Fail(s.message());
     }
     human << absl::StrFormat(
-        "wal: on, dir %s, io direct, early_lock_release %s, pipeline %d; "
+        "wal: on, dir %s, io direct (buffered, with a warning, where the "
+        "file system refuses O_DIRECT), early_lock_release %s, pipeline %d; "
         "after a crash: strand_recover --image=%s --wal_dir=%s%s\n",
         FLAGS_wal_dir, early_lock_release ? "on" : "off", wal_pipeline,
         image_path, FLAGS_wal_dir,
@@ -968,12 +996,37 @@ int Main() {
   PrintRun(human, config, *run);
   // What the run added to the pool: inserted rows, less the slots of
   // deleted rows (NEW-ORDER, by Delivery) that inserts reused
-  // (txn/epoch_manager.h; not with compute nodes in separate processes).
+  // (txn/epoch_manager.h).
+  uint64_t pool_after_run = 0;
+  double growth_mb_per_million = 0;
   if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
+    pool_after_run = *used;
+    // Warm-up commits grow the pool too; over a run of minutes they are
+    // noise.
+    growth_mb_per_million = (static_cast<double>(*used) -
+                             static_cast<double>(load->pool_bytes_used)) /
+                            1048576.0 / std::max<double>(1.0, run->commits()) *
+                            1e6;
     human << absl::StrFormat(
-        "pool: %.1f MiB after the run, %.1f MiB after "
-        "the load\n",
-        *used / 1048576.0, load->pool_bytes_used / 1048576.0);
+        "pool: %.1f MiB after the run, %.1f MiB after the load: %+.1f MiB "
+        "per million committed transactions\n",
+        *used / 1048576.0, load->pool_bytes_used / 1048576.0,
+        growth_mb_per_million);
+  }
+  human << absl::StrFormat(
+      "deleted rows' slots handed back for reuse: %llu by this process "
+      "(epochs shared %s)\n",
+      static_cast<unsigned long long>(SlotsReclaimed((*db)->engine())),
+      config.epochs == "pool" ? "through the pool" : "in this process");
+  if (FLAGS_memory_breakdown && member.leads()) {
+    // Table by table: which tables the run grew (TPC-C inserts ORDER,
+    // ORDER-LINE and HISTORY rows for good), and that NEW-ORDER, whose
+    // deleted rows' slots are reused, did not.
+    auto breakdown = MeasureMemory((*db)->engine(), FLAGS_warehouses, scale);
+    if (!breakdown.ok()) return member.Fail(breakdown.status().message());
+    human << "after the run:\n";
+    PrintMemoryBreakdown(human, *breakdown, FLAGS_warehouses, pool_after_run,
+                         /*loaded_rows=*/false);
   }
 
   auto consistency = CheckConsistency((*db)->engine(), FLAGS_warehouses, scale);
@@ -991,6 +1044,8 @@ int Main() {
   }
   JsonLine record = deployment;
   AddJsonReport(config, *load, *run, *consistency, record);
+  record.Add("pool_bytes_after_run", pool_after_run)
+      .Add("pool_growth_mb_per_million_txns", growth_mb_per_million);
   output.Print(record);
   if (run->errors() > 0) return 1;
   return consistency->ok() ? 0 : 1;

@@ -59,9 +59,9 @@ struct Database {
   // measure what that costs: phantoms become possible again.
   bool validate_index_reads = true;
   // Where transactions announce themselves and committed deletes queue
-  // their slots for reuse (epoch_manager.h), shared by every compute node
-  // of this process. Null: deleted rows' slots are never reused (compute
-  // nodes in other processes, or a Database built by hand).
+  // their slots for reuse (epoch_manager.h): shared by every compute node
+  // when this process hosts them all, this node's own otherwise. Null:
+  // deleted rows' slots are never reused (a Database built by hand).
   EpochManager* epochs = nullptr;
 };
 

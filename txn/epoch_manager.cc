@@ -6,6 +6,19 @@
 
 namespace strand::txn {
 
+absl::StatusOr<std::unique_ptr<EpochManager>> EpochManager::InPool(
+    rdma::Endpoint& endpoint, int compute_nodes) {
+  absl::StatusOr<std::unique_ptr<PoolEpochs>> pool =
+      PoolEpochs::Open(endpoint, compute_nodes);
+  if (!pool.ok()) return pool.status();
+  absl::StatusOr<uint64_t> epoch = (*pool)->ReadEpoch(endpoint);
+  if (!epoch.ok()) return epoch.status();
+  auto epochs = std::make_unique<EpochManager>();
+  epochs->pool_ = *std::move(pool);
+  epochs->epoch_.store(*epoch, std::memory_order_relaxed);
+  return epochs;
+}
+
 EpochManager::~EpochManager() {
   // Queued slots are dropped, not handed back: the tables may be gone.
   for (auto& chunk : chunks_) delete chunk.load(std::memory_order_relaxed);
@@ -59,19 +72,61 @@ void EpochManager::Retire(Slot slot, storage::HeapTable& table,
   At(slot).open.push_back({&table, address});
 }
 
-void EpochManager::Exit(Slot slot) {
+void EpochManager::Exit(Slot slot, rdma::Endpoint& endpoint) {
   Announcement& mine = At(slot);
   if (mine.open.size() >= kBatchSlots) {
     // Every slot in it was deleted by a commit that ended before this
-    // fetch_add, so every transaction that may hold one announced <= e.
-    const uint64_t e = epoch_.fetch_add(1, std::memory_order_seq_cst);
-    retired_.fetch_add(mine.open.size(), std::memory_order_relaxed);
-    mine.sealed.push_back({e, std::move(mine.open)});
-    mine.open.clear();
-    mine.open.reserve(kBatchSlots);
-    Reclaim(mine, slot);
+    // advance, so every transaction that may hold one announced <= e.
+    absl::StatusOr<uint64_t> e = Advance(endpoint);
+    if (e.ok()) {
+      retired_.fetch_add(mine.open.size(), std::memory_order_relaxed);
+      mine.sealed.push_back({*e, std::move(mine.open)});
+      mine.open.clear();
+      mine.open.reserve(kBatchSlots);
+      Reclaim(mine, slot, endpoint);
+    } else {
+      LOG_EVERY_N(WARNING, 1000)
+          << "deleted slots wait: sealing a batch failed: " << e.status();
+    }
   }
   mine.epoch.store(kIdle, std::memory_order_release);
+}
+
+absl::StatusOr<uint64_t> EpochManager::Advance(rdma::Endpoint& endpoint) {
+  if (pool_ == nullptr) return epoch_.fetch_add(1, std::memory_order_seq_cst);
+  absl::StatusOr<uint64_t> e = pool_->Advance(endpoint);
+  if (e.ok()) Learn(*e + 1);
+  return e;
+}
+
+void EpochManager::Learn(uint64_t epoch) {
+  uint64_t cached = epoch_.load(std::memory_order_relaxed);
+  while (cached < epoch && !epoch_.compare_exchange_weak(
+                               cached, epoch, std::memory_order_seq_cst)) {
+  }
+}
+
+absl::Status EpochManager::Tick(rdma::Endpoint& endpoint) {
+  if (pool_ == nullptr) return absl::OkStatus();
+  absl::StatusOr<uint64_t> epoch = pool_->ReadEpoch(endpoint);
+  if (!epoch.ok()) return epoch.status();
+  Learn(*epoch);
+  return Publish(kNoSlot, endpoint);
+}
+
+absl::Status EpochManager::Publish(Slot except, rdma::Endpoint& endpoint) {
+  // The cached epoch before the announcements (the header's "Across
+  // processes" needs a transaction this scan misses to have claimed its
+  // record after this load).
+  const uint64_t cached = epoch_.load(std::memory_order_seq_cst);
+  return pool_->Publish(endpoint, std::min(cached, MinActive(except)));
+}
+
+absl::StatusOr<uint64_t> EpochManager::Horizon(Slot except,
+                                               rdma::Endpoint& endpoint) {
+  if (pool_ == nullptr) return MinActive(except);
+  if (absl::Status s = Publish(except, endpoint); !s.ok()) return s;
+  return pool_->MinBound(endpoint);
 }
 
 uint64_t EpochManager::MinActive(Slot except) const {
@@ -84,8 +139,16 @@ uint64_t EpochManager::MinActive(Slot except) const {
   return min;
 }
 
-void EpochManager::Reclaim(Announcement& mine, Slot slot) {
-  const uint64_t min = MinActive(slot);
+void EpochManager::Reclaim(Announcement& mine, Slot slot,
+                           rdma::Endpoint& endpoint) {
+  absl::StatusOr<uint64_t> horizon = Horizon(slot, endpoint);
+  if (!horizon.ok()) {
+    LOG_EVERY_N(WARNING, 1000)
+        << "deleted slots wait: reading the epoch bounds failed: "
+        << horizon.status();
+    return;
+  }
+  const uint64_t min = *horizon;
   // Sealed in epoch order: the ones old enough are a prefix.
   size_t done = 0;
   uint64_t handed_back = 0;

@@ -1,9 +1,11 @@
 #ifndef STRAND_TXN_EPOCH_MANAGER_H_
 #define STRAND_TXN_EPOCH_MANAGER_H_
 
-// Epoch-based reuse of deleted rows' slots, for every compute node hosted
-// in this process (the engine owns one EpochManager and every node's
-// Database points at it).
+// Epoch-based reuse of deleted rows' slots. When this process hosts every
+// compute node, the engine owns one EpochManager and every node's Database
+// points at it; otherwise each hosted node has one of its own, and the
+// managers of all processes share their epochs through the memory pool
+// ("Across processes" below).
 //
 // Why: a committed delete removes the row's index entries and marks the
 // tuple deleted, but a transaction that looked the key up before the
@@ -15,12 +17,12 @@
 // (storage::HeapTable::ReleaseSlot) only once every transaction that
 // could have looked it up has ended.
 //
-// How: a global epoch counter E (starts at 1). Every transaction, at
-// Begin, announces the epoch it read (Enter); it withdraws at its end
-// (Exit). A committed delete queues its slot (Retire) in its transaction's
-// announcement record; when 64 are queued they are sealed as a batch with
-// e = E, and E advances (one fetch_add per batch). A batch goes back to
-// the tables once every announced epoch is > e (ignoring the sealer's own
+// How: a global epoch counter E (starts at 1; 0 in the pool). Every
+// transaction, at Begin, announces the epoch it read (Enter); it withdraws at
+// its end (Exit). A committed delete queues its slot (Retire) in its
+// transaction's announcement record; when 64 are queued they are sealed as a
+// batch with e = E, and E advances (one fetch_add per batch). A batch goes back
+// to the tables once every announced epoch is > e (ignoring the sealer's own
 // transaction, which has ended).
 //
 // Why that suffices: let R be a transaction that found row X's index entry
@@ -68,20 +70,57 @@
 // scan of the announcement records (one load per concurrently active
 // transaction the process has seen at once), amortized over the batch.
 // No mutex except to add announcement records (once per concurrent
-// transaction ever).
+// transaction ever). Across processes Enter and Exit cost the same; a seal
+// costs a round trip for its FAA, one for the publish (if the bound grew)
+// and one to read every bound; the ticker two every few ms per hosted node.
+//
+// Across processes: a reader in another process announces where this one cannot
+// see it, so there (and with EngineOptions::epochs_in_pool, which makes one
+// process run it for tests) each compute node's manager keeps its own
+// announcements and the epochs meet in the pool (pool_epochs.h): E is a pool
+// word advanced by FAA at each seal, and every compute node n has a bound word
+// B[n].
+//   - epoch_ is this process's cached copy of E: it only takes values E had
+//     (read from the pool, or e + 1 after a seal's FAA returned e) and never
+//     decreases, so it is <= E at all times. Enter announces it as before: no
+//     round trip on Begin.
+//   - Publish loads c = epoch_ first, then scans the announcements, and raises
+//     B[self] to P = min(c, every announcement but a sealer's own, as above).
+//     The engine's ticker refreshes epoch_ from E and publishes every few ms
+//     (an idle node must not hold the others back); a seal publishes before it
+//     reclaims.
+//   - A batch sealed at e goes back once every B[n] > e (one round trip reads
+//     them all), in place of every local announcement > e.
+// Why a published P > e is safe: let R on node n be a transaction that found
+// X's entry, and X's batch sealed at e by the FAA that returned e. As above,
+// R's Enter, lookup, D's removal and the seal happen in that order (the leaf's
+// latch orders them across processes too: SELCC latches are sequentially
+// consistent), so R announced a cached E <= e. Let S be the publish of P. If S
+// saw R's announcement, P <= e. If not and R had not ended, R claimed or added
+// its record after S read it or the record count (seq_cst), so R looked X up
+// after S loaded c >= P > e; but the cache holds a value > e only once this
+// process read E after the FAA that returned e, after D's removal, and R could
+// not have found X. So R had ended before S, before B[n] > e was written,
+// before any process read it and handed X back. A valid bound stays valid
+// (transactions that begin later cannot find X), so B[n] keeps the maximum, and
+// a bound that an earlier incarnation of node n left in the pool is valid for
+// the new one (whose transactions announce what E was after the restart). By
+// the same cases an insert that reuses X began after the seal on every node,
+// which the redo log's order needs (above). Operations on the pool words are
+// RDMA atomics, linearizable at the memory node; they order these steps across
+// processes as the atomics of this class do within one.
 //
 // Limits: a transaction that stays open holds back every batch sealed
 // after it began (the slots wait, nothing breaks). A record's sealed
 // batches are handed back when that record seals its next batch, so with
 // short transactions each record keeps about two batches (and the open
-// one) waiting: a few hundred slots per concurrent transaction. Slots queued
-// but not yet reclaimed when the engine closes are not reused (they stay
-// deleted in the pool). The announcements live in this process: with compute
-// nodes in other processes (the verbs deployment with one process per
-// node) a reader elsewhere would be invisible, so the engine then does not
-// create an EpochManager and deleted slots are never reused (Database::
-// epochs is null). Making that correct needs an epoch word per compute
-// node in the memory pool, not built.
+// one) waiting: a few hundred slots per concurrent transaction. Across
+// processes a batch also waits for every other node's next publish (a few
+// ms), and a compute node that does not publish (not started, crashed, or
+// its process gone) holds back every batch sealed after its last bound;
+// an engine that closes publishes a last bound first. Slots queued but not
+// yet reclaimed when the engine closes are not reused (they stay deleted
+// in the pool).
 //
 // Application contract: a delete must remove the row's index entries in
 // the same transaction (Txn::RemoveIndexEntries), and an address is only
@@ -96,8 +135,12 @@
 #include <mutex>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "rdma/fabric.h"
 #include "storage/heap_table.h"
 #include "storage/tuple_address.h"
+#include "txn/pool_epochs.h"
 
 namespace strand::txn {
 
@@ -109,7 +152,13 @@ class EpochManager {
   // Deleted slots per batch: one epoch advance and one scan per batch.
   static constexpr size_t kBatchSlots = 64;
 
+  // For every compute node of the deployment, all in this process.
   EpochManager() = default;
+  // For the compute node of `endpoint` alone, its epochs shared through
+  // the pool with the managers of the other `compute_nodes` - 1 nodes
+  // ("Across processes"). Tick it every few ms.
+  static absl::StatusOr<std::unique_ptr<EpochManager>> InPool(
+      rdma::Endpoint& endpoint, int compute_nodes);
   ~EpochManager();
   EpochManager(const EpochManager&) = delete;
   EpochManager& operator=(const EpochManager&) = delete;
@@ -123,11 +172,17 @@ class EpochManager {
   void Retire(Slot slot, storage::HeapTable& table,
               storage::TupleAddress address);
   // Ends `slot`'s transaction; seals a full batch and hands back the
-  // batches no active transaction can still see.
-  void Exit(Slot slot);
+  // batches no active transaction can still see. `endpoint` (the calling
+  // thread's) reaches the pool at a seal, in the pool only; a failed
+  // round trip leaves the slots queued for a later Exit.
+  void Exit(Slot slot, rdma::Endpoint& endpoint);
+  // In the pool: refreshes the cached epoch from the pool's and publishes
+  // this node's bound, so that an idle node lets the others reclaim. Does
+  // nothing otherwise.
+  absl::Status Tick(rdma::Endpoint& endpoint);
 
-  // The current epoch, slots handed back so far, and slots in sealed
-  // batches not handed back yet: for tests and reports.
+  // The current (cached) epoch, slots handed back so far, and slots in
+  // sealed batches not handed back yet: for tests and reports.
   uint64_t epoch() const { return epoch_.load(std::memory_order_relaxed); }
   uint64_t reclaimed() const {
     return reclaimed_.load(std::memory_order_relaxed);
@@ -135,6 +190,8 @@ class EpochManager {
   uint64_t queued() const {
     return retired_.load(std::memory_order_relaxed) - reclaimed();
   }
+  // The pool's words of this manager's node; null unless InPool.
+  const PoolEpochs* pool() const { return pool_.get(); }
 
  private:
   static constexpr uint64_t kIdle = UINT64_MAX;  // no transaction announced
@@ -171,10 +228,20 @@ class EpochManager {
   Slot Grow();
   // The smallest epoch announced by a transaction other than `except`'s.
   uint64_t MinActive(Slot except) const;
-  void Reclaim(Announcement& mine, Slot slot);
+  // Advances E: the epoch of the batch sealed now.
+  absl::StatusOr<uint64_t> Advance(rdma::Endpoint& endpoint);
+  // Batches sealed at epochs below it can go back (ignoring `except`'s
+  // transaction): the smallest announcement, here or in the pool.
+  absl::StatusOr<uint64_t> Horizon(Slot except, rdma::Endpoint& endpoint);
+  // In the pool: raises the cached epoch to `epoch`, never lowers it.
+  void Learn(uint64_t epoch);
+  absl::Status Publish(Slot except, rdma::Endpoint& endpoint);
+  void Reclaim(Announcement& mine, Slot slot, rdma::Endpoint& endpoint);
 
+  // E; in the pool, this process's cached copy of the pool's.
   std::atomic<uint64_t> epoch_{1};
-  std::atomic<Slot> count_{0};  // records in use so far: [0, count_)
+  std::unique_ptr<PoolEpochs> pool_;  // null: every node is in this process
+  std::atomic<Slot> count_{0};        // records in use so far: [0, count_)
   std::atomic<Chunk*> chunks_[kMaxChunks] = {};
   std::mutex grow_mu_;                // serializes Grow
   std::atomic<uint64_t> retired_{0};  // slots in batches sealed so far

@@ -430,7 +430,7 @@ void Txn::LeaveEpoch(bool committed) {
       }
     }
   }
-  epochs.Exit(state_.epoch_slot);
+  epochs.Exit(state_.epoch_slot, state_.ctx.endpoint());
   state_.epoch_slot = EpochManager::kNoSlot;
 }
 

@@ -45,13 +45,12 @@
 // the entry before the delete's commit removed it (the leaf's latch
 // orders the two), so the reader announced an epoch no later than the
 // one the slot was queued with (epoch_manager.h argues it per
-// algorithm). This
-// holds for the compute nodes of one process; with compute nodes in
-// separate processes (verbs, one process per node) deleted slots are not
-// reused at all (Database::epochs is null). A delete must remove the
-// row's index entries in the same transaction, and an address is good
-// only within the transaction that found it (or while its row is known to
-// live).
+// algorithm). With compute nodes in separate processes (verbs, one
+// process per node) the epochs are shared through the memory pool, so a
+// reader in another process holds the slot back the same way. A delete
+// must remove the row's index entries in the same transaction, and an
+// address is good only within the transaction that found it (or while its
+// row is known to live).
 //
 // Size limit: every page and index leaf a transaction holds latched needs
 // a frame of its compute node's cache (SELCC), so a transaction touches at

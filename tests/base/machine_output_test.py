@@ -177,6 +177,18 @@ def check_json(name, binary, records):
                   set(reasons) == {"conflict", "validation", "user", "error"}
                   and all(isinstance(v, int) for v in reasons.values()),
                   f"{name} --json: aborts_by_reason is {reasons!r}")
+        if name == "tpcc":
+            # What the run added to the pool: at least nothing (it only
+            # inserts more than it frees), and its rate per transaction.
+            before, after = r.get("pool_bytes_used"), r.get(
+                "pool_bytes_after_run")
+            check(isinstance(after, int) and isinstance(before, int) and
+                  after >= before > 0,
+                  f"{name} --json: pool_bytes_after_run {after!r} is not >= "
+                  f"pool_bytes_used {before!r}")
+            check(isinstance(r.get("pool_growth_mb_per_million_txns"),
+                             (int, float)),
+                  f"{name} --json: no pool_growth_mb_per_million_txns")
         unit = PER_UNIT.get(name)
         if unit:
             for what in ("invalidations", "evictions"):

@@ -188,7 +188,6 @@ TEST_P(LeafHintTest, NeverInsertsOutsideTheFencesUnderConcurrentSplits) {
 // right half, goes there (the stale leaf's high fence refuses it), and the
 // hint moves on to the right half.
 TEST_P(LeafHintTest, StaleHintAfterASplitDescends) {
-  if (!leaf_hint()) GTEST_SKIP() << "the shortcut is off";
   auto ctx = *cluster_->manager(0).NewThreadContext();
   auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_,
                                {.leaf_hint = true});

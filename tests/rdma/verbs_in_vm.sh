@@ -2,7 +2,8 @@
 # Everything that runs on the verbs backend, for a machine with an RDMA
 # device (CI runs it in shared/rdma-vm's Soft-RoCE VM, see .ci/run):
 #  1. the fabric suites of tests/rdma on an in-process verbs deployment
-#     (STRAND_TEST_FABRIC=verbs), unchanged;
+#     (STRAND_TEST_FABRIC=verbs), unchanged, and tests/txn's epochs
+#     through the pool;
 #  2. the multi-process run (verbs_multiprocess.sh);
 #  3. fabric_bench --fabric=verbs against a strand_memnode process.
 # Usage: tests/rdma/verbs_in_vm.sh BUILD_DIR [ADDRESS]
@@ -28,6 +29,21 @@ for suite in fabric_ops_test messages_test block_allocator_test \
     failed=1
   fi
 done
+
+# Deleted slots' epochs through the pool words (txn/pool_epochs.h) over
+# the device's atomics: three compute nodes' managers driven by hand.
+# (TPC-C across processes reuses slots too: tpcc_cluster_in_vm.sh.)
+echo "=== [verbs] epochs through the pool ($addr)"
+start=$(date +%s%N)
+if out="$(timeout 300 "$build/tests/txn/epoch_manager_test" 2>&1)"; then
+  printf '%-22s %s (%d ms)\n' epoch_manager_test \
+    "$(grep -E '^\[  PASSED  \]' <<<"$out")" \
+    $(( ($(date +%s%N) - start) / 1000000 ))
+else
+  echo "$out" | tail -40
+  echo "epoch_manager_test FAILED"
+  failed=1
+fi
 unset STRAND_TEST_FABRIC STRAND_TEST_RDMA_ADDRESS
 
 # The guest kernel (Debian 12's 6.1) refuses O_DIRECT on tmpfs, which the

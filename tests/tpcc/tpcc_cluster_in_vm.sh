@@ -3,7 +3,9 @@
 # scripts/launch.sh from a cluster file: 1 memory node and 2 compute
 # processes on one RDMA address (CI runs it in the Soft-RoCE VM).
 #  1. a run: the combined report (node 0's JSON) shows 2 compute nodes,
-#     both committed transactions, and the consistency check passed;
+#     both committed transactions, and the consistency check passed; and
+#     a Delivery-heavy run in which node 0 hands deleted rows' slots back
+#     for reuse (epochs shared through the pool);
 #  2. the same in partitioned mode (2PC across processes);
 #  3. a compute process killed mid-run: the other names it, and the
 #     launcher exits non-zero within the bounded wait;
@@ -66,6 +68,24 @@ rates = ast.literal_eval(sys.argv[1])
 sys.exit(0 if len(rates) == 2 and min(rates) > 0 else 1)' "$by_node"
 check "node 1 printed its own figures" \
   grep -q "compute node 1 (2 compute processes" "$work/run/compute-1.err"
+
+echo "=== [tpcc cluster] deleted rows' slots reused across processes"
+# 40% Delivery, so that each process seals several batches of deleted
+# NEW-ORDER slots; a batch goes back only once the other process's bound in
+# the pool passed it (txn/epoch_manager.h, "Across processes").
+"$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
+  --pool_mb=1024 --results="$work/reuse" --timeout_s=600 -- \
+  "${small[@]}" --customers=150 --mix=30,30,0,40,0 --duration_s=4 \
+  --peer_timeout_s=30 --json >/dev/null
+status=$?
+check "reuse: launcher exit status 0" [ $status = 0 ]
+json="$(grep '^{' "$work/reuse/compute-0.out" | tail -1)"
+check "reuse: the epochs met in the pool" [ "$(report epochs)" = pool ]
+check "reuse: consistency ok" [ "$(report consistency_ok)" = True ]
+grep -h "handed back" "$work/reuse/compute-0.err"
+check "reuse: compute node 0 handed deleted slots back" \
+  grep -Eq "handed back for reuse: [1-9][0-9]* by this process" \
+  "$work/reuse/compute-0.err"
 
 echo "=== [tpcc cluster] partitioned mode with 2PC, 10% distributed"
 "$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
