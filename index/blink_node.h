@@ -282,7 +282,8 @@ class UnlatchedRead {
 
  private:
   uint32_t Clamp(uint32_t offset, uint32_t bytes) const {
-    return offset + bytes <= payload_bytes_ ? offset : payload_bytes_ - bytes;
+    // Written so that no offset, however large, wraps past the check.
+    return offset <= payload_bytes_ - bytes ? offset : payload_bytes_ - bytes;
   }
   uint32_t payload_bytes_;
   uint32_t capacity_;
