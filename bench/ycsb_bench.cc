@@ -78,6 +78,12 @@ DEFINE_bool(index_leaf_hint, true,
             "Inserts latch the leaf the thread last changed for the key's "
             "prefix when its fences cover the key, instead of descending; "
             "false: always descend (the ablation)");
+DEFINE_bool(optimistic_reads, true,
+            "Index descents read the nodes above the leaves with no latch "
+            "and validate the read (a version in the cache frame's latch "
+            "word), so threads reading the same upper nodes write no shared "
+            "cache line; a node that changed or is not cached is latched. "
+            "false: latch every node (the ablation)");
 DEFINE_uint64(seed, 1, "Seed of the key generators");
 
 namespace strand {
@@ -406,7 +412,8 @@ int Main() {
       auto c = n.manager->NewThreadContext();
       if (!c.ok()) return fail(c.status());
       auto tree = BLinkTree::Open(*n.manager, **c, *anchor,
-                                  {.leaf_hint = FLAGS_index_leaf_hint});
+                                  {.leaf_hint = FLAGS_index_leaf_hint,
+                                   .optimistic_reads = FLAGS_optimistic_reads});
       if (!tree.ok()) return fail(tree.status());
       n.tree = *std::move(tree);
       if (db.schema) {
@@ -476,12 +483,13 @@ int Main() {
                          static_cast<double>(FLAGS_gcl_size) / (1 << 20);
   table_out << absl::StrFormat(
       "ycsb_bench: protocol=%s compute_nodes=%d threads/node=%d rtt_ns=%d "
-      "gcl_size=%d cache_mb=%d prefetch=%s records=%d value_bytes=%d "
-      "distribution=%s%s\n"
+      "gcl_size=%d cache_mb=%d prefetch=%s optimistic_reads=%s records=%d "
+      "value_bytes=%d distribution=%s%s\n"
       "load: %.2f s (%.0f inserts/s); tree: height %d, %d leaves, %d inner "
       "nodes, %.1f MiB of GCLs\n",
       FLAGS_protocol, db.nodes.size(), FLAGS_threads, fabric_options->rtt_ns,
-      FLAGS_gcl_size, cache_mb, FLAGS_prefetch, FLAGS_records,
+      FLAGS_gcl_size, cache_mb, FLAGS_prefetch,
+      FLAGS_optimistic_reads ? "true" : "false", FLAGS_records,
       FLAGS_value_bytes, FLAGS_distribution,
       zipf ? absl::StrFormat("(theta=%.2f)", FLAGS_zipf_theta) : "", load_s,
       FLAGS_records / load_s, tree_stats.height, tree_stats.leaves,
@@ -592,6 +600,7 @@ int Main() {
         .Add("cache_mb", cache_mb)
         .Add("prefetch", FLAGS_prefetch)
         .Add("index_leaf_hint", FLAGS_index_leaf_hint)
+        .Add("optimistic_reads", FLAGS_optimistic_reads)
         .Add("seed", FLAGS_seed)
         .Add("load_s", load_s)
         .Add("tree_height", tree_stats.height)

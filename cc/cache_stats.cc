@@ -4,13 +4,26 @@
 
 namespace strand::cc {
 
-#define STRAND_CACHE_STATS_FIELDS(X)                                        \
-  X(shared_locks)                                                           \
-  X(exclusive_locks)                                                        \
-  X(hits) X(upgrades) X(lock_retries) X(lock_timeouts) X(no_wait_aborts)    \
-      X(invalidating_locks) X(invalidations_sent) X(invalidations_received) \
-          X(invalidations_dropped) X(forwards) X(evictions) X(flushes)      \
-              X(flushed_bytes)
+// clang-format off
+#define STRAND_CACHE_STATS_FIELDS(X) \
+  X(shared_locks) \
+  X(exclusive_locks) \
+  X(hits) \
+  X(upgrades) \
+  X(lock_retries) \
+  X(lock_timeouts) \
+  X(no_wait_aborts) \
+  X(invalidating_locks) \
+  X(invalidations_sent) \
+  X(invalidations_received) \
+  X(invalidations_dropped) \
+  X(forwards) \
+  X(evictions) \
+  X(flushes) \
+  X(flushed_bytes) \
+  X(optimistic_reads) \
+  X(optimistic_refusals)
+// clang-format on
 
 CacheStats& CacheStats::operator+=(const CacheStats& o) {
 #define STRAND_ADD(f) f += o.f;

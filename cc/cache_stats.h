@@ -26,6 +26,11 @@ struct CacheStats {
   uint64_t evictions = 0;
   uint64_t flushes = 0;  // dirty write-backs
   uint64_t flushed_bytes = 0;
+  // GclManager::OptimisticRead: tokens handed out, and calls answered
+  // "not available" (not cached, invalid copy, held exclusive). Whether a
+  // token's reads then validated only its caller knows.
+  uint64_t optimistic_reads = 0;
+  uint64_t optimistic_refusals = 0;
 
   uint64_t locks() const { return shared_locks + exclusive_locks; }
   double hit_ratio() const {

@@ -30,9 +30,16 @@
 // DeadlineExceeded. With LockOptions::no_wait it returns Aborted as soon as
 // the latch is held in a conflicting mode by a running holder (2PL no-wait).
 //
+// Optimistic reads (OptimisticRead, Validate; the rules in
+// optimistic_read.h): a cached GCL's payload read with no latch and no
+// write to shared memory, valid if Validate says so afterwards. No round
+// trip, no waiting; "not available" whenever the protocol cannot offer one
+// at once (then latch as usual).
+//
 // Threading: a ThreadContext belongs to one thread. Guards are movable, not
 // copyable, and release at most once.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -40,6 +47,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cc/cache_stats.h"
+#include "cc/optimistic_read.h"
 #include "cc/options.h"
 #include "rdma/fabric.h"
 #include "rdma/global_address.h"
@@ -201,6 +209,36 @@ class GclManager {
   virtual absl::StatusOr<ExclusiveGuard> Upgrade(ThreadContext& ctx,
                                                  SharedGuard& guard,
                                                  LockOptions lock = {}) = 0;
+
+  // An optimistic read of `gcl` (optimistic_read.h): its payload as this
+  // node's cached copy holds it, with no latch taken and nothing written
+  // that another core reads. Not available (!ok()) when the GCL is not
+  // cached here, its copy is not valid (this node holds no global latch on
+  // it), a local thread or the invalidation handler holds it exclusively,
+  // or the protocol has no cache (SEL: always). Never waits, never makes a
+  // round trip. A validated read sees the payload as a SharedGuard taken
+  // at some moment between this call and Validate would have: a copy this
+  // node holds S or M, which no peer can change without first invalidating
+  // it here (under the frame's exclusive latch, which Validate notices).
+  virtual OptimisticToken OptimisticRead(ThreadContext& ctx,
+                                         rdma::GlobalAddress gcl) {
+    return OptimisticToken();
+  }
+  // Whether every read of `token`'s payload since OptimisticRead saw one
+  // unchanged copy. Call it after the reads the caller's next step depends
+  // on; false once means the token is spent (read again, or latch). Two
+  // plain loads and a compiler fence on x86-64.
+  static bool Validate(const OptimisticToken& token) {
+    if (!token.ok()) return false;
+#if !defined(__SANITIZE_THREAD__)
+    // The seqlock reader's acquire fence (selcc/local_latch.h): the reads
+    // above may not drift below the re-read of the word. TSan models no
+    // standalone fence and ignores those reads (optimistic_read.h).
+    std::atomic_thread_fence(std::memory_order_acquire);
+#endif
+    return (token.word_->load(std::memory_order_relaxed) & token.mask_) ==
+           token.seen_;
+  }
 
   // Global atomics on any 8-byte aligned word outside GCL payloads, e.g. a
   // root word (root_words.h): timestamps and counters. One round trip each.

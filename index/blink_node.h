@@ -37,6 +37,11 @@
 // only shrinks, by a split, at the same time as its right link changes and
 // its version grows. Hence a key range [low, high) read from a leaf at
 // version v changes only by changes to that leaf, which all move v.
+//
+// Views: BLinkNode reads a node under a latch (and makes the edits);
+// UnlatchedBLinkNode reads one optimistically (cc/optimistic_read.h), where
+// any field may be garbage until validated; both share the searches
+// (BasicBLinkNode).
 
 #include <algorithm>
 #include <cstdint>
@@ -44,7 +49,9 @@
 #include <optional>
 #include <string_view>
 
+#include "absl/base/attributes.h"
 #include "cc/gcl_manager.h"
+#include "cc/optimistic_read.h"
 
 namespace strand::index {
 
@@ -108,8 +115,112 @@ inline int CompareKeys(std::string_view a, std::string_view b) {
   return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
 }
 
-class BLinkNode {
- public:
+// A key inside a node read optimistically (UnlatchedRead): where it is,
+// not a copy. The searches compare it in place, a word at a time with
+// relaxed atomic loads (cc::LoadRelaxed), which costs about what the
+// memcpy loads of CompareKeys cost; a copy per probe did not.
+struct UnlatchedKey {
+  const uint8_t* p;
+  uint32_t size;
+};
+
+template <typename Word>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int CompareWordsRelaxed(const char* pa,
+                                                            const uint8_t* pb) {
+  Word x;
+  std::memcpy(&x, pa, sizeof(Word));
+  const Word y = cc::LoadRelaxed<Word>(pb);
+  if (x == y) return 0;
+  if constexpr (sizeof(Word) == 8) {
+    return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+  } else if constexpr (sizeof(Word) == 4) {
+    return __builtin_bswap32(x) < __builtin_bswap32(y) ? -1 : 1;
+  } else if constexpr (sizeof(Word) == 2) {
+    return __builtin_bswap16(x) < __builtin_bswap16(y) ? -1 : 1;
+  } else {
+    return x < y ? -1 : 1;
+  }
+}
+
+// CompareKeys of a key and a key in an unlatched node, in the same steps.
+inline int CompareKeys(std::string_view a, UnlatchedKey b) {
+  const size_t n = a.size() < b.size ? a.size() : b.size;
+  const char* pa = a.data();
+  size_t i = 0;
+  int c = 0;
+  for (; i + 8 <= n; i += 8) {
+    if ((c = CompareWordsRelaxed<uint64_t>(pa + i, b.p + i)) != 0) return c;
+  }
+  if (i + 4 <= n) {
+    if ((c = CompareWordsRelaxed<uint32_t>(pa + i, b.p + i)) != 0) return c;
+    i += 4;
+  }
+  if (i + 2 <= n) {
+    if ((c = CompareWordsRelaxed<uint16_t>(pa + i, b.p + i)) != 0) return c;
+    i += 2;
+  }
+  if (i < n && (c = CompareWordsRelaxed<uint8_t>(pa + i, b.p + i)) != 0) {
+    return c;
+  }
+  return a.size() == b.size ? 0 : (a.size() < b.size ? -1 : 1);
+}
+inline int CompareKeys(UnlatchedKey a, std::string_view b) {
+  return -CompareKeys(b, a);
+}
+
+// What the interpolating search reads of a key, for both kinds.
+inline size_t KeySize(std::string_view k) { return k.size(); }
+inline size_t KeySize(UnlatchedKey k) { return k.size; }
+// The raw 8 bytes at `i` (i + 8 <= size).
+inline uint64_t KeyWord(std::string_view k, size_t i) {
+  uint64_t w;
+  std::memcpy(&w, k.data() + i, 8);
+  return w;
+}
+inline uint64_t KeyWord(UnlatchedKey k, size_t i) {
+  return cc::LoadRelaxed<uint64_t>(k.p + i);
+}
+inline uint8_t KeyByte(std::string_view k, size_t i) {
+  return static_cast<uint8_t>(k[i]);
+}
+inline uint8_t KeyByte(UnlatchedKey k, size_t i) {
+  return cc::LoadRelaxed<uint8_t>(k.p + i);
+}
+// The 8 bytes of `k` from `offset` (<= size) as a big-endian number, zeros
+// past its end: KeyPrefix of the rest of the key.
+inline uint64_t KeyWindow(std::string_view k, size_t offset) {
+  return KeyPrefix(k.substr(offset));
+}
+inline uint64_t KeyWindow(UnlatchedKey k, size_t offset) {
+  size_t rest = k.size > offset ? k.size - offset : 0;
+  if (rest >= 8) return __builtin_bswap64(KeyWord(k, offset));
+  // Shorter (4-byte keys are common): 4, 2 and 1 bytes, high to low.
+  uint64_t v = 0;
+  int shift = 64;
+  size_t i = offset;
+  if (rest >= 4) {
+    shift -= 32;
+    v |= uint64_t{__builtin_bswap32(cc::LoadRelaxed<uint32_t>(k.p + i))}
+         << shift;
+    i += 4;
+    rest -= 4;
+  }
+  if (rest >= 2) {
+    shift -= 16;
+    v |= uint64_t{__builtin_bswap16(cc::LoadRelaxed<uint16_t>(k.p + i))}
+         << shift;
+    i += 2;
+    rest -= 2;
+  }
+  if (rest >= 1) {
+    shift -= 8;
+    v |= uint64_t{cc::LoadRelaxed<uint8_t>(k.p + i)} << shift;
+  }
+  return v;
+}
+
+// The layout's constants, shared by every view of a node.
+struct BLinkNodeLayout {
   // "BLN2": the layout with version and timestamps (a pool image of the
   // older "BLNK" layout is refused as corrupt rather than misread).
   static constexpr uint32_t kMagic = 0x324e4c42;
@@ -127,14 +238,70 @@ class BLinkNode {
     const uint32_t fixed = kHeaderBytes + 2 * width;
     return payload_bytes <= fixed ? 0 : (payload_bytes - fixed) / (width + 8);
   }
+};
 
-  BLinkNode(const uint8_t* payload, uint32_t width)
-      : p_(payload), width_(width) {}
+// How a node view reads its payload: LatchedRead under a latch, where the
+// bytes cannot change; UnlatchedRead for an optimistic read
+// (cc/optimistic_read.h), where they may change at any moment.
+struct LatchedRead {
+  using Key = std::string_view;
+  template <typename T>
+  T Get(const uint8_t* p, uint32_t offset) const {
+    T v;
+    std::memcpy(&v, p + offset, sizeof(T));
+    return v;
+  }
+  Key Bytes(const uint8_t* p, uint32_t offset, uint32_t width) const {
+    return std::string_view(reinterpret_cast<const char*>(p + offset), width);
+  }
+  uint32_t Count(uint32_t stored) const { return stored; }
+};
 
+// Every field is read with relaxed atomic loads, keys where they are
+// (UnlatchedKey). A torn node must not crash the search: the count is cut to
+// the capacity, and no read leaves the payload whatever offset the search
+// computes from garbage (it is clamped: the value read is garbage too, and
+// the caller's validation rejects it). The searches below terminate for
+// any comparison results (each loop narrows a range or doubles a step), so
+// garbage costs time, never safety.
+class UnlatchedRead {
+ public:
+  using Key = UnlatchedKey;
+  // `capacity`: BLinkNodeLayout::Capacity(payload_bytes, width), which a
+  // tree knows (a division per node read showed in the profile).
+  UnlatchedRead(uint32_t payload_bytes, uint32_t capacity)
+      : payload_bytes_(payload_bytes), capacity_(capacity) {}
+  template <typename T>
+  T Get(const uint8_t* p, uint32_t offset) const {
+    return cc::LoadRelaxed<T>(p + Clamp(offset, sizeof(T)));
+  }
+  Key Bytes(const uint8_t* p, uint32_t offset, uint32_t width) const {
+    return Key{p + Clamp(offset, width), width};
+  }
+  uint32_t Count(uint32_t stored) const { return std::min(stored, capacity_); }
+
+ private:
+  uint32_t Clamp(uint32_t offset, uint32_t bytes) const {
+    // Written so that no offset, however large, wraps past the check.
+    return offset <= payload_bytes_ - bytes ? offset : payload_bytes_ - bytes;
+  }
+  uint32_t payload_bytes_;
+  uint32_t capacity_;
+};
+
+// A read-only view of a node: its fields and the searches, with the
+// payload read as `Read` says.
+template <typename Read>
+class BasicBLinkNode : public BLinkNodeLayout {
+ public:
+  using Key = typename Read::Key;
+
+  BasicBLinkNode(const uint8_t* payload, uint32_t width, Read read = Read())
+      : p_(payload), width_(width), read_(read) {}
   bool valid() const { return Get<uint32_t>(0) == kMagic; }
   uint16_t level() const { return Get<uint16_t>(4); }
   bool is_leaf() const { return level() == 0; }
-  uint32_t count() const { return Get<uint16_t>(kCountOffset); }
+  uint32_t count() const { return read_.Count(Get<uint16_t>(kCountOffset)); }
   uint16_t flags() const { return Get<uint16_t>(10); }
   // 1 + the position the last insert wrote, 0 if unknown (layout above).
   uint32_t last_insert() const { return Get<uint16_t>(kLastInsertOffset); }
@@ -144,9 +311,9 @@ class BLinkNode {
   uint64_t version() const { return Get<uint64_t>(kVersionOffset); }
   uint64_t read_ts() const { return Get<uint64_t>(kReadTsOffset); }
   uint64_t write_ts() const { return Get<uint64_t>(kWriteTsOffset); }
-  std::string_view low() const { return Bytes(kHeaderBytes); }
-  std::string_view high() const { return Bytes(kHeaderBytes + width_); }
-  std::string_view key(uint32_t i) const { return Bytes(EntryOffset(i)); }
+  Key low() const { return Bytes(kHeaderBytes); }
+  Key high() const { return Bytes(kHeaderBytes + width_); }
+  Key key(uint32_t i) const { return Bytes(EntryOffset(i)); }
   uint64_t value(uint32_t i) const {
     return Get<uint64_t>(EntryOffset(i) + width_);
   }
@@ -180,8 +347,8 @@ class BLinkNode {
     if (!low_is_min() && !high_is_max()) {
       return SearchFrom(key, GuessBetween(key, low(), high(), n), n);
     }
-    const std::string_view first = this->key(0);
-    const std::string_view last = this->key(n - 1);
+    const Key first = this->key(0);
+    const Key last = this->key(n - 1);
     if (CompareKeys(key, first) <= 0) return 0;
     if (CompareKeys(key, last) > 0) return n;
     // first < key <= last: the answer is in [1, n - 1].
@@ -191,14 +358,19 @@ class BLinkNode {
   // [low, high): the guess LowerBound starts from, in [0, n - 1]. Also for
   // a node not latched yet, from its parent's separators and an assumed
   // count (BLinkTree's narrow prefetch).
-  static uint32_t GuessBetween(std::string_view key, std::string_view low,
-                               std::string_view high, uint32_t n) {
+  // `low` and `high` are keys of one kind: string_views (or strings), or
+  // an unlatched node's UnlatchedKeys.
+  template <typename K>
+  static uint32_t GuessBetween(std::string_view key, const K& low,
+                               const K& high, uint32_t n) {
     return std::min(n - 1, Interpolate(key, low, high, n + 1));
   }
   // Leaves of a unique tree: the value stored under exactly `key`.
   std::optional<uint64_t> Find(std::string_view key) const {
     const uint32_t pos = LowerBound(key);
-    if (pos == count() || this->key(pos) != key) return std::nullopt;
+    if (pos == count() || std::string_view(this->key(pos)) != key) {
+      return std::nullopt;
+    }
     return value(pos);
   }
   // Inner nodes: the child whose range holds `key` (last entry <= key;
@@ -215,36 +387,6 @@ class BLinkNode {
   uint32_t ChildBefore(std::string_view bound) const {
     const uint32_t i = LowerBound(bound);
     return i == 0 ? 0 : i - 1;
-  }
-
-  // --- Edits through an exclusive guard; each marks only what it writes.
-  // Writes a whole empty node (header and fences) into `dst`.
-  static void Init(uint8_t* dst, uint32_t width, uint16_t level,
-                   std::string_view low, bool low_is_min, std::string_view high,
-                   bool high_is_max, uint64_t right);
-  // Opens a gap at `pos` and writes the entry (count() < capacity); the
-  // node's last insert becomes pos + 1.
-  static void InsertAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
-                       std::string_view key, uint64_t value);
-  // Closes the gap at `pos`; the last insert becomes unknown.
-  static void RemoveAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos);
-  // Sets the last insert of a node image being built (0: unknown).
-  static void SetLastInsert(uint8_t* dst, uint16_t last_insert) {
-    std::memcpy(dst + kLastInsertOffset, &last_insert, 2);
-  }
-  static void SetValue(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
-                       uint64_t value);
-  // Writes one of the u64 header words (kVersionOffset, kReadTsOffset,
-  // kWriteTsOffset) of a latched node or of a node image.
-  static void PutWord(cc::ExclusiveGuard& guard, uint32_t offset,
-                      uint64_t value) {
-    std::memcpy(guard.MutableRange(offset, 8), &value, 8);
-  }
-  static void PutWord(uint8_t* dst, uint32_t offset, uint64_t value) {
-    std::memcpy(dst + offset, &value, 8);
-  }
-  static void BumpVersion(cc::ExclusiveGuard& guard) {
-    PutWord(guard, kVersionOffset, BLinkNode(guard.data(), 0).version() + 1);
   }
 
  private:
@@ -300,15 +442,15 @@ class BLinkNode {
   // were spread evenly, in [0, n - 1] whatever `key` is: the keys are read
   // as big-endian numbers over the 8 bytes from where first and last start
   // to differ (all of a key up to 8 bytes wide).
-  static uint32_t Interpolate(std::string_view key, std::string_view first,
-                              std::string_view last, uint32_t n) {
+  template <typename K>
+  static uint32_t Interpolate(std::string_view key, const K& first,
+                              const K& last, uint32_t n) {
+    const size_t size = KeySize(first);
     const size_t offset =
-        first.size() <= 8
-            ? 0
-            : std::min(CommonPrefix(first, last), first.size() - 8);
-    const uint64_t lo = Window(first, offset);
-    const uint64_t hi = Window(last, offset);
-    const uint64_t at = Window(key, offset);
+        size <= 8 ? 0 : std::min(CommonPrefix(first, last), size - 8);
+    const uint64_t lo = KeyWindow(first, offset);
+    const uint64_t hi = KeyWindow(last, offset);
+    const uint64_t at = KeyWindow(key, offset);
     if (hi <= lo || at <= lo) return 0;
     if (at >= hi) return n - 1;
     // A double is exact enough for a guess and far cheaper than a 128-bit
@@ -318,35 +460,80 @@ class BLinkNode {
     return std::min(n - 1, static_cast<uint32_t>(share * (n - 1)));
   }
   // Bytes a and b (of equal width) share at the front.
-  static size_t CommonPrefix(std::string_view a, std::string_view b) {
+  template <typename K>
+  static size_t CommonPrefix(const K& a, const K& b) {
+    const size_t size = KeySize(a);
     size_t i = 0;
-    for (; i + 8 <= a.size(); i += 8) {
-      uint64_t x, y;
-      std::memcpy(&x, a.data() + i, 8);
-      std::memcpy(&y, b.data() + i, 8);
+    for (; i + 8 <= size; i += 8) {
+      const uint64_t x = KeyWord(a, i);
+      const uint64_t y = KeyWord(b, i);
       if (x != y) return i + __builtin_ctzll(x ^ y) / 8;
     }
-    while (i < a.size() && a[i] == b[i]) ++i;
+    while (i < size && KeyByte(a, i) == KeyByte(b, i)) ++i;
     return i;
-  }
-  // The 8 bytes of `key` from `offset` as a big-endian number (zeros past
-  // its end).
-  static uint64_t Window(std::string_view key, size_t offset) {
-    return KeyPrefix(key.substr(offset));
   }
 
   template <typename T>
   T Get(uint32_t offset) const {
-    T v;
-    std::memcpy(&v, p_ + offset, sizeof(T));
-    return v;
+    return read_.template Get<T>(p_, offset);
   }
-  std::string_view Bytes(uint32_t offset) const {
-    return std::string_view(reinterpret_cast<const char*>(p_ + offset), width_);
-  }
+  Key Bytes(uint32_t offset) const { return read_.Bytes(p_, offset, width_); }
 
   const uint8_t* p_;
   uint32_t width_;
+  Read read_;
+};
+
+// A node under a latch: the view, and the edits a tree makes through an
+// exclusive guard.
+class BLinkNode : public BasicBLinkNode<LatchedRead> {
+ public:
+  BLinkNode(const uint8_t* payload, uint32_t width)
+      : BasicBLinkNode(payload, width) {}
+
+  // Edits through an exclusive guard; each marks only what it writes.
+  // Writes a whole empty node (header and fences) into `dst`.
+  static void Init(uint8_t* dst, uint32_t width, uint16_t level,
+                   std::string_view low, bool low_is_min, std::string_view high,
+                   bool high_is_max, uint64_t right);
+  // Opens a gap at `pos` and writes the entry (count() < capacity); the
+  // node's last insert becomes pos + 1.
+  static void InsertAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
+                       std::string_view key, uint64_t value);
+  // Closes the gap at `pos`; the last insert becomes unknown.
+  static void RemoveAt(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos);
+  // Sets the last insert of a node image being built (0: unknown).
+  static void SetLastInsert(uint8_t* dst, uint16_t last_insert) {
+    std::memcpy(dst + kLastInsertOffset, &last_insert, 2);
+  }
+  static void SetValue(cc::ExclusiveGuard& guard, uint32_t width, uint32_t pos,
+                       uint64_t value);
+  // Writes one of the u64 header words (kVersionOffset, kReadTsOffset,
+  // kWriteTsOffset) of a latched node or of a node image.
+  static void PutWord(cc::ExclusiveGuard& guard, uint32_t offset,
+                      uint64_t value) {
+    std::memcpy(guard.MutableRange(offset, 8), &value, 8);
+  }
+  static void PutWord(uint8_t* dst, uint32_t offset, uint64_t value) {
+    std::memcpy(dst + offset, &value, 8);
+  }
+  static void BumpVersion(cc::ExclusiveGuard& guard) {
+    PutWord(guard, kVersionOffset, BLinkNode(guard.data(), 0).version() + 1);
+  }
+};
+
+// A node read optimistically (cc::OptimisticToken): every value may be
+// garbage until the token validates.
+class UnlatchedBLinkNode : public BasicBLinkNode<UnlatchedRead> {
+ public:
+  UnlatchedBLinkNode(const uint8_t* payload, uint32_t payload_bytes,
+                     uint32_t width, uint32_t capacity)
+      : BasicBLinkNode(payload, width, UnlatchedRead(payload_bytes, capacity)) {
+  }
+  UnlatchedBLinkNode(const uint8_t* payload, uint32_t payload_bytes,
+                     uint32_t width)
+      : UnlatchedBLinkNode(payload, payload_bytes, width,
+                           Capacity(payload_bytes, width)) {}
 };
 
 inline void BLinkNode::Init(uint8_t* dst, uint32_t width, uint16_t level,

@@ -55,6 +55,7 @@ struct LeafHintSlot {
 constexpr size_t kLeafHintSlots = 256;  // 6 KiB per thread
 thread_local std::array<LeafHintSlot, kLeafHintSlots> leaf_hints;
 thread_local LeafHintStats leaf_hint_stats;
+thread_local OptimisticReadStats optimistic_read_stats;
 std::atomic<uint64_t> next_tree_id{1};
 
 absl::Status Corrupt(GlobalAddress gcl, const char* what) {
@@ -139,6 +140,10 @@ absl::StatusOr<std::unique_ptr<BLinkTree>> BLinkTree::Open(
 
 LeafHintStats BLinkTree::ThreadLeafHintStats() { return leaf_hint_stats; }
 
+OptimisticReadStats BLinkTree::ThreadOptimisticReadStats() {
+  return optimistic_read_stats;
+}
+
 void BLinkTree::CountLeafHint(bool hit) {
   ++(hit ? leaf_hint_stats.hits : leaf_hint_stats.misses);
 }
@@ -155,6 +160,8 @@ BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
       narrow_prefetch_(manager.options().prefetch ==
                        cc::PrefetchScope::kNarrow),
       leaf_hint_(tuning.leaf_hint),
+      optimistic_reads_(tuning.optimistic_reads),
+      payload_bytes_(manager.payload_bytes()),
       hint_prefix_(key_width - std::min<uint32_t>(4, key_width / 2)),
       id_(next_tree_id.fetch_add(1, std::memory_order_relaxed)),
       root_hint_(root.raw()) {}
@@ -196,16 +203,18 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LatchHintedLeaf(
   return cc::ExclusiveGuard();
 }
 
-BLinkTree::Probe BLinkTree::ChildProbe(const BLinkNode& parent, uint32_t c,
+template <typename Node>
+BLinkTree::Probe BLinkTree::ChildProbe(const Node& parent, uint32_t c,
                                        std::string_view key) const {
   // The child's fences are the parent's separators c and c + 1 (entry 0
   // of an inner node is its low fence; the last child's high is the
   // parent's). An infinite one leaves nothing to interpolate over.
-  const bool last = c + 1 == parent.count();
+  const bool last = c + 1 >= parent.count();
   if ((c == 0 && parent.low_is_min()) || (last && parent.high_is_max())) {
     return Probe{0, 0};
   }
-  const std::string_view high = last ? parent.high() : parent.key(c + 1);
+  // A copy for an unlatched node (its keys are), a view into a latched one.
+  const typename Node::Key high = last ? parent.high() : parent.key(c + 1);
   // Assumed full: loads fill nodes in key order and ascending splits keep
   // the left node full (blink_tree.h), and the read-mostly indexes are
   // such loads. A node less full is searched from a wrong line: one more
@@ -217,6 +226,12 @@ BLinkTree::Probe BLinkTree::ChildProbe(const BLinkNode& parent, uint32_t c,
   // The guessed entry and one on each side: the gallop's first probes.
   return Probe{at - (guess > 0 ? entry : 0), 3 * entry};
 }
+
+template BLinkTree::Probe BLinkTree::ChildProbe(const BLinkNode&, uint32_t,
+                                                std::string_view) const;
+template BLinkTree::Probe BLinkTree::ChildProbe(const UnlatchedBLinkNode&,
+                                                uint32_t,
+                                                std::string_view) const;
 
 void BLinkTree::PrefetchChild(GlobalAddress child, const Probe& probe) const {
   // The header with the fences and the first entry: the search reads the
@@ -269,13 +284,94 @@ absl::StatusOr<GlobalAddress> BLinkTree::ReadAnchorRoot(cc::ThreadContext& ctx,
   return root;
 }
 
+BLinkTree::OptimisticStop BLinkTree::DescendOptimistic(cc::ThreadContext& ctx,
+                                                       std::string_view key,
+                                                       Descent rule,
+                                                       int stop_level,
+                                                       Path* path) {
+  OptimisticStop stop{GlobalAddress::FromRaw(root_hint_.load()), -1, true};
+  OptimisticReadStats& stats = optimistic_read_stats;
+  int failures = 0;
+  while (stop.level < 0 || stop.level > stop_level) {
+    const cc::OptimisticToken token = manager_.OptimisticRead(ctx, stop.at);
+    if (!token.ok()) {
+      ++stats.unavailable;
+      return stop;
+    }
+    // Everything this step decides on is read before the validation and
+    // used only after it; until then any of it may be garbage (the view
+    // keeps every read inside the payload).
+    const UnlatchedBLinkNode n(token.data(), payload_bytes_, width_, capacity_);
+    const bool valid = n.valid();
+    const int level = n.level();
+    const bool high_is_max = n.high_is_max();
+    const bool move_right =
+        !high_is_max &&
+        (rule == Descent::kHolds ? CompareKeys(key, n.high()) >= 0
+                                 : CompareKeys(n.high(), key) < 0);
+    const bool down = !move_right && level > stop_level;
+    uint64_t next = 0;
+    Probe probe;
+    if (move_right) {
+      next = n.right();
+    } else if (down) {
+      const uint32_t c =
+          rule == Descent::kHolds ? n.ChildFor(key) : n.ChildBefore(key);
+      next = n.value(c);
+      if (level == 1 && narrow_prefetch_) probe = ChildProbe(n, c, key);
+    }
+    if (!cc::GclManager::Validate(token)) {
+      ++stats.invalidated;
+      if (++failures >= kOptimisticAttempts) return stop;
+      continue;
+    }
+    ++stats.validated;
+    // A node as a shared latch would have shown it. What the latched path
+    // handles (and reports) stays with it: a bad node, a node at another
+    // level than its parent said, a cached root that split (the anchor
+    // names the current one), a bounded node without a right link.
+    if (!valid || (stop.level >= 0 && level != stop.level) ||
+        (stop.top && !high_is_max) || ((move_right || down) && next == 0)) {
+      return stop;
+    }
+    if (!move_right && !down) {
+      // The node of stop_level itself. Only a node of unknown level gets
+      // here, so the cached root, at or below stop_level.
+      stop.level = level;
+      return stop;
+    }
+    if (down) {
+      if (path != nullptr) path->Record(level, stop.at);
+      if (probe.bytes > 0) PrefetchChild(GlobalAddress::FromRaw(next), probe);
+    }
+    stop.at = GlobalAddress::FromRaw(next);
+    stop.level = down ? level - 1 : level;
+    stop.top = false;
+  }
+  return stop;
+}
+
 absl::StatusOr<cc::SharedGuard> BLinkTree::DescendShared(
     cc::ThreadContext& ctx, std::string_view key, Descent rule, int stop_level,
     Path* path, cc::LockOptions lock) {
-  GlobalAddress at = GlobalAddress::FromRaw(root_hint_.load());
+  const OptimisticStop from =
+      optimistic_reads_
+          ? DescendOptimistic(ctx, key, rule, stop_level, path)
+          : OptimisticStop{GlobalAddress::FromRaw(root_hint_.load())};
+  return DescendLatched(ctx, key, rule, stop_level, path, lock, from);
+}
+
+absl::StatusOr<cc::SharedGuard> BLinkTree::DescendLatched(
+    cc::ThreadContext& ctx, std::string_view key, Descent rule, int stop_level,
+    Path* path, cc::LockOptions lock, const OptimisticStop& from) {
+  GlobalAddress at = from.at;
+  bool top = from.top;
   auto g = manager_.SLock(ctx, at, lock);
   if (!g.ok()) return g.status();
-  bool top = true;
+  if (from.level == 0 && !top && !narrow_prefetch_) {
+    // A leaf, as the coupled steps below prefetch one they step down to.
+    PrefetchNode(g->data(), payload_bytes_);
+  }
   for (;;) {
     const BLinkNode n(g->data(), width_);
     if (!n.valid()) return Corrupt(at, "bad magic");
@@ -330,23 +426,34 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
     if (!hinted.ok()) return hinted.status();
     if (hinted->owns_lock()) return hinted;
   }
-  auto s = DescendShared(ctx, key, Descent::kHolds, 1, path);
-  if (!s.ok()) return s.status();
-  GlobalAddress leaf;
   absl::StatusOr<cc::ExclusiveGuard> x;
-  {
+  const OptimisticStop stop =
+      optimistic_reads_
+          ? DescendOptimistic(ctx, key, Descent::kHolds, 0, path)
+          : OptimisticStop{GlobalAddress::FromRaw(root_hint_.load())};
+  if (stop.level == 0) {
+    // The leaf as its parent named it (or a lone root leaf), read with no
+    // latch: since then the key's leaf can only have moved to the right of
+    // it, which the loop below follows.
+    x = manager_.XLock(ctx, stop.at);
+    if (x.ok() && !narrow_prefetch_) {
+      PrefetchNode(x->data(), payload_bytes_);
+    }
+  } else {
+    auto s = DescendLatched(ctx, key, Descent::kHolds, 1, path, {}, stop);
+    if (!s.ok()) return s.status();
     const BLinkNode n(s->data(), width_);
     if (n.is_leaf()) {  // the whole tree is one leaf: relatch it
-      leaf = s->gcl();
+      const GlobalAddress leaf = s->gcl();
       if (absl::Status st = s->Unlock(); !st.ok()) return st;
       x = manager_.XLock(ctx, leaf);
     } else {
       const uint32_t c = n.ChildFor(key);
-      leaf = GlobalAddress::FromRaw(n.value(c));
+      const GlobalAddress leaf = GlobalAddress::FromRaw(n.value(c));
       if (narrow_prefetch_) PrefetchChild(leaf, ChildProbe(n, c, key));
       x = manager_.XLock(ctx, leaf);
       if (x.ok() && !narrow_prefetch_) {
-        PrefetchNode(x->data(), manager_.payload_bytes());
+        PrefetchNode(x->data(), payload_bytes_);
       }
       if (absl::Status st = s->Unlock(); !st.ok()) return st;
     }
@@ -404,15 +511,11 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
   // leaves) share one descent and one latch. The parent's latch goes
   // before the leaves' are taken: a leaf may split in between, and pass 3
   // then moves right from it (B-link).
-  struct Ranked {
-    uint64_t prefix;  // KeyPrefix: decides most comparisons alone
-    uint32_t index;
-  };
-  absl::InlinedVector<Ranked, 16> ranked(keys.size());
+  absl::InlinedVector<RankedKey, 16> ranked(keys.size());
   for (uint32_t i = 0; i < keys.size(); ++i) {
     ranked[i] = {KeyPrefix(keys[i]), i};
   }
-  std::sort(ranked.begin(), ranked.end(), [&](Ranked a, Ranked b) {
+  std::sort(ranked.begin(), ranked.end(), [&](RankedKey a, RankedKey b) {
     return a.prefix != b.prefix ? a.prefix < b.prefix
                                 : CompareKeys(keys[a.index], keys[b.index]) < 0;
   });
@@ -420,9 +523,14 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
   // Narrow prefetch: the bytes of each leaf its search will probe, as far
   // as the parent tells (ChildProbe).
   absl::InlinedVector<Probe, 16> probes(narrow_prefetch_ ? keys.size() : 0);
+  const bool found =
+      optimistic_reads_ &&
+      FindLeavesOptimistic(ctx, keys, ranked, absl::MakeSpan(leaves),
+                           absl::MakeSpan(probes));
   std::optional<cc::SharedGuard> parent;
   uint32_t child = 0;  // the previous key's child in `parent`
-  for (const Ranked& r : ranked) {
+  for (const RankedKey& r :
+       found ? absl::Span<const RankedKey>() : absl::MakeConstSpan(ranked)) {
     const uint32_t i = r.index;
     // Sorted, so the key is at or above the parent's low fence, and the
     // entries before the previous key's child are below it.
@@ -490,6 +598,77 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
     if (absl::Status s = search(i); !s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+bool BLinkTree::FindLeavesOptimistic(cc::ThreadContext& ctx,
+                                     absl::Span<const std::string_view> keys,
+                                     absl::Span<const RankedKey> ranked,
+                                     absl::Span<GlobalAddress> leaves,
+                                     absl::Span<Probe> probes) {
+  OptimisticReadStats& stats = optimistic_read_stats;
+  // The parent of the current run of keys, read with no latch; one token
+  // serves the run, validated after each key's child is read (each
+  // validation covers every read before it).
+  cc::OptimisticToken parent;
+  GlobalAddress parent_at;
+  uint32_t child = 0;  // the previous key's child in `parent`
+  int failures = 0;
+  for (size_t k = 0; k < ranked.size();) {
+    const uint32_t i = ranked[k].index;
+    const bool fresh = !parent.ok();  // a parent found for this very key
+    if (fresh) {
+      const OptimisticStop stop =
+          DescendOptimistic(ctx, keys[i], Descent::kHolds, 1, nullptr);
+      if (stop.level < 0 || stop.level > 1) return false;
+      parent_at = stop.at;
+      parent = manager_.OptimisticRead(ctx, parent_at);
+      if (!parent.ok()) {
+        ++stats.unavailable;
+        return false;
+      }
+      child = 0;
+    }
+    const UnlatchedBLinkNode n(parent.data(), payload_bytes_, width_,
+                               capacity_);
+    const bool usable = n.valid() && n.level() <= 1;
+    const bool leaf = n.is_leaf();
+    // Sorted, so the key is at or above the parent's low fence, and the
+    // entries before the previous key's child are below it.
+    const bool below = n.BelowHigh(keys[i]);
+    uint32_t c = child;
+    uint64_t value = 0;
+    Probe probe;
+    if (below && !leaf) {
+      c = n.ChildFor(keys[i], child);
+      value = n.value(c);
+      if (narrow_prefetch_) probe = ChildProbe(n, c, keys[i]);
+    }
+    if (!cc::GclManager::Validate(parent)) {
+      ++stats.invalidated;
+      parent = cc::OptimisticToken();
+      if (++failures >= kOptimisticAttempts) return false;
+      continue;  // this key again, from a new descent
+    }
+    ++stats.validated;
+    if (!usable) return false;  // the latched pass reports it
+    if (!below) {
+      // The key is right of this parent: a new descent for it, as the
+      // latched pass does at the end of every run of keys under one
+      // parent. Counted only when the parent was found for this key (it
+      // split away in between), so a parent that keeps doing so cannot
+      // hold this loop.
+      parent = cc::OptimisticToken();
+      if (fresh && ++failures >= kOptimisticAttempts) return false;
+      continue;
+    }
+    if (!leaf && value == 0) return false;  // as `usable`
+    leaves[i] = leaf ? parent_at : GlobalAddress::FromRaw(value);
+    if (narrow_prefetch_) probes[i] = probe;
+    child = c;
+    manager_.PrefetchEntry(leaves[i]);
+    ++k;
+  }
+  return true;
 }
 
 absl::StatusOr<cc::SharedGuard> BLinkTree::LatchLeafShared(

@@ -104,6 +104,31 @@ struct BLinkTreeTuning {
   // latch under no-wait) the latch goes and the insert descends as
   // without the hint.
   bool leaf_hint = true;
+  // Optimistic reads of inner nodes (--optimistic_reads). Descents read
+  // the nodes above the leaves with no latch (cc::GclManager::
+  // OptimisticRead), validate after taking the child pointer or right link
+  // from a node, and latch only the leaf, as every operation did before.
+  // A latch on a cache hit writes the latch word, so the upper nodes every
+  // transaction reads (the root, level 1) kept moving between the cores
+  // that read them; an optimistic read writes nothing. Why a pointer read
+  // this way is safe to follow although the node may change right after
+  // the validation: nodes are never freed or merged and split only to the
+  // right, so the child named is at or left of the key's node at its level
+  // at any later moment, and the descent moves right from it as it does
+  // after a latch released too early (Lehman-Yao). A node that is not
+  // cached, held exclusively, or changes under the read (a few retries)
+  // is latched as without the switch, and so is every node of a protocol
+  // without a cache (SEL). Changes no result. false: every node latched,
+  // coupled (the ablation).
+  bool optimistic_reads = true;
+};
+
+// What the optimistic reads of inner nodes did on the calling thread, in
+// all trees, since the thread started (tests and profiles).
+struct OptimisticReadStats {
+  uint64_t validated = 0;    // node reads that validated
+  uint64_t invalidated = 0;  // node reads that did not (a writer came in)
+  uint64_t unavailable = 0;  // OptimisticRead said not available
 };
 
 // What the rightmost-leaf shortcut did on the calling thread, in all
@@ -151,6 +176,9 @@ class BLinkTree {
 
   // The calling thread's shortcut counters (BLinkTreeTuning::leaf_hint).
   static LeafHintStats ThreadLeafHintStats();
+  // The calling thread's optimistic read counters
+  // (BLinkTreeTuning::optimistic_reads).
+  static OptimisticReadStats ThreadOptimisticReadStats();
 
   uint16_t key_width() const { return key_width_; }
   bool unique() const { return unique_; }
@@ -303,6 +331,12 @@ class BLinkTree {
 
  private:
   struct Path;
+  // Bytes of a node a search for a key is expected to probe (beyond the
+  // header), from its parent; bytes == 0: no estimate.
+  struct Probe {
+    uint32_t offset = 0;
+    uint32_t bytes = 0;
+  };
   // Which node of a level a descent looks for.
   enum class Descent {
     kHolds,   // low <= key < high
@@ -335,19 +369,63 @@ class BLinkTree {
                            std::optional<std::string_view> high) const;
   std::string InternalKey(std::string_view key, uint64_t value) const;
 
+  // Where an optimistic descent stopped: the node to go on from, not
+  // latched, and its level when known (-1: not read yet).
+  struct OptimisticStop {
+    rdma::GlobalAddress at;
+    int level = -1;
+    bool top = true;  // `at` is the cached root, not known to be current
+  };
+  // Reads of a node that did not validate, after which a descent goes on
+  // latched. A read fails only while a writer changes the node, so a
+  // retry usually succeeds; a node changed over and over is latched.
+  static constexpr int kOptimisticAttempts = 4;
+  // From the cached root down towards the node of level `stop_level` that
+  // `rule` picks for `key`, with optimistic reads only (no latch): stops
+  // at that node (level set; not read itself unless it is the root), or
+  // earlier where a node was not available, did not validate
+  // kOptimisticAttempts times, turned out to be the cached root after a
+  // split, or looked corrupt (the latched path takes it from there and
+  // reports what it finds). Records the inner nodes it descends through
+  // in `path`.
+  OptimisticStop DescendOptimistic(cc::ThreadContext& ctx, std::string_view key,
+                                   Descent rule, int stop_level, Path* path);
   // From the cached root down to the node of level `stop_level` (or the
   // lowest there is, if the cached root is lower) that `rule` picks for
-  // `key`, S-latched. Records the node seen at each level in `path`.
+  // `key`, S-latched. Records the node seen at each level in `path`. With
+  // optimistic reads, starts latching where DescendOptimistic stopped.
   absl::StatusOr<cc::SharedGuard> DescendShared(cc::ThreadContext& ctx,
                                                 std::string_view key,
                                                 Descent rule, int stop_level,
                                                 Path* path,
                                                 cc::LockOptions lock = {});
+  // DescendShared's latched part: from `from` (a DescendOptimistic stop,
+  // or the cached root with level -1), coupling S-latches.
+  absl::StatusOr<cc::SharedGuard> DescendLatched(cc::ThreadContext& ctx,
+                                                 std::string_view key,
+                                                 Descent rule, int stop_level,
+                                                 Path* path,
+                                                 cc::LockOptions lock,
+                                                 const OptimisticStop& from);
   // The leaf whose range holds `key`, S-latched, found from `leaf`, a leaf
   // at or left of it (nodes only ever split to the right).
   absl::StatusOr<cc::SharedGuard> LatchLeafShared(cc::ThreadContext& ctx,
                                                   rdma::GlobalAddress leaf,
                                                   std::string_view key);
+  // LookupBatch's first pass with optimistic reads: the leaf of each key
+  // (in `ranked` order) as its parent names it, and with narrow prefetch
+  // the probe of it, into `leaves` and `probes`. False when a node was not
+  // available or did not validate often enough: then the latched pass
+  // runs (from scratch: what this one wrote is overwritten).
+  struct RankedKey {
+    uint64_t prefix;  // KeyPrefix: decides most comparisons alone
+    uint32_t index;
+  };
+  bool FindLeavesOptimistic(cc::ThreadContext& ctx,
+                            absl::Span<const std::string_view> keys,
+                            absl::Span<const RankedKey> ranked,
+                            absl::Span<rdma::GlobalAddress> leaves,
+                            absl::Span<Probe> probes);
   // The leaf whose range holds `key`, X-latched.
   absl::StatusOr<cc::ExclusiveGuard> LockLeafExclusive(cc::ThreadContext& ctx,
                                                        std::string_view key,
@@ -386,15 +464,11 @@ class BLinkTree {
                                                      int* level,
                                                      cc::LockOptions lock = {});
 
-  // Bytes of a node a search for a key is expected to probe (beyond the
-  // header), from its parent; bytes == 0: no estimate.
-  struct Probe {
-    uint32_t offset = 0;
-    uint32_t bytes = 0;
-  };
-  // For child `c` of the latched inner node `parent`, searched for `key`.
-  Probe ChildProbe(const BLinkNode& parent, uint32_t c,
-                   std::string_view key) const;
+  // For child `c` of the inner node `parent` (a BLinkNode or an
+  // UnlatchedBLinkNode: a hint, so garbage from a torn read is harmless),
+  // searched for `key`.
+  template <typename Node>
+  Probe ChildProbe(const Node& parent, uint32_t c, std::string_view key) const;
   // Narrow prefetch of a node about to be latched and searched: its header
   // (count, fences) and `probe`.
   void PrefetchChild(rdma::GlobalAddress child, const Probe& probe) const;
@@ -409,6 +483,8 @@ class BLinkTree {
   // prefetched (ChildProbe), before their latch; else all of them after.
   const bool narrow_prefetch_;
   const bool leaf_hint_;
+  const bool optimistic_reads_;
+  const uint32_t payload_bytes_;
   // Bytes of a user key that name its hint (BLinkTreeTuning::leaf_hint).
   const uint32_t hint_prefix_;
   // Never reused within the process: a thread's hints name the tree by it,

@@ -59,14 +59,21 @@ absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
   }
   GlobalAddress leaf = GlobalAddress::FromRaw(root_hint_.load());
   std::optional<cc::SharedGuard> parent;
-  if (!held.contains(leaf)) {
+  OptimisticStop stop{leaf};
+  if (!held.contains(leaf) && optimistic_reads_) {
+    // The leaf as its parent names it, read with no latch (never waits);
+    // the loop below moves right from it if it split since.
+    stop = DescendOptimistic(ctx, key, Descent::kHolds, 0, nullptr);
+    if (stop.level == 0) leaf = stop.at;
+  }
+  if (!held.contains(leaf) && stop.level != 0) {
     // Down to the leaves' parent (or to the root, if it is a leaf we do
     // not hold: then relatch it exclusively).
     // Holding other leaves, the descent must not wait either: a reader
     // that holds an inner node may be waiting for one of our leaves (and
     // a writer queued on the inner node makes us wait for that reader).
-    auto g = DescendShared(ctx, key, Descent::kHolds, 1, nullptr,
-                           held.empty() ? cc::LockOptions{} : kNoWait);
+    auto g = DescendLatched(ctx, key, Descent::kHolds, 1, nullptr,
+                            held.empty() ? cc::LockOptions{} : kNoWait, stop);
     if (!g.ok()) return g.status();
     const BLinkNode n(g->data(), width_);
     if (n.is_leaf()) {

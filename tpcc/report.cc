@@ -105,8 +105,11 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
                                      c.wal_pipeline)
                    : std::string(", every commit waits to be durable"))
             : std::string());
-  out << absl::StrFormat("cpu path switches: prefetch=%s index_leaf_hint=%s\n",
-                         c.prefetch, c.index_leaf_hint ? "true" : "false");
+  out << absl::StrFormat(
+      "cpu path switches: prefetch=%s index_leaf_hint=%s "
+      "optimistic_reads=%s\n",
+      c.prefetch, c.index_leaf_hint ? "true" : "false",
+      c.optimistic_reads ? "true" : "false");
   out << absl::StrFormat(
       "throughput: %.0f txn/s committed, tpmC %.0f (New-Orders per minute), "
       "abort rate %.2f%% (retried conflict/validation aborts / attempts)\n",
@@ -223,6 +226,7 @@ void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
       .Add("cache_sizing", c.cache_sizing)
       .Add("prefetch", c.prefetch)
       .Add("index_leaf_hint", c.index_leaf_hint)
+      .Add("optimistic_reads", c.optimistic_reads)
       .Add("seed", c.seed)
       .Add("validate_index_reads", c.validate_index_reads)
       .Add("epochs_in_pool", c.epochs_in_pool)

@@ -35,6 +35,7 @@ struct RunConfig {
   std::string cache_sizing = "flag";  // "auto" (--cache_mb=0) or "flag"
   std::string prefetch = "narrow";    // --prefetch
   bool index_leaf_hint = true;        // --index_leaf_hint
+  bool optimistic_reads = true;       // --optimistic_reads
   uint64_t seed = 0;
   Scale scale;
   bool validate_index_reads = true;  // --validate_index_reads

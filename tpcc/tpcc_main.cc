@@ -85,6 +85,12 @@ DEFINE_bool(index_leaf_hint, true,
             "ascending orders) when its fences cover the key, instead of "
             "descending from the root; false: always descend (the "
             "ablation)");
+DEFINE_bool(optimistic_reads, true,
+            "Index descents read the nodes above the leaves with no latch "
+            "and validate the read (a version in the cache frame's latch "
+            "word), so threads reading the same upper nodes write no shared "
+            "cache line; a node that changed or is not cached is latched. "
+            "false: latch every node (the ablation)");
 DEFINE_string(mix, "standard",
               "Transaction mix: standard (45/43/4/4/4), one type (new_order, "
               "payment, order_status, delivery, stock_level) or 5 weights "
@@ -734,6 +740,7 @@ int Main() {
           : FLAGS_cache_mb << 20;
   options.algorithm = *algorithm;
   options.index.leaf_hint = FLAGS_index_leaf_hint;
+  options.index.optimistic_reads = FLAGS_optimistic_reads;
   options.validate_index_reads = FLAGS_validate_index_reads;
   options.epochs_in_pool = FLAGS_epochs_in_pool;
   options.retry.max_retries = 100000;
@@ -786,6 +793,7 @@ int Main() {
   config.cache_sizing = auto_cache ? "auto" : "flag";
   config.prefetch = cc::PrefetchScopeName(*prefetch);
   config.index_leaf_hint = FLAGS_index_leaf_hint;
+  config.optimistic_reads = FLAGS_optimistic_reads;
   config.validate_index_reads = FLAGS_validate_index_reads;
   config.epochs_in_pool = FLAGS_epochs_in_pool;
   {

@@ -162,6 +162,12 @@ class Cache {
     return LatchIfCaching(f, gcl, mode) ? f : nullptr;
   }
 
+  // The frame the frame table names for `gcl`, or nullptr: a guess, as for
+  // LatchDirect, for a caller that checks it by other means (an optimistic
+  // read checks gcl and in_map under the latch's version instead of the
+  // latch, SelccManager::OptimisticRead).
+  Frame* FrameHint(rdma::GlobalAddress gcl) const { return table_.Get(gcl); }
+
   // For invalidation handlers: the frame of `gcl` latched exclusive by
   // TryLockIdle(), or nullptr with *cached telling whether it was cached.
   // A cached frame whose latch is busy gets its lease started (5.3.1) and

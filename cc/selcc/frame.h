@@ -12,6 +12,12 @@
 //   referenced               atomic: set by hits, cleared by the clock
 //   memo, dirty_*, data      the local latch: read under shared or
 //                            exclusive, written under exclusive
+//   gcl, in_map, memo, data  also read with no latch at all by optimistic
+//                            readers (GclManager::OptimisticRead), who
+//                            trust what they read only if the latch's
+//                            version did not move meanwhile (every write
+//                            above happens under the exclusive latch,
+//                            whose release moves it: local_latch.h)
 //   pins                     atomic; a pinned frame is never evicted
 //   fairness counters        atomics, advisory (a lost update only shifts
 //                            when a lease expires)

@@ -15,7 +15,8 @@
 // latches the frame (evicted, reused for another GCL, freed). So a reader
 // only trusts the slot after latching the frame and checking gcl and in_map
 // under the latch (Cache::LatchDirect), as those change only under the
-// exclusive latch (frame.h).
+// exclusive latch (frame.h); an optimistic reader checks them under the
+// latch's version instead (SelccManager::OptimisticRead).
 //
 // Slots are exact as long as GCLs sit on a grid of gcl_size from offset 0,
 // which block allocation keeps when chunk sizes and the first chunk's offset

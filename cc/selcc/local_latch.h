@@ -5,20 +5,54 @@
 // the threads of one compute node and the invalidation handler on the
 // frame's copy and ownership memo.
 //
-// One 32-bit word: bit 31 = held exclusive, bit 30 = an exclusive waiter is
-// queued (new shared holders then wait, so local writers are not starved by
-// a stream of readers), bits 29..0 = number of shared holders.
+// One 64-bit word:
+//   bits 63..32  version: +1 at every release of the exclusive latch
+//                (Unlock, Downgrade), so it changes whenever a holder may
+//                have changed what the latch guards
+//   bit 31       held exclusive
+//   bit 30       an exclusive waiter is queued (new shared holders then
+//                wait, so local writers are not starved by a stream of
+//                readers)
+//   bits 29..0   number of shared holders
 //
-// Costs: every uncontended call is one atomic on the word (~10-20 ns).
-// Blocking calls spin briefly, then yield, then sleep in growing steps up to
-// 50 us (the machine may have fewer cores than threads, and a holder may be
-// waiting for a remote reply); they give up at the deadline and return
-// false. No call waits without a bound. Handlers use TryLockIdle() only
-// (paper 5.1.1: handlers never block behind local threads).
+// The version makes the latch a seqlock as well (GclManager::
+// OptimisticRead): a reader that saw version v with bit 31 clear, read the
+// guarded state with no latch, and then finds the same version with bit 31
+// clear again (OptimisticBegin / OptimisticValid) knows no exclusive holder
+// came in between, so what it read was one consistent state. That holds
+// because everything that changes a frame -- its payload copy (local
+// writes, reloads on a miss, GCLs forwarded into it, zeroing), its memo,
+// its GCL and map membership (insert, eviction, free, reuse) -- does so
+// under the exclusive latch (frame.h says who may touch what; the writers
+// are ExclusiveGuard, SelccManager's miss, upgrade, release and Free paths,
+// the invalidation handler, the evictor and ReleaseEverything). Shared
+// holders change nothing, so their arrivals and departures do not move
+// the version. The version wraps after 2^32 releases: a reader would have
+// to stall across exactly that many to be fooled.
+//
+// Memory order: an exclusive acquisition is a locked RMW followed by a
+// release fence, so a reader that sees any store of the holder and then
+// issues an acquire fence sees the acquisition (the seqlock writer of
+// Boehm, "Can seqlocks get along with programming language memory
+// models?", MSPC 2012). The holders' own stores are plain (memcpy), which
+// the C++ model calls a race with the optimistic reader's relaxed loads;
+// on x86-64 (TSO, the engine's only target) the argument holds for them
+// too, and the reader never acts on what it read before validating.
+//
+// Costs: every uncontended call is one atomic on the word (~10-20 ns);
+// OptimisticBegin and OptimisticValid are plain loads (no write, so
+// readers on several cores share the word's cache line instead of passing
+// it around). Blocking calls spin briefly, then yield, then sleep in
+// growing steps up to 50 us (the machine may have fewer cores than
+// threads, and a holder may be waiting for a remote reply); they give up
+// at the deadline and return false. No call waits without a bound.
+// Handlers use TryLockIdle() only (paper 5.1.1: handlers never block
+// behind local threads).
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <thread>
 
 #include "absl/time/clock.h"
@@ -28,21 +62,38 @@ namespace strand::cc::selcc {
 
 class LocalLatch {
  public:
+  // What a seqlock reader compares (OptimisticValid): the version and the
+  // exclusive bit.
+  static constexpr uint64_t kVersionMask = ~uint64_t{0} << 32;
+  static constexpr uint64_t kExclusive = uint64_t{1} << 31;
+  static constexpr uint64_t kValidationMask = kVersionMask | kExclusive;
+
   bool TryLock() {
-    uint32_t s = state_.load(std::memory_order_relaxed);
-    if ((s & ~kWriterWaiting) != 0) return false;
-    return state_.compare_exchange_strong(s, kWriter,
-                                          std::memory_order_acquire);
+    uint64_t s = state_.load(std::memory_order_relaxed);
+    if ((s & (kWriter | kReaderMask)) != 0) return false;
+    // Clears a queued waiter's bit, as before the version existed: the
+    // waiter sets it again on its next round.
+    if (!state_.compare_exchange_strong(s, (s & kVersionMask) | kWriter,
+                                        std::memory_order_acquire)) {
+      return false;
+    }
+    WriterFence();
+    return true;
   }
   // Exclusive, only if nobody holds or waits for the latch: the handler's
   // try_lock, lower priority than any local thread.
   bool TryLockIdle() {
-    uint32_t s = 0;
-    return state_.compare_exchange_strong(s, kWriter,
-                                          std::memory_order_acquire);
+    uint64_t s = state_.load(std::memory_order_relaxed);
+    if ((s & kStateMask) != 0) return false;
+    if (!state_.compare_exchange_strong(s, s | kWriter,
+                                        std::memory_order_acquire)) {
+      return false;
+    }
+    WriterFence();
+    return true;
   }
   bool TryLockShared() {
-    uint32_t s = state_.load(std::memory_order_relaxed);
+    uint64_t s = state_.load(std::memory_order_relaxed);
     while ((s & (kWriter | kWriterWaiting)) == 0) {
       if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acquire)) {
         return true;
@@ -52,16 +103,53 @@ class LocalLatch {
   }
   // Shared -> exclusive, only when the caller is the only shared holder.
   bool TryUpgrade() {
-    uint32_t s = state_.load(std::memory_order_relaxed);
+    uint64_t s = state_.load(std::memory_order_relaxed);
     if ((s & kReaderMask) != 1 || (s & kWriter) != 0) return false;
-    return state_.compare_exchange_strong(s, kWriter,
-                                          std::memory_order_acquire);
+    if (!state_.compare_exchange_strong(s, (s & kVersionMask) | kWriter,
+                                        std::memory_order_acquire)) {
+      return false;
+    }
+    WriterFence();
+    return true;
   }
-  // Exclusive -> shared, atomically (no writer can slip in).
-  void Downgrade() { state_.store(1, std::memory_order_release); }
+  // Exclusive -> shared, atomically (no writer can slip in). Only the
+  // exclusive holder changes the version, so it can be read and stored
+  // back without an RMW; a waiter's bit set meanwhile is dropped, as an
+  // Unlock drops it.
+  void Downgrade() {
+    state_.store(NextVersion() | 1, std::memory_order_release);
+  }
 
-  void Unlock() { state_.store(0, std::memory_order_release); }
+  void Unlock() { state_.store(NextVersion(), std::memory_order_release); }
   void UnlockShared() { state_.fetch_sub(1, std::memory_order_release); }
+
+  // Seqlock reads (see the top of the file). OptimisticBegin: the word to
+  // validate against, or nullopt while an exclusive holder is in.
+  // OptimisticValid: whether the word still has `begin`'s version and no
+  // exclusive holder; call it after the last read of the guarded state.
+  std::optional<uint64_t> OptimisticBegin() const {
+    const uint64_t s = state_.load(std::memory_order_acquire);
+    if ((s & kWriter) != 0) return std::nullopt;
+    return s & kValidationMask;
+  }
+  bool OptimisticValid(uint64_t begin) const {
+    ReaderFence();
+    return (state_.load(std::memory_order_relaxed) & kValidationMask) == begin;
+  }
+  // The word itself, for a validation that does not know this class
+  // (GclManager::Validate).
+  const std::atomic<uint64_t>& word() const { return state_; }
+
+  // The acquire fence of a seqlock reader, between its reads of the
+  // guarded state and its re-read of the word. TSan does not model
+  // standalone fences (GCC warns with -Wtsan); under TSan the reads of the
+  // guarded state are ignored anyway (cc/optimistic_read.h), so the fence
+  // is left out there.
+  static void ReaderFence() {
+#if !defined(__SANITIZE_THREAD__)
+    std::atomic_thread_fence(std::memory_order_acquire);
+#endif
+  }
 
   // Blocking forms; false when `deadline` passed first.
   bool LockUntil(absl::Time deadline) {
@@ -88,13 +176,32 @@ class LocalLatch {
     }
   }
 
-  bool IsFree() const { return state_.load() == 0; }
+  bool IsFree() const { return (state_.load() & kStateMask) == 0; }
+  // The version (tests).
+  uint32_t version() const {
+    return static_cast<uint32_t>(state_.load(std::memory_order_relaxed) >> 32);
+  }
 
  private:
-  static constexpr uint32_t kWriter = 1u << 31;
-  static constexpr uint32_t kWriterWaiting = 1u << 30;
-  static constexpr uint32_t kReaderMask = kWriterWaiting - 1;
+  static constexpr uint64_t kWriter = kExclusive;
+  static constexpr uint64_t kWriterWaiting = uint64_t{1} << 30;
+  static constexpr uint64_t kReaderMask = kWriterWaiting - 1;
+  static constexpr uint64_t kStateMask = ~kVersionMask;
   static constexpr int kSpins = 64;
+
+  // The exclusive holder's next word: version + 1, nothing held.
+  uint64_t NextVersion() const {
+    return (state_.load(std::memory_order_relaxed) & kVersionMask) +
+           (uint64_t{1} << 32);
+  }
+  // After an exclusive acquisition: the seqlock writer's release fence
+  // (see the top of the file). A compiler barrier on x86-64; left out
+  // under TSan like ReaderFence.
+  static void WriterFence() {
+#if !defined(__SANITIZE_THREAD__)
+    std::atomic_thread_fence(std::memory_order_release);
+#endif
+  }
 
   // The i-th wait; false once past the deadline (checked every so often so
   // the fast spins read no clock).
@@ -112,7 +219,7 @@ class LocalLatch {
     return true;
   }
 
-  std::atomic<uint32_t> state_{0};
+  std::atomic<uint64_t> state_{0};
 };
 
 }  // namespace strand::cc::selcc

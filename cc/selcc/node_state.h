@@ -51,7 +51,9 @@ struct AtomicStats {
   X(forwards) \
   X(evictions) \
   X(flushes) \
-  X(flushed_bytes)
+  X(flushed_bytes) \
+  X(optimistic_reads) \
+  X(optimistic_refusals)
 // clang-format on
 #define STRAND_DECLARE(f) std::atomic<uint64_t> f{0};
   STRAND_SELCC_STATS(STRAND_DECLARE)

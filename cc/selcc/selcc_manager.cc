@@ -1,6 +1,7 @@
 #include "cc/selcc/selcc_manager.h"
 
 #include <bit>
+#include <optional>
 #include <random>
 #include <thread>
 #include <typeinfo>
@@ -825,6 +826,40 @@ absl::Status SelccManager::UnlockExclusive(ThreadContext& ctx,
   if (LeaseExpired(*f)) s = ReleaseGlobal(static_cast<SelccThread&>(ctx), f);
   f->latch.Unlock();
   return s;
+}
+
+OptimisticToken SelccManager::OptimisticRead(ThreadContext& ctx,
+                                             rdma::GlobalAddress gcl) {
+  auto own = OwnThread(ctx);
+  if (!own.ok()) return OptimisticToken();
+  SelccThread& t = **own;
+  Frame* f = state_->cache.FrameHint(gcl);
+  std::optional<uint64_t> begin;
+  if (f != nullptr) begin = f->latch.OptimisticBegin();
+  if (!begin) {
+    AtomicStats::Bump(t.stats->optimistic_refusals);
+    return OptimisticToken();
+  }
+  // gcl, in_map and memo change only under the exclusive latch (frame.h),
+  // which moves the version `begin` holds: read here without the latch,
+  // they are covered by the caller's Validate like the payload, so a token
+  // for a frame that was freed, reused for another GCL or invalidated
+  // since `begin` never validates. (The frame table may name a frame that
+  // now caches another GCL, stably: the gcl check is what refuses it.)
+  const auto gcl_raw =
+      cc::LoadRelaxed<uint64_t>(reinterpret_cast<const uint8_t*>(&f->gcl));
+  const auto in_map =
+      cc::LoadRelaxed<bool>(reinterpret_cast<const uint8_t*>(&f->in_map));
+  const auto memo =
+      cc::LoadRelaxed<Memo>(reinterpret_cast<const uint8_t*>(&f->memo));
+  if (gcl_raw != gcl.raw() || !in_map || memo == Memo::kInvalid) {
+    AtomicStats::Bump(t.stats->optimistic_refusals);
+    return OptimisticToken();
+  }
+  f->MarkReferenced();  // CLOCK: a line read this way is in use
+  AtomicStats::Bump(t.stats->optimistic_reads);
+  return OptimisticToken(f->data, &f->latch.word(), *begin,
+                         selcc::LocalLatch::kValidationMask);
 }
 
 void SelccManager::PrefetchEntry(rdma::GlobalAddress gcl) const {

@@ -11,6 +11,8 @@
 //   XLock, memo S          upgrade: CAS (0,{me}) -> Exclusive, 1; after
 //                          kUpgradeAttempts failures: release the share and
 //                          take the latch from scratch
+//   OptimisticRead         0, no latch and no shared write (a hit on a
+//                          frame with memo S or M; else not available)
 //   Unlock                 0 (lazy release: the global latch stays until a
 //                          peer asks for it or the frame is evicted), except
 //                          when the frame's lease expired (5.3.1): 1, and
@@ -76,6 +78,10 @@ class SelccManager final : public GclManager {
                                        LockOptions lock) override;
   absl::StatusOr<ExclusiveGuard> Upgrade(ThreadContext& ctx, SharedGuard& guard,
                                          LockOptions lock) override;
+  // A frame with memo S or M that no one holds exclusively, read as
+  // local_latch.h's seqlock: see GclManager::OptimisticRead.
+  OptimisticToken OptimisticRead(ThreadContext& ctx,
+                                 rdma::GlobalAddress gcl) override;
   void PrefetchEntry(rdma::GlobalAddress gcl) const override;
   void PrefetchLines(rdma::GlobalAddress gcl, uint32_t offset,
                      uint32_t bytes) const override;

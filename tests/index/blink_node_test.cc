@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,6 +39,19 @@ TEST(BLinkNodeTest, CompareKeysOrdersLikeStringViewCompare) {
           << "length " << length << " trial " << trial;
       ASSERT_EQ(Sign(CompareKeys(b, a)), Sign(std::string_view(b).compare(a)))
           << "length " << length << " trial " << trial;
+      // The same with b inside an unlatched node, at every alignment.
+      alignas(8) uint8_t node[64];
+      const size_t at = trial % 8;
+      std::memcpy(node + at, b.data(), b.size());
+      const UnlatchedKey ub{node + at, static_cast<uint32_t>(b.size())};
+      ASSERT_EQ(Sign(CompareKeys(a, ub)), Sign(std::string_view(a).compare(b)))
+          << "unlatched, length " << length << " trial " << trial;
+      ASSERT_EQ(Sign(CompareKeys(ub, a)), Sign(std::string_view(b).compare(a)))
+          << "unlatched, length " << length << " trial " << trial;
+      for (size_t offset = 0; offset <= b.size(); ++offset) {
+        ASSERT_EQ(KeyWindow(ub, offset), KeyWindow(std::string_view(b), offset))
+            << "window at " << offset << ", length " << b.size();
+      }
     }
   }
 }
@@ -160,6 +174,8 @@ TEST_P(LowerBoundTest, MatchesStdLowerBound) {
         }
         const std::vector<uint8_t> page = NodeWith(keys, width, GetParam());
         const BLinkNode node(page.data(), width);
+        // The optimistic view of an intact node searches the same way.
+        const UnlatchedBLinkNode unlatched(page.data(), page.size(), width);
         std::vector<std::string> queries = keys;
         for (int q = 0; q < 200; ++q) {
           std::string k = keys.empty() ? std::string(width, '\0')
@@ -178,6 +194,10 @@ TEST_P(LowerBoundTest, MatchesStdLowerBound) {
           ASSERT_EQ(node.LowerBound(q), expected)
               << "width " << width << " spread " << static_cast<int>(spread)
               << " n " << keys.size();
+          ASSERT_EQ(unlatched.LowerBound(q), expected)
+              << "unlatched, width " << width << " n " << keys.size();
+          ASSERT_EQ(unlatched.ChildFor(q), node.ChildFor(q));
+          ASSERT_EQ(unlatched.BelowHigh(q), node.BelowHigh(q));
           // With a start known to be at or before the answer (an ascending
           // batch's next key).
           for (uint32_t from : {static_cast<uint32_t>(expected),
@@ -185,6 +205,9 @@ TEST_P(LowerBoundTest, MatchesStdLowerBound) {
                                 static_cast<uint32_t>(expected > 0)}) {
             ASSERT_EQ(node.LowerBound(q, from), expected)
                 << "from " << from << " width " << width << " n "
+                << keys.size();
+            ASSERT_EQ(unlatched.LowerBound(q, from), expected)
+                << "unlatched, from " << from << " width " << width << " n "
                 << keys.size();
           }
         }
@@ -206,6 +229,47 @@ TEST(BLinkNodeTest, GuessBetweenFencesFollowsDenseKeys) {
   EXPECT_EQ(BLinkNode::GuessBetween(BigEndian(5, 8), low, high, 256), 0u);
   EXPECT_EQ(BLinkNode::GuessBetween(BigEndian(9999, 8), low, high, 256), 255u);
   EXPECT_EQ(BLinkNode::GuessBetween(BigEndian(1100, 8), low, high, 1), 0u);
+}
+
+// An optimistic read may see a node mid-change: any bytes at all. The
+// unlatched view must then still terminate and never read outside the
+// payload (the buffers here are exactly the payload, so ASan reports any
+// byte past it), whatever the count, fences and keys say. Its answers are
+// garbage, which the caller's validation throws away.
+TEST(BLinkNodeTest, UnlatchedViewOfGarbageStaysInsideThePayload) {
+  std::mt19937_64 rng(11);
+  for (uint32_t payload : {120u, 248u, 1016u, 4088u}) {
+    for (uint32_t width : {4u, 8u, 12u, 20u, 263u}) {
+      if (BLinkNode::Capacity(payload, width) == 0) continue;
+      for (int trial = 0; trial < 200; ++trial) {
+        auto page = std::make_unique<uint8_t[]>(payload);
+        for (uint32_t i = 0; i < payload; ++i) {
+          page[i] = static_cast<uint8_t>(rng());
+        }
+        if (trial % 2 == 0) {
+          // A plausible header with a wild count: the interpolating paths.
+          const uint16_t count = static_cast<uint16_t>(rng());
+          const uint16_t flags = static_cast<uint16_t>(rng() % 4);
+          std::memcpy(page.get() + BLinkNode::kCountOffset, &count, 2);
+          std::memcpy(page.get() + 10, &flags, 2);
+        }
+        const UnlatchedBLinkNode n(page.get(), payload, width);
+        EXPECT_LE(n.count(), BLinkNode::Capacity(payload, width));
+        std::string key(width, '\0');
+        for (char& ch : key) ch = static_cast<char>(rng());
+        const uint32_t c = n.ChildFor(key);
+        EXPECT_LE(c, std::max<uint32_t>(n.count(), 1) - 1);
+        (void)n.value(c);
+        (void)n.ChildBefore(key);
+        (void)n.LowerBound(key, static_cast<uint32_t>(rng() % 70000));
+        (void)n.BelowHigh(key);
+        (void)n.right();
+        // Indices past the capacity too (a count read before a shrink).
+        (void)n.key(static_cast<uint32_t>(rng() % 70000));
+        (void)n.value(static_cast<uint32_t>(rng() % 70000));
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -401,6 +401,166 @@ TEST_P(BLinkTreeConcurrencyTest, LookupBatchesDuringSplitsFindEveryOlderKey) {
   }
 }
 
+TEST_P(BLinkTreeConcurrencyTest, PointLookupsDuringSplitsFindEveryOlderKey) {
+  // As above, with single lookups and commit-style leaf latches: keys
+  // k % 3 == 0 exist first; writers on every node insert the others in a
+  // scattered order, so inner nodes all over the tree split (and peers'
+  // copies of them are invalidated) while readers descend through them.
+  // With optimistic reads on, the descents read the inner nodes with no
+  // latch: a torn or stale child pointer that validated would send a
+  // lookup to the wrong leaf and miss an old key.
+  constexpr uint64_t kKeys = 6000;
+  auto value = [](uint64_t k) { return k * 5 + 3; };
+  {
+    auto ctx = *cluster_->manager(0).NewThreadContext();
+    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_,
+                                 testing::TestTreeTuning());
+    for (uint64_t k = 0; k < kKeys; k += 3) {
+      ASSERT_TRUE(tree->Insert(*ctx, Key(k), value(k)).ok());
+    }
+  }
+  std::atomic<int> writers_left{kNodes};
+  std::atomic<uint64_t> lookups_during_writes{0};
+  std::atomic<uint64_t> validated{0}, invalidated{0}, unavailable{0};
+  RunOnAllThreads([&](int n, int t, cc::ThreadContext& ctx, BLinkTree& tree) {
+    const OptimisticReadStats before = BLinkTree::ThreadOptimisticReadStats();
+    if (t == 0) {
+      // This node's share of the new keys, in a scattered order.
+      std::vector<uint64_t> mine;
+      for (uint64_t k = 1 + n; k < kKeys; k += kNodes) {
+        if (k % 3 != 0) mine.push_back(k);
+      }
+      std::shuffle(mine.begin(), mine.end(), std::mt19937_64(n));
+      for (uint64_t k : mine) {
+        ASSERT_TRUE(tree.Insert(ctx, Key(k), value(k)).ok());
+      }
+      writers_left--;
+    } else {
+      std::mt19937_64 rng(200 + n);
+      for (int round = 0; writers_left > 0 || round < 2000; ++round) {
+        const bool during_writes = writers_left > 0;
+        const uint64_t k = rng() % kKeys;
+        auto v = tree.Lookup(ctx, Key(k));
+        if (k % 3 == 0) {
+          ASSERT_TRUE(v.ok()) << "key " << k << ": " << v.status();
+          ASSERT_EQ(*v, value(k));
+        } else if (v.ok()) {
+          ASSERT_EQ(*v, value(k)) << "new key " << k;
+        } else {
+          ASSERT_TRUE(absl::IsNotFound(v.status())) << v.status();
+        }
+        if (during_writes) lookups_during_writes++;
+      }
+    }
+    const OptimisticReadStats after = BLinkTree::ThreadOptimisticReadStats();
+    validated += after.validated - before.validated;
+    invalidated += after.invalidated - before.invalidated;
+    unavailable += after.unavailable - before.unavailable;
+  });
+  EXPECT_GT(lookups_during_writes.load(), 0u);
+  RecordProperty("validated", std::to_string(validated.load()));
+  RecordProperty("invalidated", std::to_string(invalidated.load()));
+  RecordProperty("unavailable", std::to_string(unavailable.load()));
+  if (!testing::TestTreeTuning().optimistic_reads) {
+    // The switch is off: not one optimistic read.
+    EXPECT_EQ(validated + invalidated + unavailable, 0u);
+  } else if (GetParam() == cc::Protocol::kSel) {
+    // No cache, so no token: every descent latches.
+    EXPECT_EQ(validated + invalidated, 0u);
+    EXPECT_GT(unavailable.load(), 0u);
+  } else {
+    EXPECT_GT(validated.load(), 0u);  // the path under test ran
+  }
+  auto ctx = *cluster_->manager(1).NewThreadContext();
+  auto tree = *BLinkTree::Open(cluster_->manager(1), *ctx, anchor_,
+                               testing::TestTreeTuning());
+  for (uint64_t k = 0; k < kKeys; ++k) {
+    auto v = tree->Lookup(*ctx, Key(k));
+    ASSERT_TRUE(v.ok()) << k << ": " << v.status();
+    ASSERT_EQ(*v, value(k));
+  }
+}
+
+// Optimistic descents where frames are evicted and reused all the time: a
+// cache of 48 small frames under a tree of hundreds of nodes, with writers
+// splitting nodes on the same compute node (and on a second one). A token
+// whose frame was reloaded, reused for another node or written meanwhile
+// must not validate: followed, its child pointer would be another node's
+// entry, and a lookup would miss a key or land on an inner node.
+class BLinkTreeOptimisticEvictionTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(BLinkTreeOptimisticEvictionTest, LookupsFindEveryOlderKey) {
+  const int nodes = GetParam();
+  constexpr int kThreads = 4;  // per node: 1 writer, 3 readers
+  constexpr uint64_t kKeys = 4000;
+  auto value = [](uint64_t k) { return k * 3 + 11; };
+  cc::CcOptions o;
+  o.gcl_size = 256;
+  o.cache_bytes = 48 * o.gcl_size;
+  auto cluster = testing::CcCluster::Create(nodes, o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  rdma::GlobalAddress anchor;
+  {
+    auto ctx = *(*cluster)->manager(0).NewThreadContext();
+    anchor = *BLinkTree::Create((*cluster)->manager(0), *ctx, {8, true});
+    auto tree = *BLinkTree::Open((*cluster)->manager(0), *ctx, anchor,
+                                 testing::TestTreeTuning());
+    for (uint64_t k = 0; k < kKeys; k += 2) {
+      ASSERT_TRUE(tree->Insert(*ctx, Key(k), value(k)).ok());
+    }
+  }
+  std::atomic<int> writers_left{nodes};
+  std::atomic<uint64_t> validated{0}, lookups{0};
+  std::vector<std::thread> threads;
+  for (int n = 0; n < nodes; ++n) {
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, n, t] {
+        cc::GclManager& m = (*cluster)->manager(n);
+        auto ctx = *m.NewThreadContext();
+        auto tree =
+            *BLinkTree::Open(m, *ctx, anchor, testing::TestTreeTuning());
+        const uint64_t before =
+            BLinkTree::ThreadOptimisticReadStats().validated;
+        if (t == 0) {
+          std::vector<uint64_t> mine;
+          for (uint64_t k = 1 + 2 * n; k < kKeys; k += 2 * nodes) {
+            mine.push_back(k);
+          }
+          std::shuffle(mine.begin(), mine.end(), std::mt19937_64(n));
+          for (uint64_t k : mine) {
+            ASSERT_TRUE(tree->Insert(*ctx, Key(k), value(k)).ok());
+          }
+          writers_left--;
+        } else {
+          std::mt19937_64 rng(10 * n + t);
+          for (int round = 0; writers_left > 0 || round < 1000; ++round) {
+            const uint64_t k = 2 * (rng() % (kKeys / 2));  // an old key
+            auto v = tree->Lookup(*ctx, Key(k));
+            ASSERT_TRUE(v.ok()) << "key " << k << ": " << v.status();
+            ASSERT_EQ(*v, value(k)) << "key " << k;
+            lookups++;
+          }
+        }
+        validated += BLinkTree::ThreadOptimisticReadStats().validated - before;
+      });
+    }
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_GT(lookups.load(), 0u);
+  RecordProperty("validated", std::to_string(validated.load()));
+  RecordProperty("evictions",
+                 std::to_string((*cluster)->manager(0).Stats().evictions));
+  if (testing::TestTreeTuning().optimistic_reads) {
+    EXPECT_GT(validated.load(), 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(OneAndTwoNodes, BLinkTreeOptimisticEvictionTest,
+                         ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "_nodes";
+                         });
+
 TEST_P(BLinkTreeConcurrencyTest,
        ConcurrentDeletesAndUpdatesLeaveExactlyTheSurvivors) {
   constexpr uint64_t kKeys = 3000;

@@ -228,6 +228,7 @@ TEST(CpuPathTest, SwitchesFollowTheTestRun) {
   EXPECT_EQ((*cluster)->manager(0).options().prefetch,
             ablation ? cc::PrefetchScope::kFull : cc::PrefetchScope::kNarrow);
   EXPECT_EQ(testing::TestTreeTuning().leaf_hint, !ablation);
+  EXPECT_EQ(testing::TestTreeTuning().optimistic_reads, !ablation);
 }
 
 INSTANTIATE_TEST_SUITE_P(

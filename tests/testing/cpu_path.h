@@ -15,7 +15,10 @@ namespace strand::testing {
 
 inline index::BLinkTreeTuning TestTreeTuning() {
   index::BLinkTreeTuning tuning;
-  if (TestCpuPathAblation()) tuning.leaf_hint = false;
+  if (TestCpuPathAblation()) {
+    tuning.leaf_hint = false;
+    tuning.optimistic_reads = false;
+  }
   return tuning;
 }
 
