@@ -41,10 +41,29 @@ def parse_args(figure, description, scales):
                    help="redraw from DIR/runs.jsonl instead of running")
     p.add_argument("--extra", default="",
                    help="flags appended to every run (e.g. '--rtt_ns=1000')")
+    grids = sorted({k for s in scales.values() for k, v in s.items()
+                    if isinstance(v, list)})
+    p.add_argument("--grid", action="append", default=[],
+                   metavar="KEY=V1,V2",
+                   help="replace one of the scale's lists (%s), e.g. "
+                        "--grid=%s=%s; repeatable" % (
+                            ", ".join(grids) or "none",
+                            grids[0] if grids else "KEY", "V1,V2"))
     args = p.parse_args()
     scale = dict(scales[args.scale])
     if args.runs is not None:
         scale["runs"] = args.runs
+    for item in args.grid:
+        key, _, values = item.partition("=")
+        if not isinstance(scale.get(key), list) or not values:
+            p.error("--grid=%s: expected KEY=V1,V2 with KEY one of: %s"
+                    % (item, ", ".join(grids) or "(this figure has none)"))
+        numeric = all(isinstance(v, int) for v in scale[key])
+        try:
+            scale[key] = [int(v) if numeric else v
+                          for v in values.split(",")]
+        except ValueError:
+            p.error("--grid=%s: %s takes integers" % (item, key))
     scale.setdefault("runs", 1)
     return args, scale
 

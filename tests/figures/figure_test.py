@@ -4,10 +4,13 @@ build and checks what it leaves: every line of runs.jsonl is a JSON object
 from a run, and the PNG the script names exists and is a PNG.
 
   figure_test.py SCRIPT BUILD_DIR [--skip_unless=BINARY:FLAG]
+                 [--arg=FLAG ...] [--expect=FIELD=VALUE ...]
 
 --skip_unless: exit 77 (ctest's SKIP_RETURN_CODE) with a message when
 BUILD_DIR/BINARY --help does not list --FLAG, for a figure whose binary
-support has not landed yet. Standard library only; run it with
+support has not landed yet. --arg: a flag passed on to the script;
+--expect: every run's record must hold FIELD with that value (a grid
+override reached the runs). Standard library only; run it with
 /usr/bin/python3, whose matplotlib the script needs.
 """
 
@@ -43,6 +46,8 @@ def main():
     parser.add_argument("script")
     parser.add_argument("build")
     parser.add_argument("--skip_unless", default=None)
+    parser.add_argument("--arg", action="append", default=[])
+    parser.add_argument("--expect", action="append", default=[])
     args = parser.parse_args()
     figure = os.path.splitext(os.path.basename(args.script))[0]
 
@@ -55,7 +60,7 @@ def main():
     out = tempfile.mkdtemp(prefix=f"strand-figure-test-{figure}-")
     try:
         cmd = [sys.executable, args.script, "--scale=tiny",
-               f"--build={args.build}", f"--out={out}"]
+               f"--build={args.build}", f"--out={out}"] + args.arg
         print(" ".join(cmd), flush=True)
         p = subprocess.run(cmd, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=300)
@@ -78,6 +83,11 @@ def main():
                 fail(f"{runs_files[0]} line {n} is not JSON: {e}")
             if not isinstance(record, dict) or "command" not in record:
                 fail(f"{runs_files[0]} line {n} is not a run's record")
+            for expected in args.expect:
+                field, _, value = expected.partition("=")
+                if str(record.get(field)) != value:
+                    fail(f"{runs_files[0]} line {n}: {field} is "
+                         f"{record.get(field)!r}, expected {value}")
 
         png = os.path.join(os.path.dirname(runs_files[0]), f"{figure}.png")
         printed = p.stdout.strip().splitlines()
