@@ -4,26 +4,11 @@
 
 namespace strand::cc {
 
-// clang-format off
-#define STRAND_CACHE_STATS_FIELDS(X) \
-  X(shared_locks) \
-  X(exclusive_locks) \
-  X(hits) \
-  X(upgrades) \
-  X(lock_retries) \
-  X(lock_timeouts) \
-  X(no_wait_aborts) \
-  X(invalidating_locks) \
-  X(invalidations_sent) \
-  X(invalidations_received) \
-  X(invalidations_dropped) \
-  X(forwards) \
-  X(evictions) \
-  X(flushes) \
-  X(flushed_bytes) \
-  X(optimistic_reads) \
-  X(optimistic_refusals)
-// clang-format on
+#define STRAND_ONE(f) +1
+static_assert(sizeof(CacheStats) ==
+                  (0 STRAND_CACHE_STATS_FIELDS(STRAND_ONE)) * sizeof(uint64_t),
+              "a CacheStats counter is missing from STRAND_CACHE_STATS_FIELDS");
+#undef STRAND_ONE
 
 CacheStats& CacheStats::operator+=(const CacheStats& o) {
 #define STRAND_ADD(f) f += o.f;

@@ -42,6 +42,30 @@ struct CacheStats {
   std::string ToString() const;
 };
 
+// Every counter of CacheStats, for code that treats them all alike (its
+// arithmetic, SELCC's atomic copy in selcc/node_state.h). A counter added
+// above goes here too (cache_stats.cc checks the count).
+// clang-format off
+#define STRAND_CACHE_STATS_FIELDS(X) \
+  X(shared_locks) \
+  X(exclusive_locks) \
+  X(hits) \
+  X(upgrades) \
+  X(lock_retries) \
+  X(lock_timeouts) \
+  X(no_wait_aborts) \
+  X(invalidating_locks) \
+  X(invalidations_sent) \
+  X(invalidations_received) \
+  X(invalidations_dropped) \
+  X(forwards) \
+  X(evictions) \
+  X(flushes) \
+  X(flushed_bytes) \
+  X(optimistic_reads) \
+  X(optimistic_refusals)
+// clang-format on
+
 }  // namespace strand::cc
 
 #endif  // STRAND_CC_CACHE_STATS_H_

@@ -35,28 +35,8 @@ inline int64_t SteadyNowNanos() {
 // load and store, no locked instruction on the hit path); blocks shared by
 // handler threads use Add.
 struct AtomicStats {
-// clang-format off
-#define STRAND_SELCC_STATS(X) \
-  X(shared_locks) \
-  X(exclusive_locks) \
-  X(hits) \
-  X(upgrades) \
-  X(lock_retries) \
-  X(lock_timeouts) \
-  X(no_wait_aborts) \
-  X(invalidating_locks) \
-  X(invalidations_sent) \
-  X(invalidations_received) \
-  X(invalidations_dropped) \
-  X(forwards) \
-  X(evictions) \
-  X(flushes) \
-  X(flushed_bytes) \
-  X(optimistic_reads) \
-  X(optimistic_refusals)
-// clang-format on
 #define STRAND_DECLARE(f) std::atomic<uint64_t> f{0};
-  STRAND_SELCC_STATS(STRAND_DECLARE)
+  STRAND_CACHE_STATS_FIELDS(STRAND_DECLARE)
 #undef STRAND_DECLARE
 
   static void Bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
@@ -67,7 +47,7 @@ struct AtomicStats {
   }
   void AddTo(CacheStats& s) const {
 #define STRAND_SUM(f) s.f += f.load(std::memory_order_relaxed);
-    STRAND_SELCC_STATS(STRAND_SUM)
+    STRAND_CACHE_STATS_FIELDS(STRAND_SUM)
 #undef STRAND_SUM
   }
 };
