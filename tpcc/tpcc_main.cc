@@ -13,8 +13,8 @@
 // cache, the pool is saved as an image (<wal_dir>/load.img, engine/image.h;
 // by compute node 0 in a cluster) and the run goes on with every commit
 // logged under <wal_dir>/node-<id>; after a crash,
-//   strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir> \
-//       --out_image=recovered.img
+//   strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir>
+//       --out_image=recovered.img   (one command)
 // rebuilds the database (the image records the pool's layout and GCL
 // size), and
 //   tpcc --check_image=recovered.img --acked_log=... --warehouses=N

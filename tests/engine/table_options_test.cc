@@ -58,7 +58,9 @@ TEST_P(TableOptionsTest, OneRowPerPageThroughTheEngine) {
         const auto address =
             storage::TupleAddress::FromRaw(static_cast<uint64_t>(*raw));
         pages->insert(address.gcl());
-        if (table == *hot) EXPECT_EQ(address.slot(), 0u);
+        if (table == *hot) {
+          EXPECT_EQ(address.slot(), 0u);
+        }
       }
     }
   }

@@ -434,7 +434,7 @@ TEST(LogReaderTest, RecordsOfTheTornFlushAfterTheTearAreATornTail) {
     EncodeRecord({.lsn = lsn,
                   .txn_id = lsn,
                   .commit_ts = 10 * lsn,
-                  .durable_lsn = lsn == 1 ? 0 : 1},
+                  .durable_lsn = lsn == 1 ? Lsn{0} : Lsn{1}},
                  payload, data.data() + at);
     at += EncodedRecordBytes(payload.size());
   }
