@@ -18,6 +18,7 @@ constexpr int kWidth = 79;
 constexpr absl::string_view kDescriptionIndent = "      ";
 constexpr absl::string_view kFabricFlagsFile = "rdma/fabric_flags.cc";
 constexpr absl::string_view kOutputFlagsFile = "base/run_output.cc";
+constexpr absl::string_view kCpuPathFlagsFile = "index/cpu_path_flags.cc";
 
 // Every strand source file's __FILE__ starts like this one's, minus
 // "base/flag_help.cc" ("../" or "/src/strand/", as the build spelled it).
@@ -37,6 +38,10 @@ std::string GroupTitle(absl::string_view relative_file) {
   }
   if (relative_file == kOutputFlagsFile) {
     return "Output flags (every binary; base/run_output.h)";
+  }
+  if (relative_file == kCpuPathFlagsFile) {
+    return "CPU-path switches, each off for its ablation "
+           "(index/cpu_path_flags.h)";
   }
   return absl::StrCat("Flags from ", relative_file);
 }

@@ -38,6 +38,7 @@
 #include "base/run_progress.h"
 #include "cc/gcl_manager.h"
 #include "index/blink_tree.h"
+#include "index/cpu_path_flags.h"
 #include "index/key_codec.h"
 #include "rdma/fabric.h"
 #include "rdma/fabric_flags.h"
@@ -70,20 +71,6 @@ DEFINE_uint64(cache_mb, 0,
               "(default): as large as the pool, at most a quarter of the "
               "memory available split among this process's compute nodes "
               "(the report prints the size used)");
-DEFINE_string(prefetch, "narrow",
-              "What index searches prefetch: narrow (a leaf's header and the "
-              "entries around where the key is expected) or full (whole "
-              "leaves: the ablation)");
-DEFINE_bool(index_leaf_hint, true,
-            "Inserts latch the leaf the thread last changed for the key's "
-            "prefix when its fences cover the key, instead of descending; "
-            "false: always descend (the ablation)");
-DEFINE_bool(optimistic_reads, true,
-            "Index descents read the nodes above the leaves with no latch "
-            "and validate the read (a version in the cache frame's latch "
-            "word), so threads reading the same upper nodes write no shared "
-            "cache line; a node that changed or is not cached is latched. "
-            "false: latch every node (the ablation)");
 DEFINE_uint64(seed, 1, "Seed of the key generators");
 
 namespace strand {
@@ -357,11 +344,11 @@ int Main() {
   cc_options.protocol = *protocol;
   cc_options.gcl_size = FLAGS_gcl_size;
   cc_options.cache_bytes = FLAGS_cache_mb << 20;
-  auto prefetch = cc::ParsePrefetchScope(FLAGS_prefetch);
-  if (!prefetch.ok()) {
-    ExitWithUsageError(std::string(prefetch.status().message()));
+  auto cpu_path = index::CpuPathSwitchesFromFlags();
+  if (!cpu_path.ok()) {
+    ExitWithUsageError(std::string(cpu_path.status().message()));
   }
-  cc_options.prefetch = *prefetch;
+  cc_options.prefetch = cpu_path->prefetch;
   if (absl::Status s = cc_options.Validate(fabric_options->chunk_bytes,
                                            OptionNaming::Flags("CcOptions::"));
       !s.ok()) {
@@ -411,9 +398,7 @@ int Main() {
     for (Node& n : db.nodes) {
       auto c = n.manager->NewThreadContext();
       if (!c.ok()) return fail(c.status());
-      auto tree = BLinkTree::Open(*n.manager, **c, *anchor,
-                                  {.leaf_hint = FLAGS_index_leaf_hint,
-                                   .optimistic_reads = FLAGS_optimistic_reads});
+      auto tree = BLinkTree::Open(*n.manager, **c, *anchor, cpu_path->tuning);
       if (!tree.ok()) return fail(tree.status());
       n.tree = *std::move(tree);
       if (db.schema) {
@@ -488,8 +473,8 @@ int Main() {
       "load: %.2f s (%.0f inserts/s); tree: height %d, %d leaves, %d inner "
       "nodes, %.1f MiB of GCLs\n",
       FLAGS_protocol, db.nodes.size(), FLAGS_threads, fabric_options->rtt_ns,
-      FLAGS_gcl_size, cache_mb, FLAGS_prefetch,
-      FLAGS_optimistic_reads ? "true" : "false", FLAGS_records,
+      FLAGS_gcl_size, cache_mb, cc::PrefetchScopeName(cpu_path->prefetch),
+      cpu_path->tuning.optimistic_reads ? "true" : "false", FLAGS_records,
       FLAGS_value_bytes, FLAGS_distribution,
       zipf ? absl::StrFormat("(theta=%.2f)", FLAGS_zipf_theta) : "", load_s,
       FLAGS_records / load_s, tree_stats.height, tree_stats.leaves,
@@ -598,9 +583,9 @@ int Main() {
         .Add("scan_length", static_cast<uint64_t>(FLAGS_scan_length))
         .Add("gcl_size", static_cast<uint64_t>(FLAGS_gcl_size))
         .Add("cache_mb", cache_mb)
-        .Add("prefetch", FLAGS_prefetch)
-        .Add("index_leaf_hint", FLAGS_index_leaf_hint)
-        .Add("optimistic_reads", FLAGS_optimistic_reads)
+        .Add("prefetch", cc::PrefetchScopeName(cpu_path->prefetch))
+        .Add("index_leaf_hint", cpu_path->tuning.leaf_hint)
+        .Add("optimistic_reads", cpu_path->tuning.optimistic_reads)
         .Add("seed", FLAGS_seed)
         .Add("load_s", load_s)
         .Add("tree_height", tree_stats.height)

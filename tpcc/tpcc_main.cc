@@ -40,6 +40,7 @@
 #include "engine/cluster_board.h"
 #include "engine/image.h"
 #include "engine/session.h"
+#include "index/cpu_path_flags.h"
 #include "partition/partition_map.h"
 #include "rdma/fabric_flags.h"
 #include "rdma/verbs/cluster_config.h"
@@ -74,23 +75,6 @@ DEFINE_uint64(cache_mb, 0,
               "ITEM, with room for the rows the run inserts, at most a "
               "quarter of the memory available split among the compute "
               "nodes of this process; the report prints the size used");
-DEFINE_string(prefetch, "narrow",
-              "What index searches prefetch: narrow (a leaf's header and "
-              "the entries around where the key is expected) or full (whole "
-              "leaves: the ablation). Tuples are prefetched whole either "
-              "way (a read copies all of it)");
-DEFINE_bool(index_leaf_hint, true,
-            "Commit-time index inserts (and Insert) latch the leaf the "
-            "thread last changed for the key's prefix (a district's "
-            "ascending orders) when its fences cover the key, instead of "
-            "descending from the root; false: always descend (the "
-            "ablation)");
-DEFINE_bool(optimistic_reads, true,
-            "Index descents read the nodes above the leaves with no latch "
-            "and validate the read (a version in the cache frame's latch "
-            "word), so threads reading the same upper nodes write no shared "
-            "cache line; a node that changed or is not cached is latched. "
-            "false: latch every node (the ablation)");
 DEFINE_string(mix, "standard",
               "Transaction mix: standard (45/43/4/4/4), one type (new_order, "
               "payment, order_status, delivery, stock_level) or 5 weights "
@@ -520,9 +504,9 @@ int Main() {
   const HomeWarehouse home_warehouse = FLAGS_home_warehouse == "thread"
                                            ? HomeWarehouse::kPerThread
                                            : HomeWarehouse::kRandom;
-  auto prefetch = cc::ParsePrefetchScope(FLAGS_prefetch);
-  if (!prefetch.ok()) {
-    ExitWithUsageError(std::string(prefetch.status().message()));
+  auto cpu_path = index::CpuPathSwitchesFromFlags();
+  if (!cpu_path.ok()) {
+    ExitWithUsageError(std::string(cpu_path.status().message()));
   }
   auto mix = Mix::Parse(FLAGS_mix);
   if (!mix.ok()) ExitWithUsageError(std::string(mix.status().message()));
@@ -724,7 +708,7 @@ int Main() {
   options.fabric = *fabric;
   options.cc.protocol = *protocol;
   options.cc.gcl_size = FLAGS_gcl_size;
-  options.cc.prefetch = *prefetch;
+  options.cc.prefetch = cpu_path->prefetch;
   // Compute nodes in this process: all of them on loopback, one per
   // process over verbs.
   const int local_nodes = verbs ? 1 : fabric->compute_nodes;
@@ -739,8 +723,7 @@ int Main() {
                 cc::AutoCacheCapBytes(cc::AvailableMemoryBytes(), local_nodes))
           : FLAGS_cache_mb << 20;
   options.algorithm = *algorithm;
-  options.index.leaf_hint = FLAGS_index_leaf_hint;
-  options.index.optimistic_reads = FLAGS_optimistic_reads;
+  options.index = cpu_path->tuning;
   options.validate_index_reads = FLAGS_validate_index_reads;
   options.epochs_in_pool = FLAGS_epochs_in_pool;
   options.retry.max_retries = 100000;
@@ -791,9 +774,9 @@ int Main() {
   config.cache_mb =
       *protocol == cc::Protocol::kSelcc ? options.cc.cache_bytes >> 20 : 0;
   config.cache_sizing = auto_cache ? "auto" : "flag";
-  config.prefetch = cc::PrefetchScopeName(*prefetch);
-  config.index_leaf_hint = FLAGS_index_leaf_hint;
-  config.optimistic_reads = FLAGS_optimistic_reads;
+  config.prefetch = cc::PrefetchScopeName(cpu_path->prefetch);
+  config.index_leaf_hint = cpu_path->tuning.leaf_hint;
+  config.optimistic_reads = cpu_path->tuning.optimistic_reads;
   config.validate_index_reads = FLAGS_validate_index_reads;
   config.epochs_in_pool = FLAGS_epochs_in_pool;
   {

@@ -1,0 +1,36 @@
+#include "index/cpu_path_flags.h"
+
+#include <gflags/gflags.h>
+
+#include <string>
+
+DEFINE_string(prefetch, "narrow",
+              "What index searches prefetch: narrow (a leaf's header and the "
+              "entries around where the key is expected) or full (whole "
+              "leaves: the ablation). Tuples are prefetched whole either way "
+              "(a read copies all of it)");
+DEFINE_bool(index_leaf_hint, true,
+            "Index inserts (and commit-time index changes) latch the leaf "
+            "the thread last changed for the key's prefix (a district's "
+            "ascending orders) when its fences cover the key, instead of "
+            "descending from the root; false: always descend (the ablation)");
+DEFINE_bool(optimistic_reads, true,
+            "Index descents read the nodes above the leaves with no latch "
+            "and validate the read (a version in the cache frame's latch "
+            "word), so threads reading the same upper nodes write no shared "
+            "cache line; a node that changed or is not cached is latched. "
+            "false: latch every node (the ablation)");
+
+namespace strand::index {
+
+absl::StatusOr<CpuPathSwitches> CpuPathSwitchesFromFlags() {
+  auto prefetch = cc::ParsePrefetchScope(FLAGS_prefetch);
+  if (!prefetch.ok()) return prefetch.status();
+  CpuPathSwitches s;
+  s.prefetch = *prefetch;
+  s.tuning.leaf_hint = FLAGS_index_leaf_hint;
+  s.tuning.optimistic_reads = FLAGS_optimistic_reads;
+  return s;
+}
+
+}  // namespace strand::index
