@@ -72,6 +72,14 @@ Node::~Node() {
   while (gate_->inside.load(std::memory_order_seq_cst) > 0) {
     std::this_thread::yield();
   }
+  // Messages not handled yet are dropped, as a stopped fabric drops them:
+  // their coordinators time out, and the branches left are rolled back.
+  {
+    std::lock_guard<std::mutex> lock(participant_mu_);
+    participant_stop_ = true;
+  }
+  participant_cv_.notify_all();
+  if (participant_.joinable()) participant_.join();
   // Their Txns abort as they go, releasing their latches.
   absl::flat_hash_map<uint64_t, std::shared_ptr<Branch>> left;
   {
@@ -112,6 +120,10 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const Config& config) {
   auto endpoint = node->compute_node_->NewEndpoint();
   if (!endpoint.ok()) return endpoint.status();
   node->vote_endpoint_ = *std::move(endpoint);
+  auto participant_endpoint = node->compute_node_->NewEndpoint();
+  if (!participant_endpoint.ok()) return participant_endpoint.status();
+  node->participant_endpoint_ = *std::move(participant_endpoint);
+  node->participant_ = std::thread([n = node.get()] { n->RunParticipant(); });
   Node* self = node.get();
   if (absl::Status s = node->compute_node_->AddHandler(
           kFirstMessageType, kLastMessageType,
@@ -304,6 +316,56 @@ void Node::Handle(const rdma::Message& m, rdma::Endpoint& endpoint) {
   const Header h = m.Load<Header>();
   switch (kind) {
     case Kind::kWork:
+    case Kind::kPrepare:
+    case Kind::kCommit:
+    case Kind::kAbort: {
+      if (!rdma::OnMessageHandlerThread()) {
+        // Delivered inline, on the coordinator's own thread (the
+        // loopback's default): waiting here is the sender's own time, as
+        // the cost model charges it.
+        HandleParticipant(m, endpoint);
+        return;
+      }
+      {
+        std::lock_guard<std::mutex> lock(participant_mu_);
+        participant_queue_.push_back(m);
+      }
+      participant_cv_.notify_one();
+      return;
+    }
+    case Kind::kWorkReply:
+    case Kind::kVote:
+    case Kind::kAck:
+      OnAnswer(kind, h, m.source);
+      return;
+    case Kind::kHello:
+      return;
+  }
+  LOG(ERROR) << "compute node " << config_.id
+             << " got an unknown partitioned-mode message " << m.type;
+}
+
+void Node::RunParticipant() {
+  rdma::Endpoint& endpoint = *participant_endpoint_;
+  for (;;) {
+    rdma::Message m;
+    {
+      std::unique_lock<std::mutex> lock(participant_mu_);
+      participant_cv_.wait(lock, [&] {
+        return participant_stop_ || !participant_queue_.empty();
+      });
+      if (participant_stop_) return;
+      m = participant_queue_.front();
+      participant_queue_.pop_front();
+    }
+    HandleParticipant(m, endpoint);
+  }
+}
+
+void Node::HandleParticipant(const rdma::Message& m, rdma::Endpoint& endpoint) {
+  const Header h = m.Load<Header>();
+  switch (static_cast<Kind>(m.type)) {
+    case Kind::kWork:
       OnWork(h, m.source, endpoint);
       return;
     case Kind::kPrepare:
@@ -315,16 +377,9 @@ void Node::Handle(const rdma::Message& m, rdma::Endpoint& endpoint) {
     case Kind::kAbort:
       OnAbort(h);
       return;
-    case Kind::kWorkReply:
-    case Kind::kVote:
-    case Kind::kAck:
-      OnAnswer(kind, h, m.source);
-      return;
-    case Kind::kHello:
+    default:
       return;
   }
-  LOG(ERROR) << "compute node " << config_.id
-             << " got an unknown partitioned-mode message " << m.type;
 }
 
 std::shared_ptr<Node::Branch> Node::FindBranch(uint64_t gtid, bool create,

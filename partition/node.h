@@ -25,6 +25,15 @@
 // Branches are handled one message at a time (a coordinator has one round
 // in flight); a kAbort that finds the branch busy (its coordinator gave up
 // waiting) marks it, and the running handler rolls it back when done.
+// Arriving on a message handler thread, these four run on the node's
+// participant thread, in arrival order (delivered inline, on the sender's
+// thread, they run there): a fragment latches rows, and a latch may wait
+// for another node's handler to answer an invalidation (SELCC). On the
+// handler itself, which the node's invalidations share, two nodes each
+// running a fragment that waits for the other's invalidation answer would
+// wait for each other until the lock timeout (rdma/fabric.h: a handler
+// never waits for what only another thread provides). Answers (kWorkReply,
+// kVote, kAck) and kHello stay on the handler: they only wake a slot.
 //
 // Coordinator side: answers (kWorkReply, kVote, kAck) land in the slot of
 // the session that sent the request (Slot), which wakes it.
@@ -32,9 +41,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -193,6 +204,17 @@ class Node {
 
   std::mutex vote_mu_;  // the flusher's endpoint
   std::unique_ptr<rdma::Endpoint> vote_endpoint_;
+
+  // The participant thread and the messages it has yet to handle.
+  void RunParticipant();
+  // kWork, kPrepare, kCommit or kAbort, on the thread that calls it.
+  void HandleParticipant(const rdma::Message& m, rdma::Endpoint& endpoint);
+  std::mutex participant_mu_;
+  std::condition_variable participant_cv_;
+  std::deque<rdma::Message> participant_queue_;  // guarded by participant_mu_
+  bool participant_stop_ = false;                // guarded by participant_mu_
+  std::unique_ptr<rdma::Endpoint> participant_endpoint_;
+  std::thread participant_;
 
   std::mutex rng_mu_;
   std::mt19937_64 rng_{0x2c0};

@@ -160,6 +160,12 @@ class Endpoint {
 using MessageHandler =
     std::function<void(const Message& message, Endpoint& endpoint)>;
 
+// Whether the calling thread is one of a compute node's message handler
+// threads, which every route of the node shares, as opposed to a sender
+// running a handler inline. A layer whose handling may wait (partition/:
+// a fragment's latches) moves such work off these threads.
+bool OnMessageHandlerThread();
+
 class ComputeNode {
  public:
   ComputeNode();

@@ -3,6 +3,11 @@
 #include "absl/strings/str_format.h"
 
 namespace strand::rdma {
+namespace {
+thread_local bool on_handler_thread = false;
+}  // namespace
+
+bool OnMessageHandlerThread() { return on_handler_thread; }
 
 absl::Status HandlerThreads::Start(ComputeNode& node, MessageHandler handler,
                                    int threads, NextMessage next,
@@ -26,6 +31,7 @@ absl::Status HandlerThreads::Start(ComputeNode& node, MessageHandler handler,
   }
   for (auto& endpoint : endpoints_) {
     threads_.emplace_back([this, ep = endpoint.get()] {
+      on_handler_thread = true;
       Message message;
       while (next_(&message)) {
         count_(*ep);

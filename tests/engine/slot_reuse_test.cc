@@ -358,7 +358,9 @@ TEST_P(SlotReuseTest, OpenReaderHoldsDeletedSlotsBack) {
   ASSERT_TRUE(held.ok() || absl::IsAborted(held.status())) << held.status();
   ASSERT_TRUE(first_read_.ok() || absl::IsAborted(first_read_.status()))
       << first_read_.status();
-  if (first_read_.ok()) EXPECT_FALSE(*first_read_);
+  if (first_read_.ok()) {
+    EXPECT_FALSE(*first_read_);
+  }
   EXPECT_EQ(wrong_.load(), 0);
   // Nothing holds them back any more: the next batch's seal hands back
   // the earlier ones (in the pool, once the reader's node has published
