@@ -55,12 +55,32 @@
 
 namespace strand::index {
 
-// Three-way compare of the big-endian `Word`s at pa and pb (memcmp order).
-template <typename Word>
-inline int CompareWords(const char* pa, const char* pb) {
-  Word x, y;
+// How a comparison reads the second key's bytes: with plain loads (a key
+// nobody changes meanwhile), or with relaxed atomic loads (a key in a node
+// read optimistically: cc/optimistic_read.h).
+struct PlainLoad {
+  template <typename Word>
+  static Word Load(const uint8_t* p) {
+    Word w;
+    std::memcpy(&w, p, sizeof(Word));
+    return w;
+  }
+};
+struct RelaxedLoad {
+  template <typename Word>
+  static Word Load(const uint8_t* p) {
+    return cc::LoadRelaxed<Word>(p);
+  }
+};
+
+// Three-way compare of the big-endian `Word`s at pa and pb (memcmp order),
+// pb's read as `Load` says.
+template <typename Word, typename Load>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int CompareWords(const char* pa,
+                                                     const uint8_t* pb) {
+  Word x;
   std::memcpy(&x, pa, sizeof(Word));
-  std::memcpy(&y, pb, sizeof(Word));
+  const Word y = Load::template Load<Word>(pb);
   if (x == y) return 0;
   if constexpr (sizeof(Word) == 8) {
     return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
@@ -71,6 +91,36 @@ inline int CompareWords(const char* pa, const char* pb) {
   } else {
     return x < y ? -1 : 1;
   }
+}
+
+// Three-way compare of byte strings, ordered like std::string_view's
+// compare (memcmp, then length), 8 bytes at a time: keys are short and
+// fixed-width, and a memcmp call per probe showed in descents' profile.
+// The tail goes in one 4-, 2- and 1-byte step each rather than byte by
+// byte: 4-byte keys (item, warehouse) and 4-byte tails (12-byte keys) are
+// common, and a byte loop's exit mispredicts on nearly every probe.
+template <typename Load>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int CompareBytes(const char* pa, size_t na,
+                                                     const uint8_t* pb,
+                                                     size_t nb) {
+  const size_t n = na < nb ? na : nb;
+  size_t i = 0;
+  int c = 0;
+  for (; i + 8 <= n; i += 8) {
+    if ((c = CompareWords<uint64_t, Load>(pa + i, pb + i)) != 0) return c;
+  }
+  if (i + 4 <= n) {
+    if ((c = CompareWords<uint32_t, Load>(pa + i, pb + i)) != 0) return c;
+    i += 4;
+  }
+  if (i + 2 <= n) {
+    if ((c = CompareWords<uint16_t, Load>(pa + i, pb + i)) != 0) return c;
+    i += 2;
+  }
+  if (i < n && (c = CompareWords<uint8_t, Load>(pa + i, pb + i)) != 0) {
+    return c;
+  }
+  return na == nb ? 0 : (na < nb ? -1 : 1);
 }
 
 // The first 8 bytes of `key` as a big-endian number, zero-filled past a
@@ -88,31 +138,10 @@ inline uint64_t KeyPrefix(std::string_view key) {
   return __builtin_bswap64(v);
 }
 
-// Three-way compare of byte strings, ordered like std::string_view's
-// compare (memcmp, then length), 8 bytes at a time: keys are short and
-// fixed-width, and a memcmp call per probe showed in descents' profile.
-// The tail goes in one 4-, 2- and 1-byte step each rather than byte by
-// byte: 4-byte keys (item, warehouse) and 4-byte tails (12-byte keys) are
-// common, and a byte loop's exit mispredicts on nearly every probe.
+// Three-way compare of keys (CompareBytes).
 inline int CompareKeys(std::string_view a, std::string_view b) {
-  const size_t n = a.size() < b.size() ? a.size() : b.size();
-  const char* pa = a.data();
-  const char* pb = b.data();
-  size_t i = 0;
-  int c = 0;
-  for (; i + 8 <= n; i += 8) {
-    if ((c = CompareWords<uint64_t>(pa + i, pb + i)) != 0) return c;
-  }
-  if (i + 4 <= n) {
-    if ((c = CompareWords<uint32_t>(pa + i, pb + i)) != 0) return c;
-    i += 4;
-  }
-  if (i + 2 <= n) {
-    if ((c = CompareWords<uint16_t>(pa + i, pb + i)) != 0) return c;
-    i += 2;
-  }
-  if (i < n && (c = CompareWords<uint8_t>(pa + i, pb + i)) != 0) return c;
-  return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
+  return CompareBytes<PlainLoad>(
+      a.data(), a.size(), reinterpret_cast<const uint8_t*>(b.data()), b.size());
 }
 
 // A key inside a node read optimistically (UnlatchedRead): where it is,
@@ -124,45 +153,9 @@ struct UnlatchedKey {
   uint32_t size;
 };
 
-template <typename Word>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline int CompareWordsRelaxed(const char* pa,
-                                                            const uint8_t* pb) {
-  Word x;
-  std::memcpy(&x, pa, sizeof(Word));
-  const Word y = cc::LoadRelaxed<Word>(pb);
-  if (x == y) return 0;
-  if constexpr (sizeof(Word) == 8) {
-    return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
-  } else if constexpr (sizeof(Word) == 4) {
-    return __builtin_bswap32(x) < __builtin_bswap32(y) ? -1 : 1;
-  } else if constexpr (sizeof(Word) == 2) {
-    return __builtin_bswap16(x) < __builtin_bswap16(y) ? -1 : 1;
-  } else {
-    return x < y ? -1 : 1;
-  }
-}
-
 // CompareKeys of a key and a key in an unlatched node, in the same steps.
 inline int CompareKeys(std::string_view a, UnlatchedKey b) {
-  const size_t n = a.size() < b.size ? a.size() : b.size;
-  const char* pa = a.data();
-  size_t i = 0;
-  int c = 0;
-  for (; i + 8 <= n; i += 8) {
-    if ((c = CompareWordsRelaxed<uint64_t>(pa + i, b.p + i)) != 0) return c;
-  }
-  if (i + 4 <= n) {
-    if ((c = CompareWordsRelaxed<uint32_t>(pa + i, b.p + i)) != 0) return c;
-    i += 4;
-  }
-  if (i + 2 <= n) {
-    if ((c = CompareWordsRelaxed<uint16_t>(pa + i, b.p + i)) != 0) return c;
-    i += 2;
-  }
-  if (i < n && (c = CompareWordsRelaxed<uint8_t>(pa + i, b.p + i)) != 0) {
-    return c;
-  }
-  return a.size() == b.size ? 0 : (a.size() < b.size ? -1 : 1);
+  return CompareBytes<RelaxedLoad>(a.data(), a.size(), b.p, b.size);
 }
 inline int CompareKeys(UnlatchedKey a, std::string_view b) {
   return -CompareKeys(b, a);
