@@ -78,6 +78,49 @@ void PrintTo(const StressConfig& config, std::ostream* os) {
 
 class CoherenceStressTest : public ::testing::TestWithParam<StressConfig> {};
 
+// `count` GCLs allocated from node 0 (empty, with a test failure, if an
+// allocation fails).
+std::vector<rdma::GlobalAddress> AllocateGcls(testing::CcCluster& cluster,
+                                              int count) {
+  std::vector<rdma::GlobalAddress> gcls;
+  auto ctx = *cluster.manager(0).NewThreadContext();
+  for (int i = 0; i < count; ++i) {
+    auto gcl = cluster.manager(0).Allocate(*ctx);
+    if (!gcl.ok()) {
+      ADD_FAILURE() << gcl.status();
+      return {};
+    }
+    gcls.push_back(*gcl);
+  }
+  return gcls;
+}
+
+// Runs `worker(manager, ctx, me, rng, stop)` on every thread of every
+// compute node of `config` for --soak_s seconds; `me` (1 + node * 100 +
+// thread) names the thread and seeds its `rng`; the worker loops until
+// `stop`.
+template <typename Worker>
+void RunWorkers(const StressConfig& config, testing::CcCluster& cluster,
+                Worker worker) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int n = 0; n < config.compute_nodes; ++n) {
+    for (int t = 0; t < config.threads_per_node; ++t) {
+      threads.emplace_back([&, n, t] {
+        GclManager& m = cluster.manager(n);
+        auto ctx = m.NewThreadContext();
+        ASSERT_TRUE(ctx.ok());
+        const uint64_t me = n * 100 + t + 1;
+        std::mt19937_64 rng(me);
+        worker(m, **ctx, me, rng, stop);
+      });
+    }
+  }
+  absl::SleepFor(absl::Seconds(FLAGS_soak_s));
+  stop = true;
+  for (auto& th : threads) th.join();
+}
+
 TEST_P(CoherenceStressTest, NothingLostNothingTornNoTwoWriters) {
   const StressConfig& config = GetParam();
   auto cluster =
@@ -85,69 +128,50 @@ TEST_P(CoherenceStressTest, NothingLostNothingTornNoTwoWriters) {
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   const uint32_t payload = config.options.payload_bytes();
 
-  std::vector<rdma::GlobalAddress> gcls;
-  {
-    auto ctx = *(*cluster)->manager(0).NewThreadContext();
-    for (int i = 0; i < config.gcls; ++i) {
-      auto gcl = (*cluster)->manager(0).Allocate(*ctx);
-      ASSERT_TRUE(gcl.ok()) << gcl.status();
-      gcls.push_back(*gcl);
-    }
-  }
+  const std::vector<rdma::GlobalAddress> gcls =
+      AllocateGcls(**cluster, config.gcls);
+  ASSERT_EQ(gcls.size(), static_cast<size_t>(config.gcls));
   // In-process witnesses of who holds what: writers[i] counts exclusive
   // holders of GCL i, readers[i] shared holders.
   std::vector<std::atomic<int>> writers(config.gcls), readers(config.gcls);
   std::atomic<uint64_t> increments{0}, torn{0}, double_writers{0},
       reader_writer_overlap{0}, errors{0};
-  std::atomic<bool> stop{false};
-
-  std::vector<std::thread> threads;
-  for (int n = 0; n < config.compute_nodes; ++n) {
-    for (int t = 0; t < config.threads_per_node; ++t) {
-      threads.emplace_back([&, n, t] {
-        GclManager& m = (*cluster)->manager(n);
-        auto ctx = m.NewThreadContext();
-        ASSERT_TRUE(ctx.ok());
-        const uint64_t me = n * 100 + t + 1;
-        std::mt19937_64 rng(me);
-        std::uniform_real_distribution<double> coin(0, 1);
-        uint64_t mine = 0;
-        while (!stop.load(std::memory_order_relaxed)) {
-          const size_t i = rng() % gcls.size();
-          if (coin(rng) < config.read_ratio) {
-            auto g = m.SLock(**ctx, gcls[i]);
-            if (!g.ok()) {
-              ADD_FAILURE() << g.status();
-              errors++;
-              break;
-            }
-            readers[i]++;
-            if (writers[i].load() != 0) reader_writer_overlap++;
-            if (!LineIntact(g->data(), payload)) torn++;
-            readers[i]--;
-          } else {
-            auto g = m.XLock(**ctx, gcls[i]);
-            if (!g.ok()) {
-              ADD_FAILURE() << g.status();
-              errors++;
-              break;
-            }
-            if (writers[i].fetch_add(1) != 0) double_writers++;
-            if (readers[i].load() != 0) reader_writer_overlap++;
-            if (!LineIntact(g->data(), payload)) torn++;
-            const auto* w = reinterpret_cast<const uint64_t*>(g->data());
-            FillLine(g->mutable_data(), payload, w[0] + 1, me);
-            ++mine;
-            writers[i].fetch_sub(1);
-          }
-        }
-        increments += mine;
-      });
-    }
-  }
-  absl::SleepFor(absl::Seconds(FLAGS_soak_s));
-  stop = true;
-  for (auto& th : threads) th.join();
+  RunWorkers(config, **cluster,
+             [&](GclManager& m, ThreadContext& ctx, uint64_t me,
+                 std::mt19937_64& rng, const std::atomic<bool>& stop) {
+               std::uniform_real_distribution<double> coin(0, 1);
+               uint64_t mine = 0;
+               while (!stop.load(std::memory_order_relaxed)) {
+                 const size_t i = rng() % gcls.size();
+                 if (coin(rng) < config.read_ratio) {
+                   auto g = m.SLock(ctx, gcls[i]);
+                   if (!g.ok()) {
+                     ADD_FAILURE() << g.status();
+                     errors++;
+                     break;
+                   }
+                   readers[i]++;
+                   if (writers[i].load() != 0) reader_writer_overlap++;
+                   if (!LineIntact(g->data(), payload)) torn++;
+                   readers[i]--;
+                 } else {
+                   auto g = m.XLock(ctx, gcls[i]);
+                   if (!g.ok()) {
+                     ADD_FAILURE() << g.status();
+                     errors++;
+                     break;
+                   }
+                   if (writers[i].fetch_add(1) != 0) double_writers++;
+                   if (readers[i].load() != 0) reader_writer_overlap++;
+                   if (!LineIntact(g->data(), payload)) torn++;
+                   const auto* w = reinterpret_cast<const uint64_t*>(g->data());
+                   FillLine(g->mutable_data(), payload, w[0] + 1, me);
+                   ++mine;
+                   writers[i].fetch_sub(1);
+                 }
+               }
+               increments += mine;
+             });
 
   EXPECT_EQ(errors.load(), 0u);
   EXPECT_EQ(torn.load(), 0u);
@@ -199,29 +223,16 @@ TEST_P(CoherenceStressTest, OptimisticReadsSeeWholeCurrentLines) {
   const uint32_t payload = config.options.payload_bytes();
   const size_t words = payload / 8;
 
-  std::vector<rdma::GlobalAddress> gcls;
-  {
-    auto ctx = *(*cluster)->manager(0).NewThreadContext();
-    for (int i = 0; i < config.gcls; ++i) {
-      auto gcl = (*cluster)->manager(0).Allocate(*ctx);
-      ASSERT_TRUE(gcl.ok()) << gcl.status();
-      gcls.push_back(*gcl);
-    }
-  }
+  const std::vector<rdma::GlobalAddress> gcls =
+      AllocateGcls(**cluster, config.gcls);
+  ASSERT_EQ(gcls.size(), static_cast<size_t>(config.gcls));
   std::vector<std::atomic<uint64_t>> published(config.gcls);
   std::atomic<uint64_t> validated{0}, invalidated{0}, unavailable{0}, torn{0},
       wrong_gcl{0}, stale{0}, writes{0}, errors{0};
-  std::atomic<bool> stop{false};
-
-  std::vector<std::thread> threads;
-  for (int n = 0; n < config.compute_nodes; ++n) {
-    for (int t = 0; t < config.threads_per_node; ++t) {
-      threads.emplace_back([&, n, t] {
-        GclManager& m = (*cluster)->manager(n);
-        auto ctx = m.NewThreadContext();
-        ASSERT_TRUE(ctx.ok());
-        const uint64_t me = n * 100 + t + 1;
-        std::mt19937_64 rng(me);
+  RunWorkers(
+      config, **cluster,
+      [&](GclManager& m, ThreadContext& ctx, uint64_t me, std::mt19937_64& rng,
+          const std::atomic<bool>& stop) {
         std::uniform_real_distribution<double> coin(0, 1);
         std::vector<uint64_t> last_seen(gcls.size(), 0);
         std::vector<uint64_t> copy(words);
@@ -255,7 +266,7 @@ TEST_P(CoherenceStressTest, OptimisticReadsSeeWholeCurrentLines) {
           const uint64_t floor = published[i].load();
           const double c = coin(rng);
           if (c < config.read_ratio * 2 / 3) {
-            const OptimisticToken token = m.OptimisticRead(**ctx, gcls[i]);
+            const OptimisticToken token = m.OptimisticRead(ctx, gcls[i]);
             if (!token.ok()) {
               unavailable++;
               continue;
@@ -270,7 +281,7 @@ TEST_P(CoherenceStressTest, OptimisticReadsSeeWholeCurrentLines) {
             validated++;
             check(reinterpret_cast<const uint8_t*>(copy.data()), i, floor);
           } else if (c < config.read_ratio) {
-            auto g = m.SLock(**ctx, gcls[i]);
+            auto g = m.SLock(ctx, gcls[i]);
             if (!g.ok()) {
               ADD_FAILURE() << g.status();
               errors++;
@@ -278,7 +289,7 @@ TEST_P(CoherenceStressTest, OptimisticReadsSeeWholeCurrentLines) {
             }
             check(g->data(), i, floor);
           } else {
-            auto g = m.XLock(**ctx, gcls[i]);
+            auto g = m.XLock(ctx, gcls[i]);
             if (!g.ok()) {
               ADD_FAILURE() << g.status();
               errors++;
@@ -298,11 +309,6 @@ TEST_P(CoherenceStressTest, OptimisticReadsSeeWholeCurrentLines) {
           }
         }
       });
-    }
-  }
-  absl::SleepFor(absl::Seconds(FLAGS_soak_s));
-  stop = true;
-  for (auto& th : threads) th.join();
 
   EXPECT_EQ(errors.load(), 0u);
   EXPECT_EQ(torn.load(), 0u);
