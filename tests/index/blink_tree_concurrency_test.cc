@@ -45,6 +45,18 @@ class BLinkTreeConcurrencyTest : public ::testing::TestWithParam<cc::Protocol> {
 
   // Runs fn(node, thread, ctx, tree) on every thread of every node, each
   // with its own context and the node's own handle on the tree.
+  // The keys k % 3 == 0 below `keys`, with value(k), inserted from node 0
+  // before the splitting tests' readers and writers start.
+  template <typename Value>
+  void InsertOldKeys(uint64_t keys, Value value) {
+    auto ctx = *cluster_->manager(0).NewThreadContext();
+    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_,
+                                 testing::TestTreeTuning());
+    for (uint64_t k = 0; k < keys; k += 3) {
+      ASSERT_TRUE(tree->Insert(*ctx, Key(k), value(k)).ok());
+    }
+  }
+
   template <typename Fn>
   void RunOnAllThreads(Fn fn) {
     std::vector<std::thread> threads;
@@ -296,14 +308,7 @@ TEST_P(BLinkTreeConcurrencyTest, LookupBatchesDuringSplitsFindEveryOlderKey) {
   // Numbers from kKeys up are never inserted.
   constexpr uint64_t kKeys = 6000;
   auto value = [](uint64_t k) { return k * 7 + 1; };
-  {
-    auto ctx = *cluster_->manager(0).NewThreadContext();
-    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_,
-                                 testing::TestTreeTuning());
-    for (uint64_t k = 0; k < kKeys; k += 3) {
-      ASSERT_TRUE(tree->Insert(*ctx, Key(k), value(k)).ok());
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(InsertOldKeys(kKeys, value));
   std::atomic<int> writers_left{kNodes};
   std::atomic<uint64_t> batches{0}, batches_during_writes{0};
   std::atomic<uint64_t> new_keys_seen{0};
@@ -411,14 +416,7 @@ TEST_P(BLinkTreeConcurrencyTest, PointLookupsDuringSplitsFindEveryOlderKey) {
   // lookup to the wrong leaf and miss an old key.
   constexpr uint64_t kKeys = 6000;
   auto value = [](uint64_t k) { return k * 5 + 3; };
-  {
-    auto ctx = *cluster_->manager(0).NewThreadContext();
-    auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx, anchor_,
-                                 testing::TestTreeTuning());
-    for (uint64_t k = 0; k < kKeys; k += 3) {
-      ASSERT_TRUE(tree->Insert(*ctx, Key(k), value(k)).ok());
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(InsertOldKeys(kKeys, value));
   std::atomic<int> writers_left{kNodes};
   std::atomic<uint64_t> lookups_during_writes{0};
   std::atomic<uint64_t> validated{0}, invalidated{0}, unavailable{0};
