@@ -313,7 +313,6 @@ void Node::Handle(const rdma::Message& m, rdma::Endpoint& endpoint) {
     OnHello(m, endpoint);
     return;
   }
-  const Header h = m.Load<Header>();
   switch (kind) {
     case Kind::kWork:
     case Kind::kPrepare:
@@ -336,7 +335,7 @@ void Node::Handle(const rdma::Message& m, rdma::Endpoint& endpoint) {
     case Kind::kWorkReply:
     case Kind::kVote:
     case Kind::kAck:
-      OnAnswer(kind, h, m.source);
+      OnAnswer(kind, m.Load<Header>(), m.source);
       return;
     case Kind::kHello:
       return;
