@@ -361,7 +361,7 @@ class BasicBLinkNode : public BLinkNodeLayout {
   // Leaves of a unique tree: the value stored under exactly `key`.
   std::optional<uint64_t> Find(std::string_view key) const {
     const uint32_t pos = LowerBound(key);
-    if (pos == count() || std::string_view(this->key(pos)) != key) {
+    if (pos == count() || CompareKeys(this->key(pos), key) != 0) {
       return std::nullopt;
     }
     return value(pos);

@@ -144,6 +144,10 @@ OptimisticReadStats BLinkTree::ThreadOptimisticReadStats() {
   return optimistic_read_stats;
 }
 
+OptimisticReadStats& BLinkTree::MutableOptimisticReadStats() {
+  return optimistic_read_stats;
+}
+
 void BLinkTree::CountLeafHint(bool hit) {
   ++(hit ? leaf_hint_stats.hits : leaf_hint_stats.misses);
 }
@@ -480,7 +484,19 @@ absl::StatusOr<uint64_t> BLinkTree::Lookup(cc::ThreadContext& ctx,
     return absl::FailedPreconditionError(
         "Lookup on a non-unique index: use Scan over the key");
   }
-  auto g = DescendShared(ctx, key, Descent::kHolds, 0, nullptr);
+  OptimisticStop stop{GlobalAddress::FromRaw(root_hint_.load())};
+  if (optimistic_reads_) {
+    stop = DescendOptimistic(ctx, key, Descent::kHolds, 0, nullptr);
+    if (stop.level == 0) {
+      if (std::optional<LeafSearch> found =
+              SearchLeafOptimistic(ctx, stop.at, key)) {
+        if (reads != nullptr) reads->push_back({stop.at, found->version});
+        if (!found->value) return absl::NotFoundError("key not in the index");
+        return *found->value;
+      }
+    }
+  }
+  auto g = DescendLatched(ctx, key, Descent::kHolds, 0, nullptr, {}, stop);
   if (!g.ok()) return g.status();
   const BLinkNode leaf(g->data(), width_);
   const std::optional<uint64_t> value = leaf.Find(key);
@@ -562,6 +578,14 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
   // of the whole batch are in flight together, a few lines per leaf.
   // Key i's search in its latched leaf.
   auto search = [&](size_t i) -> absl::Status {
+    if (optimistic_reads_) {
+      if (std::optional<LeafSearch> found =
+              SearchLeafOptimistic(ctx, leaves[i], keys[i])) {
+        values[i] = found->value;
+        if (reads != nullptr) reads->push_back({leaves[i], found->version});
+        return absl::OkStatus();
+      }
+    }
     auto g = LatchLeafShared(ctx, leaves[i], keys[i]);
     if (!g.ok()) return g.status();
     const BLinkNode leaf(g->data(), width_);
@@ -669,6 +693,30 @@ bool BLinkTree::FindLeavesOptimistic(cc::ThreadContext& ctx,
     ++k;
   }
   return true;
+}
+
+std::optional<BLinkTree::LeafSearch> BLinkTree::SearchLeafOptimistic(
+    cc::ThreadContext& ctx, GlobalAddress leaf, std::string_view key) {
+  OptimisticReadStats& stats = optimistic_read_stats;
+  const cc::OptimisticToken token = manager_.OptimisticRead(ctx, leaf);
+  if (!token.ok()) {
+    ++stats.unavailable;
+    return std::nullopt;
+  }
+  // The leaf's range starts at or below the key (its parent named it, or
+  // one left of it, and low fences never change), so it holds the key if
+  // the key is below its high fence.
+  const UnlatchedBLinkNode n(token.data(), payload_bytes_, width_, capacity_);
+  const bool holds = n.valid() && n.is_leaf() && n.BelowHigh(key);
+  LeafSearch found;
+  if (holds) found = {n.Find(key), n.version()};
+  if (!cc::GclManager::Validate(token)) {
+    ++stats.invalidated;
+    return std::nullopt;
+  }
+  ++stats.validated;
+  if (!holds) return std::nullopt;  // split past the key, or a bad node
+  return found;
 }
 
 absl::StatusOr<cc::SharedGuard> BLinkTree::LatchLeafShared(

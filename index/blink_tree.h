@@ -120,6 +120,11 @@ struct BLinkTreeTuning {
   // is latched as without the switch, and so is every node of a protocol
   // without a cache (SEL). Changes no result. false: every node latched,
   // coupled (the ablation).
+  // Lookups and LookupBatch read their leaves the same way (a leaf that
+  // validates and whose high fence is above the key holds the key: low
+  // fences never change), and ValidateRead checks a leaf's version with
+  // no latch; so a point lookup on a cached tree writes nothing shared.
+  // Scans and every change still latch their leaves.
   bool optimistic_reads = true;
 };
 
@@ -353,6 +358,8 @@ class BLinkTree {
   void RememberLeaf(std::string_view key, rdma::GlobalAddress leaf) const;
   // Counts a use of a hint into the thread's LeafHintStats.
   static void CountLeafHint(bool hit);
+  // The calling thread's counters behind ThreadOptimisticReadStats.
+  static OptimisticReadStats& MutableOptimisticReadStats();
   // Whether the latched node `payload` is a leaf whose fences cover `key`.
   bool Covers(const uint8_t* payload, std::string_view key) const;
   // The hinted leaf of `key`, X-latched with `lock`, when its fences cover
@@ -412,6 +419,18 @@ class BLinkTree {
   absl::StatusOr<cc::SharedGuard> LatchLeafShared(cc::ThreadContext& ctx,
                                                   rdma::GlobalAddress leaf,
                                                   std::string_view key);
+  // `key`'s search in `leaf` (a leaf at or left of the key's, as a parent
+  // named it) with no latch: the value (nullopt: absent) and the leaf's
+  // version, as a shared latch would have shown them, when the read
+  // validated and the leaf's range holds the key; nullopt otherwise (then
+  // LatchLeafShared).
+  struct LeafSearch {
+    std::optional<uint64_t> value;
+    uint64_t version = 0;
+  };
+  std::optional<LeafSearch> SearchLeafOptimistic(cc::ThreadContext& ctx,
+                                                 rdma::GlobalAddress leaf,
+                                                 std::string_view key);
   // LookupBatch's first pass with optimistic reads: the leaf of each key
   // (in `ranked` order) as its parent names it, and with narrow prefetch
   // the probe of it, into `leaves` and `probes`. False when a node was not

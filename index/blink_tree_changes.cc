@@ -238,6 +238,26 @@ absl::Status BLinkTree::ValidateRead(cc::ThreadContext& ctx,
     raise_read_ts(*x);
     return x->Unlock();
   }
+  if (optimistic_reads_) {
+    // The version with no latch: a token that validates saw no exclusive
+    // holder from the read to the validation, which is what the no-wait
+    // shared latch below checks, without writing the latch word.
+    const cc::OptimisticToken token = manager_.OptimisticRead(ctx, read.leaf);
+    if (token.ok()) {
+      const uint64_t version =
+          UnlatchedBLinkNode(token.data(), payload_bytes_, width_, capacity_)
+              .version();
+      OptimisticReadStats& stats = MutableOptimisticReadStats();
+      if (!cc::GclManager::Validate(token)) {
+        ++stats.invalidated;
+      } else {
+        ++stats.validated;
+        if (version == read.version) return absl::OkStatus();
+      }
+    } else {
+      ++MutableOptimisticReadStats().unavailable;
+    }
+  }
   auto g = manager_.SLock(ctx, read.leaf, kNoWait);
   if (!g.ok()) return g.status();
   if (absl::Status s = check(g->data()); !s.ok()) return s;

@@ -15,11 +15,12 @@ DEFINE_bool(index_leaf_hint, true,
             "ascending orders) when its fences cover the key, instead of "
             "descending from the root; false: always descend (the ablation)");
 DEFINE_bool(optimistic_reads, true,
-            "Index descents read the nodes above the leaves with no latch "
-            "and validate the read (a version in the cache frame's latch "
-            "word), so threads reading the same upper nodes write no shared "
-            "cache line; a node that changed or is not cached is latched. "
-            "false: latch every node (the ablation)");
+            "Index descents read the nodes above the leaves, and lookups "
+            "and commit-time checks their leaves, with no latch and validate "
+            "the read (a version in the cache frame's latch word), so "
+            "threads reading the same nodes write no shared cache line; a "
+            "node that changed or is not cached is latched. false: latch "
+            "every node (the ablation)");
 
 namespace strand::index {
 
