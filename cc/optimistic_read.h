@@ -109,6 +109,21 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline T LoadRelaxed(const uint8_t* p) {
   return v;
 }
 
+// `n` bytes at `src` copied to `dst` with LoadRelaxed, 8 at a time: a
+// record taken out of an optimistic read's payload whole (a tuple), to be
+// used once Validate says the copy is one state. Always inlined, like
+// LoadRelaxed: the copy loop is short.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyRelaxed(uint8_t* dst,
+                                                     const uint8_t* src,
+                                                     size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const auto word = LoadRelaxed<uint64_t>(src + i);
+    std::memcpy(dst + i, &word, 8);
+  }
+  for (; i < n; ++i) dst[i] = LoadRelaxed<uint8_t>(src + i);
+}
+
 }  // namespace strand::cc
 
 #endif  // STRAND_CC_OPTIMISTIC_READ_H_

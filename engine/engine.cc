@@ -35,6 +35,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
     if (!node.ok()) return node.status();
     engine->nodes_[id] = *std::move(node);
     engine->nodes_[id]->SetValidateIndexReads(options.validate_index_reads);
+    engine->nodes_[id]->SetOptimisticTupleReads(options.optimistic_tuple_reads);
     if (engine->first_node_ == nullptr) {
       engine->first_node_ = engine->nodes_[id].get();
     }

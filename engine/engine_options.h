@@ -71,6 +71,10 @@ struct EngineOptions {
   // txn::Database::validate_index_reads: serializable scans and lookups.
   // Turn off only to measure their cost (phantoms become possible).
   bool validate_index_reads = true;
+  // txn::Database::optimistic_tuple_reads: 2PL and OCC read tuples of
+  // cached pages with no latch and validate them at commit. Off only for
+  // the ablation; serializable either way.
+  bool optimistic_tuple_reads = true;
   // Deleted rows' slots wait for readers through the memory pool's epoch
   // words, each hosted compute node with its own txn::EpochManager, even
   // when this process hosts every node (txn/epoch_manager.h, "Across

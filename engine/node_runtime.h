@@ -51,6 +51,8 @@ class NodeRuntime {
   void SetEpochs(txn::EpochManager* epochs) { db_.epochs = epochs; }
   // txn::Database::validate_index_reads; before the first session.
   void SetValidateIndexReads(bool on) { db_.validate_index_reads = on; }
+  // txn::Database::optimistic_tuple_reads; before the first session.
+  void SetOptimisticTupleReads(bool on) { db_.optimistic_tuple_reads = on; }
 
  private:
   NodeRuntime() = default;

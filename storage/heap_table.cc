@@ -195,7 +195,7 @@ void HeapTable::ReleaseSlot(TupleAddress address) {
 }
 
 absl::Status HeapTable::CheckAddress(TupleAddress address) const {
-  if (address.is_null() || address.slot() >= slots_per_page_) {
+  if (!IsSlotOfThisTable(address)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s is not a tuple address of this table", address.ToString()));
   }
@@ -220,6 +220,21 @@ absl::StatusOr<const uint8_t*> HeapTable::TupleIn(const uint8_t* payload,
   if (absl::Status s = CheckAddress(address); !s.ok()) return s;
   if (absl::Status s = CheckLive(payload, address); !s.ok()) return s;
   return payload + SlotOffset(address.slot());
+}
+
+bool HeapTable::CopyTupleUnlatched(const cc::OptimisticToken& token,
+                                   TupleAddress address,
+                                   std::vector<uint8_t>& out) const {
+  if (!IsSlotOfThisTable(address)) return false;
+  // The page header and the tuple, which CheckLive would read in place.
+  uint8_t page_header[heap_page::kPageHeaderBytes];
+  cc::CopyRelaxed(page_header, token.data(), sizeof(page_header));
+  out.resize(tuple_bytes_);
+  cc::CopyRelaxed(out.data(), token.data() + SlotOffset(address.slot()),
+                  tuple_bytes_);
+  if (!cc::GclManager::Validate(token)) return false;
+  return heap_page::IsPageOf(page_header, table_id_) &&
+         TupleHeader::From(out.data()).live();
 }
 
 absl::Status HeapTable::Read(cc::ThreadContext& ctx, TupleAddress address,

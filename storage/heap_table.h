@@ -155,12 +155,24 @@ class HeapTable {
   // NotFound if the slot holds no live tuple.
   absl::StatusOr<const uint8_t*> TupleIn(const uint8_t* payload,
                                          TupleAddress address) const;
+  // TupleIn for a page read with no latch (cc::GclManager::OptimisticRead):
+  // copies the tuple at `address` out of `token`'s payload into `out`.
+  // True if the copy is one state of the page (`token` validated after it)
+  // that TupleIn would accept; false otherwise (the page changed during
+  // the copy, or the checks fail): the caller then reads under a latch,
+  // which also says what is wrong with the address.
+  bool CopyTupleUnlatched(const cc::OptimisticToken& token,
+                          TupleAddress address,
+                          std::vector<uint8_t>& out) const;
 
  private:
   HeapTable(cc::GclManager& manager, rdma::GlobalAddress root,
             uint32_t table_id, Schema schema, uint32_t max_rows_per_page);
 
   // Address validity and the bytes of its slot in a latched payload.
+  bool IsSlotOfThisTable(TupleAddress address) const {
+    return !address.is_null() && address.slot() < slots_per_page_;
+  }
   absl::Status CheckAddress(TupleAddress address) const;
   absl::Status CheckLive(const uint8_t* payload, TupleAddress address) const;
   // Where TakeSlot looks for a slot, in the order Insert tries them.

@@ -31,11 +31,12 @@ struct RunConfig {
   int64_t rtt_ns = 0;
   std::string message_delivery;
   uint32_t gcl_size = 0;
-  uint64_t cache_mb = 0;              // per compute node, as used; 0: SEL
-  std::string cache_sizing = "flag";  // "auto" (--cache_mb=0) or "flag"
-  std::string prefetch = "narrow";    // --prefetch
-  bool index_leaf_hint = true;        // --index_leaf_hint
-  bool optimistic_reads = true;       // --optimistic_reads
+  uint64_t cache_mb = 0;               // per compute node, as used; 0: SEL
+  std::string cache_sizing = "flag";   // "auto" (--cache_mb=0) or "flag"
+  std::string prefetch = "narrow";     // --prefetch
+  bool index_leaf_hint = true;         // --index_leaf_hint
+  bool optimistic_reads = true;        // --optimistic_reads
+  bool optimistic_tuple_reads = true;  // --optimistic_tuple_reads
   uint64_t seed = 0;
   Scale scale;
   bool validate_index_reads = true;  // --validate_index_reads

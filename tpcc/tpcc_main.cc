@@ -177,6 +177,12 @@ DEFINE_double(peer_timeout_s, 10,
               "Verbs: a compute process whose heartbeat on the cluster board "
               "stops for this long is reported (by node id and address) and "
               "every other compute process stops with exit status 1");
+DEFINE_bool(optimistic_tuple_reads, true,
+            "Transactions (2PL, OCC) read tuples they do not write with no "
+            "latch where the page is cached, and check them at commit "
+            "instead of holding a shared latch (2PL) or taking a short one "
+            "(OCC); serializable either way. false: latch every read (the "
+            "ablation)");
 DEFINE_bool(validate_index_reads, true,
             "Validate at commit the index leaves every lookup and scan read, "
             "which makes scans and absent-key lookups serializable. "
@@ -725,6 +731,7 @@ int Main() {
   options.algorithm = *algorithm;
   options.index = cpu_path->tuning;
   options.validate_index_reads = FLAGS_validate_index_reads;
+  options.optimistic_tuple_reads = FLAGS_optimistic_tuple_reads;
   options.epochs_in_pool = FLAGS_epochs_in_pool;
   options.retry.max_retries = 100000;
   options.mode = *mode;
@@ -777,6 +784,7 @@ int Main() {
   config.prefetch = cc::PrefetchScopeName(cpu_path->prefetch);
   config.index_leaf_hint = cpu_path->tuning.leaf_hint;
   config.optimistic_reads = cpu_path->tuning.optimistic_reads;
+  config.optimistic_tuple_reads = FLAGS_optimistic_tuple_reads;
   config.validate_index_reads = FLAGS_validate_index_reads;
   config.epochs_in_pool = FLAGS_epochs_in_pool;
   {

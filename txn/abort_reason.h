@@ -18,7 +18,8 @@ enum class AbortReason : uint8_t {
   kNone = 0,
   kConflict,    // a latch could not be had without waiting (2PL no-wait),
                 // or a timestamp rule was violated (TO)
-  kValidation,  // OCC validation failed
+  kValidation,  // a commit-time check of a read failed (OCC's read set,
+                // index leaves, 2PL's unlatched tuple reads)
   kUser,        // the procedure asked for it
   kError,       // an error that is not a conflict (fabric, pool full, ...)
 };

@@ -8,7 +8,10 @@
 //
 //   2PL no-wait   reads take shared, writes exclusive page latches (no-wait:
 //                 a held latch aborts) and keep them to the end; commit
-//                 applies under the latches it already holds.
+//                 applies under the latches it already holds. With
+//                 Database::optimistic_tuple_reads, a read that is not for
+//                 update takes no latch where the page is cached and is
+//                 validated at commit instead (two_phase_locking.h).
 //   TO            the transaction's timestamp ts comes from the oracle at
 //                 begin. A read aborts if the tuple's write_ts > ts, else
 //                 raises read_ts to ts (under a short exclusive latch).
@@ -16,7 +19,8 @@
 //                 if any written tuple has read_ts > ts or write_ts > ts,
 //                 then applies and stamps write_ts = ts.
 //   OCC           reads copy the tuple and its version (write_ts) under a
-//                 short shared latch. Commit latches the write pages in
+//                 short shared latch, or with none where the page is cached
+//                 (optimistic_tuple_reads). Commit latches the write pages in
 //                 address order, checks every read tuple's version is
 //                 unchanged, takes the commit timestamp, applies and stamps
 //                 write_ts = commit timestamp.

@@ -58,6 +58,12 @@ struct Database {
   // serializable (concurrency_control.h, "Index reads"). Off only to
   // measure what that costs: phantoms become possible again.
   bool validate_index_reads = true;
+  // Read tuples that are not written with no latch (GclManager::
+  // OptimisticRead) where the page is cached, and validate them at commit
+  // instead of holding a shared latch to it: 2PL and OCC
+  // (two_phase_locking.h, optimistic.h; TO's reads write read_ts). Off
+  // only for the ablation (--optimistic_reads): serializable either way.
+  bool optimistic_tuple_reads = true;
   // Where transactions announce themselves and committed deletes queue
   // their slots for reuse (epoch_manager.h): shared by every compute node
   // when this process hosts them all, this node's own otherwise. Null:

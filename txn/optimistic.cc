@@ -5,6 +5,8 @@
 
 #include "txn/optimistic.h"
 
+#include <optional>
+
 #include "absl/strings/str_format.h"
 #include "txn/index_writes.h"
 #include "txn/write_set.h"
@@ -12,6 +14,18 @@
 namespace strand::txn {
 
 absl::Status Optimistic::Read(TxnState& txn, Access& access, bool) {
+  // With no latch where the page is cached: validation compares the
+  // version read with the version at commit either way, and a copy that
+  // validates is one a short shared latch could have taken.
+  if (txn.db.optimistic_tuple_reads) {
+    const cc::OptimisticToken token =
+        txn.db.manager->OptimisticRead(txn.ctx, access.address.gcl());
+    if (token.ok() &&
+        txn.table(access.table)
+            .CopyTupleUnlatched(token, access.address, access.original)) {
+      return absl::OkStatus();
+    }
+  }
   auto page = txn.db.manager->SLock(txn.ctx, access.address.gcl());
   if (!page.ok()) return page.status();
   if (absl::Status s = CopyTuple(txn, page->data(), access); !s.ok()) {
@@ -22,8 +36,25 @@ absl::Status Optimistic::Read(TxnState& txn, Access& access, bool) {
 
 namespace {
 
+// The header of `a`'s tuple as it is now, read with no latch, or nullopt
+// when that is not possible at once (the page is not cached, or a writer
+// is in or came in during the read).
+std::optional<storage::TupleHeader> HeaderUnlatched(TxnState& txn,
+                                                    const Access& a) {
+  if (!txn.db.optimistic_tuple_reads) return std::nullopt;
+  const cc::OptimisticToken token =
+      txn.db.manager->OptimisticRead(txn.ctx, a.address.gcl());
+  if (!token.ok()) return std::nullopt;
+  uint8_t bytes[storage::kTupleHeaderBytes];
+  cc::CopyRelaxed(bytes, token.data() + TupleOffset(txn, a), sizeof(bytes));
+  if (!cc::GclManager::Validate(token)) return std::nullopt;
+  return storage::TupleHeader::From(bytes);
+}
+
 // Every tuple read still has the version read (Silo's read-set check);
-// the caller holds its write latches.
+// the caller holds its write latches. A page another committer holds
+// exclusive cannot be read unlatched, so it takes the no-wait latch below
+// and counts as changed, as before.
 absl::Status ValidateTupleReads(TxnState& txn) {
   for (const auto& a : txn.accesses) {
     if (a->inserted) continue;
@@ -31,6 +62,9 @@ absl::Status ValidateTupleReads(TxnState& txn) {
     if (cc::ExclusiveGuard* held =
             txn.latches.HeldExclusive(a->address.gcl())) {
       now = HeaderAt(txn, held->data(), *a);
+    } else if (std::optional<storage::TupleHeader> unlatched =
+                   HeaderUnlatched(txn, *a)) {
+      now = *unlatched;
     } else {
       auto page =
           txn.db.manager->SLock(txn.ctx, a->address.gcl(), {.no_wait = true});

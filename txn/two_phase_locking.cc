@@ -3,13 +3,46 @@
 
 #include "txn/two_phase_locking.h"
 
+#include <cstring>
+
+#include "absl/strings/str_format.h"
 #include "txn/index_writes.h"
 #include "txn/write_set.h"
 
 namespace strand::txn {
 
 namespace {
+
 constexpr cc::LockOptions kNoWait{.no_wait = true};
+
+// Every tuple read with no latch still reads what it read, now that every
+// lock is held: its token still validates (no writer came in since the
+// read), or else its bytes are unchanged under a latch this transaction
+// holds, taken now (no-wait) if it held none. The second test spares an
+// abort when the page changed in other tuples, was evicted and reloaded,
+// or was latched by this transaction itself (a write or insert of its own
+// after the read); it compares the value, which is what the read returned.
+absl::Status ValidateUnlatchedReads(TxnState& txn) {
+  for (const UnlatchedRead& read : txn.unlatched_reads) {
+    if (cc::GclManager::Validate(read.token)) continue;
+    const Access& a = *read.access;
+    auto payload = txn.latches.Shared(a.address.gcl(), kNoWait);
+    if (payload.ok()) {
+      if (std::memcmp(*payload + TupleOffset(txn, a), a.original.data(),
+                      a.original.size()) == 0) {
+        continue;
+      }
+    } else if (!absl::IsAborted(payload.status())) {
+      return payload.status();
+    }
+    txn.abort_reason = AbortReason::kValidation;
+    return absl::AbortedError(
+        absl::StrFormat("2PL: %s changed since it was read with no latch",
+                        a.address.ToString()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status TwoPhaseLocking::Read(TxnState& txn, Access& access,
@@ -19,6 +52,16 @@ absl::Status TwoPhaseLocking::Read(TxnState& txn, Access& access,
     auto guard = txn.latches.Exclusive(page, kNoWait);
     if (!guard.ok()) return guard.status();
     return CopyTuple(txn, (*guard)->data(), access);
+  }
+  if (txn.db.optimistic_tuple_reads && !txn.latches.Holds(page)) {
+    const cc::OptimisticToken token =
+        txn.db.manager->OptimisticRead(txn.ctx, page);
+    if (token.ok() &&
+        txn.table(access.table)
+            .CopyTupleUnlatched(token, access.address, access.original)) {
+      txn.unlatched_reads.push_back({&access, token});
+      return absl::OkStatus();
+    }
   }
   auto payload = txn.latches.Shared(page, kNoWait);
   if (!payload.ok()) return payload.status();
@@ -36,15 +79,16 @@ absl::Status TwoPhaseLocking::Prepare(TxnState& txn, uint64_t commit_ts) {
   if (absl::Status s = LatchWritePages(txn, {.no_wait = true}); !s.ok()) {
     return s;
   }
-  // Tuple reads are locked: only the index reads can make a duplicate key
-  // a conflict.
-  if (absl::Status s = PrepareIndexWritesOrConflict(
-          txn, [](TxnState&) { return absl::OkStatus(); });
+  // A stale read makes a duplicate key a conflict: only the index reads
+  // and the tuples read with no latch can be.
+  if (absl::Status s =
+          PrepareIndexWritesOrConflict(txn, ValidateUnlatchedReads);
       !s.ok()) {
     return s;
   }
-  // The index reads are the only reads not held locked: checked now, with
-  // every lock and index leaf held (concurrency_control.h, "Index reads").
+  // The reads not held locked are checked now, with every lock and index
+  // leaf held (concurrency_control.h, "Index reads").
+  if (absl::Status s = ValidateUnlatchedReads(txn); !s.ok()) return s;
   if (absl::Status s = ValidateIndexReads(txn); !s.ok()) return s;
   if (commit_ts != 0) {
     // A participant: the coordinator took it while this branch's locks

@@ -60,6 +60,13 @@ struct IndexWrite {
   storage::TupleAddress value;
 };
 
+// A tuple 2PL read with no latch (Database::optimistic_tuple_reads), and
+// the token its commit validates (two_phase_locking.h).
+struct UnlatchedRead {
+  const Access* access = nullptr;
+  cc::OptimisticToken token;
+};
+
 // A leaf of index `index` that a lookup or scan read (validated at commit).
 struct IndexLeafRead {
   IndexId index = 0;
@@ -76,7 +83,8 @@ struct TxnState {
         index_inserts(ThreadSpares<decltype(index_inserts)>::Take()),
         index_removes(ThreadSpares<decltype(index_removes)>::Take()),
         leaf_reads(ThreadSpares<decltype(leaf_reads)>::Take()),
-        leaf_scratch(ThreadSpares<decltype(leaf_scratch)>::Take()) {
+        leaf_scratch(ThreadSpares<decltype(leaf_scratch)>::Take()),
+        unlatched_reads(ThreadSpares<decltype(unlatched_reads)>::Take()) {
     // Room up front (a no-op for spares that had it) instead of a chain of
     // regrowths and rehashes as an OLTP transaction's few dozen accesses
     // come in.
@@ -95,6 +103,7 @@ struct TxnState {
     ThreadSpares<decltype(index_removes)>::Give(std::move(index_removes));
     ThreadSpares<decltype(leaf_reads)>::Give(std::move(leaf_reads));
     ThreadSpares<decltype(leaf_scratch)>::Give(std::move(leaf_scratch));
+    ThreadSpares<decltype(unlatched_reads)>::Give(std::move(unlatched_reads));
   }
   static constexpr size_t kExpectedAccesses = 48;
 
@@ -118,7 +127,8 @@ struct TxnState {
   std::vector<IndexWrite> index_removes;
   // Every index leaf a Lookup, LookupBatch or Scan read, with its version.
   std::vector<IndexLeafRead> leaf_reads;
-  std::vector<index::LeafRead> leaf_scratch;  // one call's, before tagging
+  std::vector<index::LeafRead> leaf_scratch;   // one call's, before tagging
+  std::vector<UnlatchedRead> unlatched_reads;  // 2PL's, in read order
   // During commit: the index leaves its changes go to, latched exclusively
   // (index_writes.h), and those changes by index.
   index::LeafGuards index_leaves;

@@ -32,6 +32,7 @@ template <typename EngineOptions>
 void ApplyTestCpuPathToEngine(EngineOptions& options) {
   ApplyTestCpuPath(options.cc);
   options.index = TestTreeTuning();
+  options.optimistic_tuple_reads = !TestCpuPathAblation();
 }
 
 }  // namespace strand::testing
