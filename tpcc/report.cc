@@ -149,9 +149,10 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
       PerTxn(r.fabric.messages_sent, txns),
       PerTxn(r.fabric.bytes_read + r.fabric.bytes_written, txns));
   out << absl::StrFormat(
-      "cache: hit ratio %.3f (%llu latch acquisitions), %.2f invalidations "
-      "sent and %.2f evictions per txn\n",
-      r.cache.hit_ratio(), static_cast<unsigned long long>(r.cache.locks()),
+      "cache: hit ratio %.3f; per txn %.1f latch acquisitions, %.1f "
+      "unlatched reads, %.2f invalidations sent and %.2f evictions\n",
+      r.cache.hit_ratio(), PerTxn(r.cache.locks(), txns),
+      PerTxn(r.cache.optimistic_reads, txns),
       PerTxn(r.cache.invalidations_sent, txns),
       PerTxn(r.cache.evictions, txns));
   out << absl::StrFormat(
@@ -264,6 +265,8 @@ void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
       .Add("bytes_per_txn",
            PerTxn(r.fabric.bytes_read + r.fabric.bytes_written, txns))
       .Add("cache_hit_ratio", r.cache.hit_ratio())
+      .Add("latches_per_txn", PerTxn(r.cache.locks(), txns))
+      .Add("unlatched_reads_per_txn", PerTxn(r.cache.optimistic_reads, txns))
       .Add("invalidations_per_txn", PerTxn(r.cache.invalidations_sent, txns))
       .Add("evictions_per_txn", PerTxn(r.cache.evictions, txns));
   r.commit_latency.AddTo(j, "commit", LatencyHistogram::Unit::kMicros);
