@@ -174,12 +174,15 @@ absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
   InsertPage& mine = insert_pages_[&ctx];
   if (mine.page.is_null() || mine.next_slot == slots_per_page_ ||
       source == SlotSource::kFreshPage || caller_holds(mine.page)) {
-    // The rest of a page left behind is free for later inserts.
+    // The rest of a page left behind is free for later inserts, and no
+    // longer the thread's: if no page replaces it (the pool is full),
+    // handing out its next slot too would give two inserts one slot.
     if (!mine.page.is_null()) {
       for (uint32_t slot = mine.next_slot; slot < slots_per_page_; ++slot) {
         auto a = TupleAddress::Encode(mine.page, slot);
         if (a.ok()) free_slots_.push_back(*a);
       }
+      mine = InsertPage();
     }
     auto added = AddPage(ctx);
     if (!added.ok()) return added.status();

@@ -15,17 +15,22 @@
 #include "storage/tuple_header.h"
 #include "tests/testing/cc_cluster.h"
 #include "tests/testing/protocols.h"
+#include "tests/testing/test_fabric.h"
 
 namespace strand::storage {
 namespace {
 
 class HeapTableTest : public ::testing::TestWithParam<cc::Protocol> {
  protected:
-  void Start(int nodes, uint32_t gcl_size, TableOptions options = {}) {
+  // `pool_bytes`: the memory node's size (0: the test fabric's default).
+  void Start(int nodes, uint32_t gcl_size, TableOptions options = {},
+             uint64_t pool_bytes = 0) {
     cc::CcOptions o;
     o.protocol = GetParam();
     o.gcl_size = gcl_size;
-    auto cluster = testing::CcCluster::Create(nodes, o);
+    rdma::FabricOptions f = testing::TestFabricOptions(1, nodes);
+    if (pool_bytes != 0) f.pool_bytes = pool_bytes;
+    auto cluster = testing::CcCluster::Create(nodes, o, f);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = *std::move(cluster);
     schema_ = *Schema::Create({{"id", ColumnType::kInt64},
@@ -328,6 +333,58 @@ TEST_P(HeapTableTest, TupleLargerThanAGclIsRejected) {
   EXPECT_EQ(root.status().code(), absl::StatusCode::kInvalidArgument);
   auto opened = HeapTable::Open(m(0), *ctx_, root_, wide);
   EXPECT_EQ(opened.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// A full pool fails the insert that needed a new page, and every slot
+// keeps one owner: the rest of a page the inserting thread left behind
+// (the caller held it) goes to the free slots and is no longer the
+// thread's page, though no new page replaced it.
+TEST_P(HeapTableTest, InsertsIntoAFullPoolNeverShareASlot) {
+  Start(1, 256, {}, 1 << 20);
+  auto table = OpenOn(0, *ctx_);
+  ASSERT_NE(table, nullptr);
+  auto insert = [&](int64_t id, bool hold_own_page,
+                    rdma::GlobalAddress own_page) {
+    TupleBuffer row = Row(id, 0);
+    return table->Insert(
+        *ctx_, absl::MakeConstSpan(row.data(), row.size()), false,
+        [&](rdma::GlobalAddress page) {
+          return hold_own_page && page == own_page;
+        });
+  };
+  auto first = insert(0, false, {});
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_GT(table->slots_per_page(), 2u);
+  // Nothing left for a new page.
+  for (;;) {
+    auto gcl = m(0).Allocate(*ctx_);
+    if (!gcl.ok()) {
+      ASSERT_TRUE(absl::IsResourceExhausted(gcl.status())) << gcl.status();
+      break;
+    }
+  }
+  // The caller holds the thread's page: its rest is left behind, and the
+  // new page cannot be had.
+  auto refused = insert(1, true, first->gcl());
+  ASSERT_TRUE(absl::IsResourceExhausted(refused.status())) << refused.status();
+  // Now every insert takes a slot of that rest, until none is left.
+  absl::flat_hash_set<TupleAddress> taken = {*first};
+  int64_t id = 2;
+  for (;; ++id) {
+    auto a = insert(id, false, {});
+    if (!a.ok()) {
+      ASSERT_TRUE(absl::IsResourceExhausted(a.status())) << a.status();
+      break;
+    }
+    EXPECT_TRUE(taken.insert(*a).second)
+        << "slot " << a->ToString() << " handed out twice";
+    ASSERT_LT(id, 1000);
+  }
+  EXPECT_EQ(taken.size(), table->slots_per_page());
+  // Every row is there once: none overwrote another.
+  std::vector<int64_t> expected = Ids(2, id - 2);
+  expected.insert(expected.begin(), 0);
+  EXPECT_EQ(ScannedIds(*table, *ctx_), expected);
 }
 
 TEST_P(HeapTableTest, ConcurrentInsertsFromSeveralNodesAreAllReadable) {
