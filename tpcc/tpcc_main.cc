@@ -206,8 +206,14 @@ DEFINE_string(check_image, "",
 namespace strand::tpcc {
 namespace {
 
-// Pool bytes kept free for the rows a run inserts.
+// Pool bytes kept free for the rows a run inserts, at least.
 constexpr double kRunRoomBytes = 768.0 * (1 << 20);
+// What a run inserts, generously, to size a pool for a long or fast run:
+// 0.51-0.57 KiB of pool per committed transaction (the standard mix;
+// 50/50 New-Order/Payment, no Delivery), at up to 100k transactions per
+// second per worker thread (one thread reached 92k on the 2-core VM).
+constexpr double kRunBytesPerTxn = 640;
+constexpr double kRunBytesPerThreadSecond = 100e3 * kRunBytesPerTxn;
 
 // Deleted rows' slots the hosted nodes' epoch managers handed back so far
 // (one manager may serve them all).
@@ -223,12 +229,33 @@ uint64_t SlotsReclaimed(const engine::Engine& engine) {
 }
 
 // Pool bytes a load of `warehouses` takes, generously (measured: see the
-// README), plus room for the rows a run inserts.
-uint64_t PoolBytesNeeded(int warehouses, const Scale& scale) {
+// README), plus room for the rows a run inserts: `run_bytes`, at least
+// kRunRoomBytes.
+uint64_t PoolBytesNeeded(int warehouses, const Scale& scale,
+                         double run_bytes = 0) {
   const double per_warehouse = 2.0 * RawBytes::PerWarehouse(scale);
   const double items = 2.0 * RawBytes::Items(scale);
   return static_cast<uint64_t>(warehouses * per_warehouse + items +
-                               kRunRoomBytes);
+                               std::max(kRunRoomBytes, run_bytes));
+}
+
+// What the run asked for on the command line inserts into the pool, at
+// most (kRunBytesPerTxn, kRunBytesPerThreadSecond): --txns transactions,
+// or --duration_s seconds, plus the warm-up, on every worker thread.
+// The value of integer flag `name`, defined in another library (the
+// fabric's), at least 1.
+int64_t CountFlag(const char* name) {
+  const std::string value =
+      gflags::GetCommandLineFlagInfoOrDie(name).current_value;
+  return value.empty() ? 1 : std::max<int64_t>(1, std::stoll(value));
+}
+
+double RunBytesBound() {
+  const double threads =
+      static_cast<double>(FLAGS_threads) * CountFlag("compute_nodes");
+  const double warmup = FLAGS_warmup_s * threads * kRunBytesPerThreadSecond;
+  if (FLAGS_txns > 0) return warmup + FLAGS_txns * kRunBytesPerTxn;
+  return warmup + FLAGS_duration_s * threads * kRunBytesPerThreadSecond;
 }
 
 // The cache an auto-sized (--cache_mb=0) compute node wants: the load of
@@ -582,17 +609,19 @@ int Main() {
   // room for the run (committed in full by the default
   // --populate_memory=background; with =touch an untouched part costs no
   // memory); a given --pool_mb must fit.
+  // The default size has room for the whole run at a generous rate, up
+  // to half the memory available (the caches take up to a quarter); a
+  // given size need only hold the load and the minimum room.
   const uint64_t need = PoolBytesNeeded(FLAGS_warehouses, scale);
+  const uint64_t want = std::max(
+      need, std::min(PoolBytesNeeded(FLAGS_warehouses, scale, RunBytesBound()),
+                     cc::AvailableMemoryBytes() / 2));
   // Over verbs the memory nodes' --pool_mb decides (checked once joined).
-  const uint64_t memory_nodes = std::max(
-      1,
-      gflags::GetCommandLineFlagInfoOrDie("memory_nodes").current_value.empty()
-          ? 1
-          : std::stoi(gflags::GetCommandLineFlagInfoOrDie("memory_nodes")
-                          .current_value));
+  const uint64_t memory_nodes = CountFlag("memory_nodes");
   const uint64_t need_mb = (need / memory_nodes >> 20) + 1;
   if (!verbs && gflags::GetCommandLineFlagInfoOrDie("pool_mb").is_default) {
-    const uint64_t pool_mb = std::max<uint64_t>(256, need_mb);
+    const uint64_t pool_mb =
+        std::max<uint64_t>(256, (want / memory_nodes >> 20) + 1);
     gflags::SetCommandLineOption("pool_mb", std::to_string(pool_mb).c_str());
   } else if (!verbs) {
     const uint64_t pool_mb = std::stoull(
