@@ -162,10 +162,13 @@ absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
     absl::FunctionRef<bool(rdma::GlobalAddress page)> caller_holds) {
   std::lock_guard<std::mutex> lock(mu_);
   if (source == SlotSource::kFree) {
-    // A released slot, unless it is on a page the caller holds.
+    // A released slot, unless it is on a page the caller holds or another
+    // thread inserts into.
     for (size_t i = free_slots_.size(); i-- > 0;) {
       const TupleAddress a = free_slots_[i];
-      if (caller_holds(a.gcl())) continue;
+      if (caller_holds(a.gcl()) || IsAnotherThreadsPage(a.gcl(), ctx)) {
+        continue;
+      }
       free_slots_[i] = free_slots_.back();
       free_slots_.pop_back();
       return a;
@@ -190,6 +193,16 @@ absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
     mine.next_slot = 0;
   }
   return TupleAddress::Encode(mine.page, mine.next_slot++);
+}
+
+bool HeapTable::IsAnotherThreadsPage(rdma::GlobalAddress page,
+                                     const cc::ThreadContext& ctx) const {
+  // A handful of inserting threads per node: a scan beats an index that
+  // every page change would have to maintain.
+  for (const auto& [owner, current] : insert_pages_) {
+    if (current.page == page && owner != &ctx) return true;
+  }
+  return false;
 }
 
 void HeapTable::ReleaseSlot(TupleAddress address) {

@@ -335,6 +335,30 @@ TEST_P(HeapTableTest, TupleLargerThanAGclIsRejected) {
   EXPECT_EQ(opened.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// A slot handed back on a thread's current page (an aborted insert's) is
+// that thread's to reuse: another thread inserting there would collide
+// with it on the page's latch at commit.
+TEST_P(HeapTableTest, ReleasedSlotsOnAThreadsPageWaitForThatThread) {
+  Start(1, 4096);
+  auto a_ctx = *m(0).NewThreadContext();
+  auto b_ctx = *m(0).NewThreadContext();
+  auto table = OpenOn(0, *ctx_);
+  ASSERT_NE(table, nullptr);
+  const std::vector<TupleAddress> a_rows = InsertRows(*table, *a_ctx, 0, 3);
+  const std::vector<TupleAddress> b_rows = InsertRows(*table, *b_ctx, 3, 1);
+  ASSERT_EQ(a_rows.size(), 3u);
+  ASSERT_EQ(b_rows.size(), 1u);
+  ASSERT_NE(a_rows[0].gcl(), b_rows[0].gcl());
+  table->ReleaseSlot(a_rows[2]);  // as an aborted insert of A's would
+  const std::vector<TupleAddress> b_more = InsertRows(*table, *b_ctx, 4, 5);
+  for (const TupleAddress& a : b_more) {
+    EXPECT_EQ(a.gcl(), b_rows[0].gcl()) << a.ToString();
+  }
+  const std::vector<TupleAddress> a_more = InsertRows(*table, *a_ctx, 9, 1);
+  ASSERT_EQ(a_more.size(), 1u);
+  EXPECT_EQ(a_more[0], a_rows[2]);
+}
+
 // A full pool fails the insert that needed a new page, and every slot
 // keeps one owner: the rest of a page the inserting thread left behind
 // (the caller held it) goes to the free slots and is no longer the
@@ -346,11 +370,10 @@ TEST_P(HeapTableTest, InsertsIntoAFullPoolNeverShareASlot) {
   auto insert = [&](int64_t id, bool hold_own_page,
                     rdma::GlobalAddress own_page) {
     TupleBuffer row = Row(id, 0);
-    return table->Insert(
-        *ctx_, absl::MakeConstSpan(row.data(), row.size()), false,
-        [&](rdma::GlobalAddress page) {
-          return hold_own_page && page == own_page;
-        });
+    return table->Insert(*ctx_, absl::MakeConstSpan(row.data(), row.size()),
+                         false, [&](rdma::GlobalAddress page) {
+                           return hold_own_page && page == own_page;
+                         });
   };
   auto first = insert(0, false, {});
   ASSERT_TRUE(first.ok()) << first.status();
