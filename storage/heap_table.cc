@@ -1,5 +1,7 @@
 #include "storage/heap_table.h"
 
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -12,6 +14,14 @@ namespace strand::storage {
 using heap_page::Get;
 using heap_page::Put;
 using rdma::GlobalAddress;
+
+namespace {
+
+// HeapTable::instance_: a table's key in each thread's cache of its insert
+// pages.
+std::atomic<uint64_t> next_instance{1};
+
+}  // namespace
 
 // A page stores its slot count in a u16 (heap_page.h).
 static_assert(TupleAddress::kMaxSlots <= UINT16_MAX);
@@ -74,9 +84,10 @@ HeapTable::HeapTable(cc::GclManager& manager, GlobalAddress root,
       table_id_(table_id),
       schema_(std::move(schema)),
       tuple_bytes_(schema_.tuple_bytes()),
-      slots_per_page_(heap_page::SlotsPerPage(
-          manager.payload_bytes(), tuple_bytes_, TupleAddress::kMaxSlots,
-          max_rows_per_page)) {}
+      slots_per_page_(
+          heap_page::SlotsPerPage(manager.payload_bytes(), tuple_bytes_,
+                                  TupleAddress::kMaxSlots, max_rows_per_page)),
+      instance_(next_instance.fetch_add(1, std::memory_order_relaxed)) {}
 
 uint32_t HeapTable::SlotOffset(uint32_t slot) const {
   return heap_page::SlotOffset(slot, tuple_bytes_);
@@ -160,8 +171,19 @@ absl::StatusOr<TupleAddress> HeapTable::Insert(
 absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
     cc::ThreadContext& ctx, SlotSource source,
     absl::FunctionRef<bool(rdma::GlobalAddress page)> caller_holds) {
+  InsertPage& mine = InsertPageOf(ctx);
+  const bool own_page_usable =
+      !mine.page.is_null() && mine.next_slot < slots_per_page_ &&
+      source != SlotSource::kFreshPage && !caller_holds(mine.page);
+  const bool free_slot_wanted =
+      source == SlotSource::kFree &&
+      free_slot_count_.load(std::memory_order_relaxed) > 0;
+  // Only this thread hands out slots of its own page.
+  if (own_page_usable && !free_slot_wanted) {
+    return TupleAddress::Encode(mine.page, mine.next_slot++);
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  if (source == SlotSource::kFree) {
+  if (free_slot_wanted) {
     // A released slot, unless it is on a page the caller holds or another
     // thread inserts into.
     for (size_t i = free_slots_.size(); i-- > 0;) {
@@ -171,12 +193,11 @@ absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
       }
       free_slots_[i] = free_slots_.back();
       free_slots_.pop_back();
+      free_slot_count_.store(free_slots_.size(), std::memory_order_relaxed);
       return a;
     }
   }
-  InsertPage& mine = insert_pages_[&ctx];
-  if (mine.page.is_null() || mine.next_slot == slots_per_page_ ||
-      source == SlotSource::kFreshPage || caller_holds(mine.page)) {
+  if (!own_page_usable) {
     // The rest of a page left behind is free for later inserts, and no
     // longer the thread's: if no page replaces it (the pool is full),
     // handing out its next slot too would give two inserts one slot.
@@ -185,6 +206,7 @@ absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
         auto a = TupleAddress::Encode(mine.page, slot);
         if (a.ok()) free_slots_.push_back(*a);
       }
+      free_slot_count_.store(free_slots_.size(), std::memory_order_relaxed);
       mine = InsertPage();
     }
     auto added = AddPage(ctx);
@@ -195,12 +217,30 @@ absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
   return TupleAddress::Encode(mine.page, mine.next_slot++);
 }
 
+HeapTable::InsertPage& HeapTable::InsertPageOf(const cc::ThreadContext& ctx) {
+  // Direct-mapped by table: TPC-C inserts into four tables per thread,
+  // whose instances are consecutive.
+  struct Cached {
+    uint64_t table = 0;
+    const cc::ThreadContext* ctx = nullptr;
+    InsertPage* entry = nullptr;
+  };
+  thread_local std::array<Cached, 16> cache;
+  Cached& cached = cache[instance_ % cache.size()];
+  if (cached.table == instance_ && cached.ctx == &ctx) return *cached.entry;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_ptr<InsertPage>& entry = insert_pages_[&ctx];
+  if (entry == nullptr) entry = std::make_unique<InsertPage>();
+  cached = {instance_, &ctx, entry.get()};
+  return *entry;
+}
+
 bool HeapTable::IsAnotherThreadsPage(rdma::GlobalAddress page,
                                      const cc::ThreadContext& ctx) const {
   // A handful of inserting threads per node: a scan beats an index that
   // every page change would have to maintain.
   for (const auto& [owner, current] : insert_pages_) {
-    if (current.page == page && owner != &ctx) return true;
+    if (current->page == page && owner != &ctx) return true;
   }
   return false;
 }
@@ -208,6 +248,7 @@ bool HeapTable::IsAnotherThreadsPage(rdma::GlobalAddress page,
 void HeapTable::ReleaseSlot(TupleAddress address) {
   std::lock_guard<std::mutex> lock(mu_);
   free_slots_.push_back(address);
+  free_slot_count_.store(free_slots_.size(), std::memory_order_relaxed);
 }
 
 absl::Status HeapTable::CheckAddress(TupleAddress address) const {

@@ -52,6 +52,7 @@
 //   Update, Delete  2; the write-back carries only the bytes that changed.
 //   Scan    2 for the root + 2 per page.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -206,17 +207,33 @@ class HeapTable {
   // Each inserting thread's current page and the next slot to hand out in
   // it, by the thread's context. A context that goes leaves its page to
   // whichever context later gets its address: the page just goes on
-  // filling.
+  // filling. Only the context's own thread changes its entry; `page`
+  // changes under mu_ too, since other threads read it (under mu_).
   struct InsertPage {
     rdma::GlobalAddress page;
     uint32_t next_slot = 0;
   };
+  // `ctx`'s entry, found without mu_ once this thread has used it (a
+  // per-thread cache): the common insert, a next slot on the thread's own
+  // page with no free slot waiting, then takes no table-wide lock, which
+  // at two threads cost 5% of TPC-C's CPU in futex waits.
+  InsertPage& InsertPageOf(const cc::ThreadContext& ctx);
+
+  // Keys the per-thread cache; unique in the process, never reused, so a
+  // cache entry of a table that is gone never matches again.
+  const uint64_t instance_;
   // std::mutex, not absl::Mutex: the distribution's abseil is not built
   // with TSan, which then could not see what this mutex orders.
   std::mutex mu_;
-  absl::flat_hash_map<const cc::ThreadContext*, InsertPage>
+  // Entries are never erased while the table lives: their addresses are
+  // what the per-thread cache holds.
+  absl::flat_hash_map<const cc::ThreadContext*, std::unique_ptr<InsertPage>>
       insert_pages_;                      // guarded by mu_
   std::vector<TupleAddress> free_slots_;  // guarded by mu_
+  // free_slots_.size(), read without mu_: an insert looks for a free slot
+  // only where there may be one. A stale zero costs a slot of the
+  // thread's own page instead; nothing is handed out twice.
+  std::atomic<size_t> free_slot_count_{0};
 };
 
 }  // namespace strand::storage

@@ -410,6 +410,45 @@ TEST_P(HeapTableTest, InsertsIntoAFullPoolNeverShareASlot) {
   EXPECT_EQ(ScannedIds(*table, *ctx_), expected);
 }
 
+// A thread finds its insert page in each table through a small cache:
+// tables that share a cache entry, and a table closed and opened again
+// (a new object, likely at the old one's address), still insert only into
+// their own pages.
+TEST_P(HeapTableTest, InterleavedInsertsIntoManyTablesStayInTheirTables) {
+  Start(1, 4096);
+  constexpr int kTables = 40;  // more than the cache's entries
+  constexpr int kRowsPerRound = 20;
+  std::vector<rdma::GlobalAddress> roots;
+  std::vector<std::unique_ptr<HeapTable>> tables;
+  for (int t = 0; t < kTables; ++t) {
+    auto root = HeapTable::Create(m(0), *ctx_, /*table_id=*/100 + t, schema_);
+    ASSERT_TRUE(root.ok()) << root.status();
+    auto table = HeapTable::Open(m(0), *ctx_, *root, schema_);
+    ASSERT_TRUE(table.ok()) << table.status();
+    roots.push_back(*root);
+    tables.push_back(*std::move(table));
+  }
+  auto insert_rows = [&](int64_t first_row) {
+    for (int64_t row = first_row; row < first_row + kRowsPerRound; ++row) {
+      for (int t = 0; t < kTables; ++t) {
+        InsertRows(*tables[t], *ctx_, t * 1000 + row, 1);
+      }
+    }
+  };
+  insert_rows(0);
+  for (int t = 0; t < kTables; t += 7) {
+    tables[t].reset();
+    auto reopened = HeapTable::Open(m(0), *ctx_, roots[t], schema_);
+    ASSERT_TRUE(reopened.ok()) << reopened.status();
+    tables[t] = *std::move(reopened);
+  }
+  insert_rows(kRowsPerRound);
+  for (int t = 0; t < kTables; ++t) {
+    EXPECT_EQ(ScannedIds(*tables[t], *ctx_), Ids(t * 1000, 2 * kRowsPerRound))
+        << "table " << t;
+  }
+}
+
 TEST_P(HeapTableTest, ConcurrentInsertsFromSeveralNodesAreAllReadable) {
   constexpr int kNodes = 4, kThreads = 2, kRows = 150;
   Start(kNodes, 256);
