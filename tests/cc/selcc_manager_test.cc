@@ -9,6 +9,8 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cc/root_words.h"
 #include "cc/selcc/latch_word.h"
 #include "gtest/gtest.h"
@@ -536,7 +538,20 @@ TEST_F(SelccManagerTest, EvictionWritesBackOnlyDirtyRangesAndReleases) {
     const uint64_t v = 1000 + i;
     std::memcpy(x->MutableRange(8, 8), &v, 8);
   }
-  const CacheStats s = m(0).Stats();
+  // The background evictor frees frames first and counts their releases
+  // as it sends them (a flush, then its bytes): read the counters once
+  // they stop moving, not in the middle of a pass.
+  CacheStats s = m(0).Stats();
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(10);
+       absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(20));
+    const CacheStats next = m(0).Stats();
+    const bool settled = next.evictions == s.evictions &&
+                         next.flushes == s.flushes &&
+                         next.flushed_bytes == s.flushed_bytes;
+    s = next;
+    if (settled) break;
+  }
   EXPECT_GE(s.evictions, 48u);
   EXPECT_GE(s.flushes, 48u);
   EXPECT_EQ(s.flushed_bytes, 8 * s.flushes);  // dirty bounds
