@@ -136,21 +136,21 @@ DEFINE_string(wal_dir, "",
 DEFINE_bool(wal_early_lock_release, false,
             "With --wal=on: release a committing transaction's latches when "
             "its log record is appended instead of when it is durable (the "
-            "call still returns only once it is durable). Shortens lock hold "
-            "times by the fdatasync; safe with one compute node only. "
-            "Implied by --wal_pipeline > 0");
+            "call still returns only once it, and every commit it may depend "
+            "on, is durable: acknowledgement by the cluster's durable "
+            "watermark, docs/design/durable_acks.md). Shortens lock hold "
+            "times by the fdatasync. Implied by --wal_pipeline > 0");
 DEFINE_int32(wal_pipeline, -1,
              "With --wal=on: pipelined commit acknowledgement. N > 0: a "
              "worker thread commits in memory, releases its latches and "
              "goes on with its next transaction while up to N of its "
-             "commits wait for their log record to be durable; each is "
-             "counted, timed (commit latency) and written to --acked_log "
-             "only once durable, never before. Lets one fdatasync serve "
-             "many commits. 0: every transaction waits for its own commit "
-             "to be durable before the thread goes on. -1 (default): 1024 "
-             "with one compute node, 0 with several (pipelining needs early "
-             "lock release, which is safe with one compute node only; an "
-             "explicit N > 0 with several is refused)");
+             "commits wait to be acknowledged (durable, with every commit "
+             "they may depend on, on any node); each is counted, timed "
+             "(commit latency) and written to --acked_log only then, never "
+             "before. Lets one fdatasync serve many commits. 0: every "
+             "transaction holds its latches until its own commit is durable "
+             "and the thread waits for it (synchronous). -1 (default): "
+             "1024");
 DEFINE_int32(wal_group_commit_us, -1,
              "With --wal=on: group-commit window in microseconds; the log "
              "flusher starts a flush no sooner than this after the previous "
@@ -641,32 +641,15 @@ int Main() {
   }
   const bool wal = FLAGS_wal == "on";
   const std::string image_path = FLAGS_wal_dir + "/load.img";
-  // Compute nodes of the whole deployment: over verbs, the cluster file's.
-  int deployment_nodes = fabric->compute_nodes;
   if (verbs) {
     auto cluster = rdma::verbs::ClusterConfig::Load(fabric->cluster_file);
     if (!cluster.ok()) {
       ExitWithUsageError(std::string(cluster.status().message()));
     }
-    deployment_nodes = static_cast<int>(cluster->compute_nodes.size());
   }
   if (wal) {
     if (FLAGS_wal_dir.empty()) {
       ExitWithUsageError("--wal=on needs --wal_dir=DIR (where the log goes)");
-    }
-    if (FLAGS_wal_early_lock_release && deployment_nodes > 1) {
-      ExitWithUsageError(absl::StrFormat(
-          "--wal_early_lock_release is safe with one compute node only, and "
-          "this deployment has %d: drop it",
-          deployment_nodes));
-    }
-    if (FLAGS_wal_pipeline > 0 && deployment_nodes > 1) {
-      ExitWithUsageError(absl::StrFormat(
-          "--wal_pipeline > 0 needs early lock release, which is safe with "
-          "one compute node only (another node could make a dependent "
-          "commit durable first, txn/concurrency_control.h), and this "
-          "deployment has %d: use --wal_pipeline=0",
-          deployment_nodes));
     }
     if (FLAGS_wal_pipeline < -1 || FLAGS_wal_pipeline > 100000) {
       ExitWithUsageError("--wal_pipeline must be from -1 to 100000");
@@ -705,9 +688,7 @@ int Main() {
       !wal ? 0
       : FLAGS_wal_pipeline >= 0
           ? FLAGS_wal_pipeline
-          : (deployment_nodes == 1
-                 ? static_cast<int>(engine::Session::kDefaultMaxUnacknowledged)
-                 : 0);
+          : static_cast<int>(engine::Session::kDefaultMaxUnacknowledged);
   const bool early_lock_release =
       FLAGS_wal_early_lock_release || wal_pipeline > 0;
   const int wal_group_commit_us = !wal ? 0

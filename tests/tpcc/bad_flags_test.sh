@@ -26,16 +26,6 @@ expect_usage_error --fabric=verbs --cluster=/tmp/cluster.txt --node_id=0 \
   --compute_nodes=2
 expect_usage_error --fabric=verbs --cluster=/tmp/cluster.txt --node_id=0 \
   --pool_mb=4096
-# A cluster of two compute processes: early lock release is refused, as
-# with two compute nodes in one process (checked before any device).
-cluster_file=$(mktemp)
-trap 'rm -f "$cluster_file"' EXIT
-printf 'memory 0 10.0.0.1 7000\ncompute 0 10.0.0.2 7100\ncompute 1 10.0.0.3 7100\n' \
-  >"$cluster_file"
-expect_usage_error --fabric=verbs --cluster="$cluster_file" --node_id=0 \
-  --wal=on --wal_dir="$(mktemp -d)" --wal_pipeline=8
-expect_usage_error --fabric=verbs --cluster="$cluster_file" --node_id=1 \
-  --wal=on --wal_dir="$(mktemp -d)" --wal_early_lock_release
 expect_usage_error --fabric=verbs --cluster=/nonexistent/cluster.txt \
   --node_id=0
 expect_usage_error --peer_timeout_s=0
@@ -57,10 +47,6 @@ expect_usage_error --wal=maybe
 expect_usage_error --wal=on
 expect_usage_error --wal_dir=/tmp/x
 expect_usage_error --wal_early_lock_release
-expect_usage_error --wal=on --wal_dir="$(mktemp -d)" --compute_nodes=2 \
-  --wal_early_lock_release
 expect_usage_error --wal_pipeline=8
 expect_usage_error --wal=on --wal_dir="$(mktemp -d)" --wal_pipeline=-2
-expect_usage_error --wal=on --wal_dir="$(mktemp -d)" --compute_nodes=2 \
-  --wal_pipeline=8
 exit $failed
