@@ -1,5 +1,6 @@
 #include "tpcc/report.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/json_line.h"
 #include "base/latency_histogram.h"
@@ -99,11 +100,17 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
       c.wal ? (c.wal_early_lock_release ? ", early lock release on"
                                         : ", early lock release off")
             : "",
-      c.wal ? (c.wal_pipeline > 0
-                   ? absl::StrFormat(", pipelined acknowledgement (up to %d "
-                                     "unacknowledged commits per thread)",
-                                     c.wal_pipeline)
-                   : std::string(", every commit waits to be durable"))
+      c.wal ? absl::StrCat(
+                  c.wal_pipeline > 0
+                      ? absl::StrFormat(", pipelined acknowledgement (up to %d "
+                                        "unacknowledged commits per thread)",
+                                        c.wal_pipeline)
+                      : std::string(", every commit waits to be durable"),
+                  c.wal_early_lock_release
+                      ? ", acknowledged by the cluster's durable watermark"
+                      : "",
+                  absl::StrFormat(", group-commit window %d us",
+                                  c.wal_group_commit_us))
             : std::string());
   out << absl::StrFormat(
       "cpu path switches: prefetch=%s index_leaf_hint=%s "
