@@ -22,6 +22,8 @@
 
 #include <gflags/gflags.h>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/command_line.h"
 #include "base/run_output.h"
@@ -194,8 +196,12 @@ int DeploymentComputeNodes(const rdma::FabricOptions& fabric) {
   if (fabric.kind != rdma::FabricKind::kVerbs) return fabric.compute_nodes;
   auto cluster = rdma::verbs::ClusterConfig::Load(fabric.cluster_file);
   if (!cluster.ok()) {
-    ExitWithUsageError(absl::StrCat("--cluster=", fabric.cluster_file, ": ",
-                                    cluster.status().message()));
+    // Its messages name the file; a missing one, by the flag already.
+    const absl::string_view message = cluster.status().message();
+    ExitWithUsageError(
+        absl::StrContains(message, "--cluster")
+            ? std::string(message)
+            : absl::StrCat("--cluster=", fabric.cluster_file, ": ", message));
   }
   return static_cast<int>(cluster->compute_nodes.size());
 }
