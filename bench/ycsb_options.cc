@@ -3,6 +3,8 @@
 #include "absl/strings/str_format.h"
 #include "base/option_checks.h"
 #include "base/status_macros.h"
+#include "storage/heap_page.h"
+#include "storage/tuple_address.h"
 #include "storage/tuple_header.h"
 
 namespace strand {
@@ -18,6 +20,7 @@ constexpr OptionSetting kThreads{"threads", "threads"};
 constexpr OptionSetting kDuration{"duration_s", "duration_s"};
 constexpr OptionSetting kProtocol{"protocol", "protocol"};
 constexpr OptionSetting kCacheMb{"cache_mb", "cache_mb"};
+constexpr OptionSetting kGclSize{"gcl_size", "gcl_size"};
 
 constexpr absl::string_view kMixNames[] = {
     "read_only", "read_mostly", "update_heavy", "insert_heavy", "scan_heavy"};
@@ -39,6 +42,23 @@ absl::Status CheckRecordsFit(const YcsbOptions& o, const OptionNaming& naming) {
       static_cast<uint64_t>(
           (static_cast<unsigned __int128>(o.records) * per_record) >> 20),
       pool >> 20));
+}
+
+// A value wider than 8 bytes is a heap tuple: it must fit a GCL's page.
+absl::Status CheckValueFits(const YcsbOptions& o, const OptionNaming& naming) {
+  if (o.value_bytes <= 8) return absl::OkStatus();
+  const uint32_t tuple = o.value_bytes + storage::kTupleHeaderBytes;
+  const uint32_t payload = o.CcOptionsForRun().payload_bytes();
+  if (storage::heap_page::SlotsPerPage(payload, tuple,
+                                       storage::TupleAddress::kMaxSlots) > 0) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s makes heap tuples of %d bytes, which do not fit a GCL of %s (%d "
+      "bytes for the page): lower --value_bytes or raise --gcl_size",
+      naming.Setting(kValueBytes, o.value_bytes), tuple,
+      naming.Setting(kGclSize, o.gcl_size),
+      payload - storage::heap_page::kPageHeaderBytes));
 }
 
 }  // namespace
@@ -93,6 +113,7 @@ absl::Status YcsbOptions::Validate(const OptionNaming& naming) const {
       fabric.chunk_bytes, naming.uses_flags()
                               ? OptionNaming::Flags("CcOptions::")
                               : naming.Member("cc")));
+  STRAND_RETURN_IF_ERROR(CheckValueFits(*this, naming));
   return CheckRecordsFit(*this, naming);
 }
 
