@@ -340,80 +340,105 @@ absl::StatusOr<Measured> Measure(const CoherenceOptions& o, Cluster& c) {
   return r;
 }
 
-// The report: a table on the human stream, the --json record.
-void Report(const CoherenceOptions& o, const Cluster& c, const Measured& r,
-            RunOutput& output) {
-  const int nodes = o.fabric.compute_nodes;
+// The run's figures, per op where they are rates.
+struct Figures {
   uint64_t ops = 0, timeouts = 0;
   LatencyHistogram latency;
-  std::vector<double> node_ops(nodes, 0);
+  std::vector<double> node_ops_per_sec;
+  double ops_per_sec = 0, ns_per_op = 0, invalidation_ratio = 0;
+  double round_trips_per_op = 0, worker_round_trips_per_op = 0;
+  double worker_round_trips_per_miss = 0, messages_per_op = 0;
+  double bytes_per_op = 0;
+  uint64_t cache_mb = 0;  // as used: auto-sized when --cache_mb=0; SEL none
+};
+
+Figures Summarize(const CoherenceOptions& o, const Cluster& c,
+                  const Measured& r) {
+  Figures f;
+  const int nodes = o.fabric.compute_nodes;
+  f.node_ops_per_sec.assign(nodes, 0);
   for (size_t w = 0; w < r.per_thread.size(); ++w) {
     const NodeResult& t = r.per_thread[w];
-    ops += t.ops;
-    timeouts += t.timeouts;
-    latency.Merge(t.latency);
-    node_ops[w / o.threads] += t.ops / r.seconds;
+    f.ops += t.ops;
+    f.timeouts += t.timeouts;
+    f.latency.Merge(t.latency);
+    f.node_ops_per_sec[w / o.threads] += t.ops / r.seconds;
   }
   const cc::CacheStats& stats = r.cache;
-  const rdma::FabricCounters& fab = r.fabric;
-  const double dops = std::max<double>(ops, 1);
+  const double dops = std::max<double>(f.ops, 1);
   const uint64_t misses = stats.locks() - std::min(stats.locks(), stats.hits);
-  const double ops_per_sec = ops / r.seconds;
-  const double ns_per_op = r.seconds * 1e9 * nodes * o.threads / dops;
-  const double invalidation_ratio = stats.invalidating_locks / dops;
-  const double rt_per_op = fab.round_trips / dops;
-  const double worker_rt_per_op = r.workers_fabric.round_trips / dops;
-  const double worker_rt_per_miss =
+  f.ops_per_sec = f.ops / r.seconds;
+  f.ns_per_op = r.seconds * 1e9 * nodes * o.threads / dops;
+  f.invalidation_ratio = stats.invalidating_locks / dops;
+  f.round_trips_per_op = r.fabric.round_trips / dops;
+  f.worker_round_trips_per_op = r.workers_fabric.round_trips / dops;
+  f.worker_round_trips_per_miss =
       misses == 0 ? 0
                   : static_cast<double>(r.workers_fabric.round_trips) / misses;
-  const double msgs_per_op = fab.messages_sent / dops;
-  const double bytes_per_op = (fab.bytes_read + fab.bytes_written) / dops;
-  // What the cache layer uses (auto-sized when --cache_mb=0; SEL: none).
+  f.messages_per_op = r.fabric.messages_sent / dops;
+  f.bytes_per_op = (r.fabric.bytes_read + r.fabric.bytes_written) / dops;
   const cc::CcOptions& cache = c.managers[0]->options();
-  const uint64_t cache_mb =
+  f.cache_mb =
       cache.protocol == cc::Protocol::kSelcc ? cache.cache_bytes >> 20 : 0;
-  std::ostream& out = output.human();
+  return f;
+}
+
+void PrintReport(const CoherenceOptions& o, const Cluster& c, const Measured& r,
+                 const Figures& f, std::ostream& out) {
+  const cc::CacheStats& stats = r.cache;
+  const double dops = std::max<double>(f.ops, 1);
   out << absl::StrFormat(
       "coherence_bench: protocol=%s compute_nodes=%d threads=%d gcls=%d "
       "gcl_size=%d read_ratio=%.2f sharing_ratio=%.2f locality=%.2f "
       "zipf_theta=%.2f cache_mb=%d rtt_ns=%d message_delivery=%s "
       "duration_s=%.2f\n",
-      o.protocol, nodes, o.threads, c.gcls.size(), o.gcl_size, o.read_ratio,
-      o.sharing_ratio, o.locality, o.zipf_theta, cache_mb, o.fabric.rtt_ns,
-      rdma::MessageDeliveryName(o.fabric.message_delivery), r.seconds);
-  out << absl::StrFormat("  throughput            %14.0f ops/s\n", ops_per_sec);
+      o.protocol, o.fabric.compute_nodes, o.threads, c.gcls.size(), o.gcl_size,
+      o.read_ratio, o.sharing_ratio, o.locality, o.zipf_theta, f.cache_mb,
+      o.fabric.rtt_ns, rdma::MessageDeliveryName(o.fabric.message_delivery),
+      r.seconds);
+  out << absl::StrFormat("  throughput            %14.0f ops/s\n",
+                         f.ops_per_sec);
   out << absl::StrFormat(
       "  latency per thread    %14.1f ns/op (lock + access + unlock); p50 "
       "%.0f ns, p99 %.0f ns\n",
-      ns_per_op, static_cast<double>(latency.Percentile(0.5)),
-      static_cast<double>(latency.Percentile(0.99)));
+      f.ns_per_op, static_cast<double>(f.latency.Percentile(0.5)),
+      static_cast<double>(f.latency.Percentile(0.99)));
   out << absl::StrFormat(
       "  cache hit ratio       %14.3f (locks needing no remote op)\n",
       stats.hit_ratio());
   out << absl::StrFormat(
       "  invalidation ratio    %14.4f (ops that invalidated a peer copy)\n",
-      invalidation_ratio);
+      f.invalidation_ratio);
   out << absl::StrFormat(
       "  invalidations / op    %14.4f (messages sent); evictions / op %.4f\n",
       stats.invalidations_sent / dops, stats.evictions / dops);
   out << absl::StrFormat(
       "  round trips / op      %14.3f (all endpoints; workers alone %.3f, "
       "per miss %.3f)\n",
-      rt_per_op, worker_rt_per_op, worker_rt_per_miss);
-  out << absl::StrFormat("  messages / op         %14.3f\n", msgs_per_op);
+      f.round_trips_per_op, f.worker_round_trips_per_op,
+      f.worker_round_trips_per_miss);
+  out << absl::StrFormat("  messages / op         %14.3f\n", f.messages_per_op);
   out << absl::StrFormat("  bytes / op            %14.1f (read + written)\n",
-                         bytes_per_op);
+                         f.bytes_per_op);
   out << absl::StrFormat("  timeouts              %14d (DeadlineExceeded)\n",
-                         timeouts);
-  for (int n = 0; n < nodes; ++n) {
+                         f.timeouts);
+  for (size_t n = 0; n < f.node_ops_per_sec.size(); ++n) {
     out << absl::StrFormat("  node %-3d              %14.0f ops/s\n", n,
-                           node_ops[n]);
+                           f.node_ops_per_sec[n]);
   }
   out << "  cache stats: " << stats.ToString() << "\n";
   r.cost->Print(out, "op");
+}
+
+JsonLine ReportJson(const CoherenceOptions& o, const Cluster& c,
+                    const Measured& r, const Figures& f,
+                    const RunOutput& output) {
+  const cc::CacheStats& stats = r.cache;
+  const double dops = std::max<double>(f.ops, 1);
   std::string per_node = "[";
-  for (int n = 0; n < nodes; ++n) {
-    absl::StrAppendFormat(&per_node, "%s%.1f", n ? "," : "", node_ops[n]);
+  for (size_t n = 0; n < f.node_ops_per_sec.size(); ++n) {
+    absl::StrAppendFormat(&per_node, "%s%.1f", n ? "," : "",
+                          f.node_ops_per_sec[n]);
   }
   per_node += "]";
   JsonLine j = output.Record();
@@ -421,19 +446,19 @@ void Report(const CoherenceOptions& o, const Cluster& c, const Measured& r,
   j.Add("bench", "coherence");
   o.AddJson(j);
   j.Add("gcls", static_cast<uint64_t>(c.gcls.size()))
-      .Add("cache_mb", cache_mb)
+      .Add("cache_mb", f.cache_mb)
       .Add("duration_s", r.seconds)
-      .Add("ops", ops)
-      .Add("timeouts", timeouts)
-      .Add("ops_per_sec", ops_per_sec)
-      .Add("ns_per_op", ns_per_op)
+      .Add("ops", f.ops)
+      .Add("timeouts", f.timeouts)
+      .Add("ops_per_sec", f.ops_per_sec)
+      .Add("ns_per_op", f.ns_per_op)
       .Add("cache_hit_ratio", stats.hit_ratio())
-      .Add("invalidation_ratio", invalidation_ratio)
-      .Add("round_trips_per_op", rt_per_op)
-      .Add("worker_round_trips_per_op", worker_rt_per_op)
-      .Add("worker_round_trips_per_miss", worker_rt_per_miss)
-      .Add("messages_per_op", msgs_per_op)
-      .Add("bytes_per_op", bytes_per_op)
+      .Add("invalidation_ratio", f.invalidation_ratio)
+      .Add("round_trips_per_op", f.round_trips_per_op)
+      .Add("worker_round_trips_per_op", f.worker_round_trips_per_op)
+      .Add("worker_round_trips_per_miss", f.worker_round_trips_per_miss)
+      .Add("messages_per_op", f.messages_per_op)
+      .Add("bytes_per_op", f.bytes_per_op)
       .Add("evictions", stats.evictions)
       .Add("evictions_per_op", stats.evictions / dops)
       .Add("flushed_bytes", stats.flushed_bytes)
@@ -442,9 +467,9 @@ void Report(const CoherenceOptions& o, const Cluster& c, const Measured& r,
       .Add("invalidations_dropped", stats.invalidations_dropped)
       .Add("forwards", stats.forwards)
       .AddRaw("node_ops_per_sec", per_node);
-  latency.AddTo(j, "", LatencyHistogram::Unit::kNanos);
+  f.latency.AddTo(j, "", LatencyHistogram::Unit::kNanos);
   r.cost->AddTo(j);
-  output.Print(j);
+  return j;
 }
 
 int Main() {
@@ -468,7 +493,9 @@ int Main() {
     std::cerr << "coherence_bench: " << measured.status().message() << "\n";
     return 1;
   }
-  Report(options, *cluster, *measured, output);
+  const Figures figures = Summarize(options, *cluster, *measured);
+  PrintReport(options, *cluster, *measured, figures, output.human());
+  output.Print(ReportJson(options, *cluster, *measured, figures, output));
   return 0;
 }
 

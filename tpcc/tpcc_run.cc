@@ -185,9 +185,14 @@ absl::Status TpccRun::Open() {
                                   TpccDatabase::TablesAt::kCreate));
     return absl::OkStatus();
   }
-  // A compute process of a verbs deployment: one node per process, the
-  // tables created by node 0 and opened by the others once it has.
-  member_.self = local.front();
+  return JoinCluster(*std::move(engine));
+}
+
+// A compute process of a verbs deployment: one node per process, the
+// tables created by node 0 and opened by the others once it has.
+absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
+  rdma::Fabric& fabric = engine->fabric();
+  member_.self = engine->local_compute_nodes().front();
   member_.processes = config_.processes = fabric.compute_node_count();
   STRAND_ASSIGN_OR_RETURN(
       const rdma::verbs::ClusterConfig cluster,
@@ -233,9 +238,10 @@ absl::Status TpccRun::Open() {
       return give_up(s);
     }
   }
-  auto db = TpccDatabase::Define(*std::move(engine), scale, options_.seed,
-                                 creates ? TpccDatabase::TablesAt::kCreate
-                                         : TpccDatabase::TablesAt::kOpen);
+  auto db =
+      TpccDatabase::Define(std::move(engine), options_.scale(), options_.seed,
+                           creates ? TpccDatabase::TablesAt::kCreate
+                                   : TpccDatabase::TablesAt::kOpen);
   if (!db.ok()) return give_up(db.status());
   db_ = *std::move(db);
   if (creates) {

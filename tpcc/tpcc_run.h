@@ -58,6 +58,7 @@ class TpccRun {
  private:
   void OpenSideFiles();
   absl::Status Open();
+  absl::Status JoinCluster(std::unique_ptr<engine::Engine> engine);
   absl::Status Load();
   absl::Status StartLogging();
   absl::Status Drive();
