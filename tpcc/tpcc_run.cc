@@ -271,16 +271,20 @@ absl::Status TpccRun::Load() {
     human_ << "index reads: NOT validated (--novalidate_index_reads): scans "
               "and absent-key lookups are not serializable in this run\n";
   }
-  if (options_.memory_breakdown && member_.leads()) {
-    absl::StatusOr<MemoryBreakdown> breakdown;
-    ProgressLine::RunShowing("memory: walking every table and index", [&] {
-      breakdown =
-          MeasureMemory(db_->engine(), options_.warehouses, options_.scale());
-    });
-    if (!breakdown.ok()) return breakdown.status();
-    PrintMemoryBreakdown(human_, *breakdown, options_.warehouses,
-                         load_.pool_bytes_used);
-  }
+  return PrintMemory(load_.pool_bytes_used, /*after_run=*/false);
+}
+
+absl::Status TpccRun::PrintMemory(uint64_t pool_bytes, bool after_run) {
+  if (!options_.memory_breakdown || !member_.leads()) return absl::OkStatus();
+  absl::StatusOr<MemoryBreakdown> breakdown;
+  ProgressLine::RunShowing("memory: walking every table and index", [&] {
+    breakdown =
+        MeasureMemory(db_->engine(), options_.warehouses, options_.scale());
+  });
+  if (!breakdown.ok()) return breakdown.status();
+  if (after_run) human_ << "after the run:\n";
+  PrintMemoryBreakdown(human_, *breakdown, options_.warehouses, pool_bytes,
+                       /*loaded_rows=*/!after_run);
   return absl::OkStatus();
 }
 
@@ -443,20 +447,10 @@ void TpccRun::ReportPool() {
 }
 
 absl::Status TpccRun::Check() {
-  if (options_.memory_breakdown && member_.leads()) {
-    // Table by table: which tables the run grew (TPC-C inserts ORDER,
-    // ORDER-LINE and HISTORY rows for good), and that NEW-ORDER, whose
-    // deleted rows' slots are reused, did not.
-    absl::StatusOr<MemoryBreakdown> breakdown;
-    ProgressLine::RunShowing("memory: walking every table and index", [&] {
-      breakdown =
-          MeasureMemory(db_->engine(), options_.warehouses, options_.scale());
-    });
-    if (!breakdown.ok()) return breakdown.status();
-    human_ << "after the run:\n";
-    PrintMemoryBreakdown(human_, *breakdown, options_.warehouses,
-                         pool_after_run_, /*loaded_rows=*/false);
-  }
+  // Table by table: which tables the run grew (TPC-C inserts ORDER,
+  // ORDER-LINE and HISTORY rows for good), and that NEW-ORDER, whose
+  // deleted rows' slots are reused, did not.
+  STRAND_RETURN_IF_ERROR(PrintMemory(pool_after_run_, /*after_run=*/true));
   absl::StatusOr<ConsistencyResult> consistency;
   ProgressLine::RunShowing(
       "consistency check (clause 3.3.2, conditions 1-12)", [&] {

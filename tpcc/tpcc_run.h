@@ -65,6 +65,9 @@ class TpccRun {
   // Node 0 of a verbs deployment: every node's figures, summed.
   absl::Status Gather();
   void ReportPool();
+  // --memory_breakdown, on the node that leads: every table's and index's
+  // GCLs, against `pool_bytes` of the pool in use.
+  absl::Status PrintMemory(uint64_t pool_bytes, bool after_run);
   absl::Status Check();
   // A compute process other than node 0, once it ran and published its
   // figures: stays up (node 0's consistency check reads the lines this
