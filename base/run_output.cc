@@ -21,7 +21,8 @@ DEFINE_bool(csv, false,
 DEFINE_string(progress_json, "",
               "Write one JSON line per second of each measured run to this "
               "file: elapsed_s, the count so far, the last second's rate "
-              "and aborts (tpcc, ycsb_bench)");
+              "and aborts (conflict and validation aborts, which the "
+              "report's abort rate counts; tpcc, ycsb_bench)");
 
 namespace strand {
 

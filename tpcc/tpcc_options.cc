@@ -172,8 +172,8 @@ absl::Status CheckChoices(const TpccOptions& o, const OptionNaming& naming) {
   return Mix::Parse(o.mix).status();
 }
 
-// The database, the threads and the lines: each within what the schema,
-// the driver and the engine hold.
+// The database, the threads, the GCLs and the cache: each within what the
+// schema, the driver, the engine and the machine hold.
 absl::Status CheckSizes(const TpccOptions& o, const OptionNaming& naming) {
   STRAND_RETURN_IF_ERROR(
       CheckInRange(naming, kWarehouses, o.warehouses, 1, kMaxWarehousesFlag));
