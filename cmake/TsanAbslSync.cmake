@@ -1,7 +1,9 @@
 # -DSTRAND_SANITIZE=thread: tell TSan what abseil's synchronization does
 # (tsan_absl_sync.cc says why). Every target created after this links the
-# wrappers, and every link wraps strand's calls into abseil.
-add_library(strand_tsan_absl_sync STATIC
+# wrappers (an object library: a link needs them even where only abseil's
+# own shared libraries call the wrapped functions), and every link wraps
+# strand's calls into abseil.
+add_library(strand_tsan_absl_sync OBJECT
             ${CMAKE_CURRENT_LIST_DIR}/tsan_absl_sync.cc)
 target_link_libraries(strand_tsan_absl_sync PUBLIC absl::synchronization)
 set(STRAND_TSAN_WRAPPED
