@@ -1,5 +1,6 @@
 #include "rdma/fabric.h"
 
+#include "absl/strings/str_format.h"
 #include "rdma/message_router.h"
 
 namespace strand::rdma {
@@ -54,6 +55,18 @@ ComputeNode::ComputeNode() = default;
 // Out of line: MessageRouter is complete here. The backends' destructors
 // stopped the handlers before the router goes.
 ComputeNode::~ComputeNode() = default;
+
+absl::Status Fabric::Fence(ComputeNodeId node) {
+  return absl::UnimplementedError(
+      absl::StrFormat("this fabric cannot fence compute node %d (loopback: set "
+                      "FabricOptions::fencing)",
+                      node));
+}
+
+absl::Status Fabric::Unfence(ComputeNodeId node) {
+  return absl::UnimplementedError(
+      absl::StrFormat("this fabric cannot readmit compute node %d", node));
+}
 
 absl::Status ComputeNode::AddHandler(uint16_t first, uint16_t last,
                                      MessageHandler handler, int threads) {

@@ -230,6 +230,16 @@ class Fabric {
   // Returns at once otherwise (verbs pins memory when registering it).
   virtual void WaitUntilPopulated() {}
 
+  // Fencing (docs/design/node_failure.md): once Fence(node) returns OK, no
+  // operation of `node`'s endpoints reaches a memory node or a peer, and no
+  // message or peer write reaches it (each fails with Unavailable), even
+  // if the node only paused and resumes later: what makes reclaiming a
+  // failed node's state safe. Unfence readmits it (a restarted node that
+  // rejoins). The loopback fences at once when FabricOptions::fencing
+  // armed it; otherwise, and on fabrics that cannot, Unimplemented.
+  virtual absl::Status Fence(ComputeNodeId node);
+  virtual absl::Status Unfence(ComputeNodeId node);
+
   // Sum over the hosted compute nodes.
   FabricCounters Counters();
 };

@@ -87,6 +87,10 @@ struct FabricOptions {
   double nic_gbps = 0;
   // Loopback: see MessageDelivery.
   MessageDelivery message_delivery = MessageDelivery::kInline;
+  // Loopback: arms Fabric::Fence (rdma/loopback/fence_gate.h), which then
+  // costs each operation two stores and a load; off, a deployment whose
+  // nodes cannot fail pays nothing. Failure injection needs it.
+  bool fencing = false;
 
   // Verbs: the cluster file and this process's node id in it.
   std::string cluster_file;

@@ -11,7 +11,10 @@ namespace strand::rdma {
 
 LoopbackComputeNode::LoopbackComputeNode(LoopbackFabric* fabric,
                                          ComputeNodeId id)
-    : fabric_(fabric), id_(id), inbox_(kInboxCapacity, absl::Seconds(10)) {}
+    : fabric_(fabric),
+      id_(id),
+      gate_(fabric->options().fencing),
+      inbox_(kInboxCapacity, absl::Seconds(10)) {}
 
 LoopbackComputeNode::~LoopbackComputeNode() { StopHandlers(); }
 
@@ -20,8 +23,8 @@ absl::StatusOr<std::unique_ptr<Endpoint>> LoopbackComputeNode::NewEndpoint() {
 }
 
 std::unique_ptr<LoopbackEndpoint> LoopbackComputeNode::NewLoopbackEndpoint() {
-  return std::make_unique<LoopbackEndpoint>(fabric_, id_,
-                                            counters_.NewEndpointCounters());
+  return std::make_unique<LoopbackEndpoint>(
+      fabric_, id_, counters_.NewEndpointCounters(), gate_);
 }
 
 absl::StatusOr<LocalRegion> LoopbackComputeNode::RegisterLocalMemory(

@@ -22,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "rdma/fabric.h"
 #include "rdma/handler_threads.h"
+#include "rdma/loopback/fence_gate.h"
 #include "rdma/loopback/message_inbox.h"
 
 namespace strand::rdma {
@@ -54,6 +55,8 @@ class LoopbackComputeNode : public ComputeNode {
   absl::StatusOr<uint8_t*> TranslatePeer(const PeerAddress& dst,
                                          uint64_t length) const;
   MessageInbox& inbox() { return inbox_; }
+  // Whether this node's operations may proceed (fence_gate.h).
+  FenceGate& gate() { return gate_; }
 
   // Inline delivery: the handler, if registered and still accepting
   // messages (then EndInline must follow), else null.
@@ -64,6 +67,7 @@ class LoopbackComputeNode : public ComputeNode {
   LoopbackFabric* const fabric_;
   const ComputeNodeId id_;
   CounterRegistry counters_;
+  FenceGate gate_;
   MessageInbox inbox_;
 
   // Append-only; a region is published by the release store of the count,

@@ -23,8 +23,53 @@ thread_local int inline_depth = 0;
 
 }  // namespace
 
+class LoopbackEndpoint::Pass {
+ public:
+  explicit Pass(LoopbackEndpoint& endpoint)
+      : endpoint_(endpoint), entered_(endpoint.gate_.Enter(*endpoint.seat_)) {}
+  ~Pass() {
+    if (entered_) endpoint_.gate_.Exit(*endpoint_.seat_);
+  }
+  Pass(const Pass&) = delete;
+  Pass& operator=(const Pass&) = delete;
+
+  bool ok() const { return entered_; }
+  absl::Status status() const {
+    return absl::UnavailableError(absl::StrFormat(
+        "compute node %d is fenced: it was declared failed, and its "
+        "operations no longer reach memory nodes or peers",
+        endpoint_.node_));
+  }
+
+ private:
+  LoopbackEndpoint& endpoint_;
+  const bool entered_;
+};
+
+LoopbackEndpoint::LoopbackEndpoint(LoopbackFabric* fabric, ComputeNodeId node,
+                                   std::shared_ptr<EndpointCounters> counters,
+                                   FenceGate& gate)
+    : fabric_(fabric),
+      node_(node),
+      counters_(std::move(counters)),
+      gate_(gate),
+      seat_(gate.Sit()) {}
+
+LoopbackEndpoint::~LoopbackEndpoint() {
+  inline_endpoints_.clear();
+  gate_.Leave(std::move(seat_));
+}
+
+absl::Status LoopbackEndpoint::CheckReachable(ComputeNodeId node) const {
+  if (!fabric_->node(node).gate().fenced()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrFormat(
+      "compute node %d is fenced (declared failed): nothing reaches it", node));
+}
+
 absl::Status LoopbackEndpoint::Execute(const Batch& batch) {
   if (batch.empty()) return absl::OkStatus();
+  const Pass pass(*this);
+  if (!pass.ok()) return pass.status();
   const uint64_t emulation_start = CycleNow();
   // Validate everything before touching memory: a bad op fails the whole
   // batch with nothing done, which callers can reason about.
@@ -92,6 +137,7 @@ absl::Status LoopbackEndpoint::CopyToPeer(const PeerAddress& dst,
         absl::StrFormat("peer write to compute node %d, but there are %d",
                         dst.node, fabric_->compute_node_count()));
   }
+  if (absl::Status s = CheckReachable(dst.node); !s.ok()) return s;
   const uint64_t emulation_start = CycleNow();
   auto target = fabric_->node(dst.node).TranslatePeer(dst, length);
   if (!target.ok()) return target.status();
@@ -104,6 +150,8 @@ absl::Status LoopbackEndpoint::CopyToPeer(const PeerAddress& dst,
 
 absl::Status LoopbackEndpoint::WriteToPeer(const PeerAddress& dst,
                                            const void* src, uint32_t length) {
+  const Pass pass(*this);
+  if (!pass.ok()) return pass.status();
   if (absl::Status s = CopyToPeer(dst, src, length); !s.ok()) return s;
   counters_->AddRoundTrip();
   fabric_->cost_model().PayPeerRoundTrip(length);
@@ -116,6 +164,8 @@ absl::Status LoopbackEndpoint::PostWriteToPeer(const PeerAddress& dst,
   // Landed at once, which is legal: nobody may look before the next
   // message. Only the transfer is charged: the write travels ahead of that
   // message on the same link.
+  const Pass pass(*this);
+  if (!pass.ok()) return pass.status();
   if (absl::Status s = CopyToPeer(dst, src, length); !s.ok()) return s;
   fabric_->cost_model().PayTransfer(length);
   return absl::OkStatus();
@@ -142,6 +192,7 @@ LoopbackEndpoint& LoopbackEndpoint::InlineEndpoint(ComputeNodeId dst) {
 
 absl::Status LoopbackEndpoint::Deliver(ComputeNodeId dst,
                                        const Message& message) {
+  if (absl::Status s = CheckReachable(dst); !s.ok()) return s;
   LoopbackComputeNode& receiver = fabric_->node(dst);
   const CostModel& cost = fabric_->cost_model();
   if (fabric_->options().message_delivery == MessageDelivery::kInline &&
@@ -174,6 +225,8 @@ absl::Status LoopbackEndpoint::Deliver(ComputeNodeId dst,
 }
 
 absl::Status LoopbackEndpoint::Send(ComputeNodeId dst, const Message& message) {
+  const Pass pass(*this);
+  if (!pass.ok()) return pass.status();
   absl::StatusOr<Message> m = Prepare(dst, message);
   if (!m.ok()) return m.status();
   return Deliver(dst, *m);
@@ -192,6 +245,11 @@ void LoopbackEndpoint::SendEach(absl::Span<const ComputeNodeId> dsts,
   // Each exchange runs in a scope of its own, which is taken, not paid:
   // the messages were posted back to back, so the sender waits for the
   // slowest exchange only.
+  const Pass pass(*this);
+  if (!pass.ok()) {
+    for (absl::Status& r : results) r = pass.status();
+    return;
+  }
   int64_t slowest = 0;
   for (size_t i = 0; i < dsts.size(); ++i) {
     ChargeScope branch;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "rdma/fabric.h"
+#include "rdma/loopback/fence_gate.h"
 
 namespace strand::rdma {
 
@@ -26,9 +27,10 @@ class LoopbackFabric;
 
 class LoopbackEndpoint : public Endpoint {
  public:
+  // Sits at `gate`, its node's fence gate (fence_gate.h), until destroyed.
   LoopbackEndpoint(LoopbackFabric* fabric, ComputeNodeId node,
-                   std::shared_ptr<EndpointCounters> counters)
-      : fabric_(fabric), node_(node), counters_(std::move(counters)) {}
+                   std::shared_ptr<EndpointCounters> counters, FenceGate& gate);
+  ~LoopbackEndpoint() override;
 
   ComputeNodeId node_id() const override { return node_; }
   absl::Status Execute(const Batch& batch) override;
@@ -48,6 +50,11 @@ class LoopbackEndpoint : public Endpoint {
   void CountReceived() { counters_->AddMessageReceived(); }
 
  private:
+  // Brackets one operation at the fence gate (fence_gate.h): a pass that
+  // is not ok() is the fence's Unavailable.
+  class Pass;
+  // Unavailable if `node` is fenced (a failed node receives nothing).
+  absl::Status CheckReachable(ComputeNodeId node) const;
   // Copies into a peer's registered memory; the NIC's work, timed.
   absl::Status CopyToPeer(const PeerAddress& dst, const void* src,
                           uint32_t length);
@@ -61,6 +68,8 @@ class LoopbackEndpoint : public Endpoint {
   LoopbackFabric* const fabric_;
   const ComputeNodeId node_;
   const std::shared_ptr<EndpointCounters> counters_;
+  FenceGate& gate_;
+  std::unique_ptr<FenceGate::Seat> seat_;
   std::vector<std::unique_ptr<LoopbackEndpoint>> inline_endpoints_;
 };
 

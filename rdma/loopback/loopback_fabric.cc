@@ -105,4 +105,24 @@ absl::StatusOr<uint8_t*> LoopbackFabric::Translate(GlobalAddress addr,
   return node.base() + addr.offset();
 }
 
+absl::Status LoopbackFabric::Fence(ComputeNodeId node) {
+  if (node >= compute_nodes_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("fence of compute node %d, but there are %d", node,
+                        compute_nodes_.size()));
+  }
+  if (!compute_nodes_[node]->gate().Fence()) {
+    return Fabric::Fence(node);  // not armed
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoopbackFabric::Unfence(ComputeNodeId node) {
+  if (node >= compute_nodes_.size() || !compute_nodes_[node]->gate().armed()) {
+    return Fabric::Unfence(node);
+  }
+  compute_nodes_[node]->gate().Unfence();
+  return absl::OkStatus();
+}
+
 }  // namespace strand::rdma

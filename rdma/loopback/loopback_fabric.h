@@ -56,6 +56,8 @@ class LoopbackFabric : public Fabric {
   uint64_t memory_node_bytes() const override { return options_.pool_bytes; }
   uint64_t chunk_bytes() const override { return options_.chunk_bytes; }
   void WaitUntilPopulated() override { populator_.WaitUntilIdle(); }
+  absl::Status Fence(ComputeNodeId node) override;
+  absl::Status Unfence(ComputeNodeId node) override;
   const FabricOptions& options() const { return options_; }
 
   // For endpoints: the local pointer behind [addr, addr + length), or an

@@ -1,0 +1,19 @@
+#include "rdma/loopback/fence_gate.h"
+
+#include <thread>
+
+namespace strand::rdma {
+
+bool FenceGate::Fence() {
+  if (!armed_) return false;
+  fenced_.store(true, std::memory_order_seq_cst);
+  absl::MutexLock lock(&mu_);
+  for (Seat* seat : seats_) {
+    while (seat->busy.load(std::memory_order_seq_cst)) {
+      std::this_thread::yield();
+    }
+  }
+  return true;
+}
+
+}  // namespace strand::rdma

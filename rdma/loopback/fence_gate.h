@@ -1,0 +1,76 @@
+#ifndef STRAND_RDMA_LOOPBACK_FENCE_GATE_H_
+#define STRAND_RDMA_LOOPBACK_FENCE_GATE_H_
+
+// The loopback's fencing of a compute node (rdma/fabric.h, Fabric::Fence):
+// what a memory node's NIC does when the node's queue pairs go to the error
+// state. Each of the node's endpoints brackets every operation with Enter
+// and Leave; Fence sets the flag, then waits until no endpoint is inside,
+// so when Fence returns no operation of the node can reach memory or a peer
+// any more, a paused thread that resumes included.
+//
+// Enter stores the endpoint's own busy flag, then reads the fence flag;
+// Fence stores the fence flag, then reads every busy flag, both sequentially
+// consistent: either the endpoint sees the fence, or Fence sees it busy and
+// waits for its Leave. Costs nothing unless armed (FabricOptions::fencing):
+// a deployment in which no node can fail needs no gate.
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace strand::rdma {
+
+class FenceGate {
+ public:
+  // One endpoint's place at the gate.
+  struct Seat {
+    alignas(64) std::atomic<bool> busy{false};
+  };
+
+  explicit FenceGate(bool armed) : armed_(armed) {}
+
+  bool armed() const { return armed_; }
+
+  std::unique_ptr<Seat> Sit() {
+    auto seat = std::make_unique<Seat>();
+    absl::MutexLock lock(&mu_);
+    seats_.push_back(seat.get());
+    return seat;
+  }
+  void Leave(std::unique_ptr<Seat> seat) {
+    absl::MutexLock lock(&mu_);
+    std::erase(seats_, seat.get());
+  }
+
+  // False: fenced, stay out (no Exit). Inline: it is on every operation.
+  bool Enter(Seat& seat) {
+    if (!armed_) return true;
+    seat.busy.store(true, std::memory_order_seq_cst);
+    if (fenced_.load(std::memory_order_seq_cst)) {
+      seat.busy.store(false, std::memory_order_release);
+      return false;
+    }
+    return true;
+  }
+  void Exit(Seat& seat) {
+    if (armed_) seat.busy.store(false, std::memory_order_release);
+  }
+
+  bool fenced() const { return fenced_.load(std::memory_order_acquire); }
+  // Returns once no operation is inside; false if the gate is not armed.
+  bool Fence();
+  void Unfence() { fenced_.store(false, std::memory_order_seq_cst); }
+
+ private:
+  const bool armed_;
+  std::atomic<bool> fenced_{false};
+  absl::Mutex mu_;
+  std::vector<Seat*> seats_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace strand::rdma
+
+#endif  // STRAND_RDMA_LOOPBACK_FENCE_GATE_H_

@@ -1,0 +1,129 @@
+// Fabric::Fence on the loopback (rdma/loopback/fence_gate.h): a fenced
+// compute node's operations, peer writes and messages fail, nothing reaches
+// it, the others go on, Unfence readmits it; Fence returns only once an
+// operation the node had in flight is done; unarmed, Fence is
+// Unimplemented and costs nothing.
+
+#include <atomic>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rdma/block_allocator.h"
+#include "rdma/fabric.h"
+#include "rdma/fabric_options.h"
+#include "rdma/message.h"
+
+namespace strand::rdma {
+namespace {
+
+using ::testing::HasSubstr;
+
+FabricOptions Options(bool fencing, int64_t rtt_ns = 0) {
+  FabricOptions o;
+  o.compute_nodes = 2;
+  o.pool_bytes = 16 << 20;
+  o.fencing = fencing;
+  o.rtt_ns = rtt_ns;
+  return o;
+}
+
+struct Node {
+  ComputeNode* node = nullptr;
+  std::unique_ptr<Endpoint> ep;
+};
+
+Node Open(Fabric& fabric, ComputeNodeId id) {
+  Node n;
+  n.node = *fabric.compute_node(id);
+  n.ep = *n.node->NewEndpoint();
+  return n;
+}
+
+TEST(FenceTest, AFencedNodeReachesNothingAndNothingReachesIt) {
+  auto fabric = CreateFabric(Options(/*fencing=*/true));
+  ASSERT_TRUE(fabric.ok()) << fabric.status();
+  Node a = Open(**fabric, 0), b = Open(**fabric, 1);
+  auto alloc = BlockAllocator::Create(**fabric, 0, 4096);
+  ASSERT_TRUE(alloc.ok());
+  const GlobalAddress word = *(*alloc)->Allocate(*a.ep);
+  std::atomic<int> received{0};
+  ASSERT_TRUE(
+      b.node->StartHandlers([&](const Message&, Endpoint&) { ++received; }, 1)
+          .ok());
+  char buffer[64] = {};
+  auto region = b.node->RegisterLocalMemory(buffer, sizeof(buffer));
+  ASSERT_TRUE(region.ok());
+  ASSERT_TRUE(b.ep->FetchAndAdd(word, 1).ok());
+  ASSERT_TRUE(a.ep->Send(1, Message{}).ok());
+
+  ASSERT_TRUE((*fabric)->Fence(1).ok());
+  // Node 1 reaches no memory node, no peer.
+  absl::StatusOr<uint64_t> faa = b.ep->FetchAndAdd(word, 1);
+  EXPECT_EQ(faa.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(faa.status().message()),
+              HasSubstr("compute node 1 is fenced"));
+  EXPECT_EQ(b.ep->Send(0, Message{}).code(), absl::StatusCode::kUnavailable);
+  // A new endpoint of the node is fenced too.
+  auto late = b.node->NewEndpoint();
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ((*late)->Write(word, "x", 1).code(),
+            absl::StatusCode::kUnavailable);
+  // Nothing reaches node 1; node 0 goes on.
+  const int before = received.load();
+  EXPECT_EQ(a.ep->Send(1, Message{}).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(a.ep->WriteToPeer(region->At(0), "y", 1).code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(received.load(), before);
+  auto value = a.ep->FetchAndAdd(word, 0);
+  ASSERT_TRUE(value.ok());
+  EXPECT_EQ(*value, 1u) << "a fenced operation took effect";
+
+  // Readmitted.
+  ASSERT_TRUE((*fabric)->Unfence(1).ok());
+  EXPECT_TRUE(b.ep->FetchAndAdd(word, 1).ok());
+  EXPECT_TRUE(a.ep->Send(1, Message{}).ok());
+  b.node->StopHandlers();
+}
+
+TEST(FenceTest, FenceWaitsForTheOperationsInFlight) {
+  // Every round trip spins 300 ms inside the operation.
+  auto fabric = CreateFabric(Options(/*fencing=*/true, 300'000'000));
+  ASSERT_TRUE(fabric.ok());
+  Node a = Open(**fabric, 0), b = Open(**fabric, 1);
+  auto alloc = BlockAllocator::Create(**fabric, 0, 4096);
+  ASSERT_TRUE(alloc.ok());
+  const GlobalAddress word = *(*alloc)->Allocate(*a.ep);
+  std::atomic<bool> started{false};
+  absl::Status slow;
+  std::thread writer([&] {
+    started = true;
+    slow = b.ep->FetchAndAdd(word, 5).status();
+  });
+  while (!started) std::this_thread::yield();
+  absl::SleepFor(absl::Milliseconds(50));  // inside its round trip now
+  const absl::Time fence_start = absl::Now();
+  ASSERT_TRUE((*fabric)->Fence(1).ok());
+  const absl::Duration fence_took = absl::Now() - fence_start;
+  // Done before Fence returned: its effect is in, and nothing after.
+  EXPECT_TRUE(slow.ok()) << slow;
+  writer.join();
+  EXPECT_GE(fence_took, absl::Milliseconds(100));
+  auto value = a.ep->FetchAndAdd(word, 0);
+  ASSERT_TRUE(value.ok());
+  EXPECT_EQ(*value, 5u);
+}
+
+TEST(FenceTest, UnarmedFencingIsUnimplemented) {
+  auto fabric = CreateFabric(Options(/*fencing=*/false));
+  ASSERT_TRUE(fabric.ok());
+  EXPECT_EQ((*fabric)->Fence(1).code(), absl::StatusCode::kUnimplemented);
+  Node b = Open(**fabric, 1);
+  auto alloc = BlockAllocator::Create(**fabric, 0, 4096);
+  ASSERT_TRUE(alloc.ok());
+  EXPECT_TRUE((*alloc)->Allocate(*b.ep).ok());
+}
+
+}  // namespace
+}  // namespace strand::rdma
