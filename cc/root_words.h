@@ -51,6 +51,14 @@ inline constexpr uint64_t kDurableMarksBytes = 512;
 static_assert(kDurableMarksOffset + kDurableMarksBytes <=
               rdma::kRootAreaOffset + rdma::kRootAreaBytes);
 
+// txn/membership.h: the live compute nodes (a bitmap word), the membership
+// epoch, then one heartbeat word per compute node.
+inline constexpr uint64_t kMembershipOffset =
+    kDurableMarksOffset + kDurableMarksBytes;
+inline constexpr uint64_t kMembershipBytes = 512;
+static_assert(kMembershipOffset + kMembershipBytes <=
+              rdma::kRootAreaOffset + rdma::kRootAreaBytes);
+
 }  // namespace strand::cc
 
 #endif  // STRAND_CC_ROOT_WORDS_H_

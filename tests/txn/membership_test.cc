@@ -1,0 +1,115 @@
+// Membership (txn/membership.h) on three compute nodes of one fabric:
+// beating members never expire; one that stops expires after a lease, by
+// every observer's clock; of two survivors declaring it failed exactly one
+// succeeds; the declared node learns it on its next beat; it can rejoin;
+// every change advances the epoch.
+// Runs on the backend of STRAND_TEST_FABRIC (tests/testing/test_fabric.h).
+
+#include "txn/membership.h"
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/test_fabric.h"
+
+namespace strand::txn {
+namespace {
+
+constexpr int kNodes = 3;
+
+class MembershipTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fabric_ = testing::MakeTestFabric(testing::TestFabricOptions(1, kNodes));
+    ASSERT_NE(fabric_, nullptr);
+    for (int n = 0; n < kNodes; ++n) {
+      ep_.push_back(*(*fabric_->compute_node(n))->NewEndpoint());
+    }
+    auto m = Membership::Open(kNodes, kLease);
+    ASSERT_TRUE(m.ok()) << m.status();
+    membership_.emplace(*m);
+    for (int n = 0; n < kNodes; ++n) {
+      ASSERT_TRUE(membership_->Join(*ep_[n], n).ok());
+    }
+  }
+
+  static constexpr absl::Duration kLease = absl::Milliseconds(100);
+  std::unique_ptr<rdma::Fabric> fabric_;
+  std::vector<std::unique_ptr<rdma::Endpoint>> ep_;
+  std::optional<Membership> membership_;
+};
+
+TEST_F(MembershipTest, AStoppedNodeExpiresAndIsDeclaredFailedOnce) {
+  Membership::Tracker t0, t1;
+  const absl::Time start = absl::Now();
+  auto v = membership_->Scan(*ep_[0], t0, start);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->live, 0b111u);
+  const uint64_t epoch = v->epoch;
+  ASSERT_TRUE(membership_->Scan(*ep_[1], t1, start).ok());
+  // Nodes 0 and 1 beat; node 2 stopped. Observers use their own clocks.
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(membership_->Beat(*ep_[0], 0).ok());
+    ASSERT_TRUE(membership_->Beat(*ep_[1], 1).ok());
+    const absl::Time now = start + i * kLease / 2;
+    auto seen0 = membership_->Scan(*ep_[0], t0, now);
+    auto seen1 = membership_->Scan(*ep_[1], t1, now);
+    ASSERT_TRUE(seen0.ok() && seen1.ok());
+    if (i == 1) {
+      EXPECT_TRUE(seen0->expired.empty()) << "expired before its lease";
+    } else {
+      EXPECT_EQ(seen0->expired, std::vector<rdma::ComputeNodeId>{2});
+      EXPECT_EQ(seen1->expired, std::vector<rdma::ComputeNodeId>{2});
+    }
+  }
+  // Both survivors declare it at once: exactly one wins.
+  std::atomic<int> won{0};
+  std::thread other([&] {
+    auto r = membership_->DeclareFailed(*ep_[1], 2);
+    ASSERT_TRUE(r.ok());
+    if (*r) ++won;
+  });
+  auto r = membership_->DeclareFailed(*ep_[0], 2);
+  other.join();
+  ASSERT_TRUE(r.ok());
+  if (*r) ++won;
+  EXPECT_EQ(won.load(), 1);
+  auto after = membership_->Scan(*ep_[0], t0, absl::Now());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->live, 0b011u);
+  EXPECT_TRUE(after->expired.empty()) << "a non-member expires";
+  EXPECT_EQ(after->epoch, epoch + 1);
+  // The declared node, resuming, learns it is out.
+  EXPECT_EQ(membership_->Beat(*ep_[2], 2).code(),
+            absl::StatusCode::kFailedPrecondition);
+  // It rejoins.
+  ASSERT_TRUE(membership_->Join(*ep_[2], 2).ok());
+  EXPECT_TRUE(membership_->Beat(*ep_[2], 2).ok());
+  auto back = membership_->Scan(*ep_[0], t0, absl::Now());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->live, 0b111u);
+  EXPECT_EQ(back->epoch, epoch + 2);
+}
+
+TEST_F(MembershipTest, ALeavingNodeNeverExpires) {
+  Membership::Tracker t;
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(membership_->Scan(*ep_[0], t, start).ok());
+  ASSERT_TRUE(membership_->Leave(*ep_[1], 1).ok());
+  for (int n : {0, 2}) ASSERT_TRUE(membership_->Beat(*ep_[n], n).ok());
+  auto v = membership_->Scan(*ep_[0], t, start + 3 * kLease);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->live, 0b101u);
+  EXPECT_TRUE(v->expired.empty());
+  auto again = membership_->DeclareFailed(*ep_[0], 1);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+}
+
+}  // namespace
+}  // namespace strand::txn
