@@ -1,14 +1,16 @@
 #ifndef STRAND_WAL_LOG_FORMAT_H_
 #define STRAND_WAL_LOG_FORMAT_H_
 
-// The on-disk format of strand's write-ahead log (format version 5).
+// The on-disk format of strand's write-ahead log (format version 6).
 //
 // Versions: 1 had tuple redo ops only; 2 adds index-entry ops
 // (redo_record.h), same bytes otherwise; 3 adds the two-phase commit records
 // of partitioned mode (kPrepare, kDistributedCommit, kParticipantCommit);
 // 4 fills record bytes 12..15 with the writer's durable watermark (below;
 // zero in older versions, read as "unknown"); 5 adds kWatermark records and
-// the segment header's flags (kSegmentAckedByWatermark). A reader accepts
+// the segment header's flags (kSegmentAckedByWatermark); 6 adds kAdopted
+// and kNodeExcluded (a failed node's commits taken over by a survivor,
+// failover_records.h). A reader accepts
 // every version up to its own and refuses newer ones.
 //
 // Layout. Each compute node writes its own log: a directory
@@ -78,7 +80,7 @@ namespace strand::wal {
 using Lsn = uint64_t;
 
 inline constexpr uint64_t kSegmentMagic = 0x4c57444e41525453;  // "STRANDWL"
-inline constexpr uint32_t kFormatVersion = 5;
+inline constexpr uint32_t kFormatVersion = 6;
 // Unit of O_DIRECT I/O and of the segment header.
 inline constexpr size_t kBlockBytes = 4096;
 inline constexpr size_t kSegmentHeaderBytes = kBlockBytes;
@@ -146,8 +148,24 @@ enum class RecordType : uint8_t {
   // the cluster's watermark as a u64 (the same holds for every compute
   // node). txn_id is 0. Recovery's cut (log_merger.h) reads them.
   kWatermark = 5,
+  // A failed compute node's record, logged again by the survivor that
+  // reclaimed it (docs/design/node_failure.md): the failed node's log may
+  // not have made it durable, and survivors may depend on it. txn_id and
+  // commit_ts are the original's; payload = the original node and type,
+  // then the original payload (failover_records.h). Recovery replays it
+  // as the original; the original's own copy, if durable, falls in its
+  // node's excluded range (kNodeExcluded) and is dropped. Exempt from the
+  // node watermark check (log_writer.h): it is covered by the failed
+  // node's exclusion, not by this node's marks.
+  kAdopted = 6,
+  // Compute node txn_id failed and was excluded from the cluster's
+  // watermark: recovery drops its records with node_mark < commit_ts <=
+  // oracle (payload, failover_records.h). Those it made durable below
+  // node_mark stay; those above were either adopted (kAdopted) or never
+  // reached memory. commit_ts is 0.
+  kNodeExcluded = 7,
 };
-inline constexpr uint8_t kMaxRecordType = 5;
+inline constexpr uint8_t kMaxRecordType = 7;
 
 // kWatermark's payload.
 std::string EncodeWatermarkPayload(uint64_t cluster_watermark);

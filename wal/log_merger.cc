@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "wal/failover_records.h"
 #include "wal/two_phase_records.h"
 
 namespace strand::wal {
@@ -49,6 +50,8 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
   std::unique_ptr<LogMerger> merger(new LogMerger);
   LogRecord r;
   uint64_t cut_ts = UINT64_MAX;
+  std::vector<Exclusion> exclusions;
+  absl::flat_hash_set<std::tuple<uint32_t, uint64_t, uint64_t>> adopted;
   for (auto& reader : readers) {
     uint64_t max_ts = 0;
     for (;;) {
@@ -65,9 +68,29 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
             std::max(merger->watermark_cut_ts_, *cluster);
         continue;
       }
+      if (r.header.type == RecordType::kNodeExcluded) {
+        absl::StatusOr<Exclusion> e =
+            DecodeExclusion(r.header.txn_id, r.payload);
+        if (!e.ok()) return e.status();
+        exclusions.push_back(*e);
+        continue;
+      }
       max_ts = std::max(max_ts, r.header.commit_ts);
       merger->max_commit_ts_read_ =
           std::max(merger->max_commit_ts_read_, r.header.commit_ts);
+      if (r.header.type == RecordType::kAdopted) {
+        absl::StatusOr<AdoptedPayload> a = DecodeAdoptedPayload(r.payload);
+        if (!a.ok()) return a.status();
+        RecordHeader original = r.header;
+        original.type = a->type;
+        if (!adopted.insert({a->node, r.header.commit_ts, r.header.txn_id})
+                 .second) {
+          continue;  // adopted twice
+        }
+        merger->records_.push_back({a->node, original, std::string(a->payload),
+                                    r.segment_flags, /*adopted=*/true});
+        continue;
+      }
       merger->records_.push_back({r.compute_node_id, r.header,
                                   std::string(r.payload), r.segment_flags});
     }
@@ -76,6 +99,18 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
       merger->damaged_ = true;
       cut_ts = std::min(cut_ts, max_ts);
     }
+  }
+  merger->adopted_ = adopted.size();
+  if (!exclusions.empty()) {
+    const size_t before = merger->records_.size();
+    std::erase_if(merger->records_, [&exclusions](const MergedRecord& m) {
+      if (m.adopted) return false;
+      for (const Exclusion& e : exclusions) {
+        if (e.Drops(m.compute_node_id, m.header.commit_ts)) return true;
+      }
+      return false;
+    });
+    merger->excluded_ = before - merger->records_.size();
   }
   if (merger->acked_by_watermark_) {
     const uint64_t mark = merger->watermark_cut_ts_;
@@ -120,6 +155,8 @@ absl::Status LogMerger::ResolveTwoPhase() {
       case RecordType::kCommit:
         break;
       case RecordType::kWatermark:  // never kept (FromReaders)
+      case RecordType::kAdopted:    // unwrapped (FromReaders)
+      case RecordType::kNodeExcluded:
         continue;
       case RecordType::kParticipantCommit:
         continue;

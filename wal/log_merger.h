@@ -38,6 +38,15 @@
 // docs/design/durable_acks.md). Records of other segments (acknowledged
 // one by one as each became durable) are all kept.
 //
+// Failed nodes (docs/design/node_failure.md): a survivor that reclaimed a
+// failed node logged kAdopted copies of its records that the failed
+// node's log may not have made durable, then a kNodeExcluded record. The
+// merger yields each adopted record as its original (of its original
+// node; duplicates, from a reclaim that started over, once) and drops
+// the failed node's own records in the excluded range: each is either
+// adopted or never reached memory, so no survivor depends on it. Both
+// happen before the watermark cut.
+//
 // Damage (log_reader.h): by default a node's damaged log fails Open. With
 // DamagePolicy::kStopAtDamage (recovery's explicit opt-in) each damaged log
 // is read up to its damage, and the merged history is cut at the same
@@ -70,6 +79,9 @@ struct MergedRecord {
   RecordHeader header;
   std::string payload;         // the redo ops (redo_record.h)
   uint32_t segment_flags = 0;  // of the segment it was read from
+  // Logged again by the survivor that reclaimed compute_node_id
+  // (kAdopted, unwrapped): exempt from that node's exclusion.
+  bool adopted = false;
 };
 
 // How the two-phase commit records of partitioned mode were resolved.
@@ -115,6 +127,9 @@ class LogMerger {
   // The largest commit timestamp of any record read, dropped or not: new
   // transactions must start above it.
   uint64_t max_commit_ts_read() const { return max_commit_ts_read_; }
+  // Failed nodes' records: adopted ones yielded, excluded ones dropped.
+  uint64_t records_adopted() const { return adopted_; }
+  uint64_t records_excluded() const { return excluded_; }
   uint64_t damage_cut_ts() const { return damage_cut_ts_; }
   uint64_t records_dropped_at_cut() const { return dropped_at_cut_; }
 
@@ -135,6 +150,8 @@ class LogMerger {
   uint64_t watermark_cut_ts_ = 0;
   uint64_t dropped_above_watermark_ = 0;
   uint64_t max_commit_ts_read_ = 0;
+  uint64_t adopted_ = 0;
+  uint64_t excluded_ = 0;
 };
 
 }  // namespace strand::wal

@@ -171,7 +171,8 @@ absl::StatusOr<Lsn> LogWriter::AppendRecord(RecordType type, uint64_t txn_id,
   }
   if (!failure_.ok()) return failure_;
   if (closing_) return absl::FailedPreconditionError("log writer is closed");
-  if (options_.observer != nullptr && commit_ts <= taken_node_mark_) {
+  if (options_.observer != nullptr && commit_ts <= taken_node_mark_ &&
+      type != RecordType::kAdopted && type != RecordType::kNodeExcluded) {
     // A flush already promised that no such record would follow: the
     // caller's timestamp was not held (txn/commit_watermark.h).
     return absl::FailedPreconditionError(absl::StrFormat(

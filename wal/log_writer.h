@@ -57,7 +57,8 @@
 // waits for a watermark this log has not persisted). Such a writer marks
 // its segments kSegmentAckedByWatermark, and refuses a record whose
 // commit timestamp is not above the node watermark a flush already took
-// (it could not be covered any more).
+// (it could not be covered any more), except a failed node's records
+// that a survivor adopts (kAdopted, kNodeExcluded: log_format.h).
 
 #include <atomic>
 #include <cstddef>

@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/wal/wal_test_util.h"
+#include "wal/failover_records.h"
 #include "wal/log_writer.h"
 #include "wal/two_phase_records.h"
 
@@ -242,6 +243,57 @@ TEST(LogMergerTest, DamagedLogFailsOrCutsEveryNodeAtTheSamePoint) {
   EXPECT_EQ(timestamps, (std::vector<uint64_t>{1, 2, 3, 4}));
   // Node 1's 5, 7, 8, 10 and 11 are above the cut.
   EXPECT_EQ((*merger)->records_dropped_at_cut(), 5u);
+}
+
+// A failed node's records (docs/design/node_failure.md): node 0 failed
+// with its published node mark at 10; its log holds 5 (below the mark),
+// and 12, 14 and 18 above it. The survivor that reclaimed it found 12 and
+// 18 in its redo ring and logged them again (kAdopted, 18 twice: the
+// reclaim started over), then excluded node 0's range (10, 20]. Replay
+// yields 5 from node 0's log, 12 and 18 once each as node 0's, and the
+// survivor's own 25; node 0's own 12, 14 and 18 are dropped.
+TEST(LogMergerTest, AFailedNodesRangeIsReplacedByWhatItsReclaimerAdopted) {
+  TempDir dir;
+  WriteWatermarkedNode(dir.path(), 0, {{5, 5}, {12, 5}, {14, 5}, {18, 5}});
+  {
+    FixedMarks observer;
+    auto writer = LogWriter::Open({.wal_dir = dir.path(),
+                                   .database_id = kDb,
+                                   .compute_node_id = 1,
+                                   .observer = &observer,
+                                   .observer_interval = absl::Seconds(30)});
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    observer.marks = {.node = 9, .cluster = 5};
+    ASSERT_TRUE((*writer)->Commit(9, 9, "9").ok());
+    // Below this node's own mark: allowed for adopted records only.
+    EXPECT_FALSE((*writer)->AppendRecord(RecordType::kCommit, 8, 8, "8").ok());
+    for (uint64_t ts : {12, 18, 18}) {
+      auto lsn = (*writer)->AppendRecord(
+          RecordType::kAdopted, ts, ts,
+          EncodeAdoptedPayload(0, RecordType::kCommit, std::to_string(ts)));
+      ASSERT_TRUE(lsn.ok()) << lsn.status();
+    }
+    ASSERT_TRUE((*writer)
+                    ->AppendRecord(RecordType::kNodeExcluded, 0, 0,
+                                   EncodeExclusionPayload(10, 20))
+                    .ok());
+    observer.marks = {.node = 25, .cluster = 30};
+    ASSERT_TRUE((*writer)->Commit(25, 25, "25").ok());
+  }
+  auto merger = LogMerger::Open(dir.path(), kDb);
+  ASSERT_TRUE(merger.ok()) << merger.status();
+  EXPECT_EQ((*merger)->records_adopted(), 2u);
+  EXPECT_EQ((*merger)->records_excluded(), 3u);
+  std::vector<std::pair<uint64_t, uint32_t>> replayed;
+  MergedRecord r;
+  while ((*merger)->Next(&r)) {
+    EXPECT_EQ(r.header.type, RecordType::kCommit);
+    EXPECT_EQ(r.payload, std::to_string(r.header.commit_ts));
+    replayed.push_back({r.header.commit_ts, r.compute_node_id});
+  }
+  const std::vector<std::pair<uint64_t, uint32_t>> expected = {
+      {5, 0}, {9, 1}, {12, 0}, {18, 0}, {25, 1}};
+  EXPECT_EQ(replayed, expected);
 }
 
 }  // namespace
