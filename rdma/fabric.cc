@@ -68,6 +68,20 @@ absl::Status Fabric::Unfence(ComputeNodeId node) {
       absl::StrFormat("this fabric cannot readmit compute node %d", node));
 }
 
+absl::Status Fabric::Crash(ComputeNodeId node) {
+  return absl::UnimplementedError(absl::StrFormat(
+      "this fabric cannot inject the failure of compute node %d (loopback: "
+      "set FabricOptions::fencing)",
+      node));
+}
+
+absl::Status ComputeNode::ResetHandlers() {
+  std::lock_guard<std::mutex> lock(router_mu_);
+  if (absl::Status s = ReopenHandlers(); !s.ok()) return s;
+  router_.reset();
+  return absl::OkStatus();
+}
+
 absl::Status ComputeNode::AddHandler(uint16_t first, uint16_t last,
                                      MessageHandler handler, int threads) {
   std::lock_guard<std::mutex> lock(router_mu_);

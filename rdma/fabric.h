@@ -202,6 +202,18 @@ class ComputeNode {
   // destroyed), handler endpoints included.
   virtual FabricCounters Counters() const = 0;
 
+  // After StopHandlers: forgets every route, so the node's message layers
+  // can AddHandler again (a compute node that rejoins after a failure,
+  // docs/design/node_failure.md). Unimplemented on backends that cannot.
+  absl::Status ResetHandlers();
+
+ protected:
+  // ResetHandlers' backend part: makes StartHandlers possible again.
+  virtual absl::Status ReopenHandlers() {
+    return absl::UnimplementedError(
+        "this fabric cannot restart a compute node's message handlers");
+  }
+
  private:
   std::unique_ptr<MessageRouter> router_;  // made by the first AddHandler
   std::mutex router_mu_;
@@ -239,6 +251,12 @@ class Fabric {
   // armed it; otherwise, and on fabrics that cannot, Unimplemented.
   virtual absl::Status Fence(ComputeNodeId node);
   virtual absl::Status Unfence(ComputeNodeId node);
+  // Failure injection (docs/design/node_failure.md): once Crash(node)
+  // returns OK, `node` is as a process that died: its operations fail and
+  // what others send it is lost without an error, until Fence (then they
+  // fail) or Unfence. The loopback when FabricOptions::fencing armed it;
+  // otherwise Unimplemented.
+  virtual absl::Status Crash(ComputeNodeId node);
 
   // Sum over the hosted compute nodes.
   FabricCounters Counters();

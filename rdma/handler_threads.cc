@@ -47,6 +47,7 @@ void HandlerThreads::Join() {
   for (auto& t : threads_) t.join();
   threads_.clear();
   endpoints_.clear();
+  started_ = false;  // a restarted node starts them again
 }
 
 }  // namespace strand::rdma

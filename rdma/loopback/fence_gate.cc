@@ -4,9 +4,9 @@
 
 namespace strand::rdma {
 
-bool FenceGate::Fence() {
+bool FenceGate::Close(std::atomic<bool>& flag) {
   if (!armed_) return false;
-  fenced_.store(true, std::memory_order_seq_cst);
+  flag.store(true, std::memory_order_seq_cst);
   absl::MutexLock lock(&mu_);
   for (Seat* seat : seats_) {
     while (seat->busy.load(std::memory_order_seq_cst)) {

@@ -8,6 +8,10 @@
 // so when Fence returns no operation of the node can reach memory or a peer
 // any more, a paused thread that resumes included.
 //
+// Kill is failure injection (Fabric::Crash): the node's own operations
+// fail as when fenced, but what others send it is lost silently, as to a
+// process that died, until someone fences it.
+//
 // Enter stores the endpoint's own busy flag, then reads the fence flag;
 // Fence stores the fence flag, then reads every busy flag, both sequentially
 // consistent: either the endpoint sees the fence, or Fence sees it busy and
@@ -49,7 +53,8 @@ class FenceGate {
   bool Enter(Seat& seat) {
     if (!armed_) return true;
     seat.busy.store(true, std::memory_order_seq_cst);
-    if (fenced_.load(std::memory_order_seq_cst)) {
+    if (fenced_.load(std::memory_order_seq_cst) ||
+        killed_.load(std::memory_order_seq_cst)) {
       seat.busy.store(false, std::memory_order_release);
       return false;
     }
@@ -60,13 +65,22 @@ class FenceGate {
   }
 
   bool fenced() const { return fenced_.load(std::memory_order_acquire); }
-  // Returns once no operation is inside; false if the gate is not armed.
-  bool Fence();
-  void Unfence() { fenced_.store(false, std::memory_order_seq_cst); }
+  bool killed() const { return killed_.load(std::memory_order_acquire); }
+  // Return once no operation is inside; false if the gate is not armed.
+  bool Fence() { return Close(fenced_); }
+  bool Kill() { return Close(killed_); }
+  // Readmits the node (fenced or killed).
+  void Unfence() {
+    killed_.store(false, std::memory_order_seq_cst);
+    fenced_.store(false, std::memory_order_seq_cst);
+  }
 
  private:
+  bool Close(std::atomic<bool>& flag);
+
   const bool armed_;
   std::atomic<bool> fenced_{false};
+  std::atomic<bool> killed_{false};
   absl::Mutex mu_;
   std::vector<Seat*> seats_ ABSL_GUARDED_BY(mu_);
 };

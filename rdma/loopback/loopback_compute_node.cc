@@ -126,4 +126,16 @@ void LoopbackComputeNode::StopHandlers() {
   handlers_.Join();
 }
 
+absl::Status LoopbackComputeNode::ReopenHandlers() {
+  absl::MutexLock lock(&handler_mu_);
+  if (!stopped_) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "compute node %d's handlers must stop before they restart", id_));
+  }
+  stopped_ = false;
+  handler_ = nullptr;
+  inbox_.Reopen();
+  return absl::OkStatus();
+}
+
 }  // namespace strand::rdma

@@ -63,6 +63,9 @@ class LoopbackComputeNode : public ComputeNode {
   const MessageHandler* BeginInline();
   void EndInline();
 
+ protected:
+  absl::Status ReopenHandlers() override;
+
  private:
   LoopbackFabric* const fabric_;
   const ComputeNodeId id_;

@@ -138,6 +138,7 @@ absl::Status LoopbackEndpoint::CopyToPeer(const PeerAddress& dst,
                         dst.node, fabric_->compute_node_count()));
   }
   if (absl::Status s = CheckReachable(dst.node); !s.ok()) return s;
+  if (fabric_->node(dst.node).gate().killed()) return absl::OkStatus();  // lost
   const uint64_t emulation_start = CycleNow();
   auto target = fabric_->node(dst.node).TranslatePeer(dst, length);
   if (!target.ok()) return target.status();
@@ -195,6 +196,11 @@ absl::Status LoopbackEndpoint::Deliver(ComputeNodeId dst,
   if (absl::Status s = CheckReachable(dst); !s.ok()) return s;
   LoopbackComputeNode& receiver = fabric_->node(dst);
   const CostModel& cost = fabric_->cost_model();
+  if (receiver.gate().killed()) {
+    // Sent into a process that died: lost, and the sender cannot tell.
+    counters_->AddMessageSent();
+    return absl::OkStatus();
+  }
   if (fabric_->options().message_delivery == MessageDelivery::kInline &&
       inline_depth < LoopbackComputeNode::kMaxInlineDepth) {
     if (const MessageHandler* handler = receiver.BeginInline()) {

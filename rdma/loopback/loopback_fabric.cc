@@ -117,6 +117,16 @@ absl::Status LoopbackFabric::Fence(ComputeNodeId node) {
   return absl::OkStatus();
 }
 
+absl::Status LoopbackFabric::Crash(ComputeNodeId node) {
+  if (node >= compute_nodes_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("crash of compute node %d, but there are %d", node,
+                        compute_nodes_.size()));
+  }
+  if (!compute_nodes_[node]->gate().Kill()) return Fabric::Crash(node);
+  return absl::OkStatus();
+}
+
 absl::Status LoopbackFabric::Unfence(ComputeNodeId node) {
   if (node >= compute_nodes_.size() || !compute_nodes_[node]->gate().armed()) {
     return Fabric::Unfence(node);

@@ -58,6 +58,7 @@ class LoopbackFabric : public Fabric {
   void WaitUntilPopulated() override { populator_.WaitUntilIdle(); }
   absl::Status Fence(ComputeNodeId node) override;
   absl::Status Unfence(ComputeNodeId node) override;
+  absl::Status Crash(ComputeNodeId node) override;
   const FabricOptions& options() const { return options_; }
 
   // For endpoints: the local pointer behind [addr, addr + length), or an

@@ -43,4 +43,10 @@ void MessageInbox::Close() {
   not_full_.notify_all();
 }
 
+void MessageInbox::Reopen() {
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_.clear();
+  closed_ = false;
+}
+
 }  // namespace strand::rdma

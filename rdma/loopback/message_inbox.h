@@ -41,6 +41,8 @@ class MessageInbox {
   bool Pop(Entry* entry);
   // Wakes every waiter; later Push and Pop fail.
   void Close();
+  // After Close: empty and open again (a restarted node's inbox).
+  void Reopen();
 
  private:
   const size_t capacity_;
