@@ -31,6 +31,9 @@ struct CacheStats {
   // token's reads then validated only its caller knows.
   uint64_t optimistic_reads = 0;
   uint64_t optimistic_refusals = 0;
+  // Latch words from which this node took a failed node's holder field or
+  // reader bits on meeting them (GclManager::SetPeerStates).
+  uint64_t failed_peer_steals = 0;
 
   uint64_t locks() const { return shared_locks + exclusive_locks; }
   double hit_ratio() const {
@@ -63,7 +66,8 @@ struct CacheStats {
   X(flushes) \
   X(flushed_bytes) \
   X(optimistic_reads) \
-  X(optimistic_refusals)
+  X(optimistic_refusals) \
+  X(failed_peer_steals)
 // clang-format on
 
 }  // namespace strand::cc

@@ -72,6 +72,24 @@ absl::StatusOr<uint64_t> GclManager::CompareAndSwap(ThreadContext& ctx,
   return ctx.endpoint().CompareAndSwap(word, expected, desired);
 }
 
+// A protocol whose guard's payload is all there is (SEL's buffer): the
+// guard's dirty range, whole payload when dirty_bounds is off.
+std::optional<GclManager::DirtyRange> GclManager::DirtyBytes(
+    const ExclusiveGuard& guard) const {
+  auto [begin, end] = GuardDirty(guard);
+  if (begin == end) return std::nullopt;
+  if (!options().dirty_bounds) {
+    begin = 0;
+    end = payload_bytes();
+  }
+  const LatchHandle& h = HandleOf(guard);
+  return DirtyRange{h.gcl + 8 + begin, h.payload + begin, end - begin};
+}
+
+void GclManager::MarkWrittenThrough(ExclusiveGuard& guard) {
+  ClearGuardDirty(guard);
+}
+
 absl::StatusOr<std::unique_ptr<GclManager>> GclManager::Create(
     rdma::Fabric& fabric, rdma::ComputeNodeId node, const CcOptions& options) {
   if (absl::Status s = options.Validate(fabric.chunk_bytes()); !s.ok()) {

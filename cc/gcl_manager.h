@@ -42,6 +42,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -264,6 +265,35 @@ class GclManager {
   virtual void PrefetchLines(rdma::GlobalAddress gcl, uint32_t offset,
                              uint32_t bytes) const {}
 
+  // Write-through (CcOptions::write_through). The bytes of `guard`'s line
+  // that memory lacks (the guard's writes and what earlier unlocks of this
+  // node left dirty) as one range, or nullopt when memory is current. A
+  // caller that writes them itself, several lines in one batch (a commit,
+  // txn/write_set.h), then calls MarkWrittenThrough and the unlock writes
+  // nothing. `remote` is where `bytes` bytes from `data` belong.
+  struct DirtyRange {
+    rdma::GlobalAddress remote;
+    const uint8_t* data = nullptr;
+    uint32_t bytes = 0;
+  };
+  virtual std::optional<DirtyRange> DirtyBytes(
+      const ExclusiveGuard& guard) const;
+  virtual void MarkWrittenThrough(ExclusiveGuard& guard);
+
+  // Failed peers (docs/design/node_failure.md), a bit per compute node,
+  // as this node's failure monitor learns them (txn/membership.h):
+  //   fenced     declared failed and unable to write: sent no more
+  //              messages, and no reply of theirs is waited for (an
+  //              invalidation waiting only on them is over, as if they
+  //              had answered kOutdated); nothing is handed over to them
+  //   stealable  their unfinished commits are complete in memory: a
+  //              latch word naming them (holder field, reader bit) loses
+  //              that part to whoever meets it, by CAS
+  // Returns once no thread of this node can still steal from a node that
+  // is no longer stealable (a node that rejoins). Protocols without a
+  // directory of holders (SEL) cannot reclaim: they ignore it.
+  virtual void SetPeerStates(uint64_t fenced, uint64_t stealable) {}
+
   // Counters since creation, summed over all threads of this node.
   virtual CacheStats Stats() const = 0;
 
@@ -291,6 +321,16 @@ class GclManager {
   // For Upgrade implementations: takes the handle out of a shared guard
   // without unlocking it.
   static LatchHandle TakeHandle(SharedGuard& guard) { return guard.Release(); }
+  // For write-through implementations: what a guard holds and wrote.
+  static const LatchHandle& HandleOf(const ExclusiveGuard& guard) {
+    return guard.handle_;
+  }
+  static std::pair<uint32_t, uint32_t> GuardDirty(const ExclusiveGuard& g) {
+    return {g.dirty_begin_, g.dirty_end_};
+  }
+  static void ClearGuardDirty(ExclusiveGuard& guard) {
+    guard.dirty_begin_ = guard.dirty_end_ = 0;
+  }
 };
 
 }  // namespace strand::cc

@@ -74,6 +74,18 @@ struct CcOptions {
   bool spin_wait = true;          // readers wait for starved writers (5.3.2)
   bool priority_matching = true;  // only as-urgent readers may invalidate
 
+  // Write-through (docs/design/node_failure.md): an exclusive unlock that
+  // changed the line writes its dirty bytes to memory before the local
+  // latch goes (the global latch stays: lazy release is unchanged), and a
+  // commit writes all of its lines in one batch (txn/write_set.h). Memory
+  // then holds every byte of every finished critical section, so a
+  // compute node that fails leaves only its unfinished writes behind in
+  // its cache. Costs one round trip per exclusive unlock that wrote
+  // something outside a commit. What surviving a compute node's failure
+  // needs (SELCC: SEL writes at every unlock anyway); a deployment that
+  // cannot fail leaves it off and pays nothing.
+  bool write_through = false;
+
   // What index/ prefetches (--prefetch). Changes no result.
   PrefetchScope prefetch = PrefetchScope::kNarrow;
 

@@ -52,11 +52,28 @@ static_assert(kDurableMarksOffset + kDurableMarksBytes <=
               rdma::kRootAreaOffset + rdma::kRootAreaBytes);
 
 // txn/membership.h: the live compute nodes (a bitmap word), the membership
-// epoch, then one heartbeat word per compute node.
+// epoch, the reclaim stages of failed nodes (three bitmap words), then one
+// heartbeat word per compute node.
 inline constexpr uint64_t kMembershipOffset =
     kDurableMarksOffset + kDurableMarksBytes;
 inline constexpr uint64_t kMembershipBytes = 512;
 static_assert(kMembershipOffset + kMembershipBytes <=
+              rdma::kRootAreaOffset + rdma::kRootAreaBytes);
+
+// txn/redo_ring.h: one 8-byte word per compute node, by node id, the
+// address of that node's redo ring (0: none yet).
+inline constexpr uint64_t kRedoRingsOffset =
+    kMembershipOffset + kMembershipBytes;
+inline constexpr uint64_t kRedoRingsBytes = 512;
+static_assert(kRedoRingsOffset + kRedoRingsBytes <=
+              rdma::kRootAreaOffset + rdma::kRootAreaBytes);
+
+// txn/membership.h: one 8-byte word per compute node, by node id, the
+// membership epoch whose view that node applied last.
+inline constexpr uint64_t kSeenEpochsOffset =
+    kRedoRingsOffset + kRedoRingsBytes;
+inline constexpr uint64_t kSeenEpochsBytes = 512;
+static_assert(kSeenEpochsOffset + kSeenEpochsBytes <=
               rdma::kRootAreaOffset + rdma::kRootAreaBytes);
 
 }  // namespace strand::cc

@@ -1,21 +1,25 @@
 #include "cc/selcc/invalidation.h"
 
+#include <algorithm>
+
 #include "absl/time/clock.h"
 #include "glog/logging.h"
 
 namespace strand::cc::selcc {
 
-uint32_t ReplySlot::Begin(int replies) {
+uint32_t ReplySlot::Begin(uint64_t nodes) {
   std::lock_guard<std::mutex> lock(mu_);
   ++seq_;
-  outstanding_ = replies;
+  pending_ = nodes;
   outcome_ = Outcome();
   return seq_;
 }
 
-void ReplySlot::Deliver(const InvalidationReply& reply) {
+void ReplySlot::Deliver(const InvalidationReply& reply,
+                        rdma::ComputeNodeId from) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (reply.seq != seq_ || outstanding_ == 0) {
+  const uint64_t bit = uint64_t{1} << from;
+  if (reply.seq != seq_ || (pending_ & bit) == 0) {
     // Only a requester that gave up waiting (a peer stopped answering for
     // longer than the hard bound) leaves replies behind.
     LOG(WARNING) << "stale invalidation reply for "
@@ -41,14 +45,27 @@ void ReplySlot::Deliver(const InvalidationReply& reply) {
     case ReplyResult::kOutdated:
       break;
   }
-  if (--outstanding_ == 0) done_.notify_all();
+  pending_ &= ~bit;
+  if (pending_ == 0) done_.notify_all();
 }
 
-bool ReplySlot::Wait(absl::Time deadline, Outcome* outcome) {
+bool ReplySlot::Wait(absl::Time deadline, const std::atomic<uint64_t>& fenced,
+                     Outcome* outcome) {
+  // A fenced node is noticed within this slice (the monitor that fences
+  // it does not know this slot).
+  constexpr absl::Duration kSlice = absl::Milliseconds(5);
   std::unique_lock<std::mutex> lock(mu_);
-  if (!done_.wait_until(lock, absl::ToChronoTime(deadline),
-                        [this] { return outstanding_ == 0; })) {
-    return false;
+  for (;;) {
+    const absl::Time until = std::min(deadline, absl::Now() + kSlice);
+    if (done_.wait_until(lock, absl::ToChronoTime(until),
+                         [this] { return pending_ == 0; })) {
+      break;
+    }
+    if ((pending_ & ~fenced.load(std::memory_order_acquire)) == 0) {
+      pending_ = 0;  // their replies, if any, are stale now
+      break;
+    }
+    if (absl::Now() >= deadline) return false;
   }
   *outcome = outcome_;
   return true;
@@ -84,7 +101,7 @@ void InvalidationHandler::Handle(const rdma::Message& message,
   if (message.type == kReplyMessage) {
     const auto reply = message.Load<InvalidationReply>();
     if (ReplySlot* slot = slots_->Get(reply.slot); slot != nullptr) {
-      slot->Deliver(reply);
+      slot->Deliver(reply, message.source);
     }
     return;
   }
@@ -169,7 +186,7 @@ ReplyResult InvalidationHandler::Act(Frame* f,
     const HandoverMemo memo =
         HandoverMemo::Unpack(f->handover_memo.load(std::memory_order_relaxed));
     if (memo.node >= 0 && memo.node != me && memo.node != from &&
-        memo.priority > request.priority) {
+        memo.priority > request.priority && !st.IsFenced(memo.node)) {
       rdma::Batch b;
       st.AppendHandover(*f, memo.node, b, stats, /*shared_stats_block=*/true);
       if (absl::Status s = endpoint.Execute(b); !s.ok()) return fail(s);

@@ -162,21 +162,27 @@ class ReplySlot {
     uint32_t dirty_begin = 0, dirty_end = 0;
   };
 
-  // Starts a request expecting `replies` replies; returns its sequence.
-  uint32_t Begin(int replies);
-  // Records a reply; stale ones (older sequence) are ignored.
-  void Deliver(const InvalidationReply& reply);
+  // Starts a request expecting a reply from each node of `nodes` (a
+  // bitmap); returns its sequence.
+  uint32_t Begin(uint64_t nodes);
+  // Records node `from`'s reply; stale ones (older sequence) are ignored.
+  void Deliver(const InvalidationReply& reply, rdma::ComputeNodeId from);
   // Waits for every reply of the current request; false at the deadline.
-  bool Wait(absl::Time deadline, Outcome* outcome);
+  // Stops waiting for a node once it is in `*fenced` (bit n: node n was
+  // declared failed and can write no more, so no forward of it can land
+  // any more): the request is over when every node that has not answered
+  // is fenced, as if each had answered kOutdated.
+  bool Wait(absl::Time deadline, const std::atomic<uint64_t>& fenced,
+            Outcome* outcome);
 
  private:
   // std::mutex: replies hand frame data over between threads, and TSan
   // sees std::mutex but not the distribution's absl::Mutex.
   std::mutex mu_;
   std::condition_variable done_;
-  uint32_t seq_ = 0;     // guarded by mu_
-  int outstanding_ = 0;  // guarded by mu_
-  Outcome outcome_;      // guarded by mu_
+  uint32_t seq_ = 0;      // guarded by mu_
+  uint64_t pending_ = 0;  // guarded by mu_: nodes yet to answer
+  Outcome outcome_;       // guarded by mu_
 };
 
 class ReplySlots {

@@ -83,6 +83,20 @@ struct NodeState {
   // Worker threads (P of the lease formula, 5.3.1).
   std::atomic<int> worker_threads{0};
 
+  // Failed peers (GclManager::SetPeerStates), a bit per node: fenced ones
+  // are sent nothing and waited for no more; the holder fields and reader
+  // bits of stealable ones are taken out of latch words by whoever meets
+  // them. `stealers` counts threads between reading `stealable_peers` and
+  // their CAS, so the mask can be narrowed safely (SetPeerStates waits
+  // for them).
+  std::atomic<uint64_t> fenced_peers{0};
+  std::atomic<uint64_t> stealable_peers{0};
+  std::atomic<int> stealers{0};
+  bool IsFenced(int n) const {
+    return n >= 0 && n < 64 &&
+           ((fenced_peers.load(std::memory_order_relaxed) >> n) & 1) != 0;
+  }
+
   void ObserveRtt(int64_t ns) {
     const int64_t old = rtt_ns.load(std::memory_order_relaxed);
     rtt_ns.store(old + (ns - old) / 8, std::memory_order_relaxed);

@@ -137,6 +137,7 @@ absl::Status SelccManager::WriteBackAll() {
 
 absl::Status SelccManager::ReleaseEverything(rdma::Endpoint& endpoint) {
   absl::Status first_error;
+  uint64_t failed = 0;
   std::vector<Frame*> victims;
   do {
     victims.clear();
@@ -146,8 +147,9 @@ absl::Status SelccManager::ReleaseEverything(rdma::Endpoint& endpoint) {
       state_->AppendRelease(*f, f->data, b, state_->shared_stats, true);
       absl::Status s = endpoint.Execute(b);
       if (!s.ok()) {
-        LOG(ERROR) << "releasing " << f->gcl << ": " << s;
+        // Once per line would flood the log of a failed (fenced) node.
         if (first_error.ok()) first_error = s;
+        ++failed;
       }
       state_->cache.EndInFlight(f->gcl);
       f->memo = Memo::kInvalid;
@@ -156,6 +158,8 @@ absl::Status SelccManager::ReleaseEverything(rdma::Endpoint& endpoint) {
       state_->cache.PutFree(f);
     }
   } while (!victims.empty());
+  LOG_IF(ERROR, failed > 0) << "compute node " << node_ << " could not release "
+                            << failed << " cached lines: " << first_error;
   return first_error;
 }
 
@@ -385,7 +389,8 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
   for (uint64_t rest = targets; rest != 0; rest &= rest - 1) {
     const int n = std::countr_zero(rest);
     if (n < nodes && n != node_) {
-      to.push_back(n);
+      // A fenced peer answers nothing: as if it had said kOutdated.
+      if (!state_->IsFenced(n)) to.push_back(n);
     } else {
       LOG(ERROR) << "latch word of " << f->gcl << " names compute node " << n
                  << ", which does not exist";
@@ -397,7 +402,9 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
   request.gcl = f->gcl.raw();
   request.forward_to = f->peer;
   request.slot = t.slot_index;
-  request.seq = t.slot->Begin(static_cast<int>(to.size()));
+  uint64_t asked = 0;
+  for (int n : to) asked |= uint64_t{1} << n;
+  request.seq = t.slot->Begin(asked);
   request.priority = priority;
   request.want = want;
   request.flags = flags;
@@ -416,7 +423,7 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
       none.slot = request.slot;
       none.seq = request.seq;
       none.result = selcc::ReplyResult::kOutdated;
-      t.slot->Deliver(none);
+      t.slot->Deliver(none, to[i]);
       continue;
     }
     AtomicStats::Bump(t.stats->invalidations_sent);
@@ -425,7 +432,7 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
   // (a late forward would land in it), so this wait ignores lock_timeout.
   const absl::Time hard_deadline =
       absl::Now() + kReplyGrace + 2 * options().inject_message_delay;
-  if (!t.slot->Wait(hard_deadline, &outcome)) {
+  if (!t.slot->Wait(hard_deadline, state_->fenced_peers, &outcome)) {
     return absl::UnavailableError(absl::StrFormat(
         "compute node(s) did not answer an invalidation of %s within %s; "
         "a peer stopped handling messages",
@@ -514,6 +521,7 @@ absl::Status SelccManager::AcquireShared(SelccThread& t, Frame* f,
         !s.ok()) {
       return s.status();
     }
+    if (StealFromFailedPeers(t, gcl, old)) continue;
     if (handed_to_us) {
       // A peer handed us the line while we held no copy (priority
       // handover, invalidation.h): memory was current before the FAA that
@@ -596,6 +604,7 @@ absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
       if (invalidated) AtomicStats::Bump(t.stats->invalidating_locks);
       return absl::OkStatus();
     }
+    if (StealFromFailedPeers(t, gcl, old)) continue;
     const int holder = LatchWord::Holder(old);
     // An exclusive holder is asked alone (case 1); readers only matter once
     // it is gone (their transient bits vanish by themselves).
@@ -785,7 +794,8 @@ absl::Status SelccManager::ReleaseGlobal(SelccThread& t, Frame* f) {
       f->handover_memo.exchange(0, std::memory_order_relaxed));
   rdma::Batch b;
   if (options().priority_matching && f->memo == Memo::kModified &&
-      memo.node >= 0 && memo.node != node_ && memo.exclusive) {
+      memo.node >= 0 && memo.node != node_ && memo.exclusive &&
+      !state_->IsFenced(memo.node)) {
     state_->AppendHandover(*f, memo.node, b, *t.stats, false);
   } else {
     state_->AppendRelease(*f, f->data, b, *t.stats, false);
@@ -823,9 +833,80 @@ absl::Status SelccManager::UnlockExclusive(ThreadContext& ctx,
   auto* f = static_cast<Frame*>(handle.frame);
   f->AddDirty(dirty_begin, dirty_end);
   absl::Status s;
-  if (LeaseExpired(*f)) s = ReleaseGlobal(static_cast<SelccThread&>(ctx), f);
+  if (state_->options.write_through && f->dirty()) {
+    s = WriteThrough(static_cast<SelccThread&>(ctx), f);
+  }
+  if (s.ok() && LeaseExpired(*f)) {
+    s = ReleaseGlobal(static_cast<SelccThread&>(ctx), f);
+  }
   f->latch.Unlock();
   return s;
+}
+
+absl::Status SelccManager::WriteThrough(SelccThread& t, Frame* f) {
+  rdma::Batch b;
+  state_->AppendFlush(*f, f->data, b, *t.stats, false);
+  if (absl::Status s = Execute(t, b); !s.ok()) return s;
+  f->ClearDirty();
+  return absl::OkStatus();
+}
+
+void SelccManager::SetPeerStates(uint64_t fenced, uint64_t stealable) {
+  state_->fenced_peers.store(fenced, std::memory_order_seq_cst);
+  const uint64_t before =
+      state_->stealable_peers.exchange(stealable, std::memory_order_seq_cst);
+  if ((before & ~stealable) == 0) return;
+  // Dekker with StealFromFailedPeers: a stealer either counted itself
+  // before the exchange (waited for here) or reads the narrower mask.
+  while (state_->stealers.load(std::memory_order_seq_cst) > 0) {
+    std::this_thread::yield();
+  }
+}
+
+bool SelccManager::StealFromFailedPeers(SelccThread& t, rdma::GlobalAddress gcl,
+                                        uint64_t word) {
+  if (state_->stealable_peers.load(std::memory_order_relaxed) == 0) {
+    return false;
+  }
+  state_->stealers.fetch_add(1, std::memory_order_seq_cst);
+  const uint64_t mask = state_->stealable_peers.load(std::memory_order_seq_cst);
+  uint64_t remove = LatchWord::Readers(word) & mask;
+  const int holder = LatchWord::Holder(word);
+  if (holder >= 0 && ((mask >> holder) & 1) != 0) {
+    remove += LatchWord::Exclusive(holder);
+  }
+  if (remove != 0) {
+    // A failed node's share never comes back, and memory holds its
+    // finished writes (write-through; its unfinished commits were
+    // completed before it became stealable). A lost race means the word
+    // changed: the caller looks again either way.
+    auto old = t.endpoint().CompareAndSwap(gcl, word, word - remove);
+    if (old.ok() && *old == word)
+      AtomicStats::Bump(t.stats->failed_peer_steals);
+  }
+  state_->stealers.fetch_sub(1, std::memory_order_release);
+  return remove != 0;
+}
+
+std::optional<GclManager::DirtyRange> SelccManager::DirtyBytes(
+    const ExclusiveGuard& guard) const {
+  const auto* f = static_cast<const Frame*>(HandleOf(guard).frame);
+  auto [begin, end] = GuardDirty(guard);
+  if (f->dirty()) {
+    begin = begin == end ? f->dirty_begin : std::min(begin, f->dirty_begin);
+    end = std::max(end, f->dirty_end);
+  }
+  if (begin == end) return std::nullopt;
+  if (!state_->options.dirty_bounds) {
+    begin = 0;
+    end = state_->payload_bytes;
+  }
+  return DirtyRange{f->gcl + 8 + begin, f->data + begin, end - begin};
+}
+
+void SelccManager::MarkWrittenThrough(ExclusiveGuard& guard) {
+  static_cast<Frame*>(HandleOf(guard).frame)->ClearDirty();
+  ClearGuardDirty(guard);
 }
 
 OptimisticToken SelccManager::OptimisticRead(ThreadContext& ctx,

@@ -87,6 +87,12 @@ class SelccManager final : public GclManager {
                      uint32_t bytes) const override;
   CacheStats Stats() const override;
   absl::Status WriteBackAll() override;
+  // The frame's dirty range joined with the guard's (the frame is latched
+  // exclusive by the guard, so both are stable).
+  std::optional<DirtyRange> DirtyBytes(
+      const ExclusiveGuard& guard) const override;
+  void MarkWrittenThrough(ExclusiveGuard& guard) override;
+  void SetPeerStates(uint64_t fenced, uint64_t stealable) override;
 
   // Test-only introspection of this node's copy of `gcl`.
   struct DebugFrame {
@@ -166,6 +172,14 @@ class SelccManager final : public GclManager {
   // of its handover memo when it holds M and priority_matching is on
   // (5.3.2, invalidation.h), otherwise a release.
   absl::Status ReleaseGlobal(SelccThread& t, Frame* f);
+  // `word` is what the latch word of `gcl` held last: if it names a
+  // stealable peer (SetPeerStates), takes that part out with one CAS and
+  // returns true (the caller retries at once); false otherwise.
+  bool StealFromFailedPeers(SelccThread& t, rdma::GlobalAddress gcl,
+                            uint64_t word);
+  // CcOptions::write_through: writes `f`'s dirty range (latched
+  // exclusive) to memory, one round trip, and marks it clean.
+  absl::Status WriteThrough(SelccThread& t, Frame* f);
   absl::Status Aborted(SelccThread& t, const char* what,
                        rdma::GlobalAddress gcl);
   absl::Status TimedOut(SelccThread& t, const char* what,
