@@ -25,6 +25,7 @@ namespace strand::txn {
 class CommitWatermark;
 class EpochManager;
 class IndexKey;
+class RedoRing;
 
 using TableId = uint32_t;
 using IndexId = uint32_t;
@@ -71,6 +72,10 @@ struct Database {
   // when this process hosts them all, this node's own otherwise. Null:
   // deleted rows' slots are never reused (a Database built by hand).
   EpochManager* epochs = nullptr;
+  // With manager->options().write_through: the node's redo ring, which
+  // every commit's write-through batch carries its record to
+  // (redo_ring.h); null: the data alone is written through.
+  RedoRing* ring = nullptr;
 };
 
 }  // namespace strand::txn

@@ -152,7 +152,6 @@ void ApplyIndexWrites(TxnState& txn) {
                       absl::Span<index::BLinkTree::Change> changes) {
     tree.ApplyChanges(changes, txn.index_leaves, ts);
   });
-  ReleaseIndexLeaves(txn);
 }
 
 void ReleaseIndexLeaves(TxnState& txn) {

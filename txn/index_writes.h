@@ -60,7 +60,8 @@ absl::Status PrepareIndexWritesOrConflict(
 // Checks every recorded leaf read (TO: raises their read_ts). Aborted
 // (kValidation) if one changed or another commit holds it.
 absl::Status ValidateIndexReads(TxnState& txn);
-// Applies the prepared changes (cannot fail) and releases the leaves.
+// Applies the prepared changes (cannot fail); the leaves stay latched
+// (ReleaseIndexLeaves), so a write-through can carry them (write_set.h).
 void ApplyIndexWrites(TxnState& txn);
 // Releases the leaves PrepareIndexWrites latched (a commit that failed).
 void ReleaseIndexLeaves(TxnState& txn);

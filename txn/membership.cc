@@ -8,24 +8,26 @@
 namespace strand::txn {
 namespace {
 
-// live, epoch, then the heartbeats.
-constexpr uint64_t kHeaderBytes = 16;
+// live, epoch, fenced, stealable, reclaimed, then the heartbeats.
+constexpr uint64_t kLiveOffset = 0;
+constexpr uint64_t kEpochOffset = 8;
+constexpr uint64_t kFencedOffset = 16;
+constexpr uint64_t kStealableOffset = 24;
+constexpr uint64_t kReclaimedOffset = 32;
+constexpr uint64_t kHeaderBytes = 40;
 static_assert(kHeaderBytes + 8 * rdma::FabricOptions::kMaxComputeNodes <=
                   cc::kMembershipBytes,
               "a heartbeat word for every compute node");
 
-rdma::GlobalAddress LiveWord() {
-  return rdma::GlobalAddress(0, cc::kMembershipOffset);
-}
-rdma::GlobalAddress EpochWord() {
-  return rdma::GlobalAddress(0, cc::kMembershipOffset + 8);
+rdma::GlobalAddress Word(uint64_t offset) {
+  return rdma::GlobalAddress(0, cc::kMembershipOffset + offset);
 }
 
-uint64_t SetBit(uint64_t live, int node) {
-  return live | (uint64_t{1} << node);
+uint64_t SetBit(uint64_t bits, int node) {
+  return bits | (uint64_t{1} << node);
 }
-uint64_t ClearBit(uint64_t live, int node) {
-  return live & ~(uint64_t{1} << node);
+uint64_t ClearBit(uint64_t bits, int node) {
+  return bits & ~(uint64_t{1} << node);
 }
 
 }  // namespace
@@ -40,28 +42,29 @@ absl::StatusOr<Membership> Membership::Open(int compute_nodes,
       NodeWords::At(cc::kMembershipOffset + kHeaderBytes,
                     cc::kMembershipBytes - kHeaderBytes, compute_nodes);
   if (!beats.ok()) return beats.status();
-  return Membership(compute_nodes, lease, *beats);
+  absl::StatusOr<NodeWords> seen =
+      NodeWords::At(cc::kSeenEpochsOffset, cc::kSeenEpochsBytes, compute_nodes);
+  if (!seen.ok()) return seen.status();
+  return Membership(compute_nodes, lease, *beats, *seen);
 }
 
-absl::StatusOr<uint64_t> Membership::Change(rdma::Endpoint& endpoint,
-                                            uint64_t (*change)(uint64_t live,
-                                                               int node),
-                                            int node) const {
-  absl::StatusOr<uint64_t> seen = endpoint.FetchAndAdd(LiveWord(), 0);
+absl::StatusOr<uint64_t> Membership::Change(
+    rdma::Endpoint& endpoint, rdma::GlobalAddress word,
+    uint64_t (*change)(uint64_t bits, int node), int node) const {
+  absl::StatusOr<uint64_t> seen = endpoint.FetchAndAdd(word, 0);
   while (seen.ok()) {
     const uint64_t want = change(*seen, node);
     if (want == *seen) return *seen;
-    absl::StatusOr<uint64_t> old =
-        endpoint.CompareAndSwap(LiveWord(), *seen, want);
+    absl::StatusOr<uint64_t> old = endpoint.CompareAndSwap(word, *seen, want);
     if (!old.ok()) return old.status();
-    if (*old == *seen) {
-      absl::StatusOr<uint64_t> epoch = endpoint.FetchAndAdd(EpochWord(), 1);
-      if (!epoch.ok()) return epoch.status();
-      return *seen;
-    }
+    if (*old == *seen) return *seen;
     seen = *old;
   }
   return seen.status();
+}
+
+absl::Status Membership::AdvanceEpoch(rdma::Endpoint& endpoint) const {
+  return endpoint.FetchAndAdd(Word(kEpochOffset), 1).status();
 }
 
 absl::Status Membership::Join(rdma::Endpoint& endpoint,
@@ -70,12 +73,25 @@ absl::Status Membership::Join(rdma::Endpoint& endpoint,
     return absl::InvalidArgumentError(absl::StrFormat(
         "compute node %d joins a deployment of %d", node, compute_nodes_));
   }
-  return Change(endpoint, &SetBit, node).status();
+  // Stage bits first: nobody reads them for a member.
+  for (uint64_t stage : {kFencedOffset, kStealableOffset, kReclaimedOffset}) {
+    if (auto s = Change(endpoint, Word(stage), &ClearBit, node); !s.ok()) {
+      return s.status();
+    }
+  }
+  absl::StatusOr<uint64_t> before =
+      Change(endpoint, Word(kLiveOffset), &SetBit, node);
+  if (!before.ok()) return before.status();
+  return AdvanceEpoch(endpoint);
 }
 
 absl::Status Membership::Leave(rdma::Endpoint& endpoint,
                                rdma::ComputeNodeId node) const {
-  return Change(endpoint, &ClearBit, node).status();
+  absl::StatusOr<uint64_t> before =
+      Change(endpoint, Word(kLiveOffset), &ClearBit, node);
+  if (!before.ok()) return before.status();
+  if (!IsLive(*before, node)) return absl::OkStatus();
+  return AdvanceEpoch(endpoint);
 }
 
 absl::Status Membership::Beat(rdma::Endpoint& endpoint,
@@ -83,7 +99,7 @@ absl::Status Membership::Beat(rdma::Endpoint& endpoint,
   uint64_t live = 0;
   uint64_t beat = 0;
   rdma::Batch batch;
-  batch.FetchAndAdd(LiveWord(), 0, &live);
+  batch.FetchAndAdd(Word(kLiveOffset), 0, &live);
   batch.FetchAndAdd(beats_.word(node), 1, &beat);
   if (absl::Status s = endpoint.Execute(batch); !s.ok()) return s;
   if (!IsLive(live, node)) {
@@ -101,8 +117,11 @@ absl::StatusOr<Membership::View> Membership::Scan(rdma::Endpoint& endpoint,
   View view;
   std::vector<uint64_t> beats(compute_nodes_);
   rdma::Batch batch;
-  batch.FetchAndAdd(LiveWord(), 0, &view.live);
-  batch.FetchAndAdd(EpochWord(), 0, &view.epoch);
+  batch.FetchAndAdd(Word(kLiveOffset), 0, &view.live);
+  batch.FetchAndAdd(Word(kEpochOffset), 0, &view.epoch);
+  batch.FetchAndAdd(Word(kFencedOffset), 0, &view.fenced);
+  batch.FetchAndAdd(Word(kStealableOffset), 0, &view.stealable);
+  batch.FetchAndAdd(Word(kReclaimedOffset), 0, &view.reclaimed);
   for (int n = 0; n < compute_nodes_; ++n) {
     batch.FetchAndAdd(beats_.word(static_cast<rdma::ComputeNodeId>(n)), 0,
                       &beats[n]);
@@ -125,9 +144,48 @@ absl::StatusOr<Membership::View> Membership::Scan(rdma::Endpoint& endpoint,
 
 absl::StatusOr<bool> Membership::DeclareFailed(rdma::Endpoint& endpoint,
                                                rdma::ComputeNodeId node) const {
-  absl::StatusOr<uint64_t> before = Change(endpoint, &ClearBit, node);
+  absl::StatusOr<uint64_t> before =
+      Change(endpoint, Word(kLiveOffset), &ClearBit, node);
   if (!before.ok()) return before.status();
-  return IsLive(*before, node);
+  if (!IsLive(*before, node)) return false;
+  if (absl::Status s = AdvanceEpoch(endpoint); !s.ok()) return s;
+  return true;
+}
+
+absl::Status Membership::Publish(rdma::Endpoint& endpoint,
+                                 rdma::ComputeNodeId node, Stage stage) const {
+  const uint64_t offset = stage == Stage::kFenced      ? kFencedOffset
+                          : stage == Stage::kStealable ? kStealableOffset
+                                                       : kReclaimedOffset;
+  if (auto s = Change(endpoint, Word(offset), &SetBit, node); !s.ok()) {
+    return s.status();
+  }
+  if (stage == Stage::kReclaimed) {
+    if (auto s = Change(endpoint, Word(kStealableOffset), &ClearBit, node);
+        !s.ok()) {
+      return s.status();
+    }
+  }
+  return AdvanceEpoch(endpoint);
+}
+
+absl::Status Membership::Acknowledge(rdma::Endpoint& endpoint,
+                                     rdma::ComputeNodeId observer,
+                                     uint64_t epoch) const {
+  return seen_.Set(endpoint, observer, epoch);
+}
+
+absl::StatusOr<bool> Membership::AllAcknowledged(rdma::Endpoint& endpoint,
+                                                 uint64_t members,
+                                                 uint64_t epoch) const {
+  std::vector<uint64_t> seen(compute_nodes_);
+  if (absl::Status s = seen_.ReadAll(endpoint, absl::MakeSpan(seen)); !s.ok()) {
+    return s;
+  }
+  for (int n = 0; n < compute_nodes_; ++n) {
+    if (IsLive(members, n) && seen[n] < epoch) return false;
+  }
+  return true;
 }
 
 }  // namespace strand::txn

@@ -5,18 +5,33 @@
 // atomics (docs/design/node_failure.md). Words (cc/root_words.h,
 // kMembershipOffset):
 //   live       bit n set: compute node n is a member
-//   epoch      advanced by one on every change of `live`
-//   beat[n]    node n's heartbeat, advanced by n every lease / 4
-// A node joins by setting its bit, leaves by clearing it. A node whose
-// heartbeat has not moved for a lease, by the observer's clock, has
-// expired; DeclareFailed clears its bit with one CAS, so of all the
-// survivors that see it expire exactly one succeeds: that one reclaims its
-// state (after fencing it, rdma/fabric.h). A node that only paused learns
+//   epoch      advanced by one on every change of the words below
+//   fenced     bit n: n was declared failed and can write no more
+//   stealable  bit n: n's unfinished commits are complete in memory, so
+//              anyone may take its holder field and reader bits out of a
+//              latch word
+//   reclaimed  bit n: no latch word names n and its commits are durable
+//              elsewhere: n may rejoin
+//   beat[n]    node n's heartbeat, advanced by n every lease / 8
+// A node joins by setting its bit (and clearing its stage bits), leaves by
+// clearing it. A node whose heartbeat has not moved for a lease, by the
+// observer's clock, has expired; DeclareFailed clears its bit with one
+// CAS, so of all the survivors that see it expire exactly one succeeds:
+// that one reclaims its state (after fencing it, rdma/fabric.h) and
+// publishes each stage as it reaches it. A node that only paused learns
 // on its next Beat that it is no longer a member.
 //
-// Cost in round trips: Join, Leave, DeclareFailed 2 (+1 per lost race);
-// Beat 1; Scan 1 (every word in one batch). Thread-safe: each call uses
-// the endpoint it is given; Scan's lease bookkeeping is the caller's to
+// Acknowledgements (kSeenEpochsOffset, a word per node): a member that
+// applied everything a view says (its caches stop waiting for fenced
+// nodes, steal from stealable ones, and stop stealing from rejoined ones)
+// publishes the view's epoch. A change that others must have applied
+// before it takes effect (a rejoin: no survivor may still steal from the
+// node) waits for every member to acknowledge its epoch.
+//
+// Cost in round trips: Join 3 + lost races, Leave, DeclareFailed,
+// Publish 2 (+1 per lost race); Beat 1; Scan 1 (every word in one batch);
+// Acknowledge 1; AllAcknowledged 1. Thread-safe: each call uses the
+// endpoint it is given; Scan's lease bookkeeping is the caller's to
 // serialize (one monitor thread).
 
 #include <cstdint>
@@ -39,7 +54,8 @@ class Membership {
   int compute_nodes() const { return compute_nodes_; }
   absl::Duration lease() const { return lease_; }
 
-  // Sets `node`'s live bit (whatever it was) and advances the epoch.
+  // Sets `node`'s live bit (whatever it was), clears its stage bits, and
+  // advances the epoch.
   absl::Status Join(rdma::Endpoint& endpoint, rdma::ComputeNodeId node) const;
   // Clears it: the node left in good order (nothing to reclaim).
   absl::Status Leave(rdma::Endpoint& endpoint, rdma::ComputeNodeId node) const;
@@ -49,7 +65,10 @@ class Membership {
 
   // What one look at the words found.
   struct View {
-    uint64_t live = 0;  // the bitmap
+    uint64_t live = 0;  // the bitmaps
+    uint64_t fenced = 0;
+    uint64_t stealable = 0;
+    uint64_t reclaimed = 0;
     uint64_t epoch = 0;
     // Members whose heartbeat did not move for a lease (by this observer's
     // clock, since it first saw the value).
@@ -70,22 +89,42 @@ class Membership {
   absl::StatusOr<bool> DeclareFailed(rdma::Endpoint& endpoint,
                                      rdma::ComputeNodeId node) const;
 
+  // The reclaimer of failed node `node` reached `stage` (the words above).
+  // kReclaimed also clears its stealable bit.
+  enum class Stage { kFenced, kStealable, kReclaimed };
+  absl::Status Publish(rdma::Endpoint& endpoint, rdma::ComputeNodeId node,
+                       Stage stage) const;
+
+  // `observer` applied every view up to `epoch`.
+  absl::Status Acknowledge(rdma::Endpoint& endpoint,
+                           rdma::ComputeNodeId observer, uint64_t epoch) const;
+  // Whether every node of `members` acknowledged `epoch` or later.
+  absl::StatusOr<bool> AllAcknowledged(rdma::Endpoint& endpoint,
+                                       uint64_t members, uint64_t epoch) const;
+
   static bool IsLive(uint64_t live, rdma::ComputeNodeId node) {
     return (live >> node) & 1;
   }
 
  private:
-  Membership(int compute_nodes, absl::Duration lease, NodeWords beats)
-      : compute_nodes_(compute_nodes), lease_(lease), beats_(beats) {}
-  // Applies `change` to the live word (CAS loop), then advances the epoch.
-  // Returns the word's value before the change.
+  Membership(int compute_nodes, absl::Duration lease, NodeWords beats,
+             NodeWords seen)
+      : compute_nodes_(compute_nodes),
+        lease_(lease),
+        beats_(beats),
+        seen_(seen) {}
+  // Applies `change` to the word at `word` (CAS loop); returns its value
+  // before the change. Does not advance the epoch.
   absl::StatusOr<uint64_t> Change(rdma::Endpoint& endpoint,
-                                  uint64_t (*change)(uint64_t live, int node),
+                                  rdma::GlobalAddress word,
+                                  uint64_t (*change)(uint64_t bits, int node),
                                   int node) const;
+  absl::Status AdvanceEpoch(rdma::Endpoint& endpoint) const;
 
   int compute_nodes_;
   absl::Duration lease_;
   NodeWords beats_;
+  NodeWords seen_;
 };
 
 }  // namespace strand::txn

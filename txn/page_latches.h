@@ -36,6 +36,14 @@ class PageLatches {
   // The exclusive guard of `page` if we hold one, else null.
   cc::ExclusiveGuard* HeldExclusive(rdma::GlobalAddress page);
 
+  // Calls fn(guard) for every page held exclusively.
+  template <typename Fn>
+  void ForEachExclusive(Fn fn) {
+    for (auto& [page, h] : held_) {
+      if (h.exclusive.owns_lock()) fn(h.exclusive);
+    }
+  }
+
   // Releases every latch (the first error is returned; all are released).
   absl::Status ReleaseAll();
   bool empty() const { return held_.empty(); }

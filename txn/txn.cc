@@ -409,12 +409,12 @@ absl::Status Txn::CommitPrepared() {
     return absl::FailedPreconditionError(
         "CommitPrepared needs a prepared transaction");
   }
-  ApplyLoggedWrites(state_, std::nullopt);
+  absl::Status applied = ApplyLoggedWrites(state_, std::nullopt);
   phase_ = Phase::kCommitted;
   ReleaseWatermarkSlot();
   absl::Status released = state_.latches.ReleaseAll();
   LeaveEpoch(/*committed=*/true);
-  return released;
+  return applied.ok() ? released : applied;
 }
 
 void Txn::Abort(AbortReason reason) {

@@ -146,6 +146,11 @@ struct TxnState {
   // below every timestamp this transaction may still log (Txn::Begin to
   // its end; commit_watermark.h). Owned by whoever runs the transaction.
   CommitWatermark::Slot* watermark_slot = nullptr;
+  // With db.ring: what the commit logged (its log record's type, id and
+  // payload), which its ring record carries (redo_ring.h).
+  wal::RecordType logged_type = wal::RecordType::kCommit;
+  uint64_t logged_txn_id = 0;
+  std::string logged_payload;
 
   storage::HeapTable& table(TableId id) const { return *db.tables[id]; }
 

@@ -9,6 +9,7 @@
 #include "absl/container/inlined_vector.h"
 #include "glog/logging.h"
 #include "txn/index_writes.h"
+#include "txn/write_through.h"
 #include "wal/redo_record.h"
 
 namespace strand::txn {
@@ -145,6 +146,11 @@ absl::StatusOr<wal::Lsn> AppendCommitRecord(TxnState& txn, wal::RecordType type,
     return lsn.status();
   }
   txn.commit_lsn = *lsn;
+  if (txn.db.ring != nullptr) {
+    txn.logged_type = type;
+    txn.logged_txn_id = txn_id;
+    txn.logged_payload.assign(payload);
+  }
   return lsn;
 }
 
@@ -179,8 +185,7 @@ absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp) {
       return s;
     }
   }
-  ApplyLoggedWrites(txn, stamp);
-  return absl::OkStatus();
+  return ApplyLoggedWrites(txn, stamp);
 }
 
 absl::StatusOr<wal::Lsn> LogBranch(TxnState& txn, wal::RecordType type,
@@ -193,7 +198,7 @@ absl::StatusOr<wal::Lsn> LogBranch(TxnState& txn, wal::RecordType type,
   return AppendCommitRecord(txn, type, txn_id, payload);
 }
 
-void ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp) {
+absl::Status ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp) {
   ApplyIndexWrites(txn);
   for (const auto& a : txn.accesses) {
     if (!a->writes()) continue;
@@ -221,6 +226,9 @@ void ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp) {
                                header.write_word());
     }
   }
+  absl::Status written = WriteThroughCommit(txn);
+  ReleaseIndexLeaves(txn);
+  return written;
 }
 
 absl::StatusOr<uint64_t> TakeTimestamp(TxnState& txn) {

@@ -44,11 +44,15 @@ absl::Status LatchWritePages(TxnState& txn, cc::LockOptions lock);
 // ids, tuple addresses, after-images of the changed bytes, whole inserted
 // tuples, deletes, index entries) is appended first, with txn.commit_ts,
 // while every write latch and index leaf is held; txn.commit_lsn names it.
-// If the append fails nothing was applied. Nothing after the append fails.
+// If the append fails nothing was applied. After the append only the
+// write-through can fail (ApplyLoggedWrites).
 absl::Status ApplyWrites(TxnState& txn, std::optional<uint64_t> stamp);
 // ApplyWrites without the append: for a branch of partitioned mode whose
-// writes a two-phase record already logged (LogBranch).
-void ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp);
+// writes a two-phase record already logged (LogBranch). Then writes the
+// lines through (write_through.h) and releases the index leaves. Fails
+// only if the write-through does (this node was fenced): the writes are
+// applied in its cache, and whoever reclaims it finishes the commit.
+absl::Status ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp);
 
 // Partitioned mode: appends a record of `type` labelled `txn_id`, with
 // txn.commit_ts, whose payload is `prefix` followed by the transaction's
