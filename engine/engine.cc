@@ -3,7 +3,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cc/root_words.h"
+#include "engine/crashable_log_files.h"
 #include "engine/epoch_ticker.h"
+#include "engine/failure_monitor.h"
 #include "engine/node_runtime.h"
 #include "engine/session.h"
 #include "glog/logging.h"
@@ -16,8 +18,15 @@ namespace strand::engine {
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
     const EngineOptions& options) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
-  std::unique_ptr<Engine> engine(new Engine(options));
-  auto fabric = rdma::CreateFabric(options.fabric);
+  EngineOptions effective = options;
+  if (options.failover.enabled) {
+    // What surviving a failure takes below the engine
+    // (docs/design/node_failure.md).
+    effective.fabric.fencing = true;
+    effective.cc.write_through = true;
+  }
+  std::unique_ptr<Engine> engine(new Engine(effective));
+  auto fabric = rdma::CreateFabric(effective.fabric);
   if (!fabric.ok()) return fabric.status();
   engine->fabric_ = *std::move(fabric);
   std::optional<ImageInfo> image;
@@ -30,8 +39,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
   }
   engine->nodes_.resize(engine->fabric_->compute_node_count());
   for (rdma::ComputeNodeId id : engine->fabric_->local_compute_nodes()) {
-    auto node = NodeRuntime::Create(*engine->fabric_, id, options.cc,
-                                    options.algorithm, options.index);
+    auto node = NodeRuntime::Create(*engine->fabric_, id, effective.cc,
+                                    effective.algorithm, effective.index);
     if (!node.ok()) return node.status();
     engine->nodes_[id] = *std::move(node);
     engine->nodes_[id]->SetValidateIndexReads(options.validate_index_reads);
@@ -50,7 +59,211 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
   if (options.mode == EngineMode::kPartitioned) {
     if (absl::Status s = engine->StartPartitioned(); !s.ok()) return s;
   }
+  if (options.failover.enabled) {
+    if (absl::Status s = engine->StartFailover(); !s.ok()) return s;
+  }
   return engine;
+}
+
+absl::Status Engine::OpenRing(NodeRuntime& node) {
+  absl::StatusOr<std::unique_ptr<txn::RedoRing>> ring;
+  {
+    absl::MutexLock admin(&node.admin_mu());
+    ring = txn::RedoRing::Open(*fabric_, node.admin().endpoint(), node.id(),
+                               {.bytes = options_.failover.redo_ring_bytes,
+                                .full_timeout = absl::Seconds(60)});
+  }
+  if (!ring.ok()) return ring.status();
+  node.SetRing(*std::move(ring));
+  return absl::OkStatus();
+}
+
+absl::Status Engine::StartFailover() {
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    if (absl::Status s = OpenRing(*node); !s.ok()) return s;
+  }
+  absl::StatusOr<txn::Membership> membership = txn::Membership::Open(
+      fabric_->compute_node_count(), options_.failover.node_lease);
+  if (!membership.ok()) return membership.status();
+  membership_.emplace(*membership);
+  monitor_ = std::make_unique<FailureMonitor>(
+      *membership_,
+      [this](rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed) {
+        return Reclaim(reclaimer, failed);
+      });
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    if (absl::Status s = monitor_->Attach(node->id(), node->manager());
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReclaimReport> Engine::Reclaim(rdma::ComputeNodeId reclaimer,
+                                              rdma::ComputeNodeId failed) {
+  NodeRuntime* node = nodes_[reclaimer].get();
+  absl::StatusOr<std::unique_ptr<cc::ThreadContext>> ctx =
+      node->manager().NewThreadContext();
+  if (!ctx.ok()) return ctx.status();
+  ReclaimContext context;
+  context.fabric = fabric_.get();
+  context.membership = &*membership_;
+  context.self = reclaimer;
+  context.endpoint = &(*ctx)->endpoint();
+  context.log = node->log();
+  context.gcl_size = options_.cc.gcl_size;
+  context.on_stage = [this] { monitor_->Refresh(); };
+  return ReclaimNode(context, failed);
+}
+
+absl::Status Engine::CheckFailover(rdma::ComputeNodeId node) const {
+  if (monitor_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "failure injection needs EngineOptions::failover (--node_lease_ms)");
+  }
+  if (node >= nodes_.size() || nodes_[node] == nullptr) {
+    return absl::NotFoundError(
+        absl::StrFormat("compute node %d is not hosted by this process", node));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::FailNode(rdma::ComputeNodeId node) {
+  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
+  {
+    absl::MutexLock lock(&mu_);
+    if ((failed_nodes_ >> node) & 1) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("compute node %d failed already", node));
+    }
+    failed_nodes_ |= uint64_t{1} << node;
+  }
+  monitor_->Detach(node);
+  // As a process that died: nothing it does reaches anyone any more, and
+  // its log keeps what it had made durable.
+  if (absl::Status s = fabric_->Crash(node); !s.ok()) return s;
+  if (node < log_files_.size() && log_files_[node] != nullptr) {
+    log_files_[node]->Crash();
+  }
+  // Its threads waiting for an acknowledgement stop waiting (a crash
+  // would have ended them): nothing of theirs will be acknowledged.
+  if (txn::CommitWatermark* watermark = nodes_[node]->watermark()) {
+    watermark->Failed(absl::UnavailableError(absl::StrFormat(
+        "compute node %d failed (injected): its outcomes since its last "
+        "acknowledgement are not acknowledged",
+        node)));
+  }
+  if (first_node_ == nodes_[node].get()) {
+    for (auto& other : nodes_) {
+      if (other != nullptr && other->id() != node) first_node_ = other.get();
+    }
+  }
+  LOG(WARNING) << "compute node " << node << " failed (injected)";
+  return absl::OkStatus();
+}
+
+absl::Status Engine::WaitReclaimed(rdma::ComputeNodeId node,
+                                   absl::Duration timeout) {
+  if (monitor_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "no failover: EngineOptions::failover (--node_lease_ms)");
+  }
+  return monitor_->WaitReclaimed(node, timeout);
+}
+
+absl::Status Engine::RejoinNode(rdma::ComputeNodeId node,
+                                absl::Duration timeout) {
+  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
+  if (options_.mode == EngineMode::kPartitioned) {
+    return absl::UnimplementedError(
+        "a compute node's rejoin in partitioned mode is not built yet");
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (((failed_nodes_ >> node) & 1) == 0) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "compute node %d did not fail (Engine::FailNode)", node));
+    }
+    for (const auto& stats : session_stats_) {
+      if (stats->node == node && stats.use_count() > 1) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "compute node %d still has sessions: destroy them before it "
+            "rejoins",
+            node));
+      }
+    }
+  }
+  if (absl::Status s = monitor_->WaitReclaimed(node, timeout); !s.ok()) {
+    return s;
+  }
+  retired_cache_stats_ += nodes_[node]->manager().Stats();
+  // The dead incarnation: its log fails to close (its files stopped), its
+  // cache is dropped (every write-back fails: it is still fenced).
+  nodes_[node].reset();
+  absl::StatusOr<rdma::ComputeNode*> compute = fabric_->compute_node(node);
+  if (!compute.ok()) return compute.status();
+  if (absl::Status s = (*compute)->ResetHandlers(); !s.ok()) return s;
+  if (absl::Status s = fabric_->Unfence(node); !s.ok()) return s;
+  if (node < log_files_.size() && log_files_[node] != nullptr) {
+    log_files_[node]->Restart();
+  }
+  auto fresh = NodeRuntime::Create(*fabric_, node, options_.cc,
+                                   options_.algorithm, options_.index);
+  if (!fresh.ok()) return fresh.status();
+  NodeRuntime& r = **fresh;
+  r.SetValidateIndexReads(options_.validate_index_reads);
+  r.SetOptimisticTupleReads(options_.optimistic_tuple_reads);
+  r.SetEpochs(epochs_by_node_[node]);
+  {
+    absl::MutexLock lock(&mu_);
+    for (const storage::TableDescriptor& table : table_descriptors_) {
+      if (absl::Status s = r.AddTable(table); !s.ok()) return s;
+    }
+    for (const IndexAdded& index : index_descriptors_) {
+      if (absl::Status s = r.AddIndex(index.index, index.table, index.key);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  if (wal_started_.has_value()) {
+    if (absl::Status s = StartNodeLogging(r, *wal_started_); !s.ok()) return s;
+  }
+  if (absl::Status s = OpenRing(r); !s.ok()) return s;
+  nodes_[node] = *std::move(fresh);
+  if (absl::Status s = monitor_->Attach(node, nodes_[node]->manager());
+      !s.ok()) {
+    return s;
+  }
+  absl::MutexLock lock(&mu_);
+  failed_nodes_ &= ~(uint64_t{1} << node);
+  LOG(WARNING) << "compute node " << node << " rejoined with an empty cache";
+  return absl::OkStatus();
+}
+
+absl::Status Engine::PauseHeartbeats(rdma::ComputeNodeId node) {
+  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
+  monitor_->Pause(node);
+  return absl::OkStatus();
+}
+
+absl::Status Engine::ResumeHeartbeats(rdma::ComputeNodeId node) {
+  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
+  monitor_->Resume(node);
+  return absl::OkStatus();
+}
+
+std::vector<ReclaimReport> Engine::ReclaimReports() const {
+  if (monitor_ == nullptr) return {};
+  return monitor_->reports();
+}
+
+absl::Time Engine::DeclaredFailedAt(rdma::ComputeNodeId node) const {
+  if (monitor_ == nullptr) return absl::InfinitePast();
+  return monitor_->declared_at(node);
 }
 
 absl::Status Engine::StartEpochs() {
@@ -179,6 +392,21 @@ absl::Status Engine::StartLogging(const WalOptions& wal) {
   }
   for (auto& node : nodes_) {
     if (node == nullptr) continue;
+    if (absl::Status s = StartNodeLogging(*node, wal); !s.ok()) return s;
+  }
+  wal_started_ = wal;
+  return absl::OkStatus();
+}
+
+absl::Status Engine::StartNodeLogging(NodeRuntime& runtime,
+                                      const WalOptions& wal) {
+  if (options_.failover.enabled && !wal.early_lock_release) {
+    return absl::InvalidArgumentError(
+        "EngineOptions::failover needs the log to acknowledge by the durable "
+        "watermark (WalOptions::early_lock_release)");
+  }
+  NodeRuntime* node = &runtime;
+  {
     wal::LogWriterOptions log;
     log.wal_dir = wal.dir;
     log.database_id = database_id_;
@@ -196,9 +424,18 @@ absl::Status Engine::StartLogging(const WalOptions& wal) {
       log.observer = watermark.get();
       log.observer_interval = wal.watermark_interval;
     }
-    auto writer = wal.file_factory != nullptr
-                      ? wal::LogWriter::Open(log, wal.file_factory)
-                      : wal::LogWriter::Open(log);
+    wal::LogFileFactory* files = wal.file_factory != nullptr
+                                     ? wal.file_factory
+                                     : &wal::UringLogFileFactory();
+    if (options_.failover.enabled) {
+      // Engine::FailNode stops them as a crash would.
+      if (log_files_.size() <= node->id()) log_files_.resize(node->id() + 1);
+      if (log_files_[node->id()] == nullptr) {
+        log_files_[node->id()] = std::make_unique<CrashableLogFiles>(files);
+      }
+      files = log_files_[node->id()].get();
+    }
+    auto writer = wal::LogWriter::Open(log, files);
     if (!writer.ok()) return writer.status();
     node->SetLog(*std::move(writer), std::move(watermark));
   }
@@ -239,6 +476,7 @@ absl::StatusOr<ImageInfo> Engine::SaveImage(const std::string& path) {
   }
   // Its thread contexts belong to the managers destroyed next.
   epoch_ticker_.reset();
+  StopFailover();
   // Destroying the managers writes back and releases every cached line.
   partition_nodes_.clear();
   nodes_.clear();
@@ -249,6 +487,19 @@ absl::StatusOr<ImageInfo> Engine::SaveImage(const std::string& path) {
 
 Engine::Engine(const EngineOptions& options) : options_(options) {}
 
+void Engine::StopFailover() {
+  if (monitor_ == nullptr) return;
+  // Nodes that close leave in good order: nothing to reclaim.
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    absl::MutexLock lock(&mu_);
+    if (((failed_nodes_ >> node->id()) & 1) == 0) {
+      (void)monitor_->Leave(node->id());
+    }
+  }
+  monitor_.reset();
+}
+
 Engine::~Engine() {
   // Logs first: their durability callbacks (partitioned mode's votes) run
   // while every node is still there.
@@ -257,8 +508,10 @@ Engine::~Engine() {
   }
   // Partitioned mode's nodes before the runtimes they run branches on.
   partition_nodes_.clear();
-  // The ticker's contexts belong to the runtimes' managers.
+  // The ticker's and the monitor's contexts belong to the runtimes'
+  // managers.
   epoch_ticker_.reset();
+  StopFailover();
   // Runtimes (managers and their handler threads) before the fabric.
   nodes_.clear();
   fabric_.reset();
@@ -303,6 +556,7 @@ absl::StatusOr<txn::TableId> Engine::AddTable(
     if (absl::Status s = node->AddTable(table); !s.ok()) return s;
   }
   const auto id = static_cast<txn::TableId>(schemas_.size());
+  table_descriptors_.push_back(table);
   schemas_.push_back(std::make_unique<storage::Schema>(table.schema));
   tables_by_name_[table.name] = id;
   table_catalog_ids_.push_back(table.id);
@@ -341,6 +595,7 @@ absl::StatusOr<txn::IndexId> Engine::AddIndex(
   }
   const auto id = static_cast<txn::IndexId>(indexes_by_name_.size());
   indexes_by_name_[index.name] = id;
+  index_descriptors_.push_back({index, table, key.get()});
   index_keys_.push_back(std::move(key));
   return id;
 }
@@ -522,6 +777,13 @@ size_t Engine::procedure_count() const {
 
 absl::StatusOr<std::unique_ptr<Session>> Engine::NewSession(
     rdma::ComputeNodeId node) {
+  {
+    absl::MutexLock lock(&mu_);
+    if ((failed_nodes_ >> node) & 1) {
+      return absl::UnavailableError(absl::StrFormat(
+          "compute node %d failed: no sessions until it rejoins", node));
+    }
+  }
   auto r = runtime(node);
   if (!r.ok()) return r.status();
   auto ctx = (*r)->manager().NewThreadContext();
@@ -581,7 +843,7 @@ std::vector<ProcedureStats> Engine::Stats(rdma::ComputeNodeId node) const {
 }
 
 cc::CacheStats Engine::CacheStats() const {
-  cc::CacheStats sum;
+  cc::CacheStats sum = retired_cache_stats_;
   for (const auto& node : nodes_) {
     if (node != nullptr) sum += node->manager().Stats();
   }

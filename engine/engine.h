@@ -49,6 +49,7 @@
 #include "cc/gcl_manager.h"
 #include "engine/engine_options.h"
 #include "engine/image.h"
+#include "engine/node_reclaim.h"
 #include "engine/procedure.h"
 #include "engine/procedure_stats.h"
 #include "engine/recovery.h"
@@ -62,6 +63,7 @@
 #include "txn/database.h"
 #include "txn/epoch_manager.h"
 #include "txn/index_key.h"
+#include "txn/membership.h"
 
 namespace strand::partition {
 class Node;
@@ -69,7 +71,9 @@ class Node;
 
 namespace strand::engine {
 
+class CrashableLogFiles;
 class EpochTicker;
+class FailureMonitor;
 class Session;
 class NodeRuntime;
 
@@ -207,6 +211,33 @@ class Engine {
   // FailedPrecondition if a log runs already.
   absl::Status StartLogging(const WalOptions& wal);
 
+  // Failover (EngineOptions::failover; docs/design/node_failure.md).
+  // FailNode is in-process failure injection: hosted compute node `node`
+  // stops at once, as a process killed -9: its operations reach no memory
+  // node or peer and what is sent to it is lost, its log keeps what was
+  // durable, and every call of its sessions fails from now on (NewSession
+  // on it: Unavailable). The survivors declare it failed after its lease
+  // and one of them reclaims it. Loopback fabric only.
+  absl::Status FailNode(rdma::ComputeNodeId node);
+  // Blocks until `node` was reclaimed (DeadlineExceeded after `timeout`).
+  absl::Status WaitReclaimed(rdma::ComputeNodeId node, absl::Duration timeout);
+  // After FailNode: waits until the survivors reclaimed `node` (at most
+  // `timeout`), then brings it back with an empty cache and its log
+  // continued; it takes work (NewSession) once every member saw it join.
+  // Its old sessions must be gone (FailedPrecondition otherwise), and no
+  // thread may open a session on it meanwhile. Shared mode only.
+  absl::Status RejoinNode(rdma::ComputeNodeId node,
+                          absl::Duration timeout = absl::Seconds(30));
+  // For tests of a node that pauses: its heartbeats stop while its
+  // threads go on (the survivors declare it failed after its lease and
+  // fence it: whatever it does then fails); ResumeHeartbeats beats again.
+  absl::Status PauseHeartbeats(rdma::ComputeNodeId node);
+  absl::Status ResumeHeartbeats(rdma::ComputeNodeId node);
+  // The reclaims this process ran, oldest first, and when it declared
+  // `node` failed (InfinitePast: it did not, or the node is live again).
+  std::vector<ReclaimReport> ReclaimReports() const;
+  absl::Time DeclaredFailedAt(rdma::ComputeNodeId node) const;
+
   // Writes the pool image (engine/image.h) to `path` and CLOSES the
   // engine: every log is closed (all appended records durable), every
   // compute-node runtime destroyed (caches written back), then the memory
@@ -246,6 +277,17 @@ class Engine {
   absl::Status StartPartitioned();
   // The epoch managers of the hosted nodes (and their ticker, in the pool).
   absl::Status StartEpochs();
+  // `runtime`'s log (and watermark) as `wal` says.
+  absl::Status StartNodeLogging(NodeRuntime& runtime, const WalOptions& wal);
+  // Failover: every hosted node's redo ring, the membership and the
+  // failure monitor; StopFailover: the hosted nodes leave, the monitor
+  // stops.
+  absl::Status StartFailover();
+  void StopFailover();
+  absl::Status OpenRing(NodeRuntime& node);
+  absl::StatusOr<ReclaimReport> Reclaim(rdma::ComputeNodeId reclaimer,
+                                        rdma::ComputeNodeId failed);
+  absl::Status CheckFailover(rdma::ComputeNodeId node) const;
 
   const EngineOptions options_;
   std::unique_ptr<rdma::Fabric> fabric_;
@@ -283,6 +325,23 @@ class Engine {
   partition::FragmentRegistry fragments_;
   std::unique_ptr<partition::PartitionMap> partition_map_;
   std::vector<std::unique_ptr<partition::Node>> partition_nodes_;  // by id
+
+  // Failover (EngineOptions::failover).
+  std::optional<txn::Membership> membership_;
+  std::unique_ptr<FailureMonitor> monitor_;
+  // By node id, with a log: what FailNode stops.
+  std::vector<std::unique_ptr<CrashableLogFiles>> log_files_;
+  std::optional<WalOptions> wal_started_;  // for a rejoining node's log
+  uint64_t failed_nodes_ ABSL_GUARDED_BY(mu_) = 0;  // by FailNode
+  // What a rejoining node's runtime opens again.
+  std::vector<storage::TableDescriptor> table_descriptors_ ABSL_GUARDED_BY(mu_);
+  struct IndexAdded {
+    storage::IndexDescriptor index;
+    txn::TableId table;
+    const txn::IndexKey* key;
+  };
+  std::vector<IndexAdded> index_descriptors_ ABSL_GUARDED_BY(mu_);
+  cc::CacheStats retired_cache_stats_;  // of runtimes replaced by a rejoin
 };
 
 }  // namespace strand::engine

@@ -15,6 +15,14 @@ constexpr OptionSetting kWatermarkInterval{"wal.watermark_interval", ""};
 constexpr OptionSetting kAckTimeout{"wal.ack_timeout", ""};
 constexpr OptionSetting kRecoverWalDir{"recover_wal_dir", ""};
 constexpr OptionSetting kAlgorithm{"algorithm", "cc"};
+constexpr OptionSetting kFailover{"failover.enabled", "node_lease_ms"};
+constexpr OptionSetting kNodeLease{"failover.node_lease", "node_lease_ms"};
+constexpr OptionSetting kRedoRing{"failover.redo_ring_bytes", "redo_ring_mb",
+                                  uint64_t{1} << 20};
+constexpr OptionSetting kProtocol{"cc.protocol", "protocol"};
+constexpr OptionSetting kEarlyLockRelease{"wal.early_lock_release",
+                                          "wal_pipeline"};
+constexpr OptionSetting kFabricKind{"fabric.kind", "fabric"};
 
 }  // namespace
 
@@ -83,6 +91,43 @@ absl::Status EngineOptions::Validate(const OptionNaming& naming) const {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s must be above 0",
         naming.Setting(kAckTimeout, absl::FormatDuration(wal.ack_timeout))));
+  }
+  return ValidateFailover(naming);
+}
+
+absl::Status EngineOptions::ValidateFailover(const OptionNaming& naming) const {
+  if (!failover.enabled) return absl::OkStatus();
+  if (failover.node_lease < absl::Milliseconds(8) ||
+      failover.node_lease > absl::Seconds(60)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s must be from 8 ms to 60 s",
+        naming.Setting(kNodeLease, absl::FormatDuration(failover.node_lease))));
+  }
+  if (failover.redo_ring_bytes < (uint64_t{1} << 20) ||
+      failover.redo_ring_bytes > (uint64_t{1} << 30) ||
+      failover.redo_ring_bytes % 64 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s must be from 1 MiB to 1 GiB",
+                        naming.Setting(kRedoRing, failover.redo_ring_bytes)));
+  }
+  if (cc.protocol != cc::Protocol::kSelcc) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: surviving a compute node's failure needs SELCC (its latch "
+        "words name the holders; SEL's only count them): drop %s",
+        naming.Name(kProtocol), naming.Name(kFailover)));
+  }
+  if (fabric.kind != rdma::FabricKind::kLoopback) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: fencing a failed node over verbs (its queue pairs to the error "
+        "state) is not built yet; failover runs on the loopback fabric only",
+        naming.Name(kFabricKind)));
+  }
+  if (!wal.dir.empty() && !wal.early_lock_release) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s needs acknowledgement by the durable watermark (%s): its node "
+        "marks are what tells a survivor which of a failed node's commits "
+        "to log again",
+        naming.Name(kFailover), naming.Name(kEarlyLockRelease)));
   }
   return absl::OkStatus();
 }

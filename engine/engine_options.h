@@ -58,6 +58,23 @@ struct WalOptions {
   wal::LogFileFactory* file_factory = nullptr;
 };
 
+// Surviving the failure of a compute node (docs/design/node_failure.md):
+// every commit writes its lines through to memory behind a record in the
+// node's redo ring on a memory node, a monitor beats for the hosted nodes
+// and declares failed a member whose lease expired, and the one survivor
+// that declared it fences it and reclaims its share (its half-applied
+// commits, its latches, its place in the durable watermark) while the
+// others go on. SELCC only; with a log, early_lock_release only. Off (the
+// default) none of it runs: a deployment that cannot fail pays nothing.
+struct FailoverOptions {
+  bool enabled = false;
+  // How long a node may go without beating before it is declared failed
+  // (--node_lease_ms): about what a failure costs the survivors in time.
+  absl::Duration node_lease = absl::Milliseconds(500);
+  // Each compute node's redo ring (txn/redo_ring.h; --redo_ring_mb).
+  uint64_t redo_ring_bytes = uint64_t{8} << 20;
+};
+
 // Shared: every compute node reaches every tuple (SELCC keeps the caches
 // coherent); a transaction runs entirely on its node. Partitioned: each
 // node owns a range of partitions and reaches only those; a procedure's
@@ -92,6 +109,7 @@ struct EngineOptions {
   bool epochs_in_pool = false;
   RetryPolicy retry;
   WalOptions wal;
+  FailoverOptions failover;
   // Recovery (engine/recovery.h). `image_path`: restore every memory node
   // from this image (engine/image.h; loopback fabric only) before opening.
   // `recover_wal_dir`: then replay the logs found there over it, merged in
@@ -115,6 +133,9 @@ struct EngineOptions {
   // "--compute_nodes". Engine::Open validates with the default.
   absl::Status Validate() const;
   absl::Status Validate(const OptionNaming& naming) const;
+
+ private:
+  absl::Status ValidateFailover(const OptionNaming& naming) const;
 };
 
 }  // namespace strand::engine

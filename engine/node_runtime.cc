@@ -55,6 +55,19 @@ void NodeRuntime::SetLog(std::unique_ptr<wal::LogWriter> log,
   log_ = std::move(log);
   db_.log = log_.get();
   db_.watermark = watermark_.get();
+  if (ring_ != nullptr) HoldRingForLog();
+}
+
+void NodeRuntime::SetRing(std::unique_ptr<txn::RedoRing> ring) {
+  ring_ = std::move(ring);
+  if (watermark_ != nullptr) HoldRingForLog();
+  db_.ring = ring_.get();
+}
+
+void NodeRuntime::HoldRingForLog() {
+  // A record's room comes back once this node's log made it durable.
+  txn::CommitWatermark* watermark = watermark_.get();
+  ring_->set_durable_mark([watermark] { return watermark->node_mark(); });
 }
 
 }  // namespace strand::engine

@@ -18,6 +18,7 @@
 #include "txn/database.h"
 #include "txn/epoch_manager.h"
 #include "txn/index_key.h"
+#include "txn/redo_ring.h"
 #include "txn/timestamp_oracle.h"
 #include "wal/log_writer.h"
 
@@ -49,6 +50,11 @@ class NodeRuntime {
               std::unique_ptr<txn::CommitWatermark> watermark);
   wal::LogWriter* log() { return log_.get(); }
   txn::CommitWatermark* watermark() { return watermark_.get(); }
+  // Failover (EngineOptions::failover): commits put their record in
+  // `ring` as they write through (txn::Database::ring). Before the first
+  // commit; with a log, after SetLog.
+  void SetRing(std::unique_ptr<txn::RedoRing> ring);
+  txn::RedoRing* ring() { return ring_.get(); }
   // Transactions announce themselves in `epochs` and deleted rows' slots
   // are reused through it (txn/epoch_manager.h); null: never reused.
   // Before the first session; `epochs` outlives this.
@@ -60,6 +66,7 @@ class NodeRuntime {
 
  private:
   NodeRuntime() = default;
+  void HoldRingForLog();
 
   rdma::ComputeNodeId id_ = 0;
   index::BLinkTreeTuning index_tuning_;  // every index this node opens
@@ -73,6 +80,7 @@ class NodeRuntime {
   // Declared before log_, which uses it until destroyed.
   std::unique_ptr<txn::CommitWatermark> watermark_;
   std::unique_ptr<wal::LogWriter> log_;  // null: no logging
+  std::unique_ptr<txn::RedoRing> ring_;  // null: no failover
   txn::Database db_;
 };
 

@@ -1,0 +1,242 @@
+#include "engine/failure_monitor.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "glog/logging.h"
+
+namespace strand::engine {
+
+FailureMonitor::FailureMonitor(const txn::Membership& membership,
+                               Reclaim reclaim)
+    : membership_(membership),
+      reclaim_(std::move(reclaim)),
+      declared_at_(membership.compute_nodes(), absl::InfinitePast()) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+FailureMonitor::~FailureMonitor() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    changed_.SignalAll();
+  }
+  thread_.join();
+  std::vector<std::thread> reclaimers;
+  {
+    absl::MutexLock lock(&mu_);
+    reclaimers.swap(reclaimers_);
+  }
+  for (std::thread& t : reclaimers) t.join();
+}
+
+void FailureMonitor::Loop() {
+  const absl::Duration period = membership_.lease() / 8;
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    mu_.Unlock();
+    Look();
+    mu_.Lock();
+    changed_.WaitWithTimeout(&mu_, period);
+  }
+}
+
+void FailureMonitor::Refresh() { Look(); }
+
+void FailureMonitor::Look() {
+  absl::MutexLock look(&look_mu_);
+  std::vector<Attached*> nodes;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& a : attached_) nodes.push_back(a.get());
+  }
+  Attached* observer = nullptr;
+  for (Attached* a : nodes) {
+    if (a->paused) continue;
+    absl::Status beat = membership_.Beat(a->ctx->endpoint(), a->node);
+    if (absl::IsFailedPrecondition(beat)) {
+      // Declared failed while it paused: it is fenced already; it stays
+      // out until it rejoins.
+      LOG(WARNING) << beat;
+      a->paused = true;
+      continue;
+    }
+    if (!beat.ok()) {
+      LOG_EVERY_T(WARNING, 1)
+          << "heartbeat of compute node " << a->node << ": " << beat;
+      continue;
+    }
+    if (observer == nullptr) observer = a;
+  }
+  if (observer == nullptr) return;
+  rdma::Endpoint& endpoint = observer->ctx->endpoint();
+  const absl::Time now = absl::Now();
+  absl::StatusOr<txn::Membership::View> view =
+      membership_.Scan(endpoint, tracker_, now);
+  if (!view.ok()) {
+    LOG_EVERY_T(WARNING, 1) << "membership scan: " << view.status();
+    return;
+  }
+  const uint64_t fenced = view->fenced & ~view->live;
+  const uint64_t stealable = view->stealable & ~view->live;
+  for (Attached* a : nodes) a->manager->SetPeerStates(fenced, stealable);
+  for (Attached* a : nodes) {
+    if (a->paused) continue;
+    absl::Status s =
+        membership_.Acknowledge(a->ctx->endpoint(), a->node, view->epoch);
+    LOG_IF_EVERY_N(WARNING, !s.ok(), 100) << s;
+  }
+  absl::MutexLock lock(&mu_);
+  for (int n = 0; n < membership_.compute_nodes(); ++n) {
+    const auto id = static_cast<rdma::ComputeNodeId>(n);
+    if (txn::Membership::IsLive(view->live, id)) {
+      declared_at_[n] = absl::InfinitePast();
+    }
+  }
+  reclaimed_ = view->reclaimed;
+  changed_.SignalAll();
+  for (rdma::ComputeNodeId failed : view->expired) {
+    const bool ours =
+        std::any_of(nodes.begin(), nodes.end(), [failed](const Attached* a) {
+          return a->node == failed && !a->paused;
+        });
+    if (ours) continue;  // beaten just now: an observer's clock hiccup
+    absl::StatusOr<bool> won = membership_.DeclareFailed(endpoint, failed);
+    if (!won.ok()) {
+      LOG(WARNING) << "declaring compute node " << failed
+                   << " failed: " << won.status();
+      continue;
+    }
+    declared_at_[failed] = now;
+    if (*won) {
+      LOG(WARNING) << "compute node " << failed << "'s lease of "
+                   << absl::FormatDuration(membership_.lease())
+                   << " expired: compute node " << observer->node
+                   << " reclaims it";
+      StartReclaim(observer->node, failed);
+    }
+  }
+}
+
+void FailureMonitor::StartReclaim(rdma::ComputeNodeId reclaimer,
+                                  rdma::ComputeNodeId failed) {
+  reclaiming_ |= uint64_t{1} << failed;
+  reclaimers_.emplace_back([this, reclaimer, failed] {
+    absl::StatusOr<ReclaimReport> report = reclaim_(reclaimer, failed);
+    if (report.ok()) {
+      LOG(WARNING) << report->ToString();
+    } else {
+      LOG(ERROR) << "reclaiming compute node " << failed << ": "
+                 << report.status();
+    }
+    Refresh();
+    absl::MutexLock lock(&mu_);
+    if (report.ok()) reports_.push_back(*report);
+    reclaiming_ &= ~(uint64_t{1} << failed);
+    changed_.SignalAll();
+  });
+}
+
+absl::Status FailureMonitor::Attach(rdma::ComputeNodeId node,
+                                    cc::GclManager& manager) {
+  absl::StatusOr<std::unique_ptr<cc::ThreadContext>> ctx =
+      manager.NewThreadContext();
+  if (!ctx.ok()) return ctx.status();
+  rdma::Endpoint& endpoint = (*ctx)->endpoint();
+  if (absl::Status s = membership_.Join(endpoint, node); !s.ok()) return s;
+  txn::Membership::Tracker scratch;
+  absl::StatusOr<txn::Membership::View> joined =
+      membership_.Scan(endpoint, scratch, absl::Now());
+  if (!joined.ok()) return joined.status();
+  {
+    absl::MutexLock look(&look_mu_);
+    absl::MutexLock lock(&mu_);
+    auto a = std::make_unique<Attached>();
+    a->node = node;
+    a->manager = &manager;
+    a->ctx = *std::move(ctx);
+    attached_.push_back(std::move(a));
+  }
+  Refresh();
+  // Every member must have applied a view in which `node` is live (its
+  // caches no longer steal from it) before it takes a latch.
+  const absl::Time deadline = absl::Now() + 20 * membership_.lease();
+  for (;;) {
+    absl::StatusOr<bool> all =
+        membership_.AllAcknowledged(endpoint, joined->live, joined->epoch);
+    if (!all.ok()) return all.status();
+    if (*all) return absl::OkStatus();
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "compute node %d joined, but not every member acknowledged it "
+          "within %s",
+          node, absl::FormatDuration(20 * membership_.lease())));
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+}
+
+void FailureMonitor::Detach(rdma::ComputeNodeId node) {
+  absl::MutexLock look(&look_mu_);
+  absl::MutexLock lock(&mu_);
+  std::erase_if(attached_, [node](const std::unique_ptr<Attached>& a) {
+    return a->node == node;
+  });
+}
+
+absl::Status FailureMonitor::Leave(rdma::ComputeNodeId node) {
+  absl::MutexLock look(&look_mu_);
+  absl::MutexLock lock(&mu_);
+  for (auto it = attached_.begin(); it != attached_.end(); ++it) {
+    if ((*it)->node != node) continue;
+    absl::Status s = membership_.Leave((*it)->ctx->endpoint(), node);
+    attached_.erase(it);
+    return s;
+  }
+  return absl::NotFoundError(
+      absl::StrFormat("compute node %d is not attached here", node));
+}
+
+void FailureMonitor::Pause(rdma::ComputeNodeId node) {
+  absl::MutexLock look(&look_mu_);
+  absl::MutexLock lock(&mu_);
+  for (auto& a : attached_) {
+    if (a->node == node) a->paused = true;
+  }
+}
+
+void FailureMonitor::Resume(rdma::ComputeNodeId node) {
+  absl::MutexLock look(&look_mu_);
+  absl::MutexLock lock(&mu_);
+  for (auto& a : attached_) {
+    if (a->node == node) a->paused = false;
+  }
+}
+
+absl::Status FailureMonitor::WaitReclaimed(rdma::ComputeNodeId node,
+                                           absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::MutexLock lock(&mu_);
+  while (((reclaimed_ >> node) & 1) == 0) {
+    if (changed_.WaitWithDeadline(&mu_, deadline)) {
+      if (((reclaimed_ >> node) & 1) != 0) break;
+      return absl::DeadlineExceededError(
+          absl::StrFormat("compute node %d was not reclaimed within %s", node,
+                          absl::FormatDuration(timeout)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<ReclaimReport> FailureMonitor::reports() const {
+  absl::MutexLock lock(&mu_);
+  return reports_;
+}
+
+absl::Time FailureMonitor::declared_at(rdma::ComputeNodeId node) const {
+  absl::MutexLock lock(&mu_);
+  return node < declared_at_.size() ? declared_at_[node] : absl::InfinitePast();
+}
+
+}  // namespace strand::engine

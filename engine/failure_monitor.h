@@ -1,0 +1,108 @@
+#ifndef STRAND_ENGINE_FAILURE_MONITOR_H_
+#define STRAND_ENGINE_FAILURE_MONITOR_H_
+
+// FailureMonitor: one per process, for the compute nodes it hosts
+// (docs/design/node_failure.md). Every lease / 8 it
+//   - beats for each attached node (txn/membership.h);
+//   - reads the membership words and hands every attached node's cache
+//     the fenced and stealable peers (cc::GclManager::SetPeerStates),
+//     then acknowledges the epoch it applied for each of them;
+//   - declares failed every member whose lease expired and that no
+//     attached node is (DeclareFailed: one survivor in the cluster wins),
+//     and reclaims those it won on a thread of their own (node_reclaim.h)
+//     with the `reclaim` callback, which the engine gives it.
+// So a node that stops beating is declared failed after its lease plus at
+// most lease / 8, and each stage of its reclaim reaches this process's
+// caches at once (Refresh) and other processes' within lease / 8.
+//
+// A node attached here that finds itself declared failed (it paused past
+// its lease) stops being beaten for; its operations fail already (fenced).
+//
+// Thread-safe.
+
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "cc/gcl_manager.h"
+#include "engine/node_reclaim.h"
+#include "txn/membership.h"
+
+namespace strand::engine {
+
+class FailureMonitor {
+ public:
+  // Reclaims `failed` on behalf of attached node `reclaimer`.
+  using Reclaim = std::function<absl::StatusOr<ReclaimReport>(
+      rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed)>;
+
+  FailureMonitor(const txn::Membership& membership, Reclaim reclaim);
+  // Stops the thread and waits for reclaims under way.
+  ~FailureMonitor();
+
+  // Makes `node` (hosted here, its cache `manager`) a member and beats
+  // for it; returns once every member acknowledged its joining (so no
+  // survivor still steals from an earlier incarnation of it). `manager`
+  // must stay until Detach.
+  absl::Status Attach(rdma::ComputeNodeId node, cc::GclManager& manager);
+  // Stops beating for `node` and forgets its manager: injected failure
+  // (the survivors declare it failed after its lease) or a paused node.
+  void Detach(rdma::ComputeNodeId node);
+  // Detach, and leave the membership in good order: nothing to reclaim.
+  absl::Status Leave(rdma::ComputeNodeId node);
+  // Stops beating for `node` but keeps applying views to its cache, for
+  // a test of a node that pauses and resumes; Resume beats again.
+  void Pause(rdma::ComputeNodeId node);
+  void Resume(rdma::ComputeNodeId node);
+
+  // One look now (the reclaimer calls it after each stage).
+  void Refresh();
+
+  // Blocks until `node` was reclaimed (by anyone, as the membership words
+  // say) or `timeout`; DeadlineExceeded then.
+  absl::Status WaitReclaimed(rdma::ComputeNodeId node, absl::Duration timeout);
+  // The reclaims this process ran, oldest first.
+  std::vector<ReclaimReport> reports() const;
+  // When this process first saw each node declared failed (InfinitePast:
+  // never), by node id.
+  absl::Time declared_at(rdma::ComputeNodeId node) const;
+
+ private:
+  struct Attached {
+    rdma::ComputeNodeId node;
+    cc::GclManager* manager;
+    std::unique_ptr<cc::ThreadContext> ctx;
+    bool paused = false;
+  };
+  void Loop();
+  // Beats, looks, applies, declares (see above). Holds look_mu_.
+  void Look();
+  void StartReclaim(rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const txn::Membership membership_;
+  const Reclaim reclaim_;
+
+  absl::Mutex look_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // one Look at a time
+  txn::Membership::Tracker tracker_ ABSL_GUARDED_BY(look_mu_);
+
+  mutable absl::Mutex mu_;
+  absl::CondVar changed_;
+  std::vector<std::unique_ptr<Attached>> attached_ ABSL_GUARDED_BY(mu_);
+  uint64_t reclaimed_ ABSL_GUARDED_BY(mu_) = 0;   // bitmap, as last seen
+  uint64_t reclaiming_ ABSL_GUARDED_BY(mu_) = 0;  // by this process
+  std::vector<ReclaimReport> reports_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Time> declared_at_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread> reclaimers_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace strand::engine
+
+#endif  // STRAND_ENGINE_FAILURE_MONITOR_H_

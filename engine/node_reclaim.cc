@@ -1,0 +1,154 @@
+#include "engine/node_reclaim.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "cc/root_words.h"
+#include "rdma/batch.h"
+#include "txn/commit_watermark.h"
+#include "txn/node_words.h"
+#include "txn/redo_ring.h"
+#include "wal/failover_records.h"
+
+namespace strand::engine {
+namespace {
+
+using Stage = txn::Membership::Stage;
+
+absl::Status Publish(const ReclaimContext& c, rdma::ComputeNodeId failed,
+                     Stage stage) {
+  if (absl::Status s = c.membership->Publish(*c.endpoint, failed, stage);
+      !s.ok()) {
+    return s;
+  }
+  if (c.on_stage) c.on_stage();
+  return absl::OkStatus();
+}
+
+// Redoes the physical writes of the records not marked done, oldest
+// first: the failed node held every line they wrote, so nothing newer is
+// there to be overwritten.
+absl::Status Reapply(rdma::Endpoint& endpoint,
+                     std::vector<txn::RedoRing::Record>& records,
+                     ReclaimReport& report) {
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
+    return a.commit_ts < b.commit_ts;
+  });
+  for (const txn::RedoRing::Record& r : records) {
+    if (r.done) continue;
+    for (const auto& w : r.writes) {
+      if (absl::Status s = endpoint.Write(
+              w.remote, w.bytes.data(), static_cast<uint32_t>(w.bytes.size()));
+          !s.ok()) {
+        return s;
+      }
+    }
+    ++report.records_reapplied;
+  }
+  return absl::OkStatus();
+}
+
+// Step 3 (node_reclaim.h).
+absl::Status Relog(const ReclaimContext& c, rdma::ComputeNodeId failed,
+                   const std::vector<txn::RedoRing::Record>& records,
+                   ReclaimReport& report) {
+  for (const txn::RedoRing::Record& r : records) {
+    if (r.commit_ts <= report.node_mark || r.redo.empty()) continue;
+    auto lsn =
+        c.log->AppendRecord(wal::RecordType::kAdopted, r.txn_id, r.commit_ts,
+                            wal::EncodeAdoptedPayload(failed, r.type, r.redo));
+    if (!lsn.ok()) return lsn.status();
+    ++report.records_relogged;
+  }
+  auto lsn = c.log->AppendRecord(
+      wal::RecordType::kNodeExcluded, failed, 0,
+      wal::EncodeExclusionPayload(report.node_mark, report.oracle));
+  if (!lsn.ok()) return lsn.status();
+  if (absl::Status s = c.log->WaitDurable(*lsn); !s.ok()) return s;
+  // Only now: every record of it a survivor may depend on is durable.
+  absl::StatusOr<txn::NodeWords> marks =
+      txn::NodeWords::At(cc::kDurableMarksOffset, cc::kDurableMarksBytes,
+                         c.fabric->compute_node_count());
+  if (!marks.ok()) return marks.status();
+  return marks
+      ->RaiseTo(*c.endpoint, failed, report.node_mark,
+                txn::CommitWatermark::kClosed)
+      .status();
+}
+
+}  // namespace
+
+std::string ReclaimReport::ToString() const {
+  return absl::StrFormat(
+      "compute node %d reclaimed by node %d in %s (fence %s, ring %s, relog "
+      "%s, latch scan %s): node mark %d, oracle %d, %d ring records, %d "
+      "redone, %d logged again; %d latch words read, %d held exclusive and "
+      "%d shared by it",
+      node, reclaimer, absl::FormatDuration(total_time),
+      absl::FormatDuration(fence_time), absl::FormatDuration(ring_time),
+      absl::FormatDuration(relog_time), absl::FormatDuration(scan_time),
+      node_mark, oracle, ring_records, records_reapplied, records_relogged,
+      latches.lines, latches.holder_fields, latches.reader_bits);
+}
+
+absl::StatusOr<ReclaimReport> ReclaimNode(const ReclaimContext& c,
+                                          rdma::ComputeNodeId failed) {
+  ReclaimReport report;
+  report.node = failed;
+  report.reclaimer = c.self;
+  rdma::Endpoint& endpoint = *c.endpoint;
+  const absl::Time start = absl::Now();
+
+  if (absl::Status s = c.fabric->Fence(failed); !s.ok()) return s;
+  if (absl::Status s = Publish(c, failed, Stage::kFenced); !s.ok()) return s;
+  const absl::Time fenced = absl::Now();
+  report.fence_time = fenced - start;
+
+  // Its mark and the oracle, now that it can move neither.
+  absl::StatusOr<txn::NodeWords> marks =
+      txn::NodeWords::At(cc::kDurableMarksOffset, cc::kDurableMarksBytes,
+                         c.fabric->compute_node_count());
+  if (!marks.ok()) return marks.status();
+  rdma::Batch batch;
+  batch.FetchAndAdd(marks->word(failed), 0, &report.node_mark);
+  batch.FetchAndAdd(cc::RootWordAddress(cc::RootWord::kTimestampOracle), 0,
+                    &report.oracle);
+  if (absl::Status s = endpoint.Execute(batch); !s.ok()) return s;
+
+  absl::StatusOr<std::vector<txn::RedoRing::Record>> records =
+      txn::RedoRing::Read(endpoint, failed);
+  if (!records.ok()) return records.status();
+  report.ring_records = records->size();
+  if (absl::Status s = Reapply(endpoint, *records, report); !s.ok()) return s;
+  if (absl::Status s = Publish(c, failed, Stage::kStealable); !s.ok()) return s;
+  const absl::Time ring_done = absl::Now();
+  report.ring_time = ring_done - fenced;
+
+  if (c.log != nullptr) {
+    if (absl::Status s = Relog(c, failed, *records, report); !s.ok()) return s;
+  }
+  const absl::Time relogged = absl::Now();
+  report.relog_time = relogged - ring_done;
+
+  std::vector<cc::selcc::SkipRange> rings;
+  for (int n = 0; n < c.fabric->compute_node_count(); ++n) {
+    absl::StatusOr<txn::RedoRing::Span> ring = txn::RedoRing::Where(
+        endpoint, static_cast<rdma::ComputeNodeId>(n), c.fabric->chunk_bytes());
+    if (!ring.ok()) return ring.status();
+    if (!ring->start.is_null()) rings.push_back({ring->start, ring->bytes});
+  }
+  absl::StatusOr<cc::selcc::LatchScanResult> scan =
+      cc::selcc::ClearNodeFromLatchWords(endpoint, *c.fabric, failed,
+                                         c.gcl_size, rings);
+  if (!scan.ok()) return scan.status();
+  report.latches = *scan;
+  if (absl::Status s = Publish(c, failed, Stage::kReclaimed); !s.ok()) return s;
+  const absl::Time end = absl::Now();
+  report.scan_time = end - relogged;
+  report.total_time = end - start;
+  return report;
+}
+
+}  // namespace strand::engine
