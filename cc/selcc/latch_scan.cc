@@ -83,8 +83,9 @@ absl::StatusOr<LatchScanResult> ClearNodeFromLatchWords(
     if (!next.ok()) return next.status();
     const uint64_t end = std::min(*next, region);
     for (uint64_t c = rdma::kFirstChunkOffset; c + chunk <= end; c += chunk) {
-      if (Skipped(rdma::GlobalAddress(m, c), skip)) continue;
       for (uint64_t at = c; at + gcl_size <= c + chunk; at += gcl_size) {
+        // By line, not by chunk: a skipped range need not be whole chunks.
+        if (Skipped(rdma::GlobalAddress(m, at), skip)) continue;
         lines.push_back(rdma::GlobalAddress(m, at));
         if (lines.size() == kWordsPerBatch) {
           if (absl::Status s = flush(); !s.ok()) return s;

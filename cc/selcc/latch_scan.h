@@ -9,7 +9,7 @@
 //
 // Which words: every memory node's chunks from the first to its bump
 // pointer (rdma/memory_node_layout.h), a latch word every gcl_size bytes,
-// except the chunk ranges in `skip` (memory that is not GCLs: the redo
+// except the ranges in `skip` (memory that is not GCLs: the redo
 // rings, txn/redo_ring.h). Each word that names the node loses that part
 // by CAS, retried against the value the CAS found, so it composes with
 // survivors' acquisitions and steals running meanwhile
