@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "base/coding.h"
 #include "cc/root_words.h"
 #include "rdma/batch.h"
 #include "rdma/memory_node_layout.h"
@@ -21,16 +22,6 @@ constexpr uint32_t kWriteHeaderBytes = 16;
 // Zeroing and reading go in pieces of this many bytes.
 constexpr uint32_t kPieceBytes = 256 << 10;
 
-template <typename T>
-void Put(std::string& out, size_t at, T value) {
-  std::memcpy(out.data() + at, &value, sizeof(T));
-}
-template <typename T>
-T Get(const uint8_t* p) {
-  T value;
-  std::memcpy(&value, p, sizeof(T));
-  return value;
-}
 uint64_t Pad8(uint64_t bytes) { return (bytes + 7) / 8 * 8; }
 
 absl::StatusOr<NodeWords> RingWords(int compute_nodes) {
@@ -158,26 +149,31 @@ absl::StatusOr<RedoRing::Slot> RedoRing::Encode(uint64_t ts,
         bytes, options_.bytes >> 20));
   }
   record->assign(units * kUnitBytes, '\0');
-  Put<uint32_t>(*record, 0, kRecordMagic);
-  Put<uint64_t>(*record, 16, ts);
-  Put<uint64_t>(*record, 24, logged.txn_id);
-  Put<uint32_t>(*record, 32, static_cast<uint32_t>(units));
-  Put<uint8_t>(*record, 36, static_cast<uint8_t>(logged.type));
-  Put<uint32_t>(*record, 40, static_cast<uint32_t>(writes.size()));
-  Put<uint32_t>(*record, 44, static_cast<uint32_t>(logged.payload.size()));
-  Put<uint32_t>(*record, 48, static_cast<uint32_t>(write_bytes));
+  EncodeFixed<uint32_t>(record->data(), kRecordMagic);
+  EncodeFixed<uint64_t>(record->data() + 16, ts);
+  EncodeFixed<uint64_t>(record->data() + 24, logged.txn_id);
+  EncodeFixed<uint32_t>(record->data() + 32, static_cast<uint32_t>(units));
+  EncodeFixed<uint8_t>(record->data() + 36, static_cast<uint8_t>(logged.type));
+  EncodeFixed<uint32_t>(record->data() + 40,
+                        static_cast<uint32_t>(writes.size()));
+  EncodeFixed<uint32_t>(record->data() + 44,
+                        static_cast<uint32_t>(logged.payload.size()));
+  EncodeFixed<uint32_t>(record->data() + 48,
+                        static_cast<uint32_t>(write_bytes));
   size_t at = kHeaderBytes;
   for (const Write& w : writes) {
-    Put<uint64_t>(*record, at, w.remote.raw());
-    Put<uint32_t>(*record, at + 8, static_cast<uint32_t>(w.bytes.size()));
+    EncodeFixed<uint64_t>(record->data() + at, w.remote.raw());
+    EncodeFixed<uint32_t>(record->data() + at + 8,
+                          static_cast<uint32_t>(w.bytes.size()));
     std::memcpy(record->data() + at + kWriteHeaderBytes, w.bytes.data(),
                 w.bytes.size());
     at += kWriteHeaderBytes + Pad8(w.bytes.size());
   }
   std::memcpy(record->data() + at, logged.payload.data(),
               logged.payload.size());
-  Put<uint32_t>(*record, 4,
-                wal::Crc32c(std::string_view(*record).substr(kCrcFrom)));
+  EncodeFixed<uint32_t>(
+      record->data() + 4,
+      wal::Crc32c(std::string_view(*record).substr(kCrcFrom)));
 
   const absl::Time deadline = absl::Now() + options_.full_timeout;
   absl::MutexLock lock(&mu_);
@@ -279,10 +275,10 @@ absl::StatusOr<std::vector<RedoRing::Record>> RedoRing::Read(
   const uint8_t* units = ring.data() + kHeaderBytes;
   for (uint64_t u = 0; u < capacity_units;) {
     const uint8_t* r = units + u * kUnitBytes;
-    const uint32_t count = Get<uint32_t>(r + 32);
-    if (Get<uint32_t>(r) != kRecordMagic || count == 0 ||
+    const uint32_t count = DecodeFixed<uint32_t>(r + 32);
+    if (DecodeFixed<uint32_t>(r) != kRecordMagic || count == 0 ||
         count > capacity_units - u ||
-        Get<uint32_t>(r + 4) !=
+        DecodeFixed<uint32_t>(r + 4) !=
             wal::Crc32c(std::string_view(reinterpret_cast<const char*>(r),
                                          uint64_t{count} * kUnitBytes)
                             .substr(kCrcFrom))) {
@@ -290,18 +286,18 @@ absl::StatusOr<std::vector<RedoRing::Record>> RedoRing::Read(
       continue;
     }
     Record record;
-    record.commit_ts = Get<uint64_t>(r + 16);
-    record.txn_id = Get<uint64_t>(r + 24);
-    record.type = static_cast<wal::RecordType>(Get<uint8_t>(r + 36));
-    record.done = Get<uint64_t>(r + kDoneOffset) == record.commit_ts;
-    const uint32_t write_count = Get<uint32_t>(r + 40);
-    const uint32_t redo_bytes = Get<uint32_t>(r + 44);
-    const uint32_t write_bytes = Get<uint32_t>(r + 48);
+    record.commit_ts = DecodeFixed<uint64_t>(r + 16);
+    record.txn_id = DecodeFixed<uint64_t>(r + 24);
+    record.type = static_cast<wal::RecordType>(DecodeFixed<uint8_t>(r + 36));
+    record.done = DecodeFixed<uint64_t>(r + kDoneOffset) == record.commit_ts;
+    const uint32_t write_count = DecodeFixed<uint32_t>(r + 40);
+    const uint32_t redo_bytes = DecodeFixed<uint32_t>(r + 44);
+    const uint32_t write_bytes = DecodeFixed<uint32_t>(r + 48);
     const uint8_t* w = r + kHeaderBytes;
     for (uint32_t i = 0; i < write_count; ++i) {
-      const uint32_t length = Get<uint32_t>(w + 8);
+      const uint32_t length = DecodeFixed<uint32_t>(w + 8);
       record.writes.push_back(
-          {rdma::GlobalAddress::FromRaw(Get<uint64_t>(w)),
+          {rdma::GlobalAddress::FromRaw(DecodeFixed<uint64_t>(w)),
            std::string(reinterpret_cast<const char*>(w) + kWriteHeaderBytes,
                        length)});
       w += kWriteHeaderBytes + Pad8(length);

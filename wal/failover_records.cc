@@ -1,8 +1,7 @@
 #include "wal/failover_records.h"
 
-#include <cstring>
-
 #include "absl/strings/str_format.h"
+#include "base/coding.h"
 
 namespace strand::wal {
 namespace {
@@ -10,27 +9,14 @@ namespace {
 constexpr size_t kAdoptedPrefixBytes = 8;
 constexpr size_t kExclusionBytes = 16;
 
-template <typename T>
-void Append(std::string& out, T value) {
-  char bytes[sizeof(T)];
-  std::memcpy(bytes, &value, sizeof(T));
-  out.append(bytes, sizeof(T));
-}
-template <typename T>
-T Get(std::string_view in, size_t at) {
-  T value;
-  std::memcpy(&value, in.data() + at, sizeof(T));
-  return value;
-}
-
 }  // namespace
 
 std::string EncodeAdoptedPayload(uint32_t node, RecordType type,
                                  std::string_view payload) {
   std::string out;
   out.reserve(kAdoptedPrefixBytes + payload.size());
-  Append<uint32_t>(out, node);
-  Append<uint32_t>(out, static_cast<uint8_t>(type));
+  PutFixed<uint32_t>(&out, node);
+  PutFixed<uint32_t>(&out, static_cast<uint8_t>(type));
   out.append(payload);
   return out;
 }
@@ -41,8 +27,8 @@ absl::StatusOr<AdoptedPayload> DecodeAdoptedPayload(std::string_view payload) {
         "an adopted record of %d bytes has no prefix", payload.size()));
   }
   AdoptedPayload p;
-  p.node = Get<uint32_t>(payload, 0);
-  const uint32_t type = Get<uint32_t>(payload, 4);
+  p.node = DecodeFixed<uint32_t>(payload.data());
+  const uint32_t type = DecodeFixed<uint32_t>(payload.data() + 4);
   if (type != static_cast<uint8_t>(RecordType::kCommit) &&
       type != static_cast<uint8_t>(RecordType::kPrepare) &&
       type != static_cast<uint8_t>(RecordType::kDistributedCommit)) {
@@ -56,8 +42,8 @@ absl::StatusOr<AdoptedPayload> DecodeAdoptedPayload(std::string_view payload) {
 
 std::string EncodeExclusionPayload(uint64_t node_mark, uint64_t oracle) {
   std::string out;
-  Append<uint64_t>(out, node_mark);
-  Append<uint64_t>(out, oracle);
+  PutFixed<uint64_t>(&out, node_mark);
+  PutFixed<uint64_t>(&out, oracle);
   return out;
 }
 
@@ -70,8 +56,8 @@ absl::StatusOr<Exclusion> DecodeExclusion(uint64_t txn_id,
   }
   Exclusion e;
   e.node = static_cast<uint32_t>(txn_id);
-  e.node_mark = Get<uint64_t>(payload, 0);
-  e.oracle = Get<uint64_t>(payload, 8);
+  e.node_mark = DecodeFixed<uint64_t>(payload.data());
+  e.oracle = DecodeFixed<uint64_t>(payload.data() + 8);
   return e;
 }
 
