@@ -72,6 +72,10 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
       o.wal.early_lock_release = true;
       o.wal.io_mode = wal::LogIoMode::kBuffered;
       o.wal.group_commit_window = absl::Microseconds(200);
+      // A paused node's commits wait for an acknowledgement that never
+      // comes (it was fenced), until this timeout: nothing fails them at
+      // once yet (docs/design/node_failure.md, what is not built).
+      o.wal.ack_timeout = absl::Seconds(2);
     }
     auto engine = Engine::Open(o);
     ASSERT_TRUE(engine.ok()) << engine.status();
@@ -170,14 +174,17 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
   void StartNode(int node) {
     stop_[node] = false;
     for (int i = 0; i < kThreadsPerNode; ++i) {
-      threads_[node].emplace_back([this, node, i] {
-        auto session = engine_->NewSession(node);
-        ASSERT_TRUE(session.ok()) << session.status();
+      // Opened here, not in the thread: the node may be failed again
+      // before a thread that is slow to start would open it.
+      auto opened = engine_->NewSession(node);
+      ASSERT_TRUE(opened.ok()) << opened.status();
+      threads_[node].emplace_back([this, node, i,
+                                   session = *std::move(opened)] {
         std::mt19937_64 rng(node * 100 + i + seed_++);
         while (!stop_[node].load()) {
           const int64_t from = rng() % kAccounts;
           const int64_t to = (from + 1 + rng() % (kAccounts - 1)) % kAccounts;
-          auto r = (*session)->Call(transfer_, from, to, int64_t{node});
+          auto r = session->Call(transfer_, from, to, int64_t{node});
           if (r.ok()) acked_[node].fetch_add(1);
         }
       });
@@ -272,7 +279,9 @@ TEST_P(NodeFailureTest, SurvivorsCommitAndNothingAcknowledgedIsLost) {
     relogged += r.records_relogged;
     held += r.latches.holder_fields + r.latches.reader_bits;
   }
-  if (GetParam().log) EXPECT_GT(relogged, 0u);
+  if (GetParam().log) {
+    EXPECT_GT(relogged, 0u);
+  }
   EXPECT_GT(held + engine_->CacheStats().failed_peer_steals, 0u)
       << "no failed node ever held a line a survivor took over";
 }
