@@ -132,10 +132,12 @@ absl::StatusOr<Membership::View> Membership::Scan(rdma::Endpoint& endpoint,
     tracker.since.assign(beats.size(), now);
   }
   for (int n = 0; n < compute_nodes_; ++n) {
-    if (beats[n] != tracker.beat[n]) {
+    if (beats[n] != tracker.beat[n] || !IsLive(view.live, n)) {
+      // A non-member's lease starts when it (re)joins, not at the last
+      // beat of its earlier incarnation.
       tracker.beat[n] = beats[n];
       tracker.since[n] = now;
-    } else if (IsLive(view.live, n) && now - tracker.since[n] >= lease_) {
+    } else if (now - tracker.since[n] >= lease_) {
       view.expired.push_back(static_cast<rdma::ComputeNodeId>(n));
     }
   }

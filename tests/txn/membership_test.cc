@@ -111,5 +111,28 @@ TEST_F(MembershipTest, ALeavingNodeNeverExpires) {
   EXPECT_FALSE(*again);
 }
 
+TEST_F(MembershipTest, ARejoinedNodesLeaseStartsAtItsJoin) {
+  Membership::Tracker t;
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(membership_->Scan(*ep_[0], t, start).ok());
+  auto declared = membership_->DeclareFailed(*ep_[0], 2);
+  ASSERT_TRUE(declared.ok() && *declared);
+  // Out for several leases, its heartbeat unchanged all along.
+  ASSERT_TRUE(membership_->Scan(*ep_[0], t, start + 3 * kLease).ok());
+  ASSERT_TRUE(membership_->Join(*ep_[2], 2).ok());
+  for (int n : {0, 1}) ASSERT_TRUE(membership_->Beat(*ep_[n], n).ok());
+  auto rejoined =
+      membership_->Scan(*ep_[0], t, start + 3 * kLease + kLease / 2);
+  ASSERT_TRUE(rejoined.ok());
+  EXPECT_EQ(rejoined->live, 0b111u);
+  EXPECT_TRUE(rejoined->expired.empty())
+      << "a rejoined node expired by the beat of its earlier incarnation";
+  // It does not beat: it expires a lease after it was first seen back.
+  for (int n : {0, 1}) ASSERT_TRUE(membership_->Beat(*ep_[n], n).ok());
+  auto later = membership_->Scan(*ep_[0], t, start + 5 * kLease);
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->expired, std::vector<rdma::ComputeNodeId>{2});
+}
+
 }  // namespace
 }  // namespace strand::txn
