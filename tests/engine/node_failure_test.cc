@@ -71,11 +71,16 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
       o.wal.dir = dir_.string();
       o.wal.early_lock_release = true;
       o.wal.io_mode = wal::LogIoMode::kBuffered;
-      o.wal.group_commit_window = absl::Microseconds(200);
+      // Wide enough that a crash often finds commits appended but not
+      // durable: what the reclaimer must log again.
+      o.wal.group_commit_window = absl::Milliseconds(2);
       // A paused node's commits wait for an acknowledgement that never
       // comes (it was fenced), until this timeout: nothing fails them at
       // once yet (docs/design/node_failure.md, what is not built).
       o.wal.ack_timeout = absl::Seconds(2);
+      // Each rejoin starts a segment: 20 of the default 64 MiB would
+      // fill /tmp with 1.3 GB per test.
+      o.wal.segment_bytes = 1 << 20;
     }
     auto engine = Engine::Open(o);
     ASSERT_TRUE(engine.ok()) << engine.status();
@@ -199,22 +204,32 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
     for (int n = 0; n < kNodes; ++n) StopNode(n);
   }
 
+  // read_all_ through `session`, calling before() ahead of each attempt.
+  // It takes every row while transfers go on, so under 2PL no-wait it may
+  // run out of retries: it starts again (not a failover matter), within a
+  // bound.
+  template <typename Before>
+  absl::StatusOr<std::vector<int64_t>> ReadAll(Session& session,
+                                               Before before) {
+    absl::StatusOr<std::vector<int64_t>> all;
+    const absl::Time deadline = absl::Now() + kRecoveryBound;
+    do {
+      before();
+      all = session.Call(read_all_);
+    } while (!all.ok() && absl::IsAborted(all.status()) &&
+             absl::Now() < deadline);
+    return all;
+  }
+
   // Reads every balance and counter through a survivor and checks them.
   void Check(int survivor) {
     auto session = engine_->NewSession(survivor);
     ASSERT_TRUE(session.ok()) << session.status();
-    // Acknowledged before the read began: visible to it. The read takes
-    // every row while the survivors' transfers go on, so under 2PL
-    // no-wait it may run out of retries: it starts again (not a failover
-    // matter), within a bound.
+    // Acknowledged before the read began: visible to it.
     int64_t acked[kNodes];
-    absl::StatusOr<std::vector<int64_t>> all;
-    const absl::Time deadline = absl::Now() + kRecoveryBound;
-    do {
+    auto all = ReadAll(**session, [&] {
       for (int n = 0; n < kNodes; ++n) acked[n] = acked_[n].load();
-      all = (*session)->Call(read_all_);
-    } while (!all.ok() && absl::IsAborted(all.status()) &&
-             absl::Now() < deadline);
+    });
     ASSERT_TRUE(all.ok()) << all.status();
     EXPECT_EQ((*all)[0], kAccounts * kInitialBalance)
         << "a transfer is partly visible";
@@ -305,12 +320,12 @@ TEST_P(NodeFailureTest, APausedNodeChangesNothingOnceDeclaredFailed) {
   // Its threads go on trying; from here on nothing of theirs lands.
   auto session = engine_->NewSession(0);
   ASSERT_TRUE(session.ok());
-  auto seen = (*session)->Call(read_all_);
+  auto seen = ReadAll(**session, [] {});
   ASSERT_TRUE(seen.ok()) << seen.status();
   absl::SleepFor(absl::Milliseconds(100));
   ASSERT_TRUE(engine_->ResumeHeartbeats(1).ok());
   absl::SleepFor(absl::Milliseconds(100));
-  auto later = (*session)->Call(read_all_);
+  auto later = ReadAll(**session, [] {});
   ASSERT_TRUE(later.ok()) << later.status();
   EXPECT_EQ((*later)[2], (*seen)[2]) << "the fenced node changed its counter";
   EXPECT_EQ((*later)[0], kAccounts * kInitialBalance);
