@@ -943,10 +943,17 @@ absl::Status BLinkTree::SplitLeafOf(cc::ThreadContext& ctx,
   // empty left range).
   const BLinkNode n(leaf->data(), width_);
   const uint32_t pos = n.LowerBound(internal);
-  const bool above_low = n.low_is_min() || CompareKeys(internal, n.low()) > 0;
+  // A leftmost node's low fence reads as zeros, and no key sorts below the
+  // zero key: split there, the left range would be empty and its separator
+  // (zeros) would equal the parent's first key, which never takes it.
+  const bool above_low = CompareKeys(internal, n.low()) > 0;
   const bool at_key =
       above_low && (pos == n.count() || (pos > 0 && n.last_insert() == pos) ||
                     n.count() * 2 <= capacity_);
+  // A leaf other committers emptied since the prepare, asked for at its
+  // low fence, has no middle to split at: the retried prepare finds room,
+  // or asks again at a key above the fence.
+  if (!at_key && n.count() < 2) return leaf->Unlock();
   return Split(
       ctx, *std::move(leaf), std::nullopt, 0, &path,
       at_key ? std::optional<std::string_view>(internal) : std::nullopt);
