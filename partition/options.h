@@ -80,6 +80,17 @@ struct PartitionStats {
   friend PartitionStats operator-(PartitionStats a, const PartitionStats& b);
 };
 
+// Every counter of PartitionStats, for its arithmetic (options.cc). A
+// counter added above goes here too (options.cc checks the count).
+// clang-format off
+#define STRAND_PARTITION_STATS_FIELDS(X) \
+  X(transactions) X(distributed) X(participants) X(aborted) \
+  X(requests) X(replies) X(prepares) X(votes) X(commits) X(aborts) X(acks) \
+  X(read_only_votes) X(forced_writes) \
+  X(execute_ns) X(prepare_ns) X(commit_ns) \
+  X(branch_hold_ns) X(branches_ended) X(coordinator_hold_ns)
+// clang-format on
+
 }  // namespace strand::partition
 
 #endif  // STRAND_PARTITION_OPTIONS_H_
