@@ -49,20 +49,13 @@
 #include "cc/cache_stats.h"
 #include "cc/optimistic_read.h"
 #include "cc/options.h"
+#include "cc/thread_context.h"
 #include "rdma/fabric.h"
 #include "rdma/global_address.h"
 
 namespace strand::cc {
 
 class GclManager;
-
-// Per-thread state of a GclManager: the thread's fabric endpoint, plus
-// whatever the protocol keeps per thread. Create with NewThreadContext().
-class ThreadContext {
- public:
-  virtual ~ThreadContext() = default;
-  virtual rdma::Endpoint& endpoint() = 0;
-};
 
 struct LockOptions {
   // Give up with Aborted instead of waiting for a running holder.
