@@ -44,18 +44,14 @@ void PrefetchNode(const uint8_t* payload, uint32_t bytes) {
   }
 }
 
-// The rightmost-leaf shortcut's memory (BLinkTreeTuning::leaf_hint): per
-// thread, direct-mapped by (tree, key prefix). A slot lost to another
-// (tree, prefix) only costs that key a descent.
+// One slot of the rightmost-leaf shortcut's memory
+// (BLinkTreeTuning::leaf_hint).
 struct LeafHintSlot {
   uint64_t tree = 0;  // BLinkTree::id_; 0: empty
   size_t prefix = 0;  // hash of (tree, key prefix)
   uint64_t leaf = 0;  // raw GlobalAddress
 };
 constexpr size_t kLeafHintSlots = 256;  // 6 KiB per thread
-thread_local std::array<LeafHintSlot, kLeafHintSlots> leaf_hints;
-thread_local LeafHintStats leaf_hint_stats;
-thread_local OptimisticReadStats optimistic_read_stats;
 std::atomic<uint64_t> next_tree_id{1};
 
 absl::Status Corrupt(GlobalAddress gcl, const char* what) {
@@ -64,6 +60,18 @@ absl::Status Corrupt(GlobalAddress gcl, const char* what) {
 }
 
 }  // namespace
+
+// The leaf hints are direct-mapped by (tree, key prefix): a slot lost to
+// another (tree, prefix) only costs that key a descent.
+struct BLinkTree::ThreadState {
+  std::array<LeafHintSlot, kLeafHintSlots> leaf_hints;
+  LeafHintStats leaf_hint_stats;
+  OptimisticReadStats optimistic_read_stats;
+};
+
+BLinkTree::ThreadState& BLinkTree::StateOf(cc::ThreadContext& ctx) {
+  return ctx.Local<ThreadState>();
+}
 
 // The inner node seen at each level on the way down: where a split posts
 // its separator (a hint; the insert moves right from it).
@@ -138,18 +146,23 @@ absl::StatusOr<std::unique_ptr<BLinkTree>> BLinkTree::Open(
       GlobalAddress::FromRaw(Load<uint64_t>(p + kAnchorRootOffset)), tuning));
 }
 
-LeafHintStats BLinkTree::ThreadLeafHintStats() { return leaf_hint_stats; }
-
-OptimisticReadStats BLinkTree::ThreadOptimisticReadStats() {
-  return optimistic_read_stats;
+LeafHintStats BLinkTree::ThreadLeafHintStats(cc::ThreadContext& ctx) {
+  return StateOf(ctx).leaf_hint_stats;
 }
 
-OptimisticReadStats& BLinkTree::MutableOptimisticReadStats() {
-  return optimistic_read_stats;
+OptimisticReadStats BLinkTree::ThreadOptimisticReadStats(
+    cc::ThreadContext& ctx) {
+  return StateOf(ctx).optimistic_read_stats;
 }
 
-void BLinkTree::CountLeafHint(bool hit) {
-  ++(hit ? leaf_hint_stats.hits : leaf_hint_stats.misses);
+OptimisticReadStats& BLinkTree::MutableOptimisticReadStats(
+    cc::ThreadContext& ctx) {
+  return StateOf(ctx).optimistic_read_stats;
+}
+
+void BLinkTree::CountLeafHint(cc::ThreadContext& ctx, bool hit) {
+  LeafHintStats& stats = StateOf(ctx).leaf_hint_stats;
+  ++(hit ? stats.hits : stats.misses);
 }
 
 BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
@@ -170,16 +183,18 @@ BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
       id_(next_tree_id.fetch_add(1, std::memory_order_relaxed)),
       root_hint_(root.raw()) {}
 
-GlobalAddress BLinkTree::HintedLeaf(std::string_view key) const {
+GlobalAddress BLinkTree::HintedLeaf(cc::ThreadContext& ctx,
+                                    std::string_view key) const {
   const size_t prefix = absl::HashOf(id_, key.substr(0, hint_prefix_));
-  const LeafHintSlot& slot = leaf_hints[prefix % kLeafHintSlots];
+  const LeafHintSlot& slot = StateOf(ctx).leaf_hints[prefix % kLeafHintSlots];
   if (slot.tree != id_ || slot.prefix != prefix) return GlobalAddress();
   return GlobalAddress::FromRaw(slot.leaf);
 }
 
-void BLinkTree::RememberLeaf(std::string_view key, GlobalAddress leaf) const {
+void BLinkTree::RememberLeaf(cc::ThreadContext& ctx, std::string_view key,
+                             GlobalAddress leaf) const {
   const size_t prefix = absl::HashOf(id_, key.substr(0, hint_prefix_));
-  leaf_hints[prefix % kLeafHintSlots] = {id_, prefix, leaf.raw()};
+  StateOf(ctx).leaf_hints[prefix % kLeafHintSlots] = {id_, prefix, leaf.raw()};
 }
 
 bool BLinkTree::Covers(const uint8_t* payload, std::string_view key) const {
@@ -190,19 +205,19 @@ bool BLinkTree::Covers(const uint8_t* payload, std::string_view key) const {
 
 absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LatchHintedLeaf(
     cc::ThreadContext& ctx, std::string_view key, cc::LockOptions lock) {
-  const GlobalAddress hinted = HintedLeaf(key);
+  const GlobalAddress hinted = HintedLeaf(ctx, key);
   if (hinted.is_null()) return cc::ExclusiveGuard();
   auto x = manager_.XLock(ctx, hinted, lock);
   if (absl::IsAborted(x.status())) {  // busy under no_wait: descend
-    CountLeafHint(false);
+    CountLeafHint(ctx, false);
     return cc::ExclusiveGuard();
   }
   if (!x.ok()) return x.status();
   if (Covers(x->data(), key)) {
-    CountLeafHint(true);
+    CountLeafHint(ctx, true);
     return x;
   }
-  CountLeafHint(false);
+  CountLeafHint(ctx, false);
   if (absl::Status s = x->Unlock(); !s.ok()) return s;
   return cc::ExclusiveGuard();
 }
@@ -294,7 +309,7 @@ BLinkTree::OptimisticStop BLinkTree::DescendOptimistic(cc::ThreadContext& ctx,
                                                        int stop_level,
                                                        Path* path) {
   OptimisticStop stop{GlobalAddress::FromRaw(root_hint_.load()), -1, true};
-  OptimisticReadStats& stats = optimistic_read_stats;
+  OptimisticReadStats& stats = MutableOptimisticReadStats(ctx);
   int failures = 0;
   while (stop.level < 0 || stop.level > stop_level) {
     const cc::OptimisticToken token = manager_.OptimisticRead(ctx, stop.at);
@@ -467,7 +482,7 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
     const BLinkNode n(x->data(), width_);
     if (!n.valid() || !n.is_leaf()) return Corrupt(x->gcl(), "not a leaf");
     if (n.BelowHigh(key)) {
-      if (leaf_hint_) RememberLeaf(key, x->gcl());
+      if (leaf_hint_) RememberLeaf(ctx, key, x->gcl());
       return *std::move(x);
     }
     auto next = manager_.XLock(ctx, GlobalAddress::FromRaw(n.right()));
@@ -629,7 +644,7 @@ bool BLinkTree::FindLeavesOptimistic(cc::ThreadContext& ctx,
                                      absl::Span<const RankedKey> ranked,
                                      absl::Span<GlobalAddress> leaves,
                                      absl::Span<Probe> probes) {
-  OptimisticReadStats& stats = optimistic_read_stats;
+  OptimisticReadStats& stats = MutableOptimisticReadStats(ctx);
   // The parent of the current run of keys, read with no latch; one token
   // serves the run, validated after each key's child is read (each
   // validation covers every read before it).
@@ -697,7 +712,7 @@ bool BLinkTree::FindLeavesOptimistic(cc::ThreadContext& ctx,
 
 std::optional<BLinkTree::LeafSearch> BLinkTree::SearchLeafOptimistic(
     cc::ThreadContext& ctx, GlobalAddress leaf, std::string_view key) {
-  OptimisticReadStats& stats = optimistic_read_stats;
+  OptimisticReadStats& stats = MutableOptimisticReadStats(ctx);
   const cc::OptimisticToken token = manager_.OptimisticRead(ctx, leaf);
   if (!token.ok()) {
     ++stats.unavailable;
@@ -915,7 +930,7 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
   if (leaf_hint_ && added && level == 0) {
     // The half that got the new key is where its run goes on (after an
     // ascending split, the new right node).
-    RememberLeaf(added->key, pos >= mid ? *right : guard.gcl());
+    RememberLeaf(ctx, added->key, pos >= mid ? *right : guard.gcl());
   }
   // Readers can now reach the right half through the right link; the
   // separator in the parent is only a shortcut, posted after the release.

@@ -42,11 +42,11 @@ absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
     // covers the key (BLinkTreeTuning::leaf_hint): a held one through its
     // guard (never latched twice), else latched with no_wait like every
     // leaf here.
-    const GlobalAddress hinted = HintedLeaf(key);
+    const GlobalAddress hinted = HintedLeaf(ctx, key);
     if (!hinted.is_null()) {
       if (auto it = held.find(hinted); it != held.end()) {
         const bool covers = Covers(it->second.data(), key);
-        CountLeafHint(covers);
+        CountLeafHint(ctx, covers);
         if (covers) return &it->second;
       } else {
         auto x = LatchHintedLeaf(ctx, key, kNoWait);
@@ -105,7 +105,7 @@ absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
     const BLinkNode n(at->data(), width_);
     if (!n.valid() || !n.is_leaf()) return NotALeaf(leaf);
     if (n.BelowHigh(key)) {
-      if (leaf_hint_) RememberLeaf(key, leaf);
+      if (leaf_hint_) RememberLeaf(ctx, key, leaf);
       if (at != &walking) return at;
       return &held.emplace(leaf, std::move(walking)).first->second;
     }
@@ -247,7 +247,7 @@ absl::Status BLinkTree::ValidateRead(cc::ThreadContext& ctx,
       const uint64_t version =
           UnlatchedBLinkNode(token.data(), payload_bytes_, width_, capacity_)
               .version();
-      OptimisticReadStats& stats = MutableOptimisticReadStats();
+      OptimisticReadStats& stats = MutableOptimisticReadStats(ctx);
       if (!cc::GclManager::Validate(token)) {
         ++stats.invalidated;
       } else {
@@ -255,7 +255,7 @@ absl::Status BLinkTree::ValidateRead(cc::ThreadContext& ctx,
         if (version == read.version) return absl::OkStatus();
       }
     } else {
-      ++MutableOptimisticReadStats().unavailable;
+      ++MutableOptimisticReadStats(ctx).unavailable;
     }
   }
   auto g = manager_.SLock(ctx, read.leaf, kNoWait);
