@@ -57,6 +57,22 @@ class SelccManager::SelccThread final : public ThreadContext {
   std::mt19937_64 rng;
 };
 
+// A context carries its own node's endpoint: every message it sends names
+// that node as its source, and a holder's handler hands the line over (or
+// adds the reader bit of a downgrade) to the SOURCE, while this manager
+// does its latch-word arithmetic as node_. Mixed, the two corrupt the word
+// silently: node 0's context on node 1's manager made holder node 0
+// downgrade "to node 0" (Reader(0) added twice is bit 1, and node 0 kept S
+// without its bit); later releases borrowed bits out of the word and a node
+// that believed it held the line waited until lock_timeout. So every call
+// refuses such a context before it touches anything. Only this manager
+// makes contexts it owns, all of them SelccThreads: one inlined comparison
+// per latch call (a dynamic_cast on each of the ~70 per transaction cost
+// ~2% of the TPC-C CPU path, a StatusOr another 1%).
+inline SelccManager::SelccThread* SelccManager::OwnThread(ThreadContext& ctx) {
+  return ctx.owner() == this ? static_cast<SelccThread*>(&ctx) : nullptr;
+}
+
 // The fabric refuses a deployment larger than the latch word can serve.
 static_assert(rdma::FabricOptions::kMaxComputeNodes <= LatchWord::kMaxNodes);
 
@@ -179,9 +195,9 @@ absl::StatusOr<rdma::GlobalAddress> SelccManager::Allocate(ThreadContext& ctx) {
 }
 
 absl::Status SelccManager::Free(ThreadContext& ctx, rdma::GlobalAddress gcl) {
-  auto own = OwnThread(ctx);
-  if (!own.ok()) return own.status();
-  SelccThread& t = **own;
+  SelccThread* own = OwnThread(ctx);
+  if (own == nullptr) return WrongContext(ctx);
+  SelccThread& t = *own;
   const absl::Time deadline = absl::Now() + options().lock_timeout;
   bool exclusive = false;
   auto f =
@@ -232,22 +248,7 @@ absl::Status SelccManager::TimedOut(SelccThread& t, const char* what,
       absl::FormatDuration(options().lock_timeout), node_));
 }
 
-absl::StatusOr<SelccManager::SelccThread*> SelccManager::OwnThread(
-    ThreadContext& ctx) {
-  // A context carries its own node's endpoint: every message it sends names
-  // that node as its source, and a holder's handler hands the line over (or
-  // adds the reader bit of a downgrade) to the SOURCE, while this manager
-  // does its latch-word arithmetic as node_. Mixed, the two corrupt the
-  // word silently: node 0's context on node 1's manager made holder node 0
-  // downgrade "to node 0" (Reader(0) added twice is bit 1, and node 0 kept
-  // S without its bit); later releases borrowed bits out of the word and a
-  // node that believed it held the line waited until lock_timeout. Refuse
-  // such a call before it touches anything.
-  // Only this manager makes contexts it owns, all of them SelccThreads:
-  // one comparison per latch call (a dynamic_cast on each of the ~70 per
-  // transaction cost ~2% of the TPC-C CPU path). The cast stays for the
-  // message.
-  if (ctx.owner() == this) return static_cast<SelccThread*>(&ctx);
+absl::Status SelccManager::WrongContext(ThreadContext& ctx) const {
   auto* t = dynamic_cast<SelccThread*>(&ctx);
   return absl::FailedPreconditionError(absl::StrFormat(
       "a ThreadContext of %s used with compute node %d's SELCC manager; "
@@ -635,9 +636,9 @@ absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
 absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
                                                 rdma::GlobalAddress gcl,
                                                 LockOptions lock) {
-  auto own = OwnThread(ctx);
-  if (!own.ok()) return own.status();
-  SelccThread& t = **own;
+  SelccThread* own = OwnThread(ctx);
+  if (own == nullptr) return WrongContext(ctx);
+  SelccThread& t = *own;
   // Hit: the shared latch on the frame the frame table names for the GCL
   // (no shard lock), else taken under the shard lock; memo S or M.
   bool latched = false;
@@ -684,9 +685,9 @@ absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
 absl::StatusOr<ExclusiveGuard> SelccManager::XLock(ThreadContext& ctx,
                                                    rdma::GlobalAddress gcl,
                                                    LockOptions lock) {
-  auto own = OwnThread(ctx);
-  if (!own.ok()) return own.status();
-  SelccThread& t = **own;
+  SelccThread* own = OwnThread(ctx);
+  if (own == nullptr) return WrongContext(ctx);
+  SelccThread& t = *own;
   const uint32_t payload = state_->payload_bytes;
   bool latched = false;
   Frame* f = TryHit(t, gcl, Cache::Mode::kExclusive, &latched);
@@ -725,9 +726,9 @@ absl::StatusOr<ExclusiveGuard> SelccManager::Upgrade(ThreadContext& ctx,
   if (!guard.owns_lock()) {
     return absl::FailedPreconditionError("upgrade of a guard without a latch");
   }
-  auto own = OwnThread(ctx);
-  if (!own.ok()) return own.status();
-  SelccThread& t = **own;
+  SelccThread* own = OwnThread(ctx);
+  if (own == nullptr) return WrongContext(ctx);
+  SelccThread& t = *own;
   const LatchHandle handle = TakeHandle(guard);
   auto* f = static_cast<Frame*>(handle.frame);
   if (f->latch.TryUpgrade()) {
@@ -827,9 +828,9 @@ absl::Status SelccManager::UnlockExclusive(ThreadContext& ctx,
 
 OptimisticToken SelccManager::OptimisticRead(ThreadContext& ctx,
                                              rdma::GlobalAddress gcl) {
-  auto own = OwnThread(ctx);
-  if (!own.ok()) return OptimisticToken();
-  SelccThread& t = **own;
+  SelccThread* own = OwnThread(ctx);
+  if (own == nullptr) return OptimisticToken();
+  SelccThread& t = *own;
   Frame* f = state_->cache.FrameHint(gcl);
   std::optional<uint64_t> begin;
   if (f != nullptr) begin = f->latch.OptimisticBegin();
