@@ -204,8 +204,8 @@ bool BLinkTree::Covers(const uint8_t* payload, std::string_view key) const {
 }
 
 absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LatchHintedLeaf(
-    cc::ThreadContext& ctx, std::string_view key, cc::LockOptions lock) {
-  const GlobalAddress hinted = HintedLeaf(ctx, key);
+    cc::ThreadContext& ctx, GlobalAddress hinted, std::string_view key,
+    cc::LockOptions lock) {
   if (hinted.is_null()) return cc::ExclusiveGuard();
   auto x = manager_.XLock(ctx, hinted, lock);
   if (absl::IsAborted(x.status())) {  // busy under no_wait: descend
@@ -278,6 +278,13 @@ absl::Status BLinkTree::CheckBounds(
     if (absl::Status s = CheckKey(*high); !s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+std::string_view BLinkTree::InternalKeyInto(std::string_view key,
+                                            uint64_t value, char* out) const {
+  std::memcpy(out, key.data(), key_width_);
+  EncodeUint64(out + key_width_, value);
+  return std::string_view(out, width_);
 }
 
 std::string BLinkTree::InternalKey(std::string_view key, uint64_t value) const {
@@ -441,7 +448,8 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
   if (leaf_hint_) {
     // No latch is held here, so the hinted leaf may be waited for. A split
     // after it finds no path and descends to post its separator.
-    auto hinted = LatchHintedLeaf(ctx, key, cc::LockOptions{});
+    auto hinted =
+        LatchHintedLeaf(ctx, HintedLeaf(ctx, key), key, cc::LockOptions{});
     if (!hinted.ok()) return hinted.status();
     if (hinted->owns_lock()) return hinted;
   }
@@ -770,14 +778,10 @@ absl::Status BLinkTree::InsertBatch(cc::ThreadContext& ctx,
   // non-unique tree's are (key, big-endian value) pairs as InternalKey
   // builds them, here all in one buffer (inline for a commit's few entries:
   // no allocation).
-  absl::InlinedVector<char, 512> pairs;
-  if (!unique_) {
-    pairs.resize(entries.size() * width_);
-    for (size_t i = 0; i < entries.size(); ++i) {
-      char* p = pairs.data() + i * width_;
-      std::memcpy(p, entries[i].key.data(), key_width_);
-      EncodeUint64(p + key_width_, entries[i].value);
-    }
+  absl::InlinedVector<char, 512> pairs(unique_ ? 0 : entries.size() * width_);
+  for (size_t i = 0; !unique_ && i < entries.size(); ++i) {
+    InternalKeyInto(entries[i].key, entries[i].value,
+                    pairs.data() + i * width_);
   }
   auto key = [&](size_t i) {
     return unique_ ? entries[i].key
@@ -804,7 +808,9 @@ absl::Status BLinkTree::InsertBatch(cc::ThreadContext& ctx,
     for (;;) {
       const BLinkNode n(leaf->data(), width_);
       const std::string_view k = key(i);
-      const uint32_t pos = n.LowerBound(k, from);
+      const uint32_t pos = from > 0     ? n.LowerBound(k, from)
+                           : leaf_hint_ ? n.LowerBoundAfterLastInsert(k)
+                                        : n.LowerBound(k);
       if (pos < n.count() && n.key(pos) == k) {
         return absl::AlreadyExistsError(
             unique_ ? "key already in the unique index"

@@ -370,11 +370,12 @@ class BLinkTree {
       cc::ThreadContext& ctx);
   // Whether the latched node `payload` is a leaf whose fences cover `key`.
   bool Covers(const uint8_t* payload, std::string_view key) const;
-  // The hinted leaf of `key`, X-latched with `lock`, when its fences cover
-  // the key; else a guard that owns nothing (no hint, or a busy latch under
-  // no_wait, or fences that do not cover it). Errors other than a busy
+  // `hinted` (HintedLeaf of `key`), X-latched with `lock`, when its fences
+  // cover the key; else a guard that owns nothing (no hint, or a busy latch
+  // under no_wait, or fences that do not cover it). Errors other than a busy
   // latch are returned.
   absl::StatusOr<cc::ExclusiveGuard> LatchHintedLeaf(cc::ThreadContext& ctx,
+                                                     rdma::GlobalAddress hinted,
                                                      std::string_view key,
                                                      cc::LockOptions lock);
 
@@ -383,6 +384,10 @@ class BLinkTree {
   absl::Status CheckBounds(std::optional<std::string_view> low,
                            std::optional<std::string_view> high) const;
   std::string InternalKey(std::string_view key, uint64_t value) const;
+  // A non-unique tree's internal key of (key, value), written into `out`
+  // (width_ bytes); the view is of `out`.
+  std::string_view InternalKeyInto(std::string_view key, uint64_t value,
+                                   char* out) const;
 
   // Where an optimistic descent stopped: the node to go on from, not
   // latched, and its level when known (-1: not read yet).
