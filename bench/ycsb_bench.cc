@@ -349,6 +349,7 @@ int Main() {
     ExitWithUsageError(std::string(cpu_path.status().message()));
   }
   cc_options.prefetch = cpu_path->prefetch;
+  cc_options.identity_frames = cpu_path->identity_frames;
   if (absl::Status s = cc_options.Validate(fabric_options->chunk_bytes,
                                            OptionNaming::Flags("CcOptions::"));
       !s.ok()) {
@@ -468,13 +469,14 @@ int Main() {
                          static_cast<double>(FLAGS_gcl_size) / (1 << 20);
   table_out << absl::StrFormat(
       "ycsb_bench: protocol=%s compute_nodes=%d threads/node=%d rtt_ns=%d "
-      "gcl_size=%d cache_mb=%d prefetch=%s optimistic_reads=%s records=%d "
-      "value_bytes=%d distribution=%s%s\n"
+      "gcl_size=%d cache_mb=%d prefetch=%s optimistic_reads=%s "
+      "identity_frames=%s records=%d value_bytes=%d distribution=%s%s\n"
       "load: %.2f s (%.0f inserts/s); tree: height %d, %d leaves, %d inner "
       "nodes, %.1f MiB of GCLs\n",
       FLAGS_protocol, db.nodes.size(), FLAGS_threads, fabric_options->rtt_ns,
       FLAGS_gcl_size, cache_mb, cc::PrefetchScopeName(cpu_path->prefetch),
-      cpu_path->tuning.optimistic_reads ? "true" : "false", FLAGS_records,
+      cpu_path->tuning.optimistic_reads ? "true" : "false",
+      cpu_path->identity_frames ? "true" : "false", FLAGS_records,
       FLAGS_value_bytes, FLAGS_distribution,
       zipf ? absl::StrFormat("(theta=%.2f)", FLAGS_zipf_theta) : "", load_s,
       FLAGS_records / load_s, tree_stats.height, tree_stats.leaves,
@@ -586,6 +588,7 @@ int Main() {
         .Add("prefetch", cc::PrefetchScopeName(cpu_path->prefetch))
         .Add("index_leaf_hint", cpu_path->tuning.leaf_hint)
         .Add("optimistic_reads", cpu_path->tuning.optimistic_reads)
+        .Add("identity_frames", cpu_path->identity_frames)
         .Add("seed", FLAGS_seed)
         .Add("load_s", load_s)
         .Add("tree_height", tree_stats.height)

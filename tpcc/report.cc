@@ -107,10 +107,11 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
             : std::string());
   out << absl::StrFormat(
       "cpu path switches: prefetch=%s index_leaf_hint=%s "
-      "optimistic_reads=%s optimistic_tuple_reads=%s\n",
+      "optimistic_reads=%s optimistic_tuple_reads=%s identity_frames=%s\n",
       c.prefetch, c.index_leaf_hint ? "true" : "false",
       c.optimistic_reads ? "true" : "false",
-      c.optimistic_tuple_reads ? "true" : "false");
+      c.optimistic_tuple_reads ? "true" : "false",
+      c.identity_frames ? "true" : "false");
   out << absl::StrFormat(
       "throughput: %.0f txn/s committed, tpmC %.0f (New-Orders per minute), "
       "abort rate %.2f%% (retried conflict/validation aborts / attempts)\n",
@@ -230,6 +231,7 @@ void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
       .Add("index_leaf_hint", c.index_leaf_hint)
       .Add("optimistic_reads", c.optimistic_reads)
       .Add("optimistic_tuple_reads", c.optimistic_tuple_reads)
+      .Add("identity_frames", c.identity_frames)
       .Add("seed", c.seed)
       .Add("validate_index_reads", c.validate_index_reads)
       .Add("epochs_in_pool", c.epochs_in_pool)

@@ -37,6 +37,7 @@ struct RunConfig {
   bool index_leaf_hint = true;         // --index_leaf_hint
   bool optimistic_reads = true;        // --optimistic_reads
   bool optimistic_tuple_reads = true;  // --optimistic_tuple_reads
+  bool identity_frames = true;         // --identity_frames
   uint64_t seed = 0;
   Scale scale;
   bool validate_index_reads = true;  // --validate_index_reads

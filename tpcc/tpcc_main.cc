@@ -744,6 +744,7 @@ int Main() {
   options.cc.protocol = *protocol;
   options.cc.gcl_size = FLAGS_gcl_size;
   options.cc.prefetch = cpu_path->prefetch;
+  options.cc.identity_frames = cpu_path->identity_frames;
   // Compute nodes in this process: all of them on loopback, one per
   // process over verbs.
   const int local_nodes = verbs ? 1 : fabric->compute_nodes;
@@ -814,6 +815,7 @@ int Main() {
   config.index_leaf_hint = cpu_path->tuning.leaf_hint;
   config.optimistic_reads = cpu_path->tuning.optimistic_reads;
   config.optimistic_tuple_reads = FLAGS_optimistic_tuple_reads;
+  config.identity_frames = cpu_path->identity_frames;
   config.validate_index_reads = FLAGS_validate_index_reads;
   config.epochs_in_pool = FLAGS_epochs_in_pool;
   {

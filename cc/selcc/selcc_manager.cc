@@ -298,7 +298,7 @@ absl::StatusOr<SelccManager::Frame*> SelccManager::LatchFrame(
       return f;
     }
     // Miss: a free frame for the GCL.
-    Frame* fresh = cache.TakeFree();
+    Frame* fresh = cache.TakeFree(gcl);
     if (fresh == nullptr && options().batched_eviction && round < 64) {
       // The background evictor fell behind: let it run before paying a
       // round trip for a foreground eviction on this miss's path.
