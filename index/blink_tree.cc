@@ -9,6 +9,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
 #include "index/blink_node.h"
+#include "index/blink_tree_thread_state.h"
 #include "index/key_codec.h"
 
 namespace strand::index {
@@ -44,14 +45,6 @@ void PrefetchNode(const uint8_t* payload, uint32_t bytes) {
   }
 }
 
-// One slot of the rightmost-leaf shortcut's memory
-// (BLinkTreeTuning::leaf_hint).
-struct LeafHintSlot {
-  uint64_t tree = 0;  // BLinkTree::id_; 0: empty
-  size_t prefix = 0;  // hash of (tree, key prefix)
-  uint64_t leaf = 0;  // raw GlobalAddress
-};
-constexpr size_t kLeafHintSlots = 256;  // 6 KiB per thread
 std::atomic<uint64_t> next_tree_id{1};
 
 absl::Status Corrupt(GlobalAddress gcl, const char* what) {
@@ -60,18 +53,6 @@ absl::Status Corrupt(GlobalAddress gcl, const char* what) {
 }
 
 }  // namespace
-
-// The leaf hints are direct-mapped by (tree, key prefix): a slot lost to
-// another (tree, prefix) only costs that key a descent.
-struct BLinkTree::ThreadState {
-  std::array<LeafHintSlot, kLeafHintSlots> leaf_hints;
-  LeafHintStats leaf_hint_stats;
-  OptimisticReadStats optimistic_read_stats;
-};
-
-BLinkTree::ThreadState& BLinkTree::StateOf(cc::ThreadContext& ctx) {
-  return ctx.Local<ThreadState>();
-}
 
 // The inner node seen at each level on the way down: where a split posts
 // its separator (a hint; the insert moves right from it).
@@ -155,16 +136,6 @@ OptimisticReadStats BLinkTree::ThreadOptimisticReadStats(
   return StateOf(ctx).optimistic_read_stats;
 }
 
-OptimisticReadStats& BLinkTree::MutableOptimisticReadStats(
-    cc::ThreadContext& ctx) {
-  return StateOf(ctx).optimistic_read_stats;
-}
-
-void BLinkTree::CountLeafHint(cc::ThreadContext& ctx, bool hit) {
-  LeafHintStats& stats = StateOf(ctx).leaf_hint_stats;
-  ++(hit ? stats.hits : stats.misses);
-}
-
 BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
                      uint16_t key_width, bool unique, GlobalAddress root,
                      const BLinkTreeTuning& tuning)
@@ -186,7 +157,8 @@ BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
 GlobalAddress BLinkTree::HintedLeaf(cc::ThreadContext& ctx,
                                     std::string_view key) const {
   const size_t prefix = absl::HashOf(id_, key.substr(0, hint_prefix_));
-  const LeafHintSlot& slot = StateOf(ctx).leaf_hints[prefix % kLeafHintSlots];
+  const LeafHintSlot& slot =
+      StateOf(ctx).leaf_hints[prefix % ThreadState::kLeafHintSlots];
   if (slot.tree != id_ || slot.prefix != prefix) return GlobalAddress();
   return GlobalAddress::FromRaw(slot.leaf);
 }
@@ -194,7 +166,8 @@ GlobalAddress BLinkTree::HintedLeaf(cc::ThreadContext& ctx,
 void BLinkTree::RememberLeaf(cc::ThreadContext& ctx, std::string_view key,
                              GlobalAddress leaf) const {
   const size_t prefix = absl::HashOf(id_, key.substr(0, hint_prefix_));
-  StateOf(ctx).leaf_hints[prefix % kLeafHintSlots] = {id_, prefix, leaf.raw()};
+  StateOf(ctx).leaf_hints[prefix % ThreadState::kLeafHintSlots] = {id_, prefix,
+                                                                   leaf.raw()};
 }
 
 bool BLinkTree::Covers(const uint8_t* payload, std::string_view key) const {

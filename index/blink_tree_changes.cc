@@ -21,6 +21,7 @@
 #include "glog/logging.h"
 #include "index/blink_node.h"
 #include "index/blink_tree.h"
+#include "index/blink_tree_thread_state.h"
 
 namespace strand::index {
 
