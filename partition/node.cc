@@ -1,10 +1,10 @@
 #include "partition/node.h"
 
-#include <cstring>
 #include <thread>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/coding.h"
 #include "glog/logging.h"
 #include "wal/two_phase_records.h"
 
@@ -14,22 +14,15 @@ namespace {
 // How long a node waits for another's kHello before a request to it fails.
 constexpr absl::Duration kHelloWait = absl::Seconds(30);
 
-void PutU32(std::string& out, uint32_t v) {
-  out.append(reinterpret_cast<const char*>(&v), 4);
-}
-
-uint32_t GetU32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 }  // namespace
 
 struct Node::Branch {
   uint64_t gtid = 0;
   std::mutex mu;  // one message of the branch at a time
   std::unique_ptr<cc::ThreadContext> ctx;
+  // With a watermark (txn/commit_watermark.h), held from the branch's
+  // first fragment: the coordinator's commit timestamp comes later.
+  txn::CommitWatermark::Slot* watermark_slot = nullptr;
   std::unique_ptr<txn::ConcurrencyControl> cc;
   std::unique_ptr<txn::Txn> txn;
   bool prepared = false;  // guarded by mu
@@ -401,8 +394,23 @@ std::shared_ptr<Node::Branch> Node::FindBranch(uint64_t gtid, bool create,
     }
     b->ctx = *std::move(ctx);
   }
+  if (txn::CommitWatermark* watermark = config_.db->watermark; watermark) {
+    if (!free_watermark_slots_.empty()) {
+      b->watermark_slot = free_watermark_slots_.back();
+      free_watermark_slots_.pop_back();
+    } else {
+      auto slot = watermark->NewSlot();
+      if (!slot.ok()) {
+        *error = slot.status();
+        free_contexts_.push_back(std::move(b->ctx));
+        return nullptr;
+      }
+      b->watermark_slot = *slot;
+    }
+  }
   b->cc = txn::ConcurrencyControl::Create(config_.db->algorithm);
   b->txn = std::make_unique<txn::Txn>(*config_.db, *b->ctx, *b->cc);
+  b->txn->set_watermark_slot(b->watermark_slot);
   if (absl::Status s = b->txn->Begin(); !s.ok()) {
     *error = s;
     return nullptr;
@@ -423,6 +431,9 @@ void Node::EndBranch(Branch& b) {
   b.cc.reset();
   std::lock_guard<std::mutex> lock(branches_mu_);
   free_contexts_.push_back(std::move(b.ctx));
+  if (b.watermark_slot != nullptr) {
+    free_watermark_slots_.push_back(std::exchange(b.watermark_slot, nullptr));
+  }
   branches_.erase(b.gtid);
 }
 
@@ -456,8 +467,8 @@ void Node::OnWork(const Header& h, rdma::ComputeNodeId from,
           fail(absl::StatusCode::kInternal);
           break;
         }
-        const uint32_t fragment = GetU32(in);
-        const uint32_t length = GetU32(in + 4);
+        const uint32_t fragment = DecodeFixed<uint32_t>(in);
+        const uint32_t length = DecodeFixed<uint32_t>(in + 4);
         in += 8;
         if (static_cast<uint64_t>(end - in) < length) {
           fail(absl::StatusCode::kInternal);
@@ -477,9 +488,9 @@ void Node::OnWork(const Header& h, rdma::ComputeNodeId from,
           fail(s.ok() ? absl::StatusCode::kAborted : s.code());
           break;
         }
-        PutU32(body, static_cast<uint32_t>(s.code()));
-        PutU32(body, static_cast<uint32_t>(s.message().size()));
-        PutU32(body, static_cast<uint32_t>(output.size()));
+        PutFixed<uint32_t>(&body, static_cast<uint32_t>(s.code()));
+        PutFixed<uint32_t>(&body, static_cast<uint32_t>(s.message().size()));
+        PutFixed<uint32_t>(&body, static_cast<uint32_t>(output.size()));
         body.append(s.message().data(), s.message().size());
         body.append(output);
       }
@@ -564,6 +575,16 @@ void Node::OnPrepare(const Header& h, rdma::ComputeNodeId from,
   PartitionStats s;
   s.forced_writes = 1;
   AddStats(s);
+  if (config_.db->watermark != nullptr) {
+    // Acknowledged by watermark: no acknowledgement of this transaction,
+    // nor of any that reads its writes, comes before the cluster mark
+    // covers its commit timestamp, which needs this record durable; a
+    // crash that loses it cuts the transaction everywhere
+    // (docs/design/durable_acks.md). So the vote need not wait.
+    vote.vote = Vote::kYes;
+    send_now();
+    return;
+  }
   lock.unlock();
   // The vote leaves once the prepare record is durable: from the log's
   // flusher, so this handler returns at once.
@@ -582,13 +603,14 @@ void Node::OnCommit(const Header& h, rdma::ComputeNodeId from,
     // most for an instant.
     std::unique_lock<std::mutex> lock(b->mu);
     if (!b->ended && b->prepared) {
-      if (absl::Status s = b->txn->CommitPrepared(); !s.ok()) {
-        LOG(ERROR) << "compute node " << config_.id << " committing branch of "
-                   << h.gtid << ": " << s;
-      }
+      // Logged while the branch still holds its watermark slot.
       if (wal::LogWriter* log = config_.db->log; log != nullptr) {
         (void)log->AppendRecord(wal::RecordType::kParticipantCommit, h.gtid,
                                 h.commit_ts, "");
+      }
+      if (absl::Status s = b->txn->CommitPrepared(); !s.ok()) {
+        LOG(ERROR) << "compute node " << config_.id << " committing branch of "
+                   << h.gtid << ": " << s;
       }
       b->prepared = false;
       EndBranch(*b);
