@@ -50,6 +50,7 @@
 #include <string_view>
 
 #include "absl/base/attributes.h"
+#include "base/coding.h"
 #include "cc/gcl_manager.h"
 #include "cc/optimistic_read.h"
 
@@ -129,26 +130,19 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline int CompareBytes(const char* pa, size_t na,
 inline uint64_t KeyPrefix(std::string_view key) {
   const auto* p = reinterpret_cast<const uint8_t*>(key.data());
   uint64_t v = 0;
-  if (key.size() >= 8) {
-    std::memcpy(&v, p, 8);
-    return __builtin_bswap64(v);
-  }
+  if (key.size() >= 8) return __builtin_bswap64(DecodeFixed<uint64_t>(p));
   // Shorter (4-byte keys are common): 4, 2 and 1 bytes, high to low, not
   // a byte loop.
   int shift = 64;
   size_t i = 0;
   if (key.size() - i >= 4) {
-    uint32_t w;
-    std::memcpy(&w, p + i, 4);
     shift -= 32;
-    v |= uint64_t{__builtin_bswap32(w)} << shift;
+    v |= uint64_t{__builtin_bswap32(DecodeFixed<uint32_t>(p + i))} << shift;
     i += 4;
   }
   if (key.size() - i >= 2) {
-    uint16_t w;
-    std::memcpy(&w, p + i, 2);
     shift -= 16;
-    v |= uint64_t{__builtin_bswap16(w)} << shift;
+    v |= uint64_t{__builtin_bswap16(DecodeFixed<uint16_t>(p + i))} << shift;
     i += 2;
   }
   if (key.size() - i >= 1) {

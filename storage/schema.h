@@ -34,6 +34,7 @@
 #include "absl/base/optimization.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "base/coding.h"
 
 namespace strand::storage {
 
@@ -120,21 +121,12 @@ inline int64_t LoadSigned(const uint8_t* p, const Column& c) {
   switch (c.length) {
     case 1:
       return static_cast<int8_t>(*p);
-    case 2: {
-      int16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case 4: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    default: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
+    case 2:
+      return DecodeFixed<int16_t>(p);
+    case 4:
+      return DecodeFixed<int32_t>(p);
+    default:
+      return DecodeFixed<int64_t>(p);
   }
 }
 // The broken invariants of the accessors below (a column of another type,
@@ -147,23 +139,23 @@ inline void StoreSigned(uint8_t* p, int64_t value, const Column& c) {
     case 1: {
       const auto v = static_cast<int8_t>(value);
       if (ABSL_PREDICT_FALSE(v != value)) DoesNotFit(c, value);
-      std::memcpy(p, &v, 1);
+      EncodeFixed(p, v);
       return;
     }
     case 2: {
       const auto v = static_cast<int16_t>(value);
       if (ABSL_PREDICT_FALSE(v != value)) DoesNotFit(c, value);
-      std::memcpy(p, &v, 2);
+      EncodeFixed(p, v);
       return;
     }
     case 4: {
       const auto v = static_cast<int32_t>(value);
       if (ABSL_PREDICT_FALSE(v != value)) DoesNotFit(c, value);
-      std::memcpy(p, &v, 4);
+      EncodeFixed(p, v);
       return;
     }
     default:
-      std::memcpy(p, &value, 8);
+      EncodeFixed(p, value);
   }
 }
 
