@@ -76,6 +76,10 @@ struct CcOptions {
 
   // What index/ prefetches (--prefetch). Changes no result.
   PrefetchScope prefetch = PrefetchScope::kNarrow;
+  // SELCC's identity frames (--identity_frames, selcc/cache.h): a miss
+  // takes the frame its GCL's address names when that is free, and a hit
+  // looks there before the frame table. Changes no result.
+  bool identity_frames = true;
 
   // Fault injection for protocol tests: delay before a handler processes
   // an invalidation, and the probability it drops one as if busy.

@@ -128,16 +128,18 @@ struct BLinkTreeTuning {
   bool optimistic_reads = true;
 };
 
-// What the optimistic reads of inner nodes did on the calling thread, in
-// all trees, since the thread started (tests and profiles).
+// What the optimistic reads of inner nodes did on one thread (through one
+// cc::ThreadContext), in all trees, since the context was made (tests and
+// profiles).
 struct OptimisticReadStats {
   uint64_t validated = 0;    // node reads that validated
   uint64_t invalidated = 0;  // node reads that did not (a writer came in)
   uint64_t unavailable = 0;  // OptimisticRead said not available
 };
 
-// What the rightmost-leaf shortcut did on the calling thread, in all
-// trees, since the thread started (tests and profiles).
+// What the rightmost-leaf shortcut did on one thread (through one
+// cc::ThreadContext), in all trees, since the context was made (tests and
+// profiles).
 struct LeafHintStats {
   uint64_t hits = 0;    // the hinted leaf covered the key and was used
   uint64_t misses = 0;  // a hint existed but the insert descended
@@ -179,11 +181,10 @@ class BLinkTree {
       cc::GclManager& manager, cc::ThreadContext& ctx,
       rdma::GlobalAddress anchor, const BLinkTreeTuning& tuning = {});
 
-  // The calling thread's shortcut counters (BLinkTreeTuning::leaf_hint).
-  static LeafHintStats ThreadLeafHintStats();
-  // The calling thread's optimistic read counters
-  // (BLinkTreeTuning::optimistic_reads).
-  static OptimisticReadStats ThreadOptimisticReadStats();
+  // `ctx`'s shortcut counters (BLinkTreeTuning::leaf_hint).
+  static LeafHintStats ThreadLeafHintStats(cc::ThreadContext& ctx);
+  // `ctx`'s optimistic read counters (BLinkTreeTuning::optimistic_reads).
+  static OptimisticReadStats ThreadOptimisticReadStats(cc::ThreadContext& ctx);
 
   uint16_t key_width() const { return key_width_; }
   bool unique() const { return unique_; }
@@ -352,21 +353,29 @@ class BLinkTree {
             uint16_t key_width, bool unique, rdma::GlobalAddress root,
             const BLinkTreeTuning& tuning);
 
+  // What a thread keeps for every tree it uses, on its context
+  // (cc::ThreadContext::Local): the leaf hints and the counters.
+  struct ThreadState;
+  static ThreadState& StateOf(cc::ThreadContext& ctx);
   // The rightmost-leaf shortcut (BLinkTreeTuning::leaf_hint). The leaf
-  // this thread last changed for internal key `key`'s prefix, or null.
-  rdma::GlobalAddress HintedLeaf(std::string_view key) const;
-  void RememberLeaf(std::string_view key, rdma::GlobalAddress leaf) const;
-  // Counts a use of a hint into the thread's LeafHintStats.
-  static void CountLeafHint(bool hit);
-  // The calling thread's counters behind ThreadOptimisticReadStats.
-  static OptimisticReadStats& MutableOptimisticReadStats();
+  // `ctx`'s thread last changed for internal key `key`'s prefix, or null.
+  rdma::GlobalAddress HintedLeaf(cc::ThreadContext& ctx,
+                                 std::string_view key) const;
+  void RememberLeaf(cc::ThreadContext& ctx, std::string_view key,
+                    rdma::GlobalAddress leaf) const;
+  // Counts a use of a hint into `ctx`'s LeafHintStats.
+  static void CountLeafHint(cc::ThreadContext& ctx, bool hit);
+  // `ctx`'s counters behind ThreadOptimisticReadStats.
+  static OptimisticReadStats& MutableOptimisticReadStats(
+      cc::ThreadContext& ctx);
   // Whether the latched node `payload` is a leaf whose fences cover `key`.
   bool Covers(const uint8_t* payload, std::string_view key) const;
-  // The hinted leaf of `key`, X-latched with `lock`, when its fences cover
-  // the key; else a guard that owns nothing (no hint, or a busy latch under
-  // no_wait, or fences that do not cover it). Errors other than a busy
+  // `hinted` (HintedLeaf of `key`), X-latched with `lock`, when its fences
+  // cover the key; else a guard that owns nothing (no hint, or a busy latch
+  // under no_wait, or fences that do not cover it). Errors other than a busy
   // latch are returned.
   absl::StatusOr<cc::ExclusiveGuard> LatchHintedLeaf(cc::ThreadContext& ctx,
+                                                     rdma::GlobalAddress hinted,
                                                      std::string_view key,
                                                      cc::LockOptions lock);
 
@@ -375,6 +384,10 @@ class BLinkTree {
   absl::Status CheckBounds(std::optional<std::string_view> low,
                            std::optional<std::string_view> high) const;
   std::string InternalKey(std::string_view key, uint64_t value) const;
+  // A non-unique tree's internal key of (key, value), written into `out`
+  // (width_ bytes); the view is of `out`.
+  std::string_view InternalKeyInto(std::string_view key, uint64_t value,
+                                   char* out) const;
 
   // Where an optimistic descent stopped: the node to go on from, not
   // latched, and its level when known (-1: not read yet).
@@ -507,7 +520,8 @@ class BLinkTree {
   // Bytes of a user key that name its hint (BLinkTreeTuning::leaf_hint).
   const uint32_t hint_prefix_;
   // Never reused within the process: a thread's hints name the tree by it,
-  // so a tree opened later at the same address finds none of them.
+  // so a tree opened later at the same address (or another manager's tree
+  // that a context also used) finds none of them.
   const uint64_t id_;
   std::atomic<uint64_t> root_hint_;  // raw GlobalAddress of a recent root
 };

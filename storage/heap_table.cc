@@ -17,11 +17,21 @@ using rdma::GlobalAddress;
 
 namespace {
 
-// HeapTable::instance_: a table's key in each thread's cache of its insert
-// pages.
+// HeapTable::instance_: a table's key in each context's cache of its
+// insert pages.
 std::atomic<uint64_t> next_instance{1};
 
 }  // namespace
+
+// Direct-mapped by table: TPC-C inserts into four tables per thread, whose
+// instances are consecutive.
+struct HeapTable::InsertPageCache {
+  struct Entry {
+    uint64_t table = 0;  // HeapTable::instance_; 0: empty
+    InsertPage* insert_page = nullptr;
+  };
+  std::array<Entry, 16> entries;
+};
 
 // A page stores its slot count in a u16 (heap_page.h).
 static_assert(TupleAddress::kMaxSlots <= UINT16_MAX);
@@ -217,21 +227,15 @@ absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
   return TupleAddress::Encode(mine.page, mine.next_slot++);
 }
 
-HeapTable::InsertPage& HeapTable::InsertPageOf(const cc::ThreadContext& ctx) {
-  // Direct-mapped by table: TPC-C inserts into four tables per thread,
-  // whose instances are consecutive.
-  struct Cached {
-    uint64_t table = 0;
-    const cc::ThreadContext* ctx = nullptr;
-    InsertPage* entry = nullptr;
-  };
-  thread_local std::array<Cached, 16> cache;
-  Cached& cached = cache[instance_ % cache.size()];
-  if (cached.table == instance_ && cached.ctx == &ctx) return *cached.entry;
+HeapTable::InsertPage& HeapTable::InsertPageOf(cc::ThreadContext& ctx) {
+  InsertPageCache& cache = ctx.Local<InsertPageCache>();
+  InsertPageCache::Entry& cached =
+      cache.entries[instance_ % cache.entries.size()];
+  if (cached.table == instance_) return *cached.insert_page;
   std::lock_guard<std::mutex> lock(mu_);
   std::unique_ptr<InsertPage>& entry = insert_pages_[&ctx];
   if (entry == nullptr) entry = std::make_unique<InsertPage>();
-  cached = {instance_, &ctx, entry.get()};
+  cached = {instance_, entry.get()};
   return *entry;
 }
 

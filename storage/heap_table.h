@@ -213,13 +213,16 @@ class HeapTable {
     rdma::GlobalAddress page;
     uint32_t next_slot = 0;
   };
-  // `ctx`'s entry, found without mu_ once this thread has used it (a
-  // per-thread cache): the common insert, a next slot on the thread's own
-  // page with no free slot waiting, then takes no table-wide lock, which
-  // at two threads cost 5% of TPC-C's CPU in futex waits.
-  InsertPage& InsertPageOf(const cc::ThreadContext& ctx);
+  // `ctx`'s entry, found without mu_ once `ctx` has used it (a cache on
+  // the context): the common insert, a next slot on the thread's own page
+  // with no free slot waiting, then takes no table-wide lock, which at two
+  // threads cost 5% of TPC-C's CPU in futex waits.
+  InsertPage& InsertPageOf(cc::ThreadContext& ctx);
+  // That cache (cc::ThreadContext::Local), for every table `ctx` inserts
+  // into.
+  struct InsertPageCache;
 
-  // Keys the per-thread cache; unique in the process, never reused, so a
+  // Keys the contexts' caches; unique in the process, never reused, so a
   // cache entry of a table that is gone never matches again.
   const uint64_t instance_;
   // std::mutex, not absl::Mutex: the distribution's abseil is not built

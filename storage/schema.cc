@@ -56,50 +56,21 @@ T Load(const uint8_t* p) {
   return v;
 }
 
-// The signed integer of `bytes` (1, 2, 4 or 8) bytes at p, sign-extended.
-int64_t LoadSigned(const uint8_t* p, uint16_t bytes) {
-  switch (bytes) {
-    case 1:
-      return Load<int8_t>(p);
-    case 2:
-      return Load<int16_t>(p);
-    case 4:
-      return Load<int32_t>(p);
-    default:
-      return Load<int64_t>(p);
-  }
-}
-
-template <typename T>
-void StoreChecked(uint8_t* p, int64_t value, const Column& c) {
-  CHECK(value >= std::numeric_limits<T>::min() &&
-        value <= std::numeric_limits<T>::max())
-      << value << " does not fit " << c.length << "-byte "
-      << ColumnTypeName(c.type) << " column " << c.name;
-  const T v = static_cast<T>(value);
-  std::memcpy(p, &v, sizeof(T));
-}
-
-// Stores `value` in the c.length bytes at p; CHECKs that it fits.
-void StoreSigned(uint8_t* p, int64_t value, const Column& c) {
-  switch (c.length) {
-    case 1:
-      return StoreChecked<int8_t>(p, value, c);
-    case 2:
-      return StoreChecked<int16_t>(p, value, c);
-    case 4:
-      return StoreChecked<int32_t>(p, value, c);
-    default:
-      return StoreChecked<int64_t>(p, value, c);
-  }
-}
-
-bool IsInt(ColumnType type) {
-  return type == ColumnType::kInt8 || type == ColumnType::kInt16 ||
-         type == ColumnType::kInt32 || type == ColumnType::kInt64;
-}
-
 }  // namespace
+
+namespace schema_internal {
+
+void WrongType(const Column& c, const char* wanted) {
+  LOG(FATAL) << "column " << c.name << " is " << ColumnTypeName(c.type)
+             << ", not " << wanted;
+}
+
+void DoesNotFit(const Column& c, int64_t value) {
+  LOG(FATAL) << value << " does not fit " << c.length << "-byte "
+             << ColumnTypeName(c.type) << " column " << c.name;
+}
+
+}  // namespace schema_internal
 
 const char* ColumnTypeName(ColumnType type) {
   switch (type) {
@@ -239,23 +210,10 @@ bool operator==(const Schema& a, const Schema& b) {
   return true;
 }
 
-int64_t TupleView::GetInt(size_t column) const {
-  const Column& c = schema_->column(column);
-  CHECK(IsInt(c.type)) << "column " << c.name << " is "
-                       << ColumnTypeName(c.type);
-  return LoadSigned(bytes_ + c.offset, c.length);
-}
-
 double TupleView::GetDouble(size_t column) const {
   const Column& c = schema_->column(column);
   CHECK(c.type == ColumnType::kDouble) << "column " << c.name;
   return Load<double>(bytes_ + c.offset);
-}
-
-int64_t TupleView::GetDecimal(size_t column) const {
-  const Column& c = schema_->column(column);
-  CHECK(c.type == ColumnType::kDecimal) << "column " << c.name;
-  return LoadSigned(bytes_ + c.offset, c.length);
 }
 
 std::string_view TupleView::GetChars(size_t column) const {
@@ -265,23 +223,10 @@ std::string_view TupleView::GetChars(size_t column) const {
   return std::string_view(p, strnlen(p, c.length));
 }
 
-void TupleBuffer::SetInt(size_t column, int64_t value) {
-  const Column& c = schema_->column(column);
-  CHECK(IsInt(c.type)) << "column " << c.name << " is "
-                       << ColumnTypeName(c.type);
-  StoreSigned(bytes_.data() + c.offset, value, c);
-}
-
 void TupleBuffer::SetDouble(size_t column, double value) {
   const Column& c = schema_->column(column);
   CHECK(c.type == ColumnType::kDouble) << "column " << c.name;
   std::memcpy(bytes_.data() + c.offset, &value, 8);
-}
-
-void TupleBuffer::SetDecimal(size_t column, int64_t units) {
-  const Column& c = schema_->column(column);
-  CHECK(c.type == ColumnType::kDecimal) << "column " << c.name;
-  StoreSigned(bytes_.data() + c.offset, units, c);
 }
 
 void TupleBuffer::SetChars(size_t column, std::string_view value) {

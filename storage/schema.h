@@ -26,12 +26,15 @@
 // sign-extend to int64, so callers never see the stored width.
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "base/coding.h"
 
 namespace strand::storage {
 
@@ -103,14 +106,85 @@ class Schema {
 
 // Typed access to one tuple's bytes (tuple_bytes() of them). Reading views
 // const bytes; writing needs a mutable buffer, e.g. a TupleBuffer.
+namespace schema_internal {
+
+// Whether `type` is one of the integer types (kInt8 .. kInt64).
+inline bool IsInt(ColumnType type) {
+  constexpr uint32_t kInts = 1u << static_cast<int>(ColumnType::kInt8) |
+                             1u << static_cast<int>(ColumnType::kInt16) |
+                             1u << static_cast<int>(ColumnType::kInt32) |
+                             1u << static_cast<int>(ColumnType::kInt64);
+  return ((kInts >> static_cast<int>(type)) & 1) != 0;
+}
+// The column's c.length bytes at p, sign-extended.
+inline int64_t LoadSigned(const uint8_t* p, const Column& c) {
+  switch (c.length) {
+    case 1:
+      return static_cast<int8_t>(*p);
+    case 2:
+      return DecodeFixed<int16_t>(p);
+    case 4:
+      return DecodeFixed<int32_t>(p);
+    default:
+      return DecodeFixed<int64_t>(p);
+  }
+}
+// The broken invariants of the accessors below (a column of another type,
+// a value its width cannot hold): CHECK-fail, naming the column.
+[[noreturn]] void WrongType(const Column& c, const char* wanted);
+[[noreturn]] void DoesNotFit(const Column& c, int64_t value);
+// Stores `value` in the column's c.length bytes at p; CHECKs that it fits.
+inline void StoreSigned(uint8_t* p, int64_t value, const Column& c) {
+  switch (c.length) {
+    case 1: {
+      const auto v = static_cast<int8_t>(value);
+      if (ABSL_PREDICT_FALSE(v != value)) DoesNotFit(c, value);
+      EncodeFixed(p, v);
+      return;
+    }
+    case 2: {
+      const auto v = static_cast<int16_t>(value);
+      if (ABSL_PREDICT_FALSE(v != value)) DoesNotFit(c, value);
+      EncodeFixed(p, v);
+      return;
+    }
+    case 4: {
+      const auto v = static_cast<int32_t>(value);
+      if (ABSL_PREDICT_FALSE(v != value)) DoesNotFit(c, value);
+      EncodeFixed(p, v);
+      return;
+    }
+    default:
+      EncodeFixed(p, value);
+  }
+}
+
+}  // namespace schema_internal
+
+// Reads of a tuple's columns. The integer and decimal accessors are inline
+// (with their type checks): a TPC-C New-Order makes some 150 of them.
 class TupleView {
  public:
   TupleView(const Schema& schema, const uint8_t* bytes)
       : schema_(&schema), bytes_(bytes) {}
 
-  int64_t GetInt(size_t column) const;  // kInt8, kInt16, kInt32 or kInt64
+  // kInt8, kInt16, kInt32 or kInt64.
+  int64_t GetInt(size_t column) const {
+    const Column& c = schema_->column(column);
+    if (ABSL_PREDICT_FALSE(!schema_internal::IsInt(c.type))) {
+      schema_internal::WrongType(c, "an integer");
+    }
+    return schema_internal::LoadSigned(bytes_ + c.offset, c);
+  }
   double GetDouble(size_t column) const;
-  int64_t GetDecimal(size_t column) const;  // in 10^-scale units
+  // In 10^-scale units.
+  int64_t GetDecimal(size_t column) const {
+    const Column& c = schema_->column(column);
+    if (ABSL_PREDICT_FALSE(c.type != ColumnType::kDecimal)) {
+      schema_internal::WrongType(c, "a decimal");
+    }
+    return schema_internal::LoadSigned(bytes_ + c.offset, c);
+  }
   // The bytes up to the first NUL (or the whole array).
   std::string_view GetChars(size_t column) const;
 
@@ -137,9 +211,21 @@ class TupleBuffer {
   }
 
   // Both CHECK that the value fits the column's width.
-  void SetInt(size_t column, int64_t value);
+  void SetInt(size_t column, int64_t value) {
+    const Column& c = schema_->column(column);
+    if (ABSL_PREDICT_FALSE(!schema_internal::IsInt(c.type))) {
+      schema_internal::WrongType(c, "an integer");
+    }
+    schema_internal::StoreSigned(bytes_.data() + c.offset, value, c);
+  }
   void SetDouble(size_t column, double value);
-  void SetDecimal(size_t column, int64_t units);
+  void SetDecimal(size_t column, int64_t units) {
+    const Column& c = schema_->column(column);
+    if (ABSL_PREDICT_FALSE(c.type != ColumnType::kDecimal)) {
+      schema_internal::WrongType(c, "a decimal");
+    }
+    schema_internal::StoreSigned(bytes_.data() + c.offset, units, c);
+  }
   // Copies up to length bytes and NUL-pads; longer values are truncated.
   void SetChars(size_t column, std::string_view value);
 

@@ -103,6 +103,7 @@ constexpr absl::string_view kRunOnlyFlags[] = {"threads",
                                                "prefetch",
                                                "index_leaf_hint",
                                                "optimistic_reads",
+                                               "identity_frames",
                                                "fabric",
                                                "memory_nodes",
                                                "compute_nodes",
@@ -427,6 +428,7 @@ engine::EngineOptions TpccOptions::EngineOptionsForRun() const {
   options.cc.protocol = coherence();
   options.cc.gcl_size = gcl_size;
   options.cc.prefetch = cpu_path.prefetch;
+  options.cc.identity_frames = cpu_path.identity_frames;
   options.cc.cache_bytes =
       cache_mb != 0
           ? cache_mb << 20
@@ -466,6 +468,7 @@ void TpccOptions::AddJson(JsonLine& json) const {
       .Add("index_leaf_hint", cpu_path.tuning.leaf_hint)
       .Add("optimistic_reads", cpu_path.tuning.optimistic_reads)
       .Add("optimistic_tuple_reads", optimistic_tuple_reads)
+      .Add("identity_frames", cpu_path.identity_frames)
       .Add("seed", seed)
       .Add("validate_index_reads", validate_index_reads)
       .Add("epochs_in_pool", epochs_in_pool)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "glog/logging.h"
 #include "index/blink_tree.h"
@@ -15,11 +16,16 @@ namespace {
 void GroupChanges(TxnState& txn) {
   txn.index_changes.clear();
   txn.index_change_runs.clear();
-  std::vector<IndexId> indexes;
+  // Allocated once here, not grown change by change (a New-Order makes 13
+  // changes in 5 indexes); the indexes' list is inline.
+  txn.index_changes.reserve(txn.index_removes.size() +
+                            txn.index_inserts.size());
+  absl::InlinedVector<IndexId, 16> indexes;
   for (const IndexWrite& w : txn.index_removes) indexes.push_back(w.index);
   for (const IndexWrite& w : txn.index_inserts) indexes.push_back(w.index);
   std::sort(indexes.begin(), indexes.end());
   indexes.erase(std::unique(indexes.begin(), indexes.end()), indexes.end());
+  txn.index_change_runs.reserve(indexes.size());
   for (IndexId index : indexes) {
     for (const bool remove : {true, false}) {
       for (const IndexWrite& w :
@@ -63,6 +69,8 @@ absl::Status PrepareIndexWrites(TxnState& txn) {
     return absl::OkStatus();
   }
   GroupChanges(txn);
+  // Room for a commit's leaves up front (no rehash chain as they come in).
+  txn.index_leaves.reserve(16);
   const std::optional<uint64_t> ts = LeafTimestamp(txn);
   for (int attempt = 0; attempt < kPrepareAttempts; ++attempt) {
     absl::Status error;

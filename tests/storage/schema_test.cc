@@ -106,6 +106,23 @@ TEST(SchemaTest, RejectsBadNarrowColumns) {
   EXPECT_FALSE(Schema::Create({{"x", static_cast<ColumnType>(8)}}).ok());
 }
 
+// A value the column's width cannot hold, or an accessor of another type,
+// is a bug of the caller: it stops the process, naming the column.
+TEST(SchemaTest, ValuesThatDoNotFitAndWrongTypesDie) {
+  auto s = *Schema::Create({{"a", ColumnType::kInt8},
+                            {"b", ColumnType::kInt16},
+                            {"c", ColumnType::kDecimal, 4, 2},
+                            {"n", ColumnType::kChar, 4}});
+  TupleBuffer t(s);
+  EXPECT_DEATH(t.SetInt(0, 128), "128 does not fit 1-byte int8 column a");
+  EXPECT_DEATH(t.SetInt(1, -32769), "does not fit 2-byte int16 column b");
+  EXPECT_DEATH(t.SetDecimal(2, int64_t{1} << 31),
+               "does not fit 4-byte decimal column c");
+  EXPECT_DEATH(t.SetInt(2, 1), "column c is decimal, not an integer");
+  EXPECT_DEATH(t.SetDecimal(0, 1), "column a is int8, not a decimal");
+  EXPECT_DEATH((void)t.view().GetInt(3), "column n is char, not an integer");
+}
+
 TEST(SchemaTest, NarrowValuesRoundTripAtTheirBounds) {
   auto s = *Schema::Create({{"a", ColumnType::kInt8},
                             {"b", ColumnType::kInt16},
