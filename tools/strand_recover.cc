@@ -1,27 +1,32 @@
-// strand_recover: rebuilds a memory pool from an initial image plus the
-// logs of every compute node, merged in commit-timestamp order
-// (engine/recovery.h), and optionally writes the result as a new image.
+// strand_recover: rebuilds a memory pool from a base (the newest usable
+// checkpoint in --wal_dir, engine/checkpoint_load.h, or else the pool image
+// --image) plus the logs of every compute node, merged in commit-timestamp
+// order (engine/recovery.h), and optionally writes the result as an image.
 //
-//   strand_recover --image=/ssd/db.img --wal_dir=/ssd/wal
-//       --out_image=/ssd/db-recovered.img
+//   strand_recover --wal_dir=/ssd/wal [--image=/ssd/db.img]
+//       [--out_image=/ssd/db-recovered.img]
 //
 // The pool's layout (memory nodes, their size, the chunk and GCL sizes)
-// is read from the image; --memory_nodes, --pool_mb, --chunk_kb and
-// --gcl_size are needed only for an image too old to record its GCL size,
-// and if given must match it.
+// is read from the base: the checkpoint's manifest or the image's header;
+// --memory_nodes, --pool_mb, --chunk_kb and --gcl_size are needed only
+// for an image too old to record its GCL size, and if given must match.
 //
-// Prints what was replayed and, per node, how its log ended (a torn tail
-// of a crash is cut: the bytes dropped are printed). A log damaged before
-// its end (a corrupt or missing record that later records prove was
-// durable, wal/log_reader.h) is an error naming the node, segment, offset
-// and LSN; --allow_log_data_loss recovers up to it instead, and says so.
+// Prints the base (and every newer checkpoint passed over, with why: a
+// damaged or unfinished copy, logs truncated past it), how long loading it
+// and replaying the logs took (records/s, MiB/s), and per node how its log
+// ended (a torn tail of a crash is cut: the bytes dropped are printed). A
+// log damaged before its end (a corrupt, missing or truncated segment, a
+// missing node-<id>/, wal/log_reader.h) is an error naming the node,
+// segment, offset and LSN; --allow_log_data_loss recovers up to it
+// instead, and says so.
 //
 // Exit status: 0 recovered (with --allow_log_data_loss possibly losing
 // data, which the report and the JSON say); 1 recovery failed (damaged or
-// foreign log, corrupt image, replay error); 2 command-line misuse, found
-// before any replay (missing or unusable --image / --wal_dir / --out_image,
-// a layout flag that contradicts the image). --json: one JSON object on
-// stdout and nothing else (the human report goes to stderr).
+// foreign log, no usable checkpoint or image, replay error); 2
+// command-line misuse, found before any replay (missing or unusable
+// --image / --wal_dir / --out_image, a layout flag that contradicts the
+// base). --json: one JSON object on stdout and nothing else (the human
+// report goes to stderr).
 
 #include <fcntl.h>
 #include <gflags/gflags.h>
@@ -31,6 +36,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,14 +48,18 @@
 #include "engine/engine.h"
 #include "engine/image.h"
 #include "rdma/fabric_flags.h"
+#include "wal/checkpoint.h"
 
-DEFINE_string(image, "", "Initial pool image (engine/image.h), required");
+DEFINE_string(image, "",
+              "Pool image (engine/image.h) to start from when --wal_dir holds "
+              "no usable checkpoint; required if it holds none");
 DEFINE_string(wal_dir, "",
               "Directory of the logs to replay (the run's --wal_dir, holding "
               "one node-<id>/ per compute node), required");
 DEFINE_string(out_image, "",
-              "Write the recovered pool here (continue from it with a fresh "
-              "--wal_dir); checked for writability before the replay");
+              "Write the recovered pool here (open it with tpcc "
+              "--check_image, or continue from it with a fresh --wal_dir); "
+              "checked for writability before the replay");
 DEFINE_uint32(gcl_size, 0,
               "GCL size of the run that wrote the image; 0 (default): the "
               "image's own. Needed only for images of format 1, which do not "
@@ -69,17 +79,18 @@ namespace {
 
 using engine::ImageInfo;
 
-// A flag the user set whose value contradicts the image's: misuse.
-void CheckLayoutFlag(const char* flag, uint64_t image_value, uint64_t unit) {
+// A flag the user set whose value contradicts the base's: misuse.
+void CheckLayoutFlag(const char* flag, uint64_t base_value, uint64_t unit,
+                     const std::string& base) {
   const gflags::CommandLineFlagInfo info =
       gflags::GetCommandLineFlagInfoOrDie(flag);
   if (info.is_default) return;
   const uint64_t given = std::stoull(info.current_value);
-  if (given * unit != image_value) {
+  if (given * unit != base_value) {
     ExitWithUsageError(absl::StrFormat(
-        "--%s=%d contradicts the image %s, which has %d: drop the flag (the "
-        "layout is read from the image) or give the image of that run",
-        flag, given, FLAGS_image, image_value / unit));
+        "--%s=%d contradicts %s, which has %d: drop the flag (the layout is "
+        "read from it) or give the base of that run",
+        flag, given, base, base_value / unit));
   }
 }
 
@@ -87,16 +98,18 @@ void CheckLayoutFlag(const char* flag, uint64_t image_value, uint64_t unit) {
 ImageInfo CheckImage() {
   if (FLAGS_image.empty()) {
     ExitWithUsageError(
-        "--image=FILE is required (the pool image to start "
-        "from, e.g. the load.img of a tpcc --wal=on run)");
+        "--wal_dir holds no checkpoint: --image=FILE is required (the pool "
+        "image to start from, e.g. the load.img of a run that logged "
+        "without checkpoints)");
   }
   absl::StatusOr<ImageInfo> image = engine::ReadImageHeader(FLAGS_image);
   if (!image.ok()) {
     ExitWithUsageError("--image: " + std::string(image.status().message()));
   }
-  CheckLayoutFlag("memory_nodes", image->memory_nodes, 1);
-  CheckLayoutFlag("pool_mb", image->region_bytes, uint64_t{1} << 20);
-  CheckLayoutFlag("chunk_kb", image->chunk_bytes, 1024);
+  const std::string name = "the image " + FLAGS_image;
+  CheckLayoutFlag("memory_nodes", image->memory_nodes, 1, name);
+  CheckLayoutFlag("pool_mb", image->region_bytes, uint64_t{1} << 20, name);
+  CheckLayoutFlag("chunk_kb", image->chunk_bytes, 1024, name);
   if (image->gcl_size == 0) {
     if (FLAGS_gcl_size == 0) {
       ExitWithUsageError(absl::StrFormat(
@@ -190,23 +203,54 @@ std::string NodesJson(const engine::RecoveryReport& report) {
   return "[" + absl::StrJoin(nodes, ",") + "]";
 }
 
+// Whether --wal_dir holds a published checkpoint; if so, the layout of
+// the newest one (what the engine will try first: an older one it may
+// fall back to was taken from the same pool).
+std::optional<wal::CheckpointManifest> NewestCheckpoint() {
+  auto listed = wal::ListCheckpoints(FLAGS_wal_dir);
+  if (!listed.ok()) return std::nullopt;
+  for (const wal::CheckpointEntry& e : *listed) {
+    if (!e.published) continue;
+    auto manifest = wal::ReadManifest(e.dir);
+    if (manifest.ok()) return *manifest;
+  }
+  return std::nullopt;
+}
+
 int Main() {
   RunOutput output = RunOutput::FromFlags();
-  const ImageInfo image = CheckImage();
   CheckWalDir();
+  const std::optional<wal::CheckpointManifest> checkpoint = NewestCheckpoint();
+  ImageInfo image;
+  if (!checkpoint.has_value() || !FLAGS_image.empty()) image = CheckImage();
   CheckOutImage();
   absl::StatusOr<rdma::FabricOptions> fabric = rdma::FabricOptionsFromFlags();
   if (!fabric.ok()) ExitWithUsageError(std::string(fabric.status().message()));
   if (fabric->kind != rdma::FabricKind::kLoopback) {
-    ExitWithUsageError("pool images are restored on --fabric=loopback only");
+    ExitWithUsageError("recovery runs on --fabric=loopback only");
   }
-  fabric->memory_nodes = static_cast<int>(image.memory_nodes);
-  fabric->pool_bytes = image.region_bytes;
-  fabric->chunk_bytes = image.chunk_bytes;
+  uint32_t gcl_size = image.gcl_size;
+  if (checkpoint.has_value()) {
+    // A checkpoint is logical: any pool that holds it would do, but the
+    // run's own layout surely does.
+    const std::string name = "the checkpoint's pool";
+    CheckLayoutFlag("memory_nodes", checkpoint->memory_nodes, 1, name);
+    CheckLayoutFlag("pool_mb", checkpoint->region_bytes, uint64_t{1} << 20,
+                    name);
+    CheckLayoutFlag("chunk_kb", checkpoint->chunk_bytes, 1024, name);
+    fabric->memory_nodes = static_cast<int>(checkpoint->memory_nodes);
+    fabric->pool_bytes = checkpoint->region_bytes;
+    fabric->chunk_bytes = checkpoint->chunk_bytes;
+    gcl_size = checkpoint->gcl_size;
+  } else {
+    fabric->memory_nodes = static_cast<int>(image.memory_nodes);
+    fabric->pool_bytes = image.region_bytes;
+    fabric->chunk_bytes = image.chunk_bytes;
+  }
 
   engine::EngineOptions options;
   options.fabric = *fabric;
-  options.cc.gcl_size = image.gcl_size;
+  options.cc.gcl_size = gcl_size;
   options.image_path = FLAGS_image;
   options.recover_wal_dir = FLAGS_wal_dir;
   options.recover_allow_log_data_loss = FLAGS_allow_log_data_loss;
@@ -239,11 +283,27 @@ int Main() {
   JsonLine json = output.Record();
   // The layout as restored from the image (the fabric flags' names).
   rdma::AddFabricJson(*fabric, (*engine)->fabric(), json);
+  const double replay_s = absl::ToDoubleSeconds(report.replay_time);
   json.Add("image", FLAGS_image)
       .Add("wal_dir", FLAGS_wal_dir)
+      .Add("base_kind", report.base_kind)
+      .Add("base", report.base_path)
+      .Add("bases_passed_over", report.bases_passed_over.size())
+      .Add("load_s", absl::ToDoubleSeconds(report.load_time))
+      .Add("read_logs_s", absl::ToDoubleSeconds(report.read_time))
+      .Add("replay_s", replay_s)
+      .Add("checkpoint_tuples", report.checkpoint_tuples)
+      .Add("checkpoint_entries", report.checkpoint_entries)
+      .Add("checkpoint_bytes", report.checkpoint_bytes)
+      .Add("replayed_bytes", report.replayed_bytes)
+      .Add("replay_records_per_s",
+           replay_s > 0 ? report.records_replayed / replay_s : 0.0)
+      .Add("replay_mb_per_s",
+           replay_s > 0 ? report.replayed_bytes / 1048576.0 / replay_s : 0.0)
+      .Add("ops_already_applied", report.ops_already_applied)
       .Add("out_image", FLAGS_out_image)
       .Add("allow_log_data_loss", FLAGS_allow_log_data_loss)
-      .Add("gcl_size", static_cast<uint64_t>(image.gcl_size))
+      .Add("gcl_size", static_cast<uint64_t>(gcl_size))
       .Add("image_timestamp", report.image_timestamp)
       .Add("records_replayed", report.records_replayed)
       .Add("ops_replayed", report.ops_replayed)
@@ -281,9 +341,9 @@ int Main() {
 int main(int argc, char** argv) {
   strand::ParseCommandLineOrExit(
       &argc, &argv,
-      "Rebuilds a strand pool from an image and the logs of every compute "
-      "node.\n"
-      "Usage: strand_recover --image=FILE --wal_dir=DIR [--out_image=FILE] "
+      "Rebuilds a strand pool from a checkpoint (or an image) and the logs of "
+      "every compute node.\n"
+      "Usage: strand_recover --wal_dir=DIR [--image=FILE] [--out_image=FILE] "
       "[--allow_log_data_loss] [--json|--csv]\n"
       "Exit status: 0 recovered, 1 recovery failed, 2 command-line misuse.");
   return strand::Main();

@@ -322,6 +322,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   progress.Finish();
   RunResult result;
   result.seconds = absl::ToDoubleSeconds(end - start);
+  result.window_start = start;
   result.workers = window.workers();
   result.process_cpu_s = window.process_cpu_s();
   result.worker_threads = total_threads;

@@ -30,6 +30,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
@@ -126,13 +127,27 @@ DEFINE_int32(customers, 3000,
 DEFINE_string(wal, "off",
               "Write-ahead log: off, or on (every committing transaction is "
               "acknowledged only once its redo record is durable in "
-              "--wal_dir; the load is unlogged and saved as "
-              "<wal_dir>/load.img first, by compute node 0 in a cluster)");
+              "--wal_dir; the load is unlogged, then checkpointed into "
+              "<wal_dir>/checkpoint-<n>/ by compute node 0 before the run)");
 DEFINE_string(wal_dir, "",
               "Directory of the log (one node-<id>/ per compute node) and of "
-              "the load image; required with --wal=on, must hold no log yet. "
+              "the checkpoints; required with --wal=on. If it holds a "
+              "previous run's checkpoints and logs, that run is recovered "
+              "and this one carries on in the same directory instead of "
+              "loading (give the same --warehouses, --items, --customers). "
               "In a cluster each process logs to its own host's directory: "
-              "to recover, gather every node-<id>/ next to load.img");
+              "to recover, gather every node-<id>/ next to the checkpoints");
+DEFINE_double(checkpoint_interval_s, 0,
+              "With --wal=on: also take a fuzzy checkpoint every N seconds "
+              "while the run goes on, then truncate the logs before the "
+              "older of the two kept (docs/design/checkpoints.md); 0: only "
+              "the one after the load");
+DEFINE_double(checkpoint_read_mb_per_s, 0,
+              "With --wal=on: rate limit of a checkpoint's copy, in MiB/s of "
+              "tuples and index entries (0: none)");
+DEFINE_int32(wal_segment_mb, 64,
+             "With --wal=on: size of a log segment file in MiB, the unit in "
+             "which logs are truncated after a checkpoint");
 DEFINE_bool(wal_early_lock_release, false,
             "With --wal=on: release a committing transaction's latches when "
             "its log record is appended instead of when it is durable (the "
@@ -311,15 +326,15 @@ struct ClusterMember {
 // process of the deployment) opened once compute node 0 has created them.
 absl::StatusOr<std::unique_ptr<TpccDatabase>> OpenDatabase(
     const engine::EngineOptions& options, const Scale& scale,
-    uint64_t pool_bytes_needed, ClusterMember& member) {
+    uint64_t pool_bytes_needed, ClusterMember& member,
+    TpccDatabase::TablesAt tables = TpccDatabase::TablesAt::kCreate) {
   auto engine = engine::Engine::Open(options);
   if (!engine.ok()) return engine.status();
   rdma::Fabric& fabric = (*engine)->fabric();
   const std::vector<rdma::ComputeNodeId> local =
       (*engine)->local_compute_nodes();
   if (local.size() == static_cast<size_t>(fabric.compute_node_count())) {
-    return TpccDatabase::Define(*std::move(engine), scale, FLAGS_seed,
-                                TpccDatabase::TablesAt::kCreate);
+    return TpccDatabase::Define(*std::move(engine), scale, FLAGS_seed, tables);
   }
   member.self = local.front();
   member.processes = fabric.compute_node_count();  // one node per process
@@ -640,7 +655,10 @@ int Main() {
     ExitWithUsageError("--wal=" + FLAGS_wal + ": expected off or on");
   }
   const bool wal = FLAGS_wal == "on";
+  // A run that logged with the image of its load (before checkpoints):
+  // recovery starts from it if no checkpoint is usable.
   const std::string image_path = FLAGS_wal_dir + "/load.img";
+  bool resume = false;
   if (verbs) {
     auto cluster = rdma::verbs::ClusterConfig::Load(fabric->cluster_file);
     if (!cluster.ok()) {
@@ -665,12 +683,34 @@ int Main() {
     for (const auto& entry :
          std::filesystem::directory_iterator(FLAGS_wal_dir, ec)) {
       const std::string name = entry.path().filename().string();
-      if (name.starts_with("node-") || name == "load.img") {
-        ExitWithUsageError("--wal_dir=" + FLAGS_wal_dir + " already holds " +
-                           name + " of an earlier run: give a fresh directory");
-      }
+      resume |= name.starts_with("node-") || name.starts_with("checkpoint-");
+    }
+    if (resume && verbs) {
+      ExitWithUsageError(
+          "--wal_dir=" + FLAGS_wal_dir +
+          " holds an earlier run: carrying on from it needs every compute "
+          "node in one process; over verbs, gather the logs and recover with "
+          "strand_recover, or give a fresh directory");
+    }
+    if (FLAGS_wal_segment_mb < 1 || FLAGS_wal_segment_mb > 4096) {
+      ExitWithUsageError("--wal_segment_mb must be from 1 to 4096");
+    }
+    if (FLAGS_checkpoint_interval_s != 0 &&
+        !(FLAGS_checkpoint_interval_s >= 0.1 &&
+          FLAGS_checkpoint_interval_s <= 86400)) {
+      ExitWithUsageError(
+          "--checkpoint_interval_s must be 0 (none) or from 0.1 to 86400");
+    }
+    if (!(FLAGS_checkpoint_read_mb_per_s >= 0)) {
+      ExitWithUsageError("--checkpoint_read_mb_per_s must be >= 0");
     }
   } else {
+    for (const char* flag : {"checkpoint_interval_s",
+                             "checkpoint_read_mb_per_s", "wal_segment_mb"}) {
+      if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
+        ExitWithUsageError(absl::StrCat("--", flag, " needs --wal=on"));
+      }
+    }
     if (!FLAGS_wal_dir.empty()) {
       ExitWithUsageError("--wal_dir is given but --wal=off: add --wal=on");
     }
@@ -749,6 +789,26 @@ int Main() {
   options.partitioned.one_phase_local = FLAGS_twopc_one_phase_local;
   options.partitioned.read_only_vote = FLAGS_twopc_read_only_vote;
   options.partitioned.parallel_prepare = FLAGS_twopc_parallel_prepare;
+  options.checkpoint_interval = absl::Seconds(FLAGS_checkpoint_interval_s);
+  options.checkpoint_read_mb_per_s = FLAGS_checkpoint_read_mb_per_s;
+  engine::WalOptions log;
+  if (wal) {
+    log.dir = FLAGS_wal_dir;
+    log.early_lock_release = early_lock_release;
+    log.group_commit_window = absl::Microseconds(wal_group_commit_us);
+    log.segment_bytes = uint64_t{static_cast<uint32_t>(FLAGS_wal_segment_mb)}
+                        << 20;
+  }
+  if (resume) {
+    // Recover the earlier run and carry on logging in the same directory
+    // (engine/recovery.h): the engine opens with the log running.
+    options.recover_wal_dir = FLAGS_wal_dir;
+    options.wal = log;
+    std::error_code image_ec;
+    if (std::filesystem::exists(image_path, image_ec)) {
+      options.image_path = image_path;
+    }
+  }
   if (absl::Status s = options.Validate(OptionNaming::Flags("EngineOptions::"));
       !s.ok()) {
     ExitWithUsageError(std::string(s.message()));
@@ -760,7 +820,9 @@ int Main() {
   absl::StatusOr<std::unique_ptr<TpccDatabase>> db;
   ClusterMember member;
   ProgressLine::RunShowing("opening the engine (memory nodes, caches)", [&] {
-    db = OpenDatabase(options, scale, need, member);
+    db = OpenDatabase(options, scale, need, member,
+                      resume ? TpccDatabase::TablesAt::kOpen
+                             : TpccDatabase::TablesAt::kCreate);
   });
   if (!db.ok()) return member.Fail(db.status().message());
   const rdma::Fabric& deployed = (*db)->engine().fabric();
@@ -816,8 +878,23 @@ int Main() {
   config.memory_breakdown = FLAGS_memory_breakdown;
   config.peer_timeout_s = FLAGS_peer_timeout_s;
 
-  auto load = (*db)->loader().Load(FLAGS_warehouses, FLAGS_threads, FLAGS_seed,
-                                   /*progress=*/true);
+  absl::StatusOr<LoadResult> load = LoadResult();
+  if (resume) {
+    const engine::RecoveryReport& recovered =
+        *(*db)->engine().recovery_report();
+    human << "wal: carrying on from the run in " << FLAGS_wal_dir << "\n"
+          << recovered.Summary() << "\n";
+    for (const engine::CheckpointResult& c :
+         (*db)->engine().CheckpointHistory()) {
+      human << "wal: " << c.Summary() << "\n";
+    }
+    if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
+      load->pool_bytes_used = *used;
+    }
+  } else {
+    load = (*db)->loader().Load(FLAGS_warehouses, FLAGS_threads, FLAGS_seed,
+                                /*progress=*/true);
+  }
   if (!load.ok()) return member.Fail(load.status().message());
   if (member.board != nullptr) {
     // Every process loaded its share; measure together.
@@ -845,14 +922,12 @@ int Main() {
     PrintMemoryBreakdown(human, *breakdown, FLAGS_warehouses,
                          load->pool_bytes_used);
   }
-  if (wal) {
-    // Image the loaded pool, then go on from it with the log on: recovery
-    // replays the logs over this image. Every compute node writes back its
-    // cache first (in a cluster, every process: the image is read from the
-    // memory nodes), so the image holds the whole load.
-    const absl::Time image_start = absl::Now();
+  if (wal && !resume) {
+    // Log from now on, then checkpoint the loaded pool: recovery starts
+    // from the newest checkpoint and replays the logs after it. In a
+    // cluster every process logs before node 0 takes the checkpoint.
     engine::Engine& engine = (*db)->engine();
-    if (absl::Status s = engine.WriteBackCaches(); !s.ok()) {
+    if (absl::Status s = engine.StartLogging(log); !s.ok()) {
       return member.Fail(s.message());
     }
     if (member.board != nullptr) {
@@ -866,13 +941,9 @@ int Main() {
           return member.Fail(s.message());
         }
       }
-      auto image =
-          engine::WriteImage(engine.fabric(), image_path, FLAGS_gcl_size);
-      if (!image.ok()) return member.Fail(image.status().message());
-      human << absl::StrFormat(
-          "wal: load image %s, %.1f MiB in %.2f s\n", image_path,
-          image->bytes / 1048576.0,
-          absl::ToDoubleSeconds(absl::Now() - image_start));
+      auto initial = engine.Checkpoint("initial");
+      if (!initial.ok()) return member.Fail(initial.status().message());
+      human << "wal: " << initial->Summary() << "\n";
       if (member.board != nullptr) {
         if (absl::Status s = member.board->Arrive(kImaged); !s.ok()) {
           return member.Fail(s.message());
@@ -881,19 +952,19 @@ int Main() {
     } else if (absl::Status s = member.board->WaitFor(0, kImaged); !s.ok()) {
       return member.Fail(s.message());
     }
-    engine::WalOptions log;
-    log.dir = FLAGS_wal_dir;
-    log.early_lock_release = early_lock_release;
-    log.group_commit_window = absl::Microseconds(wal_group_commit_us);
-    if (absl::Status s = engine.StartLogging(log); !s.ok()) {
-      return member.Fail(s.message());
-    }
+  }
+  if (wal) {
     human << absl::StrFormat(
         "wal: on, dir %s, io direct (buffered, with a warning, where the "
-        "file system refuses O_DIRECT), early_lock_release %s, pipeline %d; "
-        "after a crash: strand_recover --image=%s --wal_dir=%s%s\n",
+        "file system refuses O_DIRECT), early_lock_release %s, pipeline %d, "
+        "segments of %d MiB, checkpoints %s; after a crash: run again with "
+        "the same --wal_dir to carry on, or strand_recover --wal_dir=%s%s\n",
         FLAGS_wal_dir, early_lock_release ? "on" : "off", wal_pipeline,
-        image_path, FLAGS_wal_dir,
+        FLAGS_wal_segment_mb,
+        FLAGS_checkpoint_interval_s > 0
+            ? absl::StrFormat("every %.1f s", FLAGS_checkpoint_interval_s)
+            : std::string("after the load only"),
+        FLAGS_wal_dir,
         member.board != nullptr
             ? " (with every compute node's node-<id>/ gathered there)"
             : "");
@@ -1043,8 +1114,33 @@ int Main() {
     (void)member.board->Arrive(kChecked);
     (void)member.board->Leave();
   }
+  // The checkpoints and what they cost, placed in the measured window
+  // (--progress_json's seconds).
+  std::vector<std::string> checkpoints_json;
+  for (const engine::CheckpointResult& c :
+       (*db)->engine().CheckpointHistory()) {
+    if (c.kind != "initial" && !resume) human << "wal: " << c.Summary() << "\n";
+    JsonLine j;
+    j.Add("sequence", c.sequence)
+        .Add("kind", c.kind)
+        .Add("start_s", absl::ToDoubleSeconds(c.started - run->window_start))
+        .Add("duration_s", absl::ToDoubleSeconds(c.total))
+        .Add("copy_s", absl::ToDoubleSeconds(c.copy))
+        .Add("wait_s", absl::ToDoubleSeconds(c.wait_start + c.wait_end))
+        .Add("publish_s", absl::ToDoubleSeconds(c.publish))
+        .Add("tuples", c.tuples)
+        .Add("index_entries", c.index_entries)
+        .Add("bytes_written", c.bytes_written)
+        .Add("bytes_read", c.bytes_read)
+        .Add("truncated_to_ts", c.truncated_to_ts)
+        .Add("log_segments_deleted", c.log_segments_deleted)
+        .Add("log_bytes_deleted", c.log_bytes_deleted);
+    checkpoints_json.push_back(j.str());
+  }
   JsonLine record = deployment;
   AddJsonReport(config, *load, *run, *consistency, record);
+  record.AddRaw("checkpoints", "[" + absl::StrJoin(checkpoints_json, ",") + "]")
+      .Add("resumed", resume);
   record.Add("pool_bytes_after_run", pool_after_run)
       .Add("pool_growth_mb_per_million_txns", growth_mb_per_million);
   output.Print(record);
