@@ -888,6 +888,7 @@ int Main() {
          (*db)->engine().CheckpointHistory()) {
       human << "wal: " << c.Summary() << "\n";
     }
+    human << std::flush;  // crash tests wait for these lines
     if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
       load->pool_bytes_used = *used;
     }
