@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "engine/checkpoint_format.h"
+#include "engine/parallel.h"
 #include "index/blink_tree.h"
 #include "storage/heap_table.h"
 #include "wal/durable_file.h"
@@ -20,45 +21,6 @@
 
 namespace strand::engine {
 namespace {
-
-// Runs fn(job, thread context) for every job on up to `threads` threads;
-// the first error stops the others' next jobs and is returned.
-template <typename Job, typename Fn>
-absl::Status RunParallel(cc::GclManager& manager, int threads,
-                         std::vector<Job>& jobs, Fn fn) {
-  std::atomic<size_t> next{0};
-  std::mutex mu;
-  absl::Status failure;
-  auto work = [&] {
-    auto ctx = manager.NewThreadContext();
-    if (!ctx.ok()) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (failure.ok()) failure = ctx.status();
-      return;
-    }
-    for (;;) {
-      const size_t i = next.fetch_add(1);
-      if (i >= jobs.size()) return;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!failure.ok()) return;
-      }
-      absl::Status s = fn(jobs[i], **ctx);
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (failure.ok()) failure = s;
-        return;
-      }
-    }
-  };
-  const size_t n =
-      std::min(jobs.size(), static_cast<size_t>(std::max(1, threads)));
-  std::vector<std::thread> workers;
-  for (size_t t = 1; t < n; ++t) workers.emplace_back(work);
-  if (n > 0) work();
-  for (std::thread& t : workers) t.join();
-  return failure;
-}
 
 struct TableJob {
   uint32_t old_id = 0;

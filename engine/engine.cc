@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/cost_breakdown.h"
 #include "cc/root_words.h"
 #include "engine/epoch_ticker.h"
 #include "engine/node_runtime.h"
@@ -193,15 +194,13 @@ absl::Status Engine::StartRecoveryAndLogging(
       ReplayBase replay;
       std::optional<LoadedCheckpoint> loaded;
       absl::Duration load_time;
+      double load_cpu_s = 0;
       if (from_checkpoint) {
         const absl::Time start = absl::Now();
-        const int threads = options_.recovery_threads > 0
-                                ? options_.recovery_threads
-                                : static_cast<int>(std::max(
-                                      1u, std::thread::hardware_concurrency()));
+        const int64_t start_cpu = ProcessCpuNanos();
         auto done =
             LoadCheckpoint(first.manager(), first.admin(), first.catalog(),
-                           base->path, base->manifest, threads);
+                           base->path, base->manifest, RecoveryThreads());
         if (!done.ok()) {
           return absl::Status(
               done.status().code(),
@@ -210,6 +209,7 @@ absl::Status Engine::StartRecoveryAndLogging(
         }
         loaded = *std::move(done);
         load_time = absl::Now() - start;
+        load_cpu_s = (ProcessCpuNanos() - start_cpu) / 1e9;
         // New timestamps start above everything the copy may hold.
         auto now = first.manager().FetchAndAdd(first.admin(), oracle, 0);
         if (!now.ok()) return now.status();
@@ -230,12 +230,14 @@ absl::Status Engine::StartRecoveryAndLogging(
       auto report = ReplayLogs(
           first.manager(), first.admin(), first.catalog(),
           options_.recover_wal_dir, database_id_, replay,
-          {.allow_log_data_loss = options_.recover_allow_log_data_loss});
+          {.allow_log_data_loss = options_.recover_allow_log_data_loss,
+           .threads = RecoveryThreads()});
       if (!report.ok()) return report.status();
       report->base_kind = from_checkpoint ? "checkpoint" : "image";
       report->base_path = base->path;
       report->bases_passed_over = base->passed_over;
       report->load_time = load_time;
+      report->load_cpu_s = load_cpu_s;
       if (loaded.has_value()) {
         report->checkpoint_tuples = loaded->tuples;
         report->checkpoint_entries = loaded->index_entries;
@@ -250,6 +252,13 @@ absl::Status Engine::StartRecoveryAndLogging(
   }
   if (options_.wal.dir.empty()) return absl::OkStatus();
   return StartLogging(options_.wal);
+}
+
+int Engine::RecoveryThreads() const {
+  return options_.recovery_threads > 0
+             ? options_.recovery_threads
+             : static_cast<int>(
+                   std::max(1u, std::thread::hardware_concurrency()));
 }
 
 absl::Status Engine::StartCheckpointer(const std::string& log_dir,

@@ -277,6 +277,8 @@ class Engine {
   void PollLogTruncation();
   // Stops the checkpointer and the poller.
   void StopBackground();
+  // EngineOptions::recovery_threads, 0 resolved to the cores.
+  int RecoveryThreads() const;
   // Partitioned mode: the partition map and every hosted node's side of it.
   absl::Status StartPartitioned();
   // The epoch managers of the hosted nodes (and their ticker, in the pool).

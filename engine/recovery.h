@@ -71,6 +71,9 @@ struct RecoveryOptions {
   // the recovered state may miss some before it; the report names the
   // damage. An explicit opt-in for when the lost log cannot be restored.
   bool allow_log_data_loss = false;
+  // Over a checkpoint: threads that replay tables, then indexes, in
+  // parallel (each object's ops stay in commit order).
+  int threads = 1;
 };
 
 struct RecoveryReport {
@@ -87,9 +90,13 @@ struct RecoveryReport {
   absl::Duration load_time;    // the image or checkpoint
   absl::Duration read_time;    // reading and merging the logs
   absl::Duration replay_time;  // applying the records
+  // The same phases in CPU seconds of the whole process (all threads):
+  // the work, whatever else the machine runs.
+  double load_cpu_s = 0, read_cpu_s = 0, replay_cpu_s = 0;
   uint64_t records_replayed = 0;
-  uint64_t records_skipped = 0;  // already in the base
-  uint64_t replayed_bytes = 0;   // their payloads
+  uint64_t records_skipped = 0;   // already in the base
+  uint64_t segments_skipped = 0;  // all in the base: not even read
+  uint64_t replayed_bytes = 0;    // their payloads
   uint64_t ops_replayed = 0;
   // Over a checkpoint: ops the idempotent rules found already applied or
   // moot (an unmapped address or value; docs/design/checkpoints.md).

@@ -335,6 +335,26 @@ absl::Status HeapTable::Update(cc::ThreadContext& ctx, TupleAddress address,
   return guard->Unlock();
 }
 
+absl::Status HeapTable::UpdateRange(cc::ThreadContext& ctx,
+                                    TupleAddress address, uint32_t offset,
+                                    absl::Span<const uint8_t> bytes) {
+  if (absl::Status s = CheckAddress(address); !s.ok()) return s;
+  if (offset < kTupleHeaderBytes || offset + bytes.size() > tuple_bytes_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "bytes %d..%d are not within the columns of a %d-byte tuple", offset,
+        offset + bytes.size(), tuple_bytes_));
+  }
+  auto guard = manager_.XLock(ctx, address.gcl());
+  if (!guard.ok()) return guard.status();
+  if (absl::Status s = CheckLive(guard->data(), address); !s.ok()) return s;
+  if (!bytes.empty()) {
+    std::memcpy(guard->MutableRange(SlotOffset(address.slot()) + offset,
+                                    static_cast<uint32_t>(bytes.size())),
+                bytes.data(), bytes.size());
+  }
+  return guard->Unlock();
+}
+
 absl::Status HeapTable::Overwrite(cc::ThreadContext& ctx, TupleAddress address,
                                   absl::Span<const uint8_t> tuple) {
   if (absl::Status s = CheckAddress(address); !s.ok()) return s;

@@ -133,6 +133,12 @@ class HeapTable {
   // write-back carries exactly that. NotFound if empty or deleted.
   absl::Status Update(cc::ThreadContext& ctx, TupleAddress address,
                       absl::Span<const uint8_t> tuple);
+  // Writes `bytes` at `offset` within the live tuple at `address` (past its
+  // header); marks dirty only them. One latch, no copy of the tuple: a
+  // logged after-image replayed (engine/recovery.h). NotFound if the slot
+  // holds no live tuple; InvalidArgument if the range leaves the columns.
+  absl::Status UpdateRange(cc::ThreadContext& ctx, TupleAddress address,
+                           uint32_t offset, absl::Span<const uint8_t> bytes);
   // Overwrites one column; marks dirty only that column's bytes.
   absl::Status UpdateColumn(cc::ThreadContext& ctx, TupleAddress address,
                             size_t column, absl::Span<const uint8_t> value);

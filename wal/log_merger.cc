@@ -53,11 +53,12 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::Open(
   std::vector<std::unique_ptr<LogReader>> readers;
   for (uint32_t id : nodes) {
     auto reader = LogReader::Open(NodeDirectory(wal_dir, id), database_id,
-                                  options.policy);
+                                  options.policy, options.skip_through_ts);
     if (!reader.ok()) return reader.status();
     readers.push_back(*std::move(reader));
   }
-  auto merger = FromReaders(std::move(readers), options.watermark_floor);
+  auto merger = FromReaders(std::move(readers), options.watermark_floor,
+                            options.skip_through_ts);
   if (!merger.ok() || missing.empty()) return merger;
   // kStopAtDamage: a missing log is damaged at its start. Nothing of it
   // was read, so the common cut is below every record.
@@ -79,7 +80,8 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::Open(
 }
 
 absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
-    std::vector<std::unique_ptr<LogReader>> readers, uint64_t watermark_floor) {
+    std::vector<std::unique_ptr<LogReader>> readers, uint64_t watermark_floor,
+    uint64_t skip_through_ts) {
   std::unique_ptr<LogMerger> merger(new LogMerger);
   merger->watermark_cut_ts_ = watermark_floor;
   LogRecord r;
@@ -100,6 +102,12 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
             std::max(merger->watermark_cut_ts_, *cluster);
         continue;
       }
+      if (r.header.commit_ts <= skip_through_ts) {
+        // In the checkpoint (with its two-phase records' decisions, which
+        // carry the same timestamp).
+        ++merger->records_skipped_;
+        continue;
+      }
       max_ts = std::max(max_ts, r.header.commit_ts);
       merger->max_commit_ts_read_ =
           std::max(merger->max_commit_ts_read_, r.header.commit_ts);
@@ -107,6 +115,7 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
                                   std::string(r.payload), r.segment_flags});
     }
     merger->stats_.push_back(reader->stats());
+    merger->segments_skipped_ += reader->stats().segments_skipped;
     merger->truncated_ts_ =
         std::max(merger->truncated_ts_, reader->stats().truncated_ts);
     if (!reader->stats().damage.empty()) {

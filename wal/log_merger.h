@@ -96,6 +96,10 @@ struct LogMergerOptions {
   uint32_t compute_nodes = 0;
   // A cluster watermark known to have been persisted (see above).
   uint64_t watermark_floor = 0;
+  // Recovery from a checkpoint at this timestamp: records at or below it
+  // are not kept (nor, where a segment's successor says so, read:
+  // LogReader::Open).
+  uint64_t skip_through_ts = 0;
 };
 
 class LogMerger {
@@ -115,7 +119,7 @@ class LogMerger {
   // Merges the given per-node readers (each consumed to its end).
   static absl::StatusOr<std::unique_ptr<LogMerger>> FromReaders(
       std::vector<std::unique_ptr<LogReader>> readers,
-      uint64_t watermark_floor = 0);
+      uint64_t watermark_floor = 0, uint64_t skip_through_ts = 0);
 
   // The next record in commit-timestamp order; false at the end.
   bool Next(MergedRecord* record);
@@ -143,6 +147,10 @@ class LogMerger {
   // have been truncated (log_truncation.h); a base older than it cannot
   // be continued with these logs.
   uint64_t truncated_ts() const { return truncated_ts_; }
+  // Records at or below LogMergerOptions::skip_through_ts read and not
+  // kept, and segments not read at all.
+  uint64_t records_skipped() const { return records_skipped_; }
+  uint64_t segments_skipped() const { return segments_skipped_; }
   uint64_t damage_cut_ts() const { return damage_cut_ts_; }
   uint64_t records_dropped_at_cut() const { return dropped_at_cut_; }
 
@@ -164,6 +172,8 @@ class LogMerger {
   uint64_t dropped_above_watermark_ = 0;
   uint64_t max_commit_ts_read_ = 0;
   uint64_t truncated_ts_ = 0;
+  uint64_t records_skipped_ = 0;
+  uint64_t segments_skipped_ = 0;
 };
 
 }  // namespace strand::wal

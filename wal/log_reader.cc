@@ -142,7 +142,8 @@ LogReader::LogReader(std::string node_dir, uint64_t database_id,
 }
 
 absl::StatusOr<std::unique_ptr<LogReader>> LogReader::Open(
-    std::string node_dir, uint64_t database_id, DamagePolicy policy) {
+    std::string node_dir, uint64_t database_id, DamagePolicy policy,
+    uint64_t skip_through_ts) {
   std::error_code ec;
   if (!std::filesystem::is_directory(node_dir, ec)) {
     return absl::NotFoundError(
@@ -167,6 +168,7 @@ absl::StatusOr<std::unique_ptr<LogReader>> LogReader::Open(
   std::sort(segments.begin(), segments.end());
   std::unique_ptr<LogReader> reader(new LogReader(
       std::move(node_dir), database_id, policy, std::move(segments)));
+  reader->skip_through_ts_ = skip_through_ts;
   // A damaged note under kStopAtDamage: read as if there were none (a
   // log that does not start at segment 1 is then damaged at its start).
   if (note.ok()) reader->note_ = *note;
@@ -206,9 +208,48 @@ absl::Status LogReader::Damage(std::string_view what) {
   return absl::OkStatus();
 }
 
+std::optional<Lsn> LogReader::SkippableNext() {
+  if (skip_through_ts_ == 0 || next_segment_ + 1 >= segments_.size() ||
+      segments_[next_segment_ + 1] != segments_[next_segment_] + 1) {
+    return std::nullopt;
+  }
+  const std::string next = SegmentPath(node_dir_, segments_[next_segment_ + 1]);
+  const int fd = ::open(next.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string block(kSegmentHeaderBytes, '\0');
+  const ssize_t n = ::pread(fd, block.data(), block.size(), 0);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(block.size())) return std::nullopt;
+  absl::StatusOr<SegmentHeader> header =
+      DecodeSegmentHeader(block, database_id_, next);
+  // Anything doubtful: read the segment as usual (and meet what is wrong).
+  if (!header.ok() || header->previous_max_commit_ts_plus_one == 0 ||
+      header->previous_max_commit_ts_plus_one - 1 > skip_through_ts_) {
+    return std::nullopt;
+  }
+  return header->first_lsn;
+}
+
 absl::StatusOr<bool> LogReader::LoadNextSegment() {
   in_segment_ = false;
   if (next_segment_ >= segments_.size()) return false;
+  // A segment a checkpoint holds whole, with the next segment right after
+  // it, is stepped over: the next one then continues the log (its header
+  // names its first LSN). Not past a gap the truncation note does not
+  // explain, which is reported as usual.
+  while (next_segment_ + 1 < segments_.size()) {
+    if (previous_segment_index_ == 0 &&
+        (note_.has_value() ? segments_[next_segment_] > note_->first_segment
+                           : segments_[next_segment_] != 1)) {
+      break;
+    }
+    const std::optional<Lsn> next_first = SkippableNext();
+    if (!next_first.has_value()) break;
+    previous_segment_index_ = segments_[next_segment_++];
+    ++stats_.segments;
+    ++stats_.segments_skipped;
+    expected_lsn_ = *next_first;
+  }
   segment_index_ = segments_[next_segment_++];
   path_ = SegmentPath(node_dir_, segment_index_);
   ++stats_.segments;
@@ -333,10 +374,8 @@ absl::StatusOr<bool> LogReader::LoadNextSegment() {
     if (absl::Status s = Damage(what); !s.ok()) return s;
     return false;
   }
-  if (expected_lsn_ == 0) {
-    expected_lsn_ = next_lsn;
-    node_id_ = header->compute_node_id;
-  }
+  if (expected_lsn_ == 0) expected_lsn_ = next_lsn;
+  node_id_ = header->compute_node_id;
   segment_flags_ = header->flags;
   pos_ = kSegmentHeaderBytes;
   in_segment_ = true;

@@ -104,6 +104,8 @@ struct LogReaderStats {
   // The node truncated its log after a checkpoint: every record with a
   // commit timestamp <= this may be gone (log_truncation.h); 0 if never.
   uint64_t truncated_ts = 0;
+  // Segments not read: a checkpoint holds all their records.
+  uint64_t segments_skipped = 0;
 };
 
 class LogReader {
@@ -111,9 +113,14 @@ class LogReader {
   // Lists the segments of the log in `node_dir` (NodeDirectory()). NotFound
   // if the directory does not exist; an empty directory is an empty log.
   // Every segment must belong to `database_id`.
+  // `skip_through_ts` (recovery from a checkpoint at that timestamp): a
+  // segment whose next segment's header says every record in it has a
+  // commit timestamp at or below it is not read at all (format version 6,
+  // log_format.h); neither are its records checked for damage: the
+  // checkpoint holds them.
   static absl::StatusOr<std::unique_ptr<LogReader>> Open(
       std::string node_dir, uint64_t database_id,
-      DamagePolicy policy = DamagePolicy::kFail);
+      DamagePolicy policy = DamagePolicy::kFail, uint64_t skip_through_ts = 0);
 
   // The next record: true and `*record` filled, or false at the end of the
   // log. After false, stats() says how the log ended.
@@ -135,6 +142,10 @@ class LogReader {
   LogReader(std::string node_dir, uint64_t database_id, DamagePolicy policy,
             std::vector<uint64_t> segments);
 
+  // Whether segments_[next_segment_] may go unread (skip_through_ts_); if
+  // so, the LSN the segment after it starts at.
+  std::optional<Lsn> SkippableNext();
+
   // Loads segments_[next_segment_]; false at the end of the log (or at
   // damage under kStopAtDamage).
   absl::StatusOr<bool> LoadNextSegment();
@@ -152,6 +163,7 @@ class LogReader {
   std::string node_dir_;
   uint64_t database_id_;
   DamagePolicy policy_;
+  uint64_t skip_through_ts_ = 0;
   std::vector<uint64_t> segments_;  // indexes, ascending
   size_t next_segment_ = 0;
   std::string data_;  // the loaded segment

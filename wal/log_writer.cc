@@ -481,17 +481,30 @@ absl::Status LogWriter::WriteBatch(
         status = file.status();
         break;
       }
+      // The previous segment's largest commit timestamp, final now (no
+      // record goes there any more): recovery skips that segment whole
+      // when a checkpoint holds it (log_reader.h).
+      uint64_t previous_max_plus_one = 0;
+      {
+        absl::MutexLock lock(&mu_);
+        auto previous = spans_.find(first.segment_index - 1);
+        if (previous != spans_.end()) {
+          previous_max_plus_one = previous->second.max_commit_ts + 1;
+        }
+      }
       Buffer header(kSegmentHeaderBytes);
-      EncodeSegmentHeader({.database_id = options_.database_id,
-                           .compute_node_id = options_.compute_node_id,
-                           .flags = options_.observer != nullptr &&
-                                            options_.observer_acknowledges
-                                        ? kSegmentAckedByWatermark
-                                        : 0u,
-                           .segment_index = first.segment_index,
-                           .first_lsn = first.segment_first_lsn,
-                           .segment_bytes = options_.segment_bytes},
-                          header.data);
+      EncodeSegmentHeader(
+          {.database_id = options_.database_id,
+           .compute_node_id = options_.compute_node_id,
+           .flags =
+               options_.observer != nullptr && options_.observer_acknowledges
+                   ? kSegmentAckedByWatermark
+                   : 0u,
+           .segment_index = first.segment_index,
+           .first_lsn = first.segment_first_lsn,
+           .segment_bytes = options_.segment_bytes,
+           .previous_max_commit_ts_plus_one = previous_max_plus_one},
+          header.data);
       const LogWrite header_write{0, header.data, kSegmentHeaderBytes};
       status = (*file)->WriteAndSync({&header_write, 1});
       if (!status.ok()) break;

@@ -320,8 +320,7 @@ def main():
             rc, _, err = run(binaries["tpcc"],
                              RUNS["tpcc"] + ["--wal=on", f"--wal_dir={wal}"])
             check(rc == 0, f"tpcc --wal=on exited {rc}: {err[-500:]}")
-            RUNS["strand_recover"] = [f"--image={wal}/load.img",
-                                      f"--wal_dir={wal}"]
+            RUNS["strand_recover"] = [f"--wal_dir={wal}"]
         for name, binary in binaries.items():
             if name not in RUNS or (name == "strand_recover" and
                                     not RUNS[name]):

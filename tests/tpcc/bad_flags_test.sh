@@ -49,4 +49,9 @@ expect_usage_error --wal_dir=/tmp/x
 expect_usage_error --wal_early_lock_release
 expect_usage_error --wal_pipeline=8
 expect_usage_error --wal=on --wal_dir="$(mktemp -d)" --wal_pipeline=-2
+expect_usage_error --checkpoint_interval_s=30
+expect_usage_error --wal_segment_mb=8
+expect_usage_error --wal=on --wal_dir="$(mktemp -d)" --checkpoint_interval_s=0.01
+expect_usage_error --wal=on --wal_dir="$(mktemp -d)" --checkpoint_read_mb_per_s=-1
+expect_usage_error --wal=on --wal_dir="$(mktemp -d)" --wal_segment_mb=0
 exit $failed
