@@ -226,6 +226,7 @@ absl::Status Engine::StartRecoveryAndLogging(
         auto image_ts = first.manager().FetchAndAdd(first.admin(), oracle, 0);
         if (!image_ts.ok()) return image_ts.status();
         replay.timestamp = *image_ts;
+        replay.compute_nodes = base->image.compute_nodes;
       }
       auto report = ReplayLogs(
           first.manager(), first.admin(), first.catalog(),
