@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/thread_ledger.h"
 #include "cc/root_words.h"
 #include "engine/checkpoint_format.h"
 #include "engine/crash_point.h"
@@ -60,11 +61,11 @@ std::string CheckpointResult::Summary() const {
   std::string out = absl::StrFormat(
       "checkpoint %d (%s) at timestamps %d..%d: %d tables, %d tuples, %d "
       "indexes, %d entries; %.1f MiB written, %.1f MiB read from the memory "
-      "nodes; %.2f s (waits %.3f + %.3f s, copy %.2f s, publish and verify "
-      "%.2f s, truncation %.2f s)",
+      "nodes; %.2f s, %.2f s of CPU (waits %.3f + %.3f s, copy %.2f s, "
+      "publish and verify %.2f s, truncation %.2f s)",
       sequence, kind, start_ts, end_ts, tables, tuples, indexes, index_entries,
       bytes_written / 1048576.0, bytes_read / 1048576.0,
-      absl::ToDoubleSeconds(total), absl::ToDoubleSeconds(wait_start),
+      absl::ToDoubleSeconds(total), cpu_s, absl::ToDoubleSeconds(wait_start),
       absl::ToDoubleSeconds(wait_end), absl::ToDoubleSeconds(copy),
       absl::ToDoubleSeconds(publish), absl::ToDoubleSeconds(truncate));
   if (truncated_to_ts != 0) {
@@ -171,6 +172,7 @@ absl::StatusOr<CheckpointResult> Checkpointer::Take(const std::string& kind,
   result.kind = kind;
   result.started = absl::Now();
   const rdma::FabricCounters counters_before = ctx_->endpoint().Counters();
+  const int64_t cpu_before = ThreadCpuNanos();
 
   // A directory without a manifest is a crashed checkpoint's: no one
   // else writes here (only compute node 0's process checkpoints).
@@ -268,6 +270,7 @@ absl::StatusOr<CheckpointResult> Checkpointer::Take(const std::string& kind,
   result.bytes_read = read.bytes_read;
   result.round_trips = read.round_trips;
   result.total = absl::Now() - result.started;
+  result.cpu_s = (ThreadCpuNanos() - cpu_before) / 1e9;
   LOG(INFO) << result.Summary();
   absl::MutexLock results(&results_mu_);
   history_.push_back(result);

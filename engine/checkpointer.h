@@ -71,6 +71,9 @@ struct CheckpointResult {
   absl::Duration publish;     // fsyncs, manifest, verification
   absl::Duration truncate;    // step 4
   absl::Duration total;
+  // CPU seconds of the thread that took it (the copy, the files, the
+  // waits' polls): what it took from the transactions on a busy machine.
+  double cpu_s = 0;
   // Step 4.
   uint64_t truncated_to_ts = 0;  // 0: no truncation
   uint64_t log_segments_deleted = 0;

@@ -1126,6 +1126,7 @@ int Main() {
         .Add("kind", c.kind)
         .Add("start_s", absl::ToDoubleSeconds(c.started - run->window_start))
         .Add("duration_s", absl::ToDoubleSeconds(c.total))
+        .Add("cpu_s", c.cpu_s)
         .Add("copy_s", absl::ToDoubleSeconds(c.copy))
         .Add("wait_s", absl::ToDoubleSeconds(c.wait_start + c.wait_end))
         .Add("publish_s", absl::ToDoubleSeconds(c.publish))
