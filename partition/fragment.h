@@ -6,7 +6,7 @@
 // in shared mode (and for a partition of its own node) a fragment runs on
 // the procedure's own transaction; in partitioned mode, for a partition
 // another node owns, it runs on that node, inside the branch of the
-// transaction that node keeps (partition/participant.h), under that node's
+// transaction that node keeps (partition/node.h), under that node's
 // latches.
 //
 //   struct StockIn { ... };   struct StockOut { ... };   // trivially copyable
@@ -17,8 +17,8 @@
 //   FragmentBatch batch(txn);
 //   absl::StatusOr<StockOut> a, b;
 //   batch.Add(supply_w1, stock, in1, &a);
-//   batch.Add(supply_w2, stock, in2, &b);    // one request per owner node,
-//   RETURN_IF_ERROR(batch.Run());            // all owners at once
+//   batch.Add(supply_w2, stock, in2, &b);  // one request per owner node,
+//   STRAND_RETURN_IF_ERROR(batch.Run());   // all owners at once
 //
 // A fragment returning an error other than an abort (NotFound, a user
 // abort) hands it back to the procedure through its output; an abort of

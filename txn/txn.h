@@ -6,10 +6,10 @@
 // concurrency_control.h for how each reads, validates and commits).
 //
 //   Txn txn(db, ctx, cc);
-//   RETURN_IF_ERROR(txn.Begin());
-//   ASSIGN_OR_RETURN(TupleBuffer* d, txn.Modify(kDistrict, address));
+//   STRAND_RETURN_IF_ERROR(txn.Begin());
+//   STRAND_ASSIGN_OR_RETURN(TupleBuffer* d, txn.Modify(kDistrict, address));
 //   d->SetInt(kNextOrderId, d->view().GetInt(kNextOrderId) + 1);
-//   RETURN_IF_ERROR(txn.Commit());
+//   STRAND_RETURN_IF_ERROR(txn.Commit());
 //
 // Guarantees: writes are buffered in the transaction and applied at commit,
 // so nothing of an aborted transaction is ever visible, index entries
@@ -146,8 +146,8 @@ class Txn {
   // built from the tuple; indexes without key columns are left to the
   // caller (AddIndexEntry). InvalidArgument if there is no such table (the
   // transaction goes on).
-  //   ASSIGN_OR_RETURN(TupleAddress at, txn.Insert(orders, row));
-  //   RETURN_IF_ERROR(txn.AddIndexEntries(orders, row.view(), at));
+  //   STRAND_ASSIGN_OR_RETURN(TupleAddress at, txn.Insert(orders, row));
+  //   STRAND_RETURN_IF_ERROR(txn.AddIndexEntries(orders, row.view(), at));
   // After an insert, and before a delete:
   absl::Status AddIndexEntries(TableId table, const storage::TupleView& tuple,
                                storage::TupleAddress value);

@@ -1,10 +1,10 @@
 #include "wal/log_format.h"
 
-#include <bit>
 #include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "base/coding.h"
 #include "wal/crc32c.h"
 
 namespace strand::wal {
@@ -22,14 +22,12 @@ size_t CoveredBytes(uint32_t format_version) {
 
 template <typename T>
 void Put(char* dst, size_t offset, T value) {
-  std::memcpy(dst + offset, &value, sizeof(T));  // little endian host
+  EncodeFixed<T>(dst + offset, value);
 }
 
 template <typename T>
 T Get(const char* src, size_t offset) {
-  T value;
-  std::memcpy(&value, src + offset, sizeof(T));
-  return value;
+  return DecodeFixed<T>(src + offset);
 }
 
 uint32_t SegmentHeaderCrc(const char* block, size_t covered) {
@@ -48,9 +46,6 @@ uint32_t DurableDistance(const RecordHeader& h) {
 }
 
 }  // namespace
-
-static_assert(std::endian::native == std::endian::little,
-              "the log format is little endian; add byte swaps");
 
 void EncodeSegmentHeader(const SegmentHeader& h, char* block) {
   std::memset(block, 0, kSegmentHeaderBytes);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "base/status_macros.h"
 #include "engine/engine.h"
 #include "engine/session.h"
 #include "index/key_codec.h"
@@ -61,7 +62,9 @@ int main() {
   const strand::storage::Schema* row_schema = &engine->schema(accounts);
 
   // 3. Stored procedures: plain lambdas; each call is one transaction,
-  // committed when it returns OK. Sessions run them concurrently.
+  // committed when it returns OK. Sessions run them concurrently. An error
+  // returned early (STRAND_ASSIGN_OR_RETURN, base/status_macros.h) rolls
+  // the call back.
   auto open = Need(
       engine->RegisterProcedure(
           "open",
@@ -69,11 +72,9 @@ int main() {
             strand::storage::TupleBuffer row(*row_schema);
             row.SetInt(kId, id);
             row.SetInt(kBalance, balance);
-            auto at = txn.Insert(accounts, row);
-            if (!at.ok()) return at.status();
-            absl::Status indexed =
-                txn.AddIndexEntries(accounts, row.view(), *at);
-            if (!indexed.ok()) return indexed;
+            STRAND_ASSIGN_OR_RETURN(auto at, txn.Insert(accounts, row));
+            STRAND_RETURN_IF_ERROR(
+                txn.AddIndexEntries(accounts, row.view(), at));
             return true;
           }),
       "register open");
@@ -83,13 +84,11 @@ int main() {
           [=](Txn& txn, int64_t id, int64_t amount) -> absl::StatusOr<int64_t> {
             const std::string key =
                 strand::index::KeyBuilder().Int64(id).Build(8);
-            auto at = txn.Lookup(by_id, key);
-            if (!at.ok()) return at.status();
-            auto row = txn.Modify(accounts, *at);
-            if (!row.ok()) return row.status();
-            const int64_t balance = (*row)->view().GetInt(kBalance);
+            STRAND_ASSIGN_OR_RETURN(auto at, txn.Lookup(by_id, key));
+            STRAND_ASSIGN_OR_RETURN(auto row, txn.Modify(accounts, at));
+            const int64_t balance = row->view().GetInt(kBalance);
             if (balance < amount) return txn.UserAbort("insufficient funds");
-            (*row)->SetInt(kBalance, balance - amount);
+            row->SetInt(kBalance, balance - amount);
             return balance - amount;
           }),
       "register withdraw");
