@@ -1,16 +1,10 @@
 #include "engine/checkpoint_format.h"
 
-#include <cstring>
-
 #include "absl/strings/str_format.h"
+#include "base/coding.h"
 
 namespace strand::engine {
 namespace {
-
-template <typename T>
-void Put(std::string& out, T value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
-}
 
 // Reads from a byte string, remembering whether it ran past the end.
 class Cursor {
@@ -18,12 +12,11 @@ class Cursor {
   explicit Cursor(std::string_view bytes) : bytes_(bytes) {}
   template <typename T>
   T Get() {
-    T value{};
     if (pos_ + sizeof(T) > bytes_.size()) {
       ok_ = false;
-      return value;
+      return T{};
     }
-    std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
+    const T value = DecodeFixed<T>(bytes_.data() + pos_);
     pos_ += sizeof(T);
     return value;
   }
@@ -47,9 +40,9 @@ class Cursor {
 
 std::string FileHeader(uint64_t magic, uint32_t id, uint32_t extra) {
   std::string out;
-  Put<uint64_t>(out, magic);
-  Put<uint32_t>(out, id);
-  Put<uint32_t>(out, extra);
+  PutFixed<uint64_t>(&out, magic);
+  PutFixed<uint32_t>(&out, id);
+  PutFixed<uint32_t>(&out, extra);
   return out;
 }
 
@@ -78,9 +71,8 @@ absl::StatusOr<CheckpointRecords> ParseFile(std::string_view bytes,
     return damaged("its records do not fill it");
   }
   r.count = r.records.size() / record_bytes;
-  uint64_t trailer = 0;
-  std::memcpy(&trailer, bytes.data() + bytes.size() - kCheckpointTrailerBytes,
-              sizeof(trailer));
+  const uint64_t trailer = DecodeFixed<uint64_t>(bytes.data() + bytes.size() -
+                                                 kCheckpointTrailerBytes);
   if (trailer != r.count) {
     return damaged(
         absl::StrFormat("%d records, its trailer says %d", r.count, trailer));
@@ -92,23 +84,23 @@ absl::StatusOr<CheckpointRecords> ParseFile(std::string_view bytes,
 
 std::string EncodeCatalog(const std::vector<CheckpointObject>& objects) {
   std::string out;
-  Put<uint64_t>(out, kCheckpointCatalogMagic);
-  Put<uint32_t>(out, static_cast<uint32_t>(objects.size()));
+  PutFixed<uint64_t>(&out, kCheckpointCatalogMagic);
+  PutFixed<uint32_t>(&out, static_cast<uint32_t>(objects.size()));
   for (const CheckpointObject& o : objects) {
-    Put<uint8_t>(out, static_cast<uint8_t>(o.kind));
-    Put<uint32_t>(out, o.id);
-    Put<uint8_t>(out, static_cast<uint8_t>(o.name.size()));
+    PutFixed<uint8_t>(&out, static_cast<uint8_t>(o.kind));
+    PutFixed<uint32_t>(&out, o.id);
+    PutFixed<uint8_t>(&out, static_cast<uint8_t>(o.name.size()));
     out.append(o.name);
     if (o.kind == CheckpointObject::Kind::kTable) {
-      Put<uint32_t>(out, o.table_options.max_rows_per_page);
-      Put<uint32_t>(out, static_cast<uint32_t>(o.schema.size()));
+      PutFixed<uint32_t>(&out, o.table_options.max_rows_per_page);
+      PutFixed<uint32_t>(&out, static_cast<uint32_t>(o.schema.size()));
       out.append(o.schema);
     } else {
-      Put<uint32_t>(out, o.index.table_id);
-      Put<uint16_t>(out, o.index.key_width);
-      Put<uint8_t>(out, o.index.unique ? 1 : 0);
-      Put<uint8_t>(out, static_cast<uint8_t>(o.index.key_columns.size()));
-      for (uint16_t c : o.index.key_columns) Put<uint16_t>(out, c);
+      PutFixed<uint32_t>(&out, o.index.table_id);
+      PutFixed<uint16_t>(&out, o.index.key_width);
+      PutFixed<uint8_t>(&out, o.index.unique ? 1 : 0);
+      PutFixed<uint8_t>(&out, static_cast<uint8_t>(o.index.key_columns.size()));
+      for (uint16_t c : o.index.key_columns) PutFixed<uint16_t>(&out, c);
     }
   }
   return out;
@@ -189,8 +181,7 @@ absl::StatusOr<CheckpointRecords> ParseIndexFile(std::string_view bytes,
   // The unique flag is the reader's to check against the catalog: accept
   // either.
   if (bytes.size() >= 16) {
-    uint32_t extra = 0;
-    std::memcpy(&extra, bytes.data() + 12, sizeof(extra));
+    const uint32_t extra = DecodeFixed<uint32_t>(bytes.data() + 12);
     if ((extra & 0xffff) == key_width) {
       return ParseFile(bytes, kCheckpointIndexMagic, index_id, extra,
                        key_width + sizeof(uint64_t), path);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -11,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "base/coding.h"
 #include "engine/checkpoint_format.h"
 #include "engine/parallel.h"
 #include "index/blink_tree.h"
@@ -211,8 +211,7 @@ absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(
         job.addresses.reserve(records->count);
         for (uint64_t i = 0; i < records->count; ++i) {
           const char* r = records->records.data() + i * records->record_bytes;
-          uint64_t old_address = 0;
-          std::memcpy(&old_address, r, sizeof(old_address));
+          const uint64_t old_address = DecodeFixed<uint64_t>(r);
           auto placed = job.heap->Insert(
               tctx, absl::MakeConstSpan(
                         reinterpret_cast<const uint8_t*>(r + sizeof(uint64_t)),
@@ -268,8 +267,7 @@ absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(
         };
         for (uint64_t i = 0; i < records->count; ++i) {
           const char* r = records->records.data() + i * records->record_bytes;
-          uint64_t old_value = 0;
-          std::memcpy(&old_value, r + key_width, sizeof(old_value));
+          const uint64_t old_value = DecodeFixed<uint64_t>(r + key_width);
           auto it = loaded.addresses.find(old_value);
           if (it == loaded.addresses.end()) {
             ++job.dropped;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/coding.h"
 #include "base/thread_ledger.h"
 #include "cc/root_words.h"
 #include "engine/checkpoint_format.h"
@@ -46,10 +47,15 @@ class Throttle {
   uint64_t next_check_ = kCheckBytes;
 };
 
-template <typename T>
-std::string_view AsBytes(const T& value) {
-  return std::string_view(reinterpret_cast<const char*>(&value), sizeof(T));
-}
+// A uint64 as the checkpoint files store it (base/coding.h), for Append.
+class Fixed64 {
+ public:
+  explicit Fixed64(uint64_t value) { EncodeFixed(bytes_, value); }
+  std::string_view bytes() const { return {bytes_, sizeof(bytes_)}; }
+
+ private:
+  char bytes_[sizeof(uint64_t)];
+};
 
 bool StartsAddressSpace(const std::string& kind) {
   return kind == "initial" || kind == "resume";
@@ -317,7 +323,7 @@ absl::Status Checkpointer::Copy(const std::string& dir,
   }
   auto finish = [&](wal::SyncedFileWriter& file,
                     uint64_t count) -> absl::Status {
-    if (absl::Status s = file.Append(AsBytes(count)); !s.ok()) return s;
+    if (absl::Status s = file.Append(Fixed64(count).bytes()); !s.ok()) return s;
     if (absl::Status s = file.Finish(); !s.ok()) return s;
     manifest.files.push_back(
         {std::filesystem::path(file.path()).filename().string(), file.bytes(),
@@ -371,7 +377,7 @@ absl::Status Checkpointer::Copy(const std::string& dir,
           absl::Status scanned = (*heap)->Scan(
               ctx, [&](storage::TupleAddress address, const uint8_t* tuple) {
                 const uint64_t raw = address.raw();
-                written = file->Append(AsBytes(raw));
+                written = file->Append(Fixed64(raw).bytes());
                 if (written.ok()) {
                   written = file->Append(std::string_view(
                       reinterpret_cast<const char*>(tuple), tuple_bytes));
@@ -410,7 +416,8 @@ absl::Status Checkpointer::Copy(const std::string& dir,
               ctx, std::nullopt, std::nullopt, index::BLinkTree::kNoLimit,
               [&](std::string_view key, uint64_t value) {
                 written = file->Append(key);
-                if (written.ok()) written = file->Append(AsBytes(value));
+                if (written.ok())
+                  written = file->Append(Fixed64(value).bytes());
                 ++count;
                 throttle.Add(key.size() + sizeof(value));
                 return written.ok();
