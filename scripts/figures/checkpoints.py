@@ -19,6 +19,7 @@ over commit rate, the most bytes on disk) are printed and stored too.
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -133,7 +134,8 @@ def derive(rec):
 
 
 def main():
-    args, s = figlib.parse_args(FIGURE, __doc__, SCALES)
+    args, s = figlib.parse_args(FIGURE, __doc__, SCALES, "tpcc/tpcc",
+                                bounds={"lengths": (0.1, 3600)})
     out_dir = figlib.results_dir(args, FIGURE)
     path = os.path.join(out_dir, "runs.jsonl")
     records = []
@@ -161,7 +163,7 @@ def main():
                                     f"--customers={s['customers']}",
                                     f"--duration_s={length}",
                                     f"--warmup_s={s['warmup']}", "--json"]
-                                   + args.extra.split())
+                                   + shlex.split(args.extra))
                             sampler = DiskSampler(wal)
                             rec = run_json(cmd)
                             rec["disk"] = sampler.stop()
@@ -197,6 +199,9 @@ def main():
               + ", ".join(f"{k} {v:.3g}" for k, v in sorted(derive(r).items())),
               file=sys.stderr)
 
+    figlib.save(draw(records), out_dir, FIGURE)
+
+def draw(records):
     plt = figlib.pyplot()
     fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 4))
     with_ckpt = [r for r in records if r["interval_s"]]
@@ -213,6 +218,8 @@ def main():
         a.set_title("every %g s (checkpoints shaded)" % longest["interval_s"])
         a.set_xlabel("seconds into the measured run")
         a.set_ylabel("committed txn/s")
+        a.set_ylim(bottom=0)
+        a.legend(loc="lower right")
         a.grid(alpha=0.3)
         disk = longest.get("disk", [])
         b.plot([d["t_s"] for d in disk],
@@ -223,9 +230,11 @@ def main():
         b.set_xlabel("seconds since tpcc started (load included)")
         b.set_ylabel("MiB on disk")
         b.set_title("bytes on disk")
+        b.set_ylim(bottom=0)
         b.legend()
         b.grid(alpha=0.3)
-    for interval, marker in ((s["interval"], "o"), (0, "s")):
+    intervals = sorted({r["interval_s"] for r in records}, reverse=True)
+    for interval, marker in zip(intervals, "os^v"):
         runs = sorted((r for r in records if r["interval_s"] == interval),
                       key=lambda r: r["length_s"])
         if not runs:
@@ -242,10 +251,16 @@ def main():
     c.set_xlabel("run length (s)")
     c.set_ylabel("recovery wall time (s)")
     c.set_title("strand_recover after the run")
+    c.set_ylim(bottom=0)
+    c.set_xlim(left=0)
     c.legend(fontsize=7)
     c.grid(alpha=0.3)
+    from matplotlib.ticker import MaxNLocator
+    for ax in (a, b, c):
+        # Seconds of whole-second samples and run lengths: whole ticks.
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.suptitle("TPC-C, 2 compute nodes, WAL on: checkpoints")
-    figlib.save(fig, out_dir, FIGURE)
+    return fig
 
 
 if __name__ == "__main__":
