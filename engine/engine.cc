@@ -1,7 +1,10 @@
 #include "engine/engine.h"
 
+#include <filesystem>
+
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/cost_breakdown.h"
 #include "cc/root_words.h"
 #include "engine/epoch_ticker.h"
 #include "engine/node_runtime.h"
@@ -10,6 +13,7 @@
 #include "index/blink_tree.h"
 #include "partition/coordinator.h"
 #include "partition/node.h"
+#include "wal/log_truncation.h"
 
 namespace strand::engine {
 
@@ -20,13 +24,22 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
   auto fabric = rdma::CreateFabric(options.fabric);
   if (!fabric.ok()) return fabric.status();
   engine->fabric_ = *std::move(fabric);
-  std::optional<ImageInfo> image;
-  if (!options.image_path.empty()) {
+  std::optional<RecoveryBase> base;
+  if (!options.recover_wal_dir.empty()) {
+    auto chosen =
+        ChooseRecoveryBase(options.recover_wal_dir, options.image_path);
+    if (!chosen.ok()) return chosen.status();
+    base = *std::move(chosen);
+    for (const std::string& passed : base->passed_over) {
+      LOG(WARNING) << "recovery passes over " << passed;
+    }
+  }
+  if (!options.image_path.empty() &&
+      (!base.has_value() || base->kind == RecoveryBase::Kind::kImage)) {
     // Before any compute node touches the pool (engine/image.h).
     auto restored =
         RestoreImage(*engine->fabric_, options.image_path, options.cc.gcl_size);
     if (!restored.ok()) return restored.status();
-    image = *restored;
   }
   engine->nodes_.resize(engine->fabric_->compute_node_count());
   for (rdma::ComputeNodeId id : engine->fabric_->local_compute_nodes()) {
@@ -46,7 +59,9 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
         "EngineOptions::fabric.node_id (--node_id)");
   }
   if (absl::Status s = engine->StartEpochs(); !s.ok()) return s;
-  if (absl::Status s = engine->StartRecoveryAndLogging(); !s.ok()) return s;
+  if (absl::Status s = engine->StartRecoveryAndLogging(base); !s.ok()) {
+    return s;
+  }
   if (options.mode == EngineMode::kPartitioned) {
     if (absl::Status s = engine->StartPartitioned(); !s.ok()) return s;
   }
@@ -127,41 +142,265 @@ partition::PartitionStats Engine::PartitionStats() const {
   return sum;
 }
 
-absl::Status Engine::StartRecoveryAndLogging() {
+absl::Status Engine::StartRecoveryAndLogging(
+    const std::optional<RecoveryBase>& base) {
   NodeRuntime& first = *first_node_;
-  absl::MutexLock admin(&first.admin_mu());
-  const rdma::GlobalAddress id_word =
-      cc::RootWordAddress(cc::RootWord::kDatabaseId);
-  auto id = first.manager().FetchAndAdd(first.admin(), id_word, 0);
-  if (!id.ok()) return id.status();
-  database_id_ = *id;
-  if (database_id_ == 0) {
-    // The first open of a pool names its database (so an image taken later
-    // carries the id its logs will be checked against); a lost race uses
-    // the winner's id.
-    const uint64_t fresh =
-        (static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) *
-         0x9E3779B97F4A7C15ULL) |
-        1;
-    auto old = first.manager().CompareAndSwap(first.admin(), id_word, 0, fresh);
-    if (!old.ok()) return old.status();
-    database_id_ = *old == 0 ? fresh : *old;
+  const bool from_checkpoint =
+      base.has_value() && base->kind == RecoveryBase::Kind::kCheckpoint;
+  const bool resume = !options_.recover_wal_dir.empty() &&
+                      options_.recover_wal_dir == options_.wal.dir;
+  if (resume && fabric_->local_compute_nodes().size() !=
+                    static_cast<size_t>(fabric_->compute_node_count())) {
+    return absl::FailedPreconditionError(
+        "resuming in place (recover_wal_dir == wal.dir) needs every compute "
+        "node in this process; over verbs, recover with strand_recover and "
+        "start from its image");
   }
-  if (!options_.recover_wal_dir.empty()) {
-    const rdma::GlobalAddress oracle =
-        cc::RootWordAddress(cc::RootWord::kTimestampOracle);
-    auto image_ts = first.manager().FetchAndAdd(first.admin(), oracle, 0);
-    if (!image_ts.ok()) return image_ts.status();
-    auto report = ReplayLogs(
-        first.manager(), first.admin(), first.catalog(),
-        options_.recover_wal_dir, database_id_, *image_ts,
-        {.allow_log_data_loss = options_.recover_allow_log_data_loss});
-    if (!report.ok()) return report.status();
-    LOG(INFO) << report->Summary();
-    recovery_report_ = *std::move(report);
+  {
+    absl::MutexLock admin(&first.admin_mu());
+    const rdma::GlobalAddress id_word =
+        cc::RootWordAddress(cc::RootWord::kDatabaseId);
+    if (from_checkpoint) {
+      // A fresh pool takes the checkpoint's database: its logs name it.
+      auto old = first.manager().CompareAndSwap(first.admin(), id_word, 0,
+                                                base->manifest.database_id);
+      if (!old.ok()) return old.status();
+      if (*old != 0 && *old != base->manifest.database_id) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "the pool already holds database %d, the checkpoint %s is of "
+            "database %d: recover into fresh memory nodes",
+            *old, base->path, base->manifest.database_id));
+      }
+    }
+    auto id = first.manager().FetchAndAdd(first.admin(), id_word, 0);
+    if (!id.ok()) return id.status();
+    database_id_ = *id;
+    if (database_id_ == 0) {
+      // The first open of a pool names its database (so an image taken
+      // later carries the id its logs will be checked against); a lost race
+      // uses the winner's id.
+      const uint64_t fresh =
+          (static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) *
+           0x9E3779B97F4A7C15ULL) |
+          1;
+      auto old =
+          first.manager().CompareAndSwap(first.admin(), id_word, 0, fresh);
+      if (!old.ok()) return old.status();
+      database_id_ = *old == 0 ? fresh : *old;
+    }
+    if (base.has_value()) {
+      const rdma::GlobalAddress oracle =
+          cc::RootWordAddress(cc::RootWord::kTimestampOracle);
+      ReplayBase replay;
+      std::optional<LoadedCheckpoint> loaded;
+      absl::Duration load_time;
+      double load_cpu_s = 0;
+      if (from_checkpoint) {
+        const absl::Time start = absl::Now();
+        const int64_t start_cpu = ProcessCpuNanos();
+        auto done =
+            LoadCheckpoint(first.manager(), first.admin(), first.catalog(),
+                           base->path, base->manifest, RecoveryThreads());
+        if (!done.ok()) {
+          return absl::Status(
+              done.status().code(),
+              absl::StrFormat("loading checkpoint %s: %s", base->path,
+                              done.status().message()));
+        }
+        loaded = *std::move(done);
+        load_time = absl::Now() - start;
+        load_cpu_s = (ProcessCpuNanos() - start_cpu) / 1e9;
+        // New timestamps start above everything the copy may hold.
+        auto now = first.manager().FetchAndAdd(first.admin(), oracle, 0);
+        if (!now.ok()) return now.status();
+        if (*now < base->manifest.end_ts) {
+          auto moved = first.manager().FetchAndAdd(
+              first.admin(), oracle, base->manifest.end_ts - *now);
+          if (!moved.ok()) return moved.status();
+        }
+        replay.timestamp = base->manifest.start_ts;
+        replay.watermark_floor = base->manifest.end_ts;
+        replay.compute_nodes = base->manifest.compute_nodes;
+        replay.checkpoint = &*loaded;
+      } else {
+        auto image_ts = first.manager().FetchAndAdd(first.admin(), oracle, 0);
+        if (!image_ts.ok()) return image_ts.status();
+        replay.timestamp = *image_ts;
+        replay.compute_nodes = base->image.compute_nodes;
+      }
+      auto report = ReplayLogs(
+          first.manager(), first.admin(), first.catalog(),
+          options_.recover_wal_dir, database_id_, replay,
+          {.allow_log_data_loss = options_.recover_allow_log_data_loss,
+           .threads = RecoveryThreads()});
+      if (!report.ok()) return report.status();
+      report->base_kind = from_checkpoint ? "checkpoint" : "image";
+      report->base_path = base->path;
+      report->bases_passed_over = base->passed_over;
+      report->load_time = load_time;
+      report->load_cpu_s = load_cpu_s;
+      if (loaded.has_value()) {
+        report->checkpoint_tuples = loaded->tuples;
+        report->checkpoint_entries = loaded->index_entries;
+        report->checkpoint_bytes = loaded->bytes;
+      }
+      LOG(INFO) << report->Summary();
+      recovery_report_ = *std::move(report);
+    }
+  }
+  if (resume) {
+    if (absl::Status s = ResumeInPlace(); !s.ok()) return s;
   }
   if (options_.wal.dir.empty()) return absl::OkStatus();
   return StartLogging(options_.wal);
+}
+
+int Engine::RecoveryThreads() const {
+  return options_.recovery_threads > 0
+             ? options_.recovery_threads
+             : static_cast<int>(
+                   std::max(1u, std::thread::hardware_concurrency()));
+}
+
+absl::Status Engine::StartCheckpointer(const std::string& log_dir,
+                                       txn::CommitWatermark* marks) {
+  if (checkpointer_ == nullptr) {
+    log_dir_ = log_dir;
+    NodeRuntime* zero = nodes_.empty() ? nullptr : nodes_[0].get();
+    if (zero == nullptr) {
+      return absl::FailedPreconditionError(
+          "checkpoints are taken by the process hosting compute node 0");
+    }
+    CheckpointerOptions o;
+    o.wal_dir = log_dir;
+    o.database_id = database_id_;
+    o.compute_nodes = static_cast<uint32_t>(fabric_->compute_node_count());
+    o.memory_nodes = static_cast<uint32_t>(fabric_->memory_node_count());
+    o.region_bytes = fabric_->memory_node_bytes();
+    o.chunk_bytes = fabric_->chunk_bytes();
+    o.gcl_size = options_.cc.gcl_size;
+    o.interval = options_.checkpoint_interval;
+    o.read_mb_per_s = options_.checkpoint_read_mb_per_s;
+    o.keep = options_.checkpoints_kept;
+    auto created = Checkpointer::Create(
+        zero->manager(), zero->catalog(), *zero->db().oracle,
+        [this](uint64_t ts, const std::function<void()>& after_each_delete) {
+          return TruncateLogs(ts, after_each_delete);
+        },
+        o);
+    if (!created.ok()) return created.status();
+    checkpointer_ = *std::move(created);
+  }
+  if (marks != nullptr) {
+    checkpointer_->AttachMarks(marks);
+    checkpointer_->StartPeriodic();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::ResumeInPlace() {
+  if (absl::Status s = StartCheckpointer(options_.wal.dir, nullptr); !s.ok()) {
+    return s;
+  }
+  // No session exists yet: the checkpoint is exact, above every record.
+  auto taken = checkpointer_->Take("resume", /*quiescent=*/true);
+  if (!taken.ok()) {
+    return absl::Status(
+        taken.status().code(),
+        absl::StrFormat("resuming in place: checkpoint of the recovered pool: "
+                        "%s",
+                        taken.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<wal::LogTruncationStats> Engine::TruncateLogs(
+    uint64_t ts, const std::function<void()>& after_each_delete) {
+  wal::LogTruncationStats sum;
+  bool any_writer = false;
+  for (auto& node : nodes_) {
+    if (node == nullptr || node->log() == nullptr) continue;
+    any_writer = true;
+    auto done = node->log()->Truncate(ts, after_each_delete);
+    if (!done.ok()) return done.status();
+    sum.segments_deleted += done->segments_deleted;
+    sum.bytes_deleted += done->bytes_deleted;
+  }
+  if (any_writer) return sum;
+  // Resuming in place: no log is open yet, and the checkpoint is above
+  // every record of every node's log here.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(log_dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory() || !name.starts_with("node-")) continue;
+    auto done = wal::DiscardLog(entry.path().string(), database_id_, ts,
+                                after_each_delete);
+    if (!done.ok()) return done.status();
+    sum.segments_deleted += done->segments_deleted;
+    sum.bytes_deleted += done->bytes_deleted;
+  }
+  if (ec) {
+    return absl::InternalError(
+        absl::StrFormat("list %s: %s", log_dir_, ec.message()));
+  }
+  return sum;
+}
+
+void Engine::PollLogTruncation() {
+  NodeRuntime* node = first_node_;
+  auto ctx = node->manager().NewThreadContext();
+  if (!ctx.ok()) {
+    LOG(WARNING) << "log truncation poller: " << ctx.status();
+    return;
+  }
+  uint64_t done = 0;
+  for (;;) {
+    {
+      absl::MutexLock lock(&truncation_mu_);
+      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(truncation_mu_) {
+        return stopping_;
+      };
+      if (truncation_mu_.AwaitWithTimeout(absl::Condition(&stop),
+                                          absl::Milliseconds(500))) {
+        return;
+      }
+    }
+    auto ts = node->manager().FetchAndAdd(
+        **ctx, cc::RootWordAddress(cc::RootWord::kLogTruncateTs), 0);
+    if (!ts.ok() || *ts <= done) continue;
+    auto truncated = TruncateLogs(*ts, [] {});
+    if (truncated.ok()) {
+      done = *ts;
+    } else {
+      LOG_EVERY_T(WARNING, 10) << "log truncation: " << truncated.status();
+    }
+  }
+}
+
+absl::StatusOr<CheckpointResult> Engine::Checkpoint(std::string_view kind) {
+  if (kind != "on_demand" && kind != "initial") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "checkpoint kind %s: use on_demand or initial", std::string(kind)));
+  }
+  if (closed_) {
+    return absl::FailedPreconditionError("the engine is closed (SaveImage)");
+  }
+  if (checkpointer_ == nullptr) {
+    return absl::FailedPreconditionError(
+        nodes_.empty() || nodes_[0] == nullptr
+            ? "checkpoints are taken by the process hosting compute node 0"
+            : "checkpoints need a log (EngineOptions::wal.dir)");
+  }
+  return checkpointer_->Take(std::string(kind));
+}
+
+std::vector<CheckpointResult> Engine::CheckpointHistory() const {
+  return checkpointer_ == nullptr ? std::vector<CheckpointResult>()
+                                  : checkpointer_->history();
+}
+
+bool Engine::checkpoint_running() const {
+  return checkpointer_ != nullptr && checkpointer_->running();
 }
 
 absl::Status Engine::StartLogging(const WalOptions& wal) {
@@ -186,22 +425,26 @@ absl::Status Engine::StartLogging(const WalOptions& wal) {
     log.io_mode = wal.io_mode;
     log.segment_bytes = wal.segment_bytes;
     log.group_commit_window = wal.group_commit_window;
-    std::unique_ptr<txn::CommitWatermark> watermark;
-    if (wal.early_lock_release) {
-      auto opened = txn::CommitWatermark::Open(
-          node->manager(), *node->db().oracle, node->id(),
-          fabric_->compute_node_count(), {.ack_timeout = wal.ack_timeout});
-      if (!opened.ok()) return opened.status();
-      watermark = *std::move(opened);
-      log.observer = watermark.get();
-      log.observer_interval = wal.watermark_interval;
-    }
+    // The durable marks in both commit modes: checkpoints wait for them
+    // (docs/design/checkpoints.md). Only early lock release acknowledges
+    // by them, and only then may recovery cut at them.
+    auto marks = txn::CommitWatermark::Open(
+        node->manager(), *node->db().oracle, node->id(),
+        fabric_->compute_node_count(), {.ack_timeout = wal.ack_timeout});
+    if (!marks.ok()) return marks.status();
+    log.observer = marks->get();
+    log.observer_acknowledges = wal.early_lock_release;
+    log.observer_interval = wal.watermark_interval;
     auto writer = wal.file_factory != nullptr
                       ? wal::LogWriter::Open(log, wal.file_factory)
                       : wal::LogWriter::Open(log);
     if (!writer.ok()) return writer.status();
-    node->SetLog(*std::move(writer), std::move(watermark));
+    node->SetLog(*std::move(writer), *std::move(marks), wal.early_lock_release);
   }
+  if (!nodes_.empty() && nodes_[0] != nullptr) {
+    return StartCheckpointer(wal.dir, nodes_[0]->marks());
+  }
+  truncation_poller_ = std::thread([this] { PollLogTruncation(); });
   return absl::OkStatus();
 }
 
@@ -230,6 +473,7 @@ absl::StatusOr<ImageInfo> Engine::SaveImage(const std::string& path) {
     closed_ = true;
     frozen_ = true;
   }
+  StopBackground();
   absl::Status log_status;
   for (auto& node : nodes_) {
     if (node == nullptr || node->log() == nullptr) continue;
@@ -249,7 +493,18 @@ absl::StatusOr<ImageInfo> Engine::SaveImage(const std::string& path) {
 
 Engine::Engine(const EngineOptions& options) : options_(options) {}
 
+void Engine::StopBackground() {
+  checkpointer_.reset();
+  {
+    absl::MutexLock lock(&truncation_mu_);
+    stopping_ = true;
+  }
+  if (truncation_poller_.joinable()) truncation_poller_.join();
+}
+
 Engine::~Engine() {
+  // Checkpoints and truncation first: they use the logs and the nodes.
+  StopBackground();
   // Logs first: their durability callbacks (partitioned mode's votes) run
   // while every node is still there.
   for (auto& node : nodes_) {
@@ -527,8 +782,8 @@ absl::StatusOr<std::unique_ptr<Session>> Engine::NewSession(
   auto ctx = (*r)->manager().NewThreadContext();
   if (!ctx.ok()) return ctx.status();
   txn::CommitWatermark::Slot* slot = nullptr;
-  if (txn::CommitWatermark* watermark = (*r)->watermark(); watermark) {
-    auto taken = watermark->NewSlot();
+  if (txn::CommitWatermark* marks = (*r)->marks(); marks) {
+    auto taken = marks->NewSlot();
     if (!taken.ok()) return taken.status();
     slot = *taken;
   }
@@ -545,7 +800,7 @@ absl::StatusOr<std::unique_ptr<Session>> Engine::NewSession(
   if (options_.mode == EngineMode::kPartitioned) {
     auto c = partition::Coordinator::Create(*partition_nodes_[node]);
     if (!c.ok()) {
-      if (slot != nullptr) (*r)->watermark()->FreeSlot(slot);
+      if (slot != nullptr) (*r)->marks()->FreeSlot(slot);
       return c.status();
     }
     coordinator = *std::move(c);

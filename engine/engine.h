@@ -35,10 +35,12 @@
 // to change; option errors name the field (EngineOptions::Validate).
 
 #include <any>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -47,6 +49,8 @@
 #include "absl/synchronization/mutex.h"
 #include "cc/cache_stats.h"
 #include "cc/gcl_manager.h"
+#include "engine/checkpoint_load.h"
+#include "engine/checkpointer.h"
 #include "engine/engine_options.h"
 #include "engine/image.h"
 #include "engine/procedure.h"
@@ -207,6 +211,20 @@ class Engine {
   // FailedPrecondition if a log runs already.
   absl::Status StartLogging(const WalOptions& wal);
 
+  // Checkpoints (engine/checkpointer.h, docs/design/checkpoints.md): takes
+  // one now, while sessions run, publishes it in wal.dir and truncates the
+  // logs it makes obsolete. `kind`: "on_demand", or "initial" for one
+  // taken before any transaction was logged (after a load: nothing older
+  // is needed, so the logs may be truncated at once). FailedPrecondition
+  // without a log, or in a process that does not host compute node 0
+  // (which takes every checkpoint of a deployment).
+  absl::StatusOr<CheckpointResult> Checkpoint(
+      std::string_view kind = "on_demand");
+  // Every checkpoint this engine took (periodic ones too), oldest first,
+  // and whether one is being taken now.
+  std::vector<CheckpointResult> CheckpointHistory() const;
+  bool checkpoint_running() const;
+
   // Writes the pool image (engine/image.h) to `path` and CLOSES the
   // engine: every log is closed (all appended records durable), every
   // compute-node runtime destroyed (caches written back), then the memory
@@ -240,8 +258,27 @@ class Engine {
                                                    storage::IndexSpec spec)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Restores the image, replays logs and opens the logs (Open's steps).
-  absl::Status StartRecoveryAndLogging();
+  // Loads the base, replays logs, resumes in place if asked, and opens the
+  // logs (Open's steps).
+  absl::Status StartRecoveryAndLogging(const std::optional<RecoveryBase>& base);
+  // The checkpointer of a process hosting compute node 0 (created on
+  // first use; `marks` null: quiescent checkpoints only until attached).
+  absl::Status StartCheckpointer(const std::string& log_dir,
+                                 txn::CommitWatermark* marks);
+  // Resume in place: a quiescent checkpoint of the recovered pool, then
+  // every log's records at or below it dropped (engine_options.h).
+  absl::Status ResumeInPlace();
+  // Truncates the logs this process writes up to `ts` (the checkpointer's
+  // step 4, and other processes' poller).
+  absl::StatusOr<wal::LogTruncationStats> TruncateLogs(
+      uint64_t ts, const std::function<void()>& after_each_delete);
+  // Processes without compute node 0: truncates their logs as the
+  // checkpointer's word rises (engine/checkpointer.h).
+  void PollLogTruncation();
+  // Stops the checkpointer and the poller.
+  void StopBackground();
+  // EngineOptions::recovery_threads, 0 resolved to the cores.
+  int RecoveryThreads() const;
   // Partitioned mode: the partition map and every hosted node's side of it.
   absl::Status StartPartitioned();
   // The epoch managers of the hosted nodes (and their ticker, in the pool).
@@ -283,6 +320,12 @@ class Engine {
   partition::FragmentRegistry fragments_;
   std::unique_ptr<partition::PartitionMap> partition_map_;
   std::vector<std::unique_ptr<partition::Node>> partition_nodes_;  // by id
+  // Declared last: stopped first, while the logs and nodes are up.
+  std::string log_dir_;  // where checkpoints go (the log's directory)
+  std::unique_ptr<Checkpointer> checkpointer_;
+  absl::Mutex truncation_mu_;
+  bool stopping_ ABSL_GUARDED_BY(truncation_mu_) = false;
+  std::thread truncation_poller_;
 };
 
 }  // namespace strand::engine

@@ -92,13 +92,29 @@ struct EngineOptions {
   bool epochs_in_pool = false;
   RetryPolicy retry;
   WalOptions wal;
-  // Recovery (engine/recovery.h). `image_path`: restore every memory node
-  // from this image (engine/image.h; loopback fabric only) before opening.
-  // `recover_wal_dir`: then replay the logs found there over it, merged in
-  // commit-timestamp order. The engine's own log (wal.dir) must be another
-  // directory: the replayed log describes the image, not what follows.
+  // Checkpoints (engine/checkpointer.h; docs/design/checkpoints.md), once
+  // a log runs (wal.dir, or Engine::StartLogging), taken by the process
+  // hosting compute node 0, in the log's directory: every
+  // `checkpoint_interval` while transactions run (0: only on demand,
+  // Engine::Checkpoint), copying at most `checkpoint_read_mb_per_s` MiB/s
+  // of tuples and index entries (0: no limit), keeping the newest
+  // `checkpoints_kept` and the logs back to the oldest of them.
+  absl::Duration checkpoint_interval = absl::ZeroDuration();
+  double checkpoint_read_mb_per_s = 0;
+  int checkpoints_kept = 2;
+  // Recovery (engine/recovery.h). `recover_wal_dir`: rebuild the pool from
+  // the newest usable checkpoint there (engine/checkpoint_load.h) or, if
+  // none, from `image_path` (engine/image.h; loopback fabric only), then
+  // replay the logs found there, merged in commit-timestamp order. With
+  // `recover_wal_dir` == wal.dir the engine resumes in place: it
+  // checkpoints the recovered pool, drops the logs that checkpoint makes
+  // obsolete, and appends to the same directory (every compute node must
+  // be in this process). `image_path` alone restores the image and
+  // replays nothing. `recovery_threads` load a checkpoint's tables and
+  // indexes in parallel (0: one per core).
   std::string image_path;
   std::string recover_wal_dir;
+  int recovery_threads = 0;
   // A log damaged before its end (a corrupt or missing record that later
   // records prove was durable, wal/log_reader.h) fails Open with DataLoss
   // naming the node, segment, offset and LSN. true: replay each log only

@@ -23,8 +23,8 @@ namespace strand::engine {
 namespace {
 
 constexpr uint64_t kImageMagic = 0x4d49444e41525453;  // "STRANDIM"
-// 2: the GCL size at byte 48.
-constexpr uint32_t kImageVersion = 2;
+// 2: the GCL size at byte 48; 3: the compute node count at byte 52.
+constexpr uint32_t kImageVersion = 3;
 constexpr size_t kImageHeaderBytes = 64;
 
 absl::StatusOr<rdma::LoopbackFabric*> Loopback(rdma::Fabric& fabric) {
@@ -166,6 +166,7 @@ absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
   info.region_bytes = fabric.memory_node_bytes();
   info.chunk_bytes = fabric.chunk_bytes();
   info.gcl_size = gcl_size;
+  info.compute_nodes = static_cast<uint32_t>(fabric.compute_node_count());
   auto database_id =
       reader->Word(0, cc::RootWordAddress(cc::RootWord::kDatabaseId).offset());
   if (!database_id.ok()) return database_id.status();
@@ -188,6 +189,7 @@ absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
   Put<uint64_t>(header, 32, info.region_bytes);
   Put<uint64_t>(header, 40, info.chunk_bytes);
   Put<uint32_t>(header, 48, gcl_size);
+  Put<uint32_t>(header, 52, info.compute_nodes);
   if (absl::Status s = WriteAll(file.fd, header, sizeof(header), tmp); !s.ok())
     return s;
   off_t node_header_at = sizeof(header);
@@ -259,6 +261,7 @@ absl::StatusOr<ImageInfo> ReadHeader(int fd, const std::string& path) {
   info.region_bytes = Get<uint64_t>(header, 32);
   info.chunk_bytes = Get<uint64_t>(header, 40);
   info.gcl_size = version >= 2 ? Get<uint32_t>(header, 48) : 0;
+  info.compute_nodes = version >= 3 ? Get<uint32_t>(header, 52) : 0;
   return info;
 }
 

@@ -50,11 +50,13 @@ absl::Status NodeRuntime::AddIndex(const storage::IndexDescriptor& index,
 }
 
 void NodeRuntime::SetLog(std::unique_ptr<wal::LogWriter> log,
-                         std::unique_ptr<txn::CommitWatermark> watermark) {
-  watermark_ = std::move(watermark);
+                         std::unique_ptr<txn::CommitWatermark> marks,
+                         bool acknowledge_by_marks) {
+  watermark_ = std::move(marks);
   log_ = std::move(log);
   db_.log = log_.get();
-  db_.watermark = watermark_.get();
+  db_.marks = watermark_.get();
+  db_.watermark = acknowledge_by_marks ? watermark_.get() : nullptr;
 }
 
 }  // namespace strand::engine

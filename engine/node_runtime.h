@@ -43,12 +43,17 @@ class NodeRuntime {
   absl::Status AddIndex(const storage::IndexDescriptor& index,
                         txn::TableId table, const txn::IndexKey* key);
 
-  // Commits log to `log` from now on (before the first session), and are
-  // acknowledged by `watermark` if not null (`log`'s observer).
+  // Commits log to `log` from now on (before the first session); `marks`
+  // (`log`'s observer) tracks the node's durable timestamp marks, and
+  // acknowledges the commits if `acknowledge_by_marks` (early lock
+  // release).
   void SetLog(std::unique_ptr<wal::LogWriter> log,
-              std::unique_ptr<txn::CommitWatermark> watermark);
+              std::unique_ptr<txn::CommitWatermark> marks,
+              bool acknowledge_by_marks);
   wal::LogWriter* log() { return log_.get(); }
-  txn::CommitWatermark* watermark() { return watermark_.get(); }
+  // The durable marks (null without a log): every transaction holds a
+  // slot of them.
+  txn::CommitWatermark* marks() { return watermark_.get(); }
   // Transactions announce themselves in `epochs` and deleted rows' slots
   // are reused through it (txn/epoch_manager.h); null: never reused.
   // Before the first session; `epochs` outlives this.

@@ -46,7 +46,7 @@ Session::Session(Engine& engine, rdma::ComputeNodeId node,
 
 Session::~Session() {
   Drain();
-  if (watermark_slot_ != nullptr) db_.watermark->FreeSlot(watermark_slot_);
+  if (watermark_slot_ != nullptr) db_.marks->FreeSlot(watermark_slot_);
 }
 
 void Session::BackOff(int attempt) {
@@ -209,6 +209,16 @@ Session::Ran Session::Run(ProcedureId id, const ProcedureTypes& types,
   bool gave_up = false;
   std::optional<int64_t> commit_latency_ns;
   for (int attempt = 0;; ++attempt) {
+    if (watermark_slot_ == nullptr && db_.marks != nullptr) {
+      // The log started after this session opened (Engine::StartLogging):
+      // every transaction of a logging node holds a slot of its marks.
+      auto slot = db_.marks->NewSlot();
+      if (!slot.ok()) {
+        ran.outcome = slot.status();
+        return ran;
+      }
+      watermark_slot_ = *slot;
+    }
     txn::Txn txn(db_, *ctx_, *cc_);
     txn.set_watermark_slot(watermark_slot_);
     if (coordinator_ != nullptr) {

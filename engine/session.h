@@ -235,7 +235,8 @@ class Session {
   const txn::Database& db_;
   const std::unique_ptr<cc::ThreadContext> ctx_;
   // With db_.watermark: this session's slot (the engine's to give back).
-  txn::CommitWatermark::Slot* const watermark_slot_;
+  // Taken at the first transaction if the log started after the session.
+  txn::CommitWatermark::Slot* watermark_slot_;
   const std::unique_ptr<txn::ConcurrencyControl> cc_;
   const std::shared_ptr<Engine::SessionStats> stats_;
   // Partitioned mode: the coordinator of this session's transactions.

@@ -394,7 +394,7 @@ std::shared_ptr<Node::Branch> Node::FindBranch(uint64_t gtid, bool create,
     }
     b->ctx = *std::move(ctx);
   }
-  if (txn::CommitWatermark* watermark = config_.db->watermark; watermark) {
+  if (txn::CommitWatermark* watermark = config_.db->marks; watermark) {
     if (!free_watermark_slots_.empty()) {
       b->watermark_slot = free_watermark_slots_.back();
       free_watermark_slots_.pop_back();

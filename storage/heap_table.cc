@@ -94,6 +94,7 @@ HeapTable::HeapTable(cc::GclManager& manager, GlobalAddress root,
       table_id_(table_id),
       schema_(std::move(schema)),
       tuple_bytes_(schema_.tuple_bytes()),
+      max_rows_per_page_(max_rows_per_page),
       slots_per_page_(
           heap_page::SlotsPerPage(manager.payload_bytes(), tuple_bytes_,
                                   TupleAddress::kMaxSlots, max_rows_per_page)),
@@ -335,6 +336,48 @@ absl::Status HeapTable::Update(cc::ThreadContext& ctx, TupleAddress address,
     std::memcpy(guard->MutableRange(base + first, last - first + 1),
                 tuple.data() + first, last - first + 1);
   }
+  return guard->Unlock();
+}
+
+absl::Status HeapTable::UpdateRange(cc::ThreadContext& ctx,
+                                    TupleAddress address, uint32_t offset,
+                                    absl::Span<const uint8_t> bytes) {
+  if (absl::Status s = CheckAddress(address); !s.ok()) return s;
+  if (offset < kTupleHeaderBytes || offset + bytes.size() > tuple_bytes_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "bytes %d..%d are not within the columns of a %d-byte tuple", offset,
+        offset + bytes.size(), tuple_bytes_));
+  }
+  auto guard = manager_.XLock(ctx, address.gcl());
+  if (!guard.ok()) return guard.status();
+  if (absl::Status s = CheckLive(guard->data(), address); !s.ok()) return s;
+  if (!bytes.empty()) {
+    std::memcpy(guard->MutableRange(SlotOffset(address.slot()) + offset,
+                                    static_cast<uint32_t>(bytes.size())),
+                bytes.data(), bytes.size());
+  }
+  return guard->Unlock();
+}
+
+absl::Status HeapTable::Overwrite(cc::ThreadContext& ctx, TupleAddress address,
+                                  absl::Span<const uint8_t> tuple) {
+  if (absl::Status s = CheckAddress(address); !s.ok()) return s;
+  if (tuple.size() != tuple_bytes_) {
+    return absl::InvalidArgumentError(
+        "overwrite with a tuple of the wrong size");
+  }
+  auto guard = manager_.XLock(ctx, address.gcl());
+  if (!guard.ok()) return guard.status();
+  if (!heap_page::IsPageOf(guard->data(), table_id_)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is not in a page of table %d", address.ToString(), table_id_));
+  }
+  uint8_t* dst = guard->MutableRange(SlotOffset(address.slot()), tuple_bytes_);
+  TupleHeader header;
+  header.set_flags(TupleHeader::kLive);
+  std::memcpy(dst, &header, kTupleHeaderBytes);
+  std::memcpy(dst + kTupleHeaderBytes, tuple.data() + kTupleHeaderBytes,
+              tuple_bytes_ - kTupleHeaderBytes);
   return guard->Unlock();
 }
 

@@ -486,6 +486,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   }
   WarmUp(run);
   const CountersAtStart before(db.engine());
+  const absl::Time window_start = absl::Now();
   window.Start();
   run.measuring = true;
   Measure(run, RetriedAborts(before.stats));
@@ -497,6 +498,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   for (auto& t : threads) t.join();
   RunResult result = Collect(run, before, nodes, results);
   result.seconds = window.seconds();
+  result.window_start = window_start;
   result.workers = window.workers();
   result.process_cpu_s = window.process_cpu_s();
   result.worker_threads = total_threads;

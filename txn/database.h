@@ -49,11 +49,17 @@ struct Database {
   // a commit is acknowledged only once it is durable, and so is every
   // commit it may depend on (concurrency_control.h, "Logging").
   wal::LogWriter* log = nullptr;
-  // With a log: acknowledge by the cluster's durable watermark
-  // (commit_watermark.h). A commit releases its latches once its record is
-  // appended (early lock release) and is acknowledged once the watermark
-  // covers its timestamp. Null: a commit holds its latches until its own
-  // record is durable, and is acknowledged then.
+  // With a log: the node's durable timestamp marks (commit_watermark.h).
+  // Every transaction holds one of its slots while it may log, so the
+  // cluster mark C says "every commit with a timestamp <= C, on every node,
+  // is durable and applied": what a checkpoint waits for
+  // (docs/design/checkpoints.md). Kept in both commit modes.
+  CommitWatermark* marks = nullptr;
+  // With a log and early lock release: `marks` again, and commits are
+  // acknowledged by it. A commit releases its latches once its record is
+  // appended and is acknowledged once the cluster mark covers its
+  // timestamp. Null: a commit holds its latches until its own record is
+  // durable, and is acknowledged then.
   CommitWatermark* watermark = nullptr;
   // Record the index leaves every Lookup, LookupBatch and Scan read, and
   // validate them at commit: what makes scans and absent-key lookups

@@ -38,10 +38,10 @@ absl::Status Txn::Begin() {
   if (phase_ != Phase::kIdle) {
     return absl::FailedPreconditionError("a transaction begins only once");
   }
-  if (state_.db.watermark != nullptr) {
+  if (state_.db.marks != nullptr) {
     if (state_.watermark_slot == nullptr) {
       return absl::FailedPreconditionError(
-          "this compute node acknowledges by durable watermark: the "
+          "this compute node keeps durable timestamp marks: the "
           "transaction needs a slot (Txn::set_watermark_slot)");
     }
     // Before any timestamp is taken, here or by a 2PC coordinator for this

@@ -178,9 +178,9 @@ class Txn {
   // timestamp; otherwise the oracle's value now (one round trip), since
   // the procedure's decision may rest on reads of any commit before it.
   absl::StatusOr<uint64_t> AckTimestamp();
-  // With db().watermark, every transaction needs a slot of it
-  // (CommitWatermark::NewSlot), set before Begin; the caller keeps it for
-  // the next transaction.
+  // With db().marks (any node with a log), every transaction needs a slot
+  // of it (CommitWatermark::NewSlot), set before Begin; the caller keeps
+  // it for the next transaction.
   void set_watermark_slot(CommitWatermark::Slot* slot) {
     state_.watermark_slot = slot;
   }

@@ -142,7 +142,7 @@ struct TxnState {
   AbortReason abort_reason = AbortReason::kNone;
   // The transaction's announcement (db.epochs) while it runs.
   EpochManager::Slot epoch_slot = EpochManager::kNoSlot;
-  // With db.watermark: the slot that holds back the node's durable mark
+  // With db.marks: the slot that holds back the node's durable mark
   // below every timestamp this transaction may still log (Txn::Begin to
   // its end; commit_watermark.h). Owned by whoever runs the transaction.
   CommitWatermark::Slot* watermark_slot = nullptr;

@@ -88,6 +88,17 @@ BAD = {
         (["--wal=on", "--wal_dir=/proc/strand-no-such-dir"], "--wal_dir"),
         (WAL_ON + ["--wal_pipeline=-2"], "--wal_pipeline"),
         (WAL_ON + ["--wal_pipeline=100001"], "--wal_pipeline"),
+        (["--checkpoint_interval_s=30"], "--checkpoint_interval_s"),
+        (["--wal_segment_mb=8"], "--wal_segment_mb"),
+        (["--checkpoint_read_mb_per_s=10"], "--checkpoint_read_mb_per_s"),
+        (WAL_ON + ["--checkpoint_interval_s=0.01"], "--checkpoint_interval_s"),
+        (WAL_ON + ["--checkpoint_interval_s=nan"], "--checkpoint_interval_s"),
+        (WAL_ON + ["--checkpoint_read_mb_per_s=-1"],
+         "--checkpoint_read_mb_per_s"),
+        (WAL_ON + ["--wal_segment_mb=0"], "--wal_segment_mb"),
+        (WAL_ON + ["--wal_segment_mb=4097"], "--wal_segment_mb"),
+        (["--check_image={file}", "--checkpoint_interval_s=1"],
+         "--checkpoint_interval_s"),
         (WAL_ON + ["--wal_group_commit_us=-2"], "--wal_group_commit_us"),
         (["--pool_mb=16", "--warehouses=4"], "--pool_mb"),
         (["--pool_mb=18446744073709551615"], "--pool_mb"),
@@ -231,8 +242,9 @@ BAD = {
         (["--compute_nodes=60"], "--compute_nodes"),
     ],
     "strand_recover": [
-        ([], "--image"),
-        (["--wal_dir={dir}"], "--image"),
+        # --image is needed only when --wal_dir holds no checkpoint.
+        ([], "--wal_dir"),
+        (["--wal_dir={dir}"], "--wal_dir"),
         (["--image={file}"], "--image"),
         (["--image={missing}", "--wal_dir={dir}"], "--image"),
         (["--image={dir}", "--wal_dir={dir}"], "--image"),
@@ -281,6 +293,10 @@ EDGE = {
                     "--noidentity_frames"],
         TPCC_RUN + ["--wal=on", "--wal_dir={dir}/new/log",
                     "--wal_pipeline=0", "--wal_group_commit_us=0"],
+        # Checkpoints as often as they go, in the smallest segments.
+        TPCC_RUN + ["--wal=on", "--wal_dir={dir}/ckpt/log",
+                    "--checkpoint_interval_s=0.1", "--wal_segment_mb=1",
+                    "--checkpoint_read_mb_per_s=1000000"],
         # Pipelined on two compute nodes, acknowledged by the cluster's
         # durable watermark, partitioned too.
         TPCC_RUN + ["--wal=on", "--wal_dir={dir}/two/log", "--compute_nodes=2",

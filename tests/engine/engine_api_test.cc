@@ -38,10 +38,18 @@ TEST(EngineApiTest, BadOptionsNameTheFieldToAProgramAndTheFlagToAUser) {
       std::string(o.Validate(OptionNaming::Flags("EngineOptions::")).message()),
       HasSubstr("EngineOptions::retry.max_retries=-1"));
   o = Options();
-  o.wal.dir = o.recover_wal_dir = "/tmp/logs";
+  o.wal.dir = o.recover_wal_dir = "/tmp/logs";  // resumes in place: fine
+  EXPECT_TRUE(o.Validate().ok()) << o.Validate();
+  o.checkpoint_interval = absl::Milliseconds(10);
   EXPECT_THAT(std::string(o.Validate().message()),
-              HasSubstr("EngineOptions::wal.dir=/tmp/logs is the log being "
-                        "recovered (EngineOptions::recover_wal_dir)"));
+              HasSubstr("EngineOptions::checkpoint_interval=10ms must be 0"));
+  EXPECT_THAT(
+      std::string(o.Validate(OptionNaming::Flags("EngineOptions::")).message()),
+      HasSubstr("--checkpoint_interval_s"));
+  o = Options();
+  o.checkpoints_kept = 0;
+  EXPECT_THAT(std::string(o.Validate().message()),
+              HasSubstr("EngineOptions::checkpoints_kept=0 must be from 1"));
   o = Options();  // two compute nodes: early lock release is fine
   o.wal.early_lock_release = true;
   EXPECT_TRUE(o.Validate().ok()) << o.Validate();

@@ -137,14 +137,15 @@ kill_mid_run "$work/wal-run" 3 \
   --wal_dir="$work/wal" --acked_log="$work/acked"
 echo "--- compute node 0 (wal lines)"
 grep -hE "^wal:" "$work"/wal-run/compute-0.*
-check "wal: node 0 wrote the load image" [ -f "$work/wal/load.img" ]
+check "wal: node 0 checkpointed the load" \
+  [ -f "$work/wal/checkpoint-00000001/MANIFEST" ]
 check "wal: commits pipelined (early lock release, watermark acks)" \
   grep -q "early_lock_release on, pipeline 1024" "$work"/wal-run/compute-0.*
 check "wal: both processes logged" \
   [ -d "$work/wal/node-0" -a -d "$work/wal/node-1" ]
 check "wal: both processes acknowledged New-Orders" \
   [ -s "$work/acked.node-0" -a -s "$work/acked.node-1" ]
-"$build/tools/strand_recover" --image="$work/wal/load.img" \
+"$build/tools/strand_recover" \
   --wal_dir="$work/wal" --out_image="$work/recovered.img" 2>&1 | tail -5
 check "wal: strand_recover merged both logs" [ -f "$work/recovered.img" ]
 verdict="$("$build/tpcc/tpcc" "${small[@]}" --check_image="$work/recovered.img" \
