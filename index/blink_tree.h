@@ -302,9 +302,11 @@ class BLinkTree {
   // a removed entry is present, each leaf has room; with `to_ts` (TO) also
   // that no leaf was read or changed at a timestamp above it. Changes
   // nothing in the tree. Never waits for a latch while it holds a leaf
-  // (blink_tree_changes.cc). Errors: AlreadyExists, NotFound, Aborted
-  // (TO's rule failed: retry the transaction), InvalidArgument (a key of
-  // the wrong width). On any error the caller releases `held`.
+  // (blink_tree_changes.cc). Errors: AlreadyExists, NotFound (then
+  // changes[*split_at], `changes` in the tree's order, is the change that
+  // failed), Aborted (TO's rule failed: retry the transaction),
+  // InvalidArgument (a key of the wrong width). On any error the caller
+  // releases `held`.
   absl::StatusOr<Prepared> PrepareChanges(cc::ThreadContext& ctx,
                                           absl::Span<Change> changes,
                                           LeafGuards& held,

@@ -149,18 +149,25 @@ absl::StatusOr<BLinkTree::Prepared> BLinkTree::PrepareChanges(
     const uint32_t pos = n.LowerBound(key);
     const bool present = pos < n.count() && n.key(pos) == key;
     const bool follows_same_key = i > 0 && sorted[i - 1].first == key;
+    // On an error *split_at names the change that failed (in `changes`,
+    // now in the tree's order), for the caller's message.
+    auto failed = [&](absl::Status status) {
+      *split_at = i;
+      for (size_t j = 0; j < sorted.size(); ++j) changes[j] = sorted[j].second;
+      return status;
+    };
     if (c.remove) {
       // A second removal of one key finds it gone.
       if (follows_same_key || !present) {
-        return absl::NotFoundError("key not in the index");
+        return failed(absl::NotFoundError("entry not in the index"));
       }
       --growth[c.leaf];
     } else {
       // Present is fine when this transaction removes it just before.
       if (follows_same_key ? !sorted[i - 1].second.remove : present) {
-        return absl::AlreadyExistsError(
+        return failed(absl::AlreadyExistsError(
             unique_ ? "key already in the unique index"
-                    : "(key, value) pair already in the index");
+                    : "(key, value) pair already in the index"));
       }
       if (n.count() + ++growth[c.leaf] > capacity_) {
         *split_at = i;

@@ -93,7 +93,7 @@ absl::Status Put(Txn& txn, txn::TableId table, const TupleBuffer& t,
                  storage::TupleAddress* out = nullptr) {
   auto a = txn.Insert(table, t);
   if (!a.ok()) return a.status();
-  txn.AddIndexEntry(index, key, *a);
+  if (absl::Status s = txn.AddIndexEntry(index, key, *a); !s.ok()) return s;
   if (out != nullptr) *out = *a;
   return absl::OkStatus();
 }
@@ -330,7 +330,10 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
           const auto& [key, id] = keys[rank - 1];
           auto a = txn.Lookup(t.customer_pk, CustomerKey(w, d, id));
           if (!a.ok()) return a.status();
-          txn.AddIndexEntry(t.customer_by_name, key, *a);
+          if (absl::Status s = txn.AddIndexEntry(t.customer_by_name, key, *a);
+              !s.ok()) {
+            return s;
+          }
         }
         return int64_t{0};  // entries, not rows
       },
@@ -348,8 +351,11 @@ void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
           const int o = order_of[c];
           auto a = txn.Lookup(t.order_pk, OrderKey(w, d, o));
           if (!a.ok()) return a.status();
-          txn.AddIndexEntry(t.order_by_customer, OrderCustomerKey(w, d, c, o),
-                            *a);
+          if (absl::Status s = txn.AddIndexEntry(
+                  t.order_by_customer, OrderCustomerKey(w, d, c, o), *a);
+              !s.ok()) {
+            return s;
+          }
         }
         return int64_t{0};
       },

@@ -244,16 +244,18 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
             o.SetInt(order::kOlCnt, in.ol_cnt);
             o.SetInt(order::kAllLocal, out.all_local ? 1 : 0);
             TPCC_ASSIGN_OR_RETURN(auto oa, txn.Insert(t.order, o));
-            txn.AddIndexEntry(t.order_pk, OrderKey(in.w, in.d, o_id), oa);
-            txn.AddIndexEntry(t.order_by_customer,
-                              OrderCustomerKey(in.w, in.d, in.c, o_id), oa);
+            TPCC_RETURN_IF_ERROR(
+                txn.AddIndexEntry(t.order_pk, OrderKey(in.w, in.d, o_id), oa));
+            TPCC_RETURN_IF_ERROR(txn.AddIndexEntry(
+                t.order_by_customer, OrderCustomerKey(in.w, in.d, in.c, o_id),
+                oa));
             storage::TupleBuffer no(*t.new_order_schema);
             no.SetInt(new_order::kOId, o_id);
             no.SetInt(new_order::kDId, in.d);
             no.SetInt(new_order::kWId, in.w);
             TPCC_ASSIGN_OR_RETURN(auto noa, txn.Insert(t.new_order, no));
-            txn.AddIndexEntry(t.new_order_pk, NewOrderKey(in.w, in.d, o_id),
-                              noa);
+            TPCC_RETURN_IF_ERROR(txn.AddIndexEntry(
+                t.new_order_pk, NewOrderKey(in.w, in.d, o_id), noa));
 
             storage::TupleBuffer ol(*t.order_line_schema);
             int64_t sum = 0;
@@ -289,8 +291,8 @@ absl::StatusOr<engine::ProcedureId> RegisterNewOrder(engine::Engine& engine,
               ol.SetDecimal(order_line::kAmount, amount);
               ol.SetChars(order_line::kDistInfo, dist_info);
               TPCC_ASSIGN_OR_RETURN(auto ola, txn.Insert(t.order_line, ol));
-              txn.AddIndexEntry(t.order_line_pk,
-                                OrderLineKey(in.w, in.d, o_id, i + 1), ola);
+              TPCC_RETURN_IF_ERROR(txn.AddIndexEntry(
+                  t.order_line_pk, OrderLineKey(in.w, in.d, o_id, i + 1), ola));
             }
             // total = sum * (1 - discount) * (1 + w_tax + d_tax), rates in
             // 10^-4 units.

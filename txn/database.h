@@ -8,6 +8,7 @@
 // outlive every transaction.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cc/gcl_manager.h"
@@ -43,6 +44,12 @@ struct Database {
   // table's tuples (null: by hand). Txn::AddIndexEntries reads them.
   std::vector<TableId> index_tables;
   std::vector<const IndexKey*> index_keys;
+  // By TableId: the indexes declared with key columns on the table, which
+  // every Insert, Update, Modify and Delete keeps (Txn).
+  std::vector<std::vector<IndexId>> declared_indexes;
+  // Names, for the messages of errors a procedure can cause.
+  std::vector<std::string> table_names;  // by TableId
+  std::vector<std::string> index_names;  // by IndexId
 
   // The compute node's write-ahead log, or null (no logging). With a log,
   // a commit is acknowledged (Txn::Commit returns OK) only once its redo

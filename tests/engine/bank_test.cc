@@ -53,7 +53,11 @@ class BankTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
               t.SetInt(1, balance);
               auto addr = txn.Insert(accounts, t);
               if (!addr.ok()) return addr.status();
-              txn.AddIndexEntry(by_id, AccountKey(id), *addr);
+              if (absl::Status added =
+                      txn.AddIndexEntry(by_id, AccountKey(id), *addr);
+                  !added.ok()) {
+                return added;
+              }
               return true;
             }));
     transfer_ = *engine_->RegisterProcedure(
@@ -104,7 +108,11 @@ class BankTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
                         ghost.SetInt(0, 1000000 + id);
                         auto g = txn.Insert(accounts, ghost);
                         if (!g.ok()) return g.status();
-                        txn.AddIndexEntry(by_id, AccountKey(1000000 + id), *g);
+                        if (absl::Status added = txn.AddIndexEntry(
+                                by_id, AccountKey(1000000 + id), *g);
+                            !added.ok()) {
+                          return added;
+                        }
                         return txn.UserAbort("injected");
                       }));
   }

@@ -42,7 +42,11 @@ class CountersTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
                         t.SetInt(0, id);
                         auto addr = txn.Insert(table, t);
                         if (!addr.ok()) return addr.status();
-                        txn.AddIndexEntry(index, AccountKey(id), *addr);
+                        if (absl::Status added =
+                                txn.AddIndexEntry(index, AccountKey(id), *addr);
+                            !added.ok()) {
+                          return added;
+                        }
                         return true;
                       }));
     erase_ = *engine_->RegisterProcedure(
@@ -53,7 +57,11 @@ class CountersTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
                        if (absl::Status s = txn.Delete(table, *addr); !s.ok()) {
                          return s;
                        }
-                       txn.RemoveIndexEntry(index, AccountKey(id), *addr);
+                       if (absl::Status added = txn.RemoveIndexEntry(
+                               index, AccountKey(id), *addr);
+                           !added.ok()) {
+                         return added;
+                       }
                        return true;
                      }));
     increment_ = *engine_->RegisterProcedure(

@@ -47,7 +47,11 @@ TEST_P(ReadThenInsertTest, InsertAfterReadingTheCurrentInsertPage) {
                       t.SetInt(1, value);
                       auto addr = txn.Insert(table, t);
                       if (!addr.ok()) return addr.status();
-                      txn.AddIndexEntry(index, AccountKey(id), *addr);
+                      if (absl::Status added =
+                              txn.AddIndexEntry(index, AccountKey(id), *addr);
+                          !added.ok()) {
+                        return added;
+                      }
                       return value;
                     }));
   auto session = (*engine)->NewSession(0);

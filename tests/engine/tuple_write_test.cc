@@ -79,8 +79,11 @@ class TupleWriteTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
                         auto again = txn.Modify(table, *addr);
                         if (!again.ok()) return again.status();
                         (*again)->SetInt(kColumns - 1, id % 100);
-                        txn.AddIndexEntry(index, testing::AccountKey(id),
-                                          *addr);
+                        if (absl::Status added = txn.AddIndexEntry(
+                                index, testing::AccountKey(id), *addr);
+                            !added.ok()) {
+                          return added;
+                        }
                         return true;
                       }));
     change_ = *engine_->RegisterProcedure(

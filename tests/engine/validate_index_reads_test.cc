@@ -46,7 +46,10 @@ TEST_P(ValidateIndexReadsTest, AbsentKeyLookupAgainstARacingInsert) {
     t.SetInt(0, id);
     auto addr = txn.Insert(table, t);
     if (!addr.ok()) return addr.status();
-    txn.AddIndexEntry(index, AccountKey(id), *addr);
+    if (absl::Status added = txn.AddIndexEntry(index, AccountKey(id), *addr);
+        !added.ok()) {
+      return added;
+    }
     return absl::OkStatus();
   };
   auto add_key = *(*engine)->RegisterProcedure(

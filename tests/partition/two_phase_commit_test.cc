@@ -89,7 +89,10 @@ class Bank {
           t.SetInt(1, in.delta);
           auto a = txn.Insert(accounts, t);
           if (!a.ok()) return a.status();
-          txn.AddIndexEntry(by_id, Key(in.id), *a);
+          if (absl::Status added = txn.AddIndexEntry(by_id, Key(in.id), *a);
+              !added.ok()) {
+            return added;
+          }
           return Balance{in.delta};
         });
     const auto adjust = adjust_;
