@@ -496,8 +496,10 @@ absl::StatusOr<ProcedureId> Engine::FindProcedureOfTypes(
   absl::MutexLock lock(&mu_);
   auto it = procedures_by_name_.find(std::string(name));
   if (it == procedures_by_name_.end()) {
-    return absl::NotFoundError(
-        absl::StrFormat("no procedure named %s", std::string(name)));
+    // Not NotFound: a procedure's own NotFound ("no such key") must not
+    // read as "no such procedure".
+    return absl::UnimplementedError(absl::StrFormat(
+        "no procedure named %s is registered", std::string(name)));
   }
   const ErasedProcedure& procedure = procedures_[it->second];
   if (types.has_value() && !(procedure.types == *types)) {

@@ -47,12 +47,21 @@
 // (from the call to its acknowledgement) is recorded, only when its
 // outcome is delivered; aborted attempts count when they happen.
 //
-// Callbacks run on the session's thread and must not use the session.
+// Callbacks run on the session's thread and must not use the session
+// (a call from one fails with FailedPrecondition).
+//
+// Errors of a call itself: Unimplemented for a procedure id or name that
+// is not registered (NotFound stays free for the procedures' own "no such
+// key"); InvalidArgument for an untyped call with other types; Unknown
+// when the procedure (or Run's function) threw an exception, which rolls
+// the transaction back and never leaves the call.
 
 #include <any>
+#include <array>
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -60,6 +69,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/random/random.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -157,6 +167,38 @@ class Session {
                     TypedCallback(std::move(on_acknowledged)));
   }
 
+  // An interactive transaction (as FoundationDB's db.run): runs
+  // fn(txn::Txn&) as one transaction on this session's node and commits
+  // it if fn returns OK, retrying conflicts as Call does, so fn may run
+  // more than once and must not have effects outside the transaction
+  // that a retry would repeat. fn returns absl::Status or
+  // absl::StatusOr<T>, and so does Run. Unlike procedures, fn needs no
+  // registration and may be any callable, defined at any time; it runs on
+  // this thread, and Engine::Stats does not count it. With a log, Run
+  // returns once the commit is durable, as Call.
+  //   absl::StatusOr<int64_t> balance = session->Run(
+  //       [&](txn::Txn& txn) -> absl::StatusOr<int64_t> { ... });
+  template <typename Fn>
+  std::invoke_result_t<Fn&, txn::Txn&> Run(Fn&& fn) {
+    using Result = std::invoke_result_t<Fn&, txn::Txn&>;
+    if constexpr (std::is_same_v<Result, absl::Status>) {
+      return RunErased(fn);
+    } else {
+      static_assert(procedure_internal::StatusOrValue<Result>::kIsStatusOr,
+                    "Session::Run's function returns absl::Status or "
+                    "absl::StatusOr<T>");
+      std::optional<typename Result::value_type> value;
+      absl::Status status = RunErased([&](txn::Txn& txn) -> absl::Status {
+        Result r = fn(txn);
+        if (!r.ok()) return r.status();
+        value.emplace(*std::move(r));
+        return absl::OkStatus();
+      });
+      if (!status.ok()) return status;
+      return *std::move(value);
+    }
+  }
+
   // Delivers the outcomes whose wait is over, without blocking. Returns
   // how many it delivered.
   size_t Poll();
@@ -207,10 +249,29 @@ class Session {
                                       const std::any& args);
   void CallAsyncErased(ProcedureId id, const ProcedureTypes& types,
                        const std::any& args, ErasedCallback done);
+  // What a call's attempts add to its procedure's stats.
+  struct CallCounts {
+    std::array<uint64_t, txn::kAbortReasonCount> aborts{};
+    bool gave_up = false;
+    std::optional<int64_t> commit_latency_ns;
+  };
   // Runs the call's attempts. `wait_durable`: commit with Txn::Commit (the
   // commit is counted here) rather than CommitNoWait (counted at delivery).
-  Ran Run(ProcedureId id, const ProcedureTypes& types, const std::any& args,
-          bool wait_durable);
+  Ran RunProcedure(ProcedureId id, const ProcedureTypes& types,
+                   const std::any& args, bool wait_durable);
+  absl::Status RunErased(absl::FunctionRef<absl::Status(txn::Txn&)> body);
+  // Attempts of `body` (procedure `name`; empty: an interactive
+  // transaction), each a transaction committed if it returns OK, retried
+  // on conflicts with back-off: OK once one committed, else the last
+  // attempt's error. Fills ran.committed and ran.ack_lsn, and `counts`.
+  absl::Status Attempts(std::string_view name,
+                        absl::FunctionRef<absl::Status(txn::Txn&)> body,
+                        bool wait_durable, Ran& ran, CallCounts& counts);
+  // body(txn), with an exception turned into the transaction's abort and
+  // an Unknown status.
+  static absl::Status RunBody(std::string_view name,
+                              absl::FunctionRef<absl::Status(txn::Txn&)> body,
+                              txn::Txn& txn);
   // Blocks until the oldest outstanding call's wait is over, then Poll.
   void WaitForOldest();
   void BackOff(int attempt);
