@@ -104,6 +104,17 @@ void RemoveOwnEntry(TxnState& txn, IndexId index, std::string_view key,
                     TupleAddress value) {
   if (int at = Find(txn, txn.index_inserts, index, key, value); at >= 0) {
     Erase(txn, txn.index_inserts, at);  // never reaches the tree
+    // The commit will not check this key's absence any more: the read
+    // that found it absent is validated instead (it was observed).
+    auto& pending = txn.absent_key_reads;
+    for (size_t i = 0; i < pending.size();) {
+      if (pending[i].index == index && pending[i].key == key) {
+        txn.leaf_reads.push_back({index, pending[i].read});
+        pending.erase(pending.begin() + i);
+      } else {
+        ++i;
+      }
+    }
     return;
   }
   Push(txn, txn.index_removes, index, key, value);
@@ -145,7 +156,13 @@ absl::StatusOr<std::optional<TupleAddress>> LookupOwnView(TxnState& txn,
   absl::StatusOr<uint64_t> value =
       txn.db.indexes[index]->Lookup(txn.ctx, key, &txn.leaf_scratch);
   if (value.status().code() == absl::StatusCode::kNotFound) {
-    if (record_absent) RecordLeafReads(txn, index);
+    if (record_absent) {
+      RecordLeafReads(txn, index);
+    } else if (txn.db.validate_index_reads) {
+      for (const index::LeafRead& read : txn.leaf_scratch) {
+        txn.absent_key_reads.push_back({index, std::string(key), read});
+      }
+    }
     return std::nullopt;
   }
   RecordLeafReads(txn, index);

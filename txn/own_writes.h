@@ -45,11 +45,13 @@ void RecordLeafReads(TxnState& txn, IndexId index);
 
 // The value of `key` in unique index `index` as the transaction sees it
 // (nullopt: absent). Reads the tree unless its own writes decide; the
-// leaf read is recorded for validation at commit, unless the key is
-// absent and not `record_absent`: a check before adding the key needs no
-// validation, since the commit finds the key taken if another commit took
-// it meanwhile (index_writes.h). Errors are the tree's (the caller fails
-// the transaction).
+// leaf read is recorded for validation at commit. Unless `record_absent`,
+// a read that finds the key absent (a check before adding the key) is
+// kept aside instead: the commit finds the key taken if another commit
+// took it meanwhile (index_writes.h), which covers the observation, so the
+// read is validated only if the transaction removes its addition again
+// (RemoveOwnEntry) - and its own commit's split of that leaf never aborts
+// it. Errors are the tree's (the caller fails the transaction).
 absl::StatusOr<std::optional<storage::TupleAddress>> LookupOwnView(
     TxnState& txn, IndexId index, std::string_view key,
     bool record_absent = true);

@@ -150,6 +150,15 @@ struct TxnState {
   // A unique key was added by AddIndexEntry, which checks the tree only at
   // commit (index_writes.h, PrepareIndexWritesOrConflict).
   bool unchecked_unique_adds = false;
+  // Leaves read to find a unique key absent before adding it (own_writes.h,
+  // LookupOwnView): validated only if the addition is cancelled, since the
+  // commit checks an added key's absence itself.
+  struct AbsentKeyRead {
+    IndexId index = 0;
+    std::string key;
+    index::LeafRead read;
+  };
+  std::vector<AbsentKeyRead> absent_key_reads;
   // During commit: the index leaves its changes go to, latched exclusively
   // (index_writes.h), and those changes by index.
   index::LeafGuards index_leaves;
