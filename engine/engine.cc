@@ -10,6 +10,8 @@
 #include "index/blink_tree.h"
 #include "partition/coordinator.h"
 #include "partition/node.h"
+#include "storage/heap_page.h"
+#include "storage/tuple_header.h"
 
 namespace strand::engine {
 
@@ -352,6 +354,15 @@ absl::StatusOr<txn::TableId> Engine::CreateTable(
     const storage::TableOptions& options) {
   absl::MutexLock lock(&mu_);
   if (absl::Status s = CheckNotFrozen("CreateTable"); !s.ok()) return s;
+  if (schema.data_bytes() > max_row_bytes()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "table %s: a row of %d bytes of columns does not fit one GCL, which "
+        "holds up to %d (Engine::max_row_bytes() for "
+        "EngineOptions::cc.gcl_size=%d, --gcl_size): use fewer or narrower "
+        "columns, or a larger gcl_size",
+        std::string(name), schema.data_bytes(), max_row_bytes(),
+        options_.cc.gcl_size));
+  }
   storage::TableDescriptor table;
   {
     absl::MutexLock admin(&first_node_->admin_mu());
@@ -442,7 +453,12 @@ absl::StatusOr<txn::IndexId> Engine::CreateIndexWithSpec(
           return index::BLinkTree::Create(
               manager, ctx, {.key_width = key_width, .unique = unique});
         });
-    if (!created.ok()) return created.status();
+    if (!created.ok()) {
+      return absl::Status(
+          created.status().code(),
+          absl::StrFormat("CreateIndex %s: %s", std::string(name),
+                          created.status().message()));
+    }
     index = *std::move(created);
   }
   return AddIndex(index);
@@ -465,10 +481,22 @@ absl::StatusOr<txn::IndexId> Engine::OpenIndex(std::string_view name) {
   return AddIndex(index);
 }
 
-const storage::Schema& Engine::schema(txn::TableId table) const {
+absl::StatusOr<const storage::Schema*> Engine::schema(
+    txn::TableId table) const {
   absl::MutexLock lock(&mu_);
-  CHECK_LT(table, schemas_.size()) << "no table with id " << table;
-  return *schemas_[table];
+  if (table >= schemas_.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "no table with id %d (this engine has %d)", table, schemas_.size()));
+  }
+  return schemas_[table].get();
+}
+
+uint32_t Engine::max_row_bytes() const {
+  const uint32_t payload = first_node_->manager().payload_bytes();
+  const uint32_t page_header = storage::heap_page::kPageHeaderBytes;
+  const uint32_t row_header = storage::kTupleHeaderBytes;
+  return payload > page_header + row_header ? payload - page_header - row_header
+                                            : 0;
 }
 
 absl::StatusOr<ProcedureId> Engine::Register(ErasedProcedure procedure) {
@@ -510,8 +538,13 @@ absl::StatusOr<ProcedureId> Engine::FindProcedureOfTypes(
   return it->second;
 }
 
-const std::string& Engine::procedure_name(ProcedureId id) const {
-  return procedures_.at(id).name;
+absl::StatusOr<std::string> Engine::procedure_name(ProcedureId id) const {
+  absl::MutexLock lock(&mu_);
+  if (id >= procedures_.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "no procedure with id %d (%d are registered)", id, procedures_.size()));
+  }
+  return procedures_[id].name;
 }
 
 size_t Engine::procedure_count() const {

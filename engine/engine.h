@@ -109,9 +109,14 @@ class Engine {
   // The key of an index created with key columns (null otherwise); valid
   // as long as the engine.
   const txn::IndexKey* index_key(txn::IndexId index) const;
-  // The schema of a table this engine created or opened; the reference
-  // stays valid as long as the engine.
-  const storage::Schema& schema(txn::TableId table) const;
+  // The schema of a table this engine created or opened, valid as long as
+  // the engine; InvalidArgument for an unknown id. (Txn::NewRow gives an
+  // empty row of a table without it.)
+  absl::StatusOr<const storage::Schema*> schema(txn::TableId table) const;
+  // The most bytes of columns a row may have: a row lives in one GCL
+  // (EngineOptions::cc.gcl_size, less the GCL's and the page's headers and
+  // the row's own 16). CreateTable refuses wider rows.
+  uint32_t max_row_bytes() const;
 
   // Registers `fn`, any callable absl::StatusOr<Result>(txn::Txn&,
   // Args...) (procedure.h), under `name` (AlreadyExists if taken). Returns
@@ -155,7 +160,8 @@ class Engine {
     if (!id.ok()) return id.status();
     return Procedure<Signature>(*id);
   }
-  const std::string& procedure_name(ProcedureId id) const;
+  // InvalidArgument for an id no procedure has.
+  absl::StatusOr<std::string> procedure_name(ProcedureId id) const;
   size_t procedure_count() const;
 
   // A session on compute node `node` (hosted by this process).

@@ -89,7 +89,9 @@ absl::StatusOr<Bank> Define(Engine& engine, bool create) {
   }
   const txn::TableId accounts = bank.accounts;
   const txn::IndexId by_id = bank.by_id;
-  const storage::Schema* s = &engine.schema(accounts);
+  auto schema_of = engine.schema(accounts);
+  if (!schema_of.ok()) return schema_of.status();
+  const storage::Schema* s = *schema_of;
 
   auto open = engine.RegisterProcedure(
       "open",

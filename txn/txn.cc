@@ -190,7 +190,8 @@ absl::StatusOr<storage::TupleView> Txn::Read(TableId table,
   if (!access.ok()) return access.status();
   const storage::Schema& schema = state_.table(table).schema();
   if ((*access)->modified) return (*access)->modified->view();
-  return storage::TupleView(schema, (*access)->original.data(), &state_.misuse);
+  return storage::TupleView(schema, (*access)->original.data(),
+                            &(*access)->read_misuse);
 }
 
 absl::StatusOr<storage::TupleBuffer*> Txn::Modify(
@@ -474,12 +475,16 @@ absl::Status Txn::FinishStatements() {
   if (!state_.tracked.empty()) {
     if (absl::Status s = SyncTracked(state_, kNoTable); !s.ok()) return s;
   }
-  if (!state_.misuse.ok()) return state_.misuse;
   for (const auto& a : state_.accesses) {
-    if (a->modified != nullptr && !a->modified->status().ok()) {
+    const absl::Status* misuse =
+        !a->read_misuse.ok() ? &a->read_misuse
+        : a->modified != nullptr && !a->modified->status().ok()
+            ? &a->modified->status()
+            : nullptr;
+    if (misuse != nullptr) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "table %s, row %s: %s", state_.db.table_names[a->table],
-          a->address.ToString(), a->modified->status().message()));
+          a->address.ToString(), misuse->message()));
     }
   }
   return absl::OkStatus();

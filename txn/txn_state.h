@@ -42,6 +42,9 @@ struct Access {
   // written. `tracked`: in TxnState::tracked (its buffer may change).
   std::vector<std::string> indexed_keys;
   bool tracked = false;
+  // The first misuse of a view Read gave of `original` (storage/schema.h):
+  // fails the commit, naming the table and row.
+  absl::Status read_misuse;
 
   uint64_t version() const;  // write_ts of `original`
   bool writes() const { return modified != nullptr || deleted; }
@@ -139,9 +142,6 @@ struct TxnState {
   // still change (Modify, Insert): their keys are compared with
   // indexed_keys before the table's indexes are read and at commit.
   std::vector<Access*> tracked;
-  // The first misuse of a view Read returned (storage/schema.h): fails
-  // the commit.
-  absl::Status misuse;
   // own_writes.h: how many entries of index_inserts and index_removes
   // have each hash of (index, key), counted once they are long (a bulk
   // insert), so that most searches of them are one probe.
@@ -192,6 +192,7 @@ struct TxnState {
     a->inserted = false;
     a->indexed_keys.clear();
     a->tracked = false;
+    a->read_misuse = absl::OkStatus();
     pool.push_back(std::move(a));
   }
 };

@@ -63,7 +63,7 @@ class AnomalyTest : public ::testing::TestWithParam<TxnTestConfig> {
                                  {"value", storage::ColumnType::kInt64}});
     ASSERT_TRUE(schema.ok());
     rows_ = *engine_->CreateTable("rows", *schema);
-    schema_ = &engine_->schema(rows_);
+    schema_ = *engine_->schema(rows_);
     by_group_ = *engine_->CreateIndex("by_group", rows_, 16, true);
     claims_a_ = *engine_->CreateIndex("claims_a", rows_, 8, true);
     claims_b_ = *engine_->CreateIndex("claims_b", rows_, 8, true);

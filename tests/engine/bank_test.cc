@@ -43,7 +43,7 @@ class BankTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
   void RegisterProcedures() {
     const txn::TableId accounts = accounts_;
     const txn::IndexId by_id = by_id_;
-    const storage::Schema* schema = &engine_->schema(accounts_);
+    const storage::Schema* schema = *engine_->schema(accounts_);
     create_ = *engine_->RegisterProcedure(
         "create",
         std::function<absl::StatusOr<bool>(Txn&, int64_t, int64_t)>(

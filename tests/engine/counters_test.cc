@@ -34,7 +34,7 @@ class CountersTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
     index_ = *engine_->CreateIndex("items_by_id", table_, 8, true);
     const txn::TableId table = table_;
     const txn::IndexId index = index_;
-    const storage::Schema* schema = &engine_->schema(table_);
+    const storage::Schema* schema = *engine_->schema(table_);
     insert_ = *engine_->RegisterProcedure(
         "insert", std::function<absl::StatusOr<bool>(Txn&, int64_t)>(
                       [=](Txn& txn, int64_t id) -> absl::StatusOr<bool> {

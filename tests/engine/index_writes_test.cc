@@ -51,7 +51,7 @@ class IndexWritesTest
     a_ = *engine_->CreateIndex("rows_a", table, 8, true);
     b_ = *engine_->CreateIndex("rows_b", table, 8, true);
     group_ = *engine_->CreateIndex("rows_group", table, 8, false);
-    const storage::Schema* s = &engine_->schema(table);
+    const storage::Schema* s = *engine_->schema(table);
     // Inserts rows first..first+count-1; their keys go into the indexes in
     // `which` (kA | kB), all of index A's first, each index's ascending,
     // and every row into the non-unique index under one key.
@@ -202,7 +202,7 @@ class DeclaredIndexTest : public ::testing::Test {
       by_id_ = *engine.OpenIndex("by_id");
       by_city_ = *engine.OpenIndex("by_city");
     }
-    const storage::Schema* s = &engine.schema(people_);
+    const storage::Schema* s = *engine.schema(people_);
     const txn::TableId people = people_;
     insert_ =
         *engine.RegisterProcedure("insert",
@@ -286,7 +286,7 @@ TEST_F(DeclaredIndexTest, InsertsAndUpdatesKeepEveryDeclaredIndex) {
 TEST_F(DeclaredIndexTest, KeysAreWhatAProcedureWouldBuildByHand) {
   auto engine = *Engine::Open(Options());
   ASSERT_NO_FATAL_FAILURE(Define(*engine, /*create=*/true));
-  const storage::Schema& schema = engine->schema(people_);
+  const storage::Schema& schema = **engine->schema(people_);
   storage::TupleBuffer row(schema);
   row.SetInt(kCity, -7);
   row.SetChars(kName, "eve");

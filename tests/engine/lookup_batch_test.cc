@@ -51,7 +51,7 @@ class LookupBatchTest
                                   {"balance", storage::ColumnType::kInt64}});
     table_ = *engine_->CreateTable("accounts", schema);
     index_ = *engine_->CreateIndex("accounts_id", table_, 8, true);
-    const storage::Schema* s = &engine_->schema(table_);
+    const storage::Schema* s = *engine_->schema(table_);
     const txn::TableId table = table_;
     const txn::IndexId index = index_;
 

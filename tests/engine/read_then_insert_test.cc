@@ -28,7 +28,7 @@ TEST_P(ReadThenInsertTest, InsertAfterReadingTheCurrentInsertPage) {
   const txn::TableId table = *(*engine)->CreateTable("events", schema);
   const txn::IndexId index =
       *(*engine)->CreateIndex("events_by_id", table, 8, true);
-  const storage::Schema* s = &(*engine)->schema(table);
+  const storage::Schema* s = *(*engine)->schema(table);
   // Appends event `id` with value = 1 + the value of event id - 1 (read
   // first, so its page, this node's current insert page, is latched).
   const ProcedureId append = *(*engine)->RegisterProcedure(

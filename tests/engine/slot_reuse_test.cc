@@ -91,7 +91,7 @@ class SlotReuseTest : public ::testing::TestWithParam<SlotReuseParam> {
     storage::TableOptions one_per_page;
     one_per_page.max_rows_per_page = 1;
     rows_ = *engine_->CreateTable("rows", *schema, one_per_page);
-    schema_ = &engine_->schema(rows_);
+    schema_ = *engine_->schema(rows_);
     by_key_ = *engine_->CreateIndex("by_key", rows_, 16, /*unique=*/true);
 
     add_ = *engine_->RegisterProcedure(

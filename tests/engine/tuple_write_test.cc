@@ -66,7 +66,7 @@ class TupleWriteTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
     index_ = *engine_->CreateIndex("wide_by_id", table_, 8, true);
     const txn::TableId table = table_;
     const txn::IndexId index = index_;
-    const storage::Schema* s = &engine_->schema(table_);
+    const storage::Schema* s = *engine_->schema(table_);
     insert_ = *engine_->RegisterProcedure(
         "insert", std::function<absl::StatusOr<bool>(Txn&, int64_t)>(
                       [=](Txn& txn, int64_t id) -> absl::StatusOr<bool> {

@@ -40,7 +40,7 @@ TEST_P(ValidateIndexReadsTest, AbsentKeyLookupAgainstARacingInsert) {
   const txn::TableId table = *(*engine)->CreateTable("rows", schema);
   const txn::IndexId keys = *(*engine)->CreateIndex("keys", table, 8, true);
   const txn::IndexId log = *(*engine)->CreateIndex("log", table, 8, true);
-  const storage::Schema* s = &(*engine)->schema(table);
+  const storage::Schema* s = *(*engine)->schema(table);
   auto insert = [=](Txn& txn, txn::IndexId index, int64_t id) -> absl::Status {
     storage::TupleBuffer t(*s);
     t.SetInt(0, id);

@@ -53,8 +53,8 @@ absl::StatusOr<WalBank> WalBank::Define(engine::Engine& engine, bool create) {
     b.history_by_seq = *hi;
   }
   const WalBank ids = b;
-  const storage::Schema* account_schema = &engine.schema(b.accounts);
-  const storage::Schema* history_schema = &engine.schema(b.history);
+  const storage::Schema* account_schema = *engine.schema(b.accounts);
+  const storage::Schema* history_schema = *engine.schema(b.history);
   using txn::Txn;
   auto create_fn = engine.RegisterProcedure(
       "create", std::function<absl::StatusOr<bool>(Txn&, int64_t)>(

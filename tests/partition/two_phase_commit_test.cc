@@ -58,7 +58,7 @@ class Bank {
                                  {"balance", storage::ColumnType::kInt64}});
     accounts_ = *engine_->CreateTable("accounts", *schema);
     by_id_ = *engine_->CreateIndex("accounts_by_id", accounts_, 8, true);
-    const storage::Schema* s = &engine_->schema(accounts_);
+    const storage::Schema* s = *engine_->schema(accounts_);
     const txn::TableId accounts = accounts_;
     const txn::IndexId by_id = by_id_;
     // Adds delta to an account of this node; refuses an overdraft without
