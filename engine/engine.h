@@ -93,7 +93,7 @@ class Engine {
   absl::StatusOr<txn::TableId> OpenTable(std::string_view name);
   // An index over `table` whose key is the values of `key_columns` (names
   // of the table's columns, in key order; txn/index_key.h says how they
-  // encode), so that Txn::AddIndexEntries adds its entries from a tuple.
+  // encode): transactions keep its entries as they write rows.
   // The catalog records the columns: OpenIndex on any node knows them.
   absl::StatusOr<txn::IndexId> CreateIndex(
       std::string_view name, txn::TableId table,

@@ -41,7 +41,7 @@ struct Database {
   std::vector<uint32_t> index_catalog_ids;
   // By IndexId: the table it indexes (kNoTable if not open here), and for
   // an index declared with key columns how its keys are built from that
-  // table's tuples (null: by hand). Txn::AddIndexEntries reads them.
+  // table's tuples (null: by hand). Txn keeps declared indexes with them.
   std::vector<TableId> index_tables;
   std::vector<const IndexKey*> index_keys;
   // By TableId: the indexes declared with key columns on the table, which

@@ -3,8 +3,8 @@
 
 // An index key made of a tuple's columns: the index declares its key
 // columns once (Engine::CreateIndex(name, table, {"w_id", "o_id"}, ...)),
-// and inserts add their entries without building keys by hand
-// (Txn::AddIndexEntries). The hand-built keys of index/key_codec.h remain
+// and the transaction keeps their entries from the rows
+// (txn/declared_indexes.h). The hand-built keys of index/key_codec.h remain
 // for indexes declared by width only, and for lookups.
 //
 // Encoding: field after field, as KeyBuilder writes them, so the byte

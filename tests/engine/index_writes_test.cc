@@ -3,8 +3,8 @@
 // B-link InsertBatch each), and a commit that fails on a duplicate leaves
 // none of its entries behind, neither those of earlier runs nor those its
 // failing run inserted before the duplicate. Indexes declared with key
-// columns (txn/index_key.h) get their entries from a tuple
-// (Txn::AddIndexEntries), the same keys a procedure would build by hand.
+// columns (txn/index_key.h) get their entries from the rows the
+// transaction writes, the same keys a procedure would build by hand.
 
 #include <unistd.h>
 
