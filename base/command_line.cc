@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -180,6 +181,20 @@ void ExitWithUsageError(const std::string& message) {
   std::fprintf(stderr, "%s: %s\n%s: try --help\n", ProgramName().c_str(),
                message.c_str(), ProgramName().c_str());
   std::exit(2);
+}
+
+void ExitIfUsageError(const absl::Status& status) {
+  if (!status.ok()) ExitWithUsageError(std::string(status.message()));
+}
+
+std::set<std::string> FlagsGiven() {
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  std::set<std::string> given;
+  for (const gflags::CommandLineFlagInfo& flag : flags) {
+    if (!flag.is_default) given.insert(flag.name);
+  }
+  return given;
 }
 
 void ParseCommandLineOrExit(int* argc, char*** argv, const std::string& usage,

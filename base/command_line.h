@@ -7,8 +7,11 @@
 // for every command-line misuse, with a message that names the flag, and
 // status 0 for --help and --version.
 
+#include <set>
 #include <source_location>
 #include <string>
+
+#include "absl/status/status.h"
 
 namespace strand {
 
@@ -32,6 +35,15 @@ void ParseCommandLineOrExit(
 // Prints "<program>: <message>" and exits with status 2. For flag values
 // that parse but make no sense (checked by the binary after parsing).
 [[noreturn]] void ExitWithUsageError(const std::string& message);
+
+// Exits as ExitWithUsageError does with `status`'s message, unless `status`
+// is OK: a binary's options Validate (base/option_checks.h) feeds it.
+void ExitIfUsageError(const absl::Status& status);
+
+// The flags set on the command line or in a --flagfile, by name: what a
+// binary's options check a flag that has no effect against (a flag left
+// at its default is not a mistake).
+std::set<std::string> FlagsGiven();
 
 }  // namespace strand
 

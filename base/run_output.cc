@@ -1,9 +1,12 @@
 #include "base/run_output.h"
 
 #include <gflags/gflags.h>
+#include <unistd.h>
 
 #include <iostream>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "base/build_info.h"
 #include "base/command_line.h"
 
@@ -18,7 +21,8 @@ DEFINE_bool(csv, false,
 DEFINE_string(progress_json, "",
               "Write one JSON line per second of each measured run to this "
               "file: elapsed_s, the count so far, the last second's rate "
-              "and aborts (tpcc, ycsb_bench)");
+              "and aborts (conflict and validation aborts, which the "
+              "report's abort rate counts; tpcc, ycsb_bench)");
 
 namespace strand {
 
@@ -26,6 +30,10 @@ RunOutput RunOutput::FromFlags(Options options) {
   RunOutput out;
   out.json_ = FLAGS_json;
   out.csv_ = FLAGS_csv;
+  out.started_ =
+      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
+  char host[256] = {};
+  out.host_ = gethostname(host, sizeof(host) - 1) == 0 ? host : "unknown";
   if (out.json_ && out.csv_) {
     ExitWithUsageError("--json and --csv both claim stdout: give one");
   }
@@ -53,7 +61,9 @@ JsonLine RunOutput::Record() const {
   JsonLine j;
   j.Add("program", gflags::ProgramInvocationShortName())
       .Add("version", StrandVersion())
-      .Add("commit", StrandCommit());
+      .Add("commit", StrandCommit())
+      .Add("timestamp", started_)
+      .Add("host", host_);
   return j;
 }
 

@@ -18,7 +18,9 @@
 //                          with timed runs take it
 //
 // Every record starts with the program, the version and the commit it was
-// built from (base/build_info.h), so a result always says what made it.
+// built from (base/build_info.h), when the program started ("timestamp",
+// UTC, ISO 8601) and on which host, so a result always says what made it,
+// when and where.
 
 #include <fstream>
 #include <memory>
@@ -48,7 +50,8 @@ class RunOutput {
   // Where human text goes: stdout, or stderr when stdout carries records.
   std::ostream& human() const;
 
-  // A new record: "program", "version", "commit", then what the caller adds.
+  // A new record: "program", "version", "commit", "timestamp", "host", then
+  // what the caller adds.
   JsonLine Record() const;
   // Prints a run's record as --json or --csv say (nothing without either).
   void Print(const JsonLine& record);
@@ -61,6 +64,8 @@ class RunOutput {
 
   bool json_ = false;
   bool csv_ = false;
+  std::string started_;  // when FromFlags ran: "2024-05-01T12:00:00Z"
+  std::string host_;
   std::string csv_header_;  // the last header printed
   std::unique_ptr<std::ofstream> series_;
 };

@@ -1,5 +1,6 @@
 #include "base/run_progress.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -33,13 +34,30 @@ void RunProgress::Poll(uint64_t count,
     // Flushed per line: the series can be followed while the run goes on.
     *options_.series << j.str() << std::endl;
   }
-  line_.Update([&] {
-    return absl::StrFormat("  %5d s  %12.0f %s/s  %12d %s", seconds_, rate,
-                           options_.unit, count, options_.count_key);
-  });
+  line_.Update([&] { return Line(rate, count); });
   last_ = now;
   last_count_ = count;
   if (aborted.has_value()) last_aborts_ = *aborted;
+}
+
+std::string RunProgress::Line(double rate, uint64_t count) const {
+  const double elapsed = absl::ToDoubleSeconds(absl::Now() - start_);
+  std::string time = absl::StrFormat("%5.0f s", elapsed);
+  std::string done = absl::StrFormat("%d %s", count, options_.count_key);
+  if (options_.target_count > 0) {
+    done = absl::StrFormat("%d of %d %s", count, options_.target_count,
+                           options_.count_key);
+    if (rate > 0 && count < options_.target_count) {
+      absl::StrAppendFormat(&done, " (~%.0f s left)",
+                            (options_.target_count - count) / rate);
+    }
+  } else if (options_.duration != absl::InfiniteDuration()) {
+    const double total = absl::ToDoubleSeconds(options_.duration);
+    time = absl::StrFormat("%5.0f s of %.0f s (%.0f s left)", elapsed, total,
+                           std::max(0.0, total - elapsed));
+  }
+  return absl::StrFormat("  %s  %12.0f %s/s  %s", time, rate, options_.unit,
+                         done);
 }
 
 }  // namespace strand

@@ -9,8 +9,15 @@
 //   {"elapsed_s":2,"commits":51234,"txn_per_sec":25611,"aborts":17}
 //
 // where the count is cumulative since the measured window opened, and the
-// rate and the aborts are the last second's. The caller polls often (every
-// few milliseconds); a sample is taken at each whole second of the run.
+// rate and the aborts are the last second's. The stderr line says how far
+// the run is from its end and when it will get there:
+//
+//     5 s of 20 s (15 s left)        20704 txn/s        117989 commits
+//     5 s                            20704 txn/s   117989 of 200000 commits
+//                                                  (~4 s left)
+//
+// The caller polls often (every few milliseconds); a sample is taken at
+// each whole second of the run.
 
 #include <cstdint>
 #include <optional>
@@ -36,6 +43,10 @@ class RunProgress {
     JsonLine labels = JsonLine();
     // The cumulative abort count as the window opened.
     uint64_t aborts_at_start = 0;
+    // Where the run ends: after `duration`, or (if `target_count` > 0) once
+    // the count reaches it. Shown on the stderr line with the time left.
+    absl::Duration duration = absl::InfiniteDuration();
+    uint64_t target_count = 0;
     // --progress_json's file; null: no series.
     std::ostream* series = nullptr;
     bool stderr_line = true;
@@ -53,6 +64,9 @@ class RunProgress {
   void Finish() { line_.Clear(); }
 
  private:
+  // "5 s of 20 s (15 s left)  20704 txn/s  117989 commits".
+  std::string Line(double rate, uint64_t count) const;
+
   Options options_;
   ProgressLine line_;
   absl::Time start_;

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -26,7 +27,6 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
 #include "base/cost_breakdown.h"
@@ -36,6 +36,8 @@
 #include "base/progress_line.h"
 #include "base/run_output.h"
 #include "base/run_progress.h"
+#include "base/status_macros.h"
+#include "bench/ycsb_options.h"
 #include "cc/gcl_manager.h"
 #include "index/blink_tree.h"
 #include "index/cpu_path_flags.h"
@@ -46,32 +48,39 @@
 #include "storage/schema.h"
 #include "storage/tuple_header.h"
 
-DEFINE_uint64(records, 1'000'000, "Records loaded before the runs");
-DEFINE_uint32(value_bytes, 8,
+namespace {
+// Every flag's default is the options struct's (bench/ycsb_options.h).
+const strand::YcsbOptions kDefaults;
+}  // namespace
+
+DEFINE_uint64(records, kDefaults.records, "Records loaded before the runs");
+DEFINE_uint32(value_bytes, kDefaults.value_bytes,
               "Bytes of a record's value: 8 keeps it in the index leaf; more "
               "stores it in a heap tuple the index points to");
-DEFINE_string(workloads, "read_only,read_mostly,update_heavy",
+DEFINE_string(workloads, kDefaults.workloads.c_str(),
               "Comma-separated mixes to run, each for --duration_s: "
               "read_only (100% reads), read_mostly (95% reads, 5% updates), "
               "update_heavy (50/50), insert_heavy (50% reads, 50% inserts of "
               "new keys), scan_heavy (95% scans of --scan_length records, 5% "
               "inserts)");
-DEFINE_string(distribution, "uniform",
+DEFINE_string(distribution, kDefaults.distribution.c_str(),
               "Key popularity: uniform or zipf (scrambled, --zipf_theta)");
-DEFINE_double(zipf_theta, 0.99, "Skew of --distribution=zipf, in (0, 1)");
-DEFINE_uint32(scan_length, 100, "Records per scan in scan_heavy");
-DEFINE_int32(threads, 1, "Worker threads per compute node");
-DEFINE_double(duration_s, 2, "Seconds each workload runs");
-DEFINE_string(protocol, "selcc",
+DEFINE_double(zipf_theta, kDefaults.zipf_theta,
+              "Skew of --distribution=zipf, in (0, 1); only with it");
+DEFINE_uint32(scan_length, kDefaults.scan_length,
+              "Records per scan in scan_heavy (only with it)");
+DEFINE_int32(threads, kDefaults.threads, "Worker threads per compute node");
+DEFINE_double(duration_s, kDefaults.duration_s, "Seconds each workload runs");
+DEFINE_string(protocol, kDefaults.protocol.c_str(),
               "Coherence protocol: selcc (cached) or sel (no cache)");
-DEFINE_uint32(gcl_size, 1024,
+DEFINE_uint32(gcl_size, kDefaults.gcl_size,
               "Bytes of one GCL (index node, heap page), latch word included");
-DEFINE_uint64(cache_mb, 0,
+DEFINE_uint64(cache_mb, kDefaults.cache_mb,
               "SELCC: MiB of GCL copies each compute node may cache; 0 "
               "(default): as large as the pool, at most a quarter of the "
               "memory available split among this process's compute nodes "
               "(the report prints the size used)");
-DEFINE_uint64(seed, 1, "Seed of the key generators");
+DEFINE_uint64(seed, kDefaults.seed, "Seed of the key generators");
 
 namespace strand {
 namespace {
@@ -80,20 +89,6 @@ using index::BLinkTree;
 using index::BLinkTreeStats;
 
 enum class Op { kRead, kUpdate, kInsert, kScan };
-
-struct Mix {
-  std::string name;
-  double read, update, insert, scan;  // fractions summing to 1
-};
-
-const std::vector<Mix>& Mixes() {
-  static const auto* mixes = new std::vector<Mix>{
-      {"read_only", 1, 0, 0, 0},      {"read_mostly", .95, .05, 0, 0},
-      {"update_heavy", .5, .5, 0, 0}, {"insert_heavy", .5, 0, .5, 0},
-      {"scan_heavy", 0, 0, .05, .95},
-  };
-  return *mixes;
-}
 
 // YCSB's scrambled zipfian generator (Gray et al.): ranks drawn with skew
 // theta, then hashed so the hot keys are spread over the key space.
@@ -170,10 +165,11 @@ uint64_t LoadOrder(uint64_t i, uint64_t n) {
 
 class Worker {
  public:
-  Worker(Database& db, int node, uint64_t seed, bool zipf)
-      : db_(db),
+  Worker(const YcsbOptions& options, Database& db, int node, uint64_t seed)
+      : options_(options),
+        db_(db),
         node_(db.nodes[node]),
-        chooser_(FLAGS_records, zipf, FLAGS_zipf_theta, seed),
+        chooser_(options.records, options.zipf(), options.zipf_theta, seed),
         tuple_(db.schema ? db.schema->tuple_bytes() : 0, 0) {}
 
   absl::Status Init() {
@@ -214,12 +210,12 @@ class Worker {
             absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(&fresh), 8));
       }
       case Op::kInsert:
-        return Insert(FLAGS_records + db_.next_insert.fetch_add(1));
+        return Insert(options_.records + db_.next_insert.fetch_add(1));
       case Op::kScan: {
         std::vector<uint64_t> values;
-        values.reserve(FLAGS_scan_length);
+        values.reserve(options_.scan_length);
         absl::Status s =
-            node_.tree->Scan(*ctx_, Key(id), std::nullopt, FLAGS_scan_length,
+            node_.tree->Scan(*ctx_, Key(id), std::nullopt, options_.scan_length,
                              [&](std::string_view, uint64_t v) {
                                values.push_back(v);
                                return true;
@@ -236,7 +232,7 @@ class Worker {
     return absl::InternalError("unknown op");
   }
 
-  Op Pick(const Mix& mix) {
+  Op Pick(const YcsbMix& mix) {
     const double u =
         std::uniform_real_distribution<double>(0, 1)(chooser_.rng());
     if (u < mix.read) return Op::kRead;
@@ -246,6 +242,7 @@ class Worker {
   }
 
  private:
+  const YcsbOptions& options_;
   Database& db_;
   Node& node_;
   KeyChooser chooser_;
@@ -294,315 +291,322 @@ cc::CacheStats SumStats(Database& db) {
   return sum;
 }
 
-int Main() {
-  RunOutput output = RunOutput::FromFlags({.per_second_series = true});
-  auto fabric_options = rdma::FabricOptionsFromFlags();
-  if (!fabric_options.ok()) {
-    ExitWithUsageError(std::string(fabric_options.status().message()));
-  }
-  auto protocol = cc::ParseProtocol(FLAGS_protocol);
-  if (!protocol.ok())
-    ExitWithUsageError(std::string(protocol.status().message()));
-  if (FLAGS_records < 1 || FLAGS_records > (uint64_t{1} << 40)) {
-    ExitWithUsageError("--records must be from 1 to 2^40");
-  }
-  if (FLAGS_value_bytes < 8 || FLAGS_value_bytes > 4096) {
-    ExitWithUsageError("--value_bytes must be from 8 to 4096");
-  }
-  if (FLAGS_distribution != "uniform" && FLAGS_distribution != "zipf") {
-    ExitWithUsageError("--distribution must be uniform or zipf");
-  }
-  if (!(FLAGS_zipf_theta > 0 && FLAGS_zipf_theta < 1)) {
-    ExitWithUsageError("--zipf_theta must be in (0, 1)");
-  }
-  if (FLAGS_threads < 1 || FLAGS_threads > 256) {
-    ExitWithUsageError("--threads must be from 1 to 256");
-  }
-  if (!(FLAGS_duration_s > 0 && FLAGS_duration_s <= 3600)) {
-    ExitWithUsageError("--duration_s must be > 0 and <= 3600");
-  }
-  if (FLAGS_scan_length < 1 || FLAGS_scan_length > 100000) {
-    ExitWithUsageError("--scan_length must be from 1 to 100000");
-  }
-  std::vector<Mix> mixes;
-  for (absl::string_view name :
-       absl::StrSplit(FLAGS_workloads, ',', absl::SkipEmpty())) {
-    bool known = false;
-    for (const Mix& m : Mixes()) {
-      if (m.name == name) {
-        mixes.push_back(m);
-        known = true;
-      }
-    }
-    if (!known) {
-      ExitWithUsageError(
-          absl::StrFormat("--workloads: unknown mix '%s'", name));
-    }
-  }
-  if (mixes.empty()) ExitWithUsageError("--workloads is empty");
-  cc::CcOptions cc_options;
-  cc_options.protocol = *protocol;
-  cc_options.gcl_size = FLAGS_gcl_size;
-  cc_options.cache_bytes = FLAGS_cache_mb << 20;
+using Workers = std::vector<std::vector<std::unique_ptr<Worker>>>;
+
+// The options from the flags, validated: exits with status 2 naming the
+// flag on any misuse, before anything is opened.
+YcsbOptions OptionsFromFlags() {
+  YcsbOptions o;
+  o.records = FLAGS_records;
+  o.value_bytes = FLAGS_value_bytes;
+  o.workloads = FLAGS_workloads;
+  o.distribution = FLAGS_distribution;
+  o.zipf_theta = FLAGS_zipf_theta;
+  o.scan_length = FLAGS_scan_length;
+  o.threads = FLAGS_threads;
+  o.duration_s = FLAGS_duration_s;
+  o.protocol = FLAGS_protocol;
+  o.gcl_size = FLAGS_gcl_size;
+  o.cache_mb = FLAGS_cache_mb;
+  o.seed = FLAGS_seed;
+  auto fabric = rdma::FabricOptionsFromFlags();
+  ExitIfUsageError(fabric.status());
+  o.fabric = *fabric;
   auto cpu_path = index::CpuPathSwitchesFromFlags();
-  if (!cpu_path.ok()) {
-    ExitWithUsageError(std::string(cpu_path.status().message()));
-  }
-  cc_options.prefetch = cpu_path->prefetch;
-  if (absl::Status s = cc_options.Validate(fabric_options->chunk_bytes,
-                                           OptionNaming::Flags("CcOptions::"));
-      !s.ok()) {
-    ExitWithUsageError(std::string(s.message()));
-  }
+  ExitIfUsageError(cpu_path.status());
+  o.cpu_path = *cpu_path;
+  o.given = FlagsGiven();
+  ExitIfUsageError(o.Validate(OptionNaming::Flags("YcsbOptions::")));
+  return o;
+}
 
-  absl::StatusOr<std::unique_ptr<rdma::Fabric>> fabric;
-  ProgressLine::RunShowing("opening the fabric (memory nodes)", [&] {
-    fabric = rdma::CreateFabric(*fabric_options);
-  });
-  if (!fabric.ok()) {
-    std::cerr << "ycsb_bench: " << fabric.status().message() << "\n";
-    return 1;
+// A manager per hosted compute node; the tree (and with wide values the
+// heap table) created on the first and opened on every node.
+absl::Status OpenDatabase(const YcsbOptions& o, rdma::Fabric& fabric,
+                          Database& db) {
+  for (rdma::ComputeNodeId id : fabric.local_compute_nodes()) {
+    STRAND_ASSIGN_OR_RETURN(
+        auto manager, cc::GclManager::Create(fabric, id, o.CcOptionsForRun()));
+    db.nodes.push_back(Node{std::move(manager), nullptr, nullptr});
   }
-  auto fail = [](const absl::Status& s) {
-    std::cerr << "ycsb_bench: " << s.message() << "\n";
-    return 1;
-  };
-
-  // Build the database on the first local node, open it on every node.
-  Database db;
-  for (rdma::ComputeNodeId id : (*fabric)->local_compute_nodes()) {
-    auto manager = cc::GclManager::Create(**fabric, id, cc_options);
-    if (!manager.ok()) return fail(manager.status());
-    db.nodes.push_back(Node{*std::move(manager), nullptr, nullptr});
-  }
-  if (FLAGS_value_bytes > 8) {
-    auto schema =
+  if (o.value_bytes > 8) {
+    STRAND_ASSIGN_OR_RETURN(
+        storage::Schema schema,
         storage::Schema::Create({{"value", storage::ColumnType::kChar,
-                                  static_cast<uint16_t>(FLAGS_value_bytes)}});
-    if (!schema.ok()) return fail(schema.status());
-    db.schema = std::make_unique<storage::Schema>(*std::move(schema));
+                                  static_cast<uint16_t>(o.value_bytes)}}));
+    db.schema = std::make_unique<storage::Schema>(std::move(schema));
   }
-  {
-    Node& first = db.nodes.front();
-    auto ctx = first.manager->NewThreadContext();
-    if (!ctx.ok()) return fail(ctx.status());
-    auto anchor = BLinkTree::Create(*first.manager, **ctx, {8, true});
-    if (!anchor.ok()) return fail(anchor.status());
-    rdma::GlobalAddress table_root;
+  Node& first = db.nodes.front();
+  STRAND_ASSIGN_OR_RETURN(auto ctx, first.manager->NewThreadContext());
+  STRAND_ASSIGN_OR_RETURN(const rdma::GlobalAddress anchor,
+                          BLinkTree::Create(*first.manager, *ctx, {8, true}));
+  rdma::GlobalAddress table_root;
+  if (db.schema) {
+    STRAND_ASSIGN_OR_RETURN(
+        table_root,
+        storage::HeapTable::Create(*first.manager, *ctx, 1, *db.schema));
+  }
+  for (Node& n : db.nodes) {
+    STRAND_ASSIGN_OR_RETURN(auto c, n.manager->NewThreadContext());
+    STRAND_ASSIGN_OR_RETURN(
+        n.tree, BLinkTree::Open(*n.manager, *c, anchor, o.cpu_path.tuning));
     if (db.schema) {
-      auto root =
-          storage::HeapTable::Create(*first.manager, **ctx, 1, *db.schema);
-      if (!root.ok()) return fail(root.status());
-      table_root = *root;
-    }
-    for (Node& n : db.nodes) {
-      auto c = n.manager->NewThreadContext();
-      if (!c.ok()) return fail(c.status());
-      auto tree = BLinkTree::Open(*n.manager, **c, *anchor, cpu_path->tuning);
-      if (!tree.ok()) return fail(tree.status());
-      n.tree = *std::move(tree);
-      if (db.schema) {
-        auto table =
-            storage::HeapTable::Open(*n.manager, **c, table_root, *db.schema);
-        if (!table.ok()) return fail(table.status());
-        n.table = *std::move(table);
-      }
+      STRAND_ASSIGN_OR_RETURN(
+          n.table,
+          storage::HeapTable::Open(*n.manager, *c, table_root, *db.schema));
     }
   }
+  return absl::OkStatus();
+}
 
-  const bool zipf = FLAGS_distribution == "zipf";
-  std::vector<std::vector<std::unique_ptr<Worker>>> workers(db.nodes.size());
-  uint64_t seed = FLAGS_seed;
+// --threads workers on every node, each with its own key stream.
+absl::StatusOr<Workers> MakeWorkers(const YcsbOptions& o, Database& db) {
+  Workers workers(db.nodes.size());
+  uint64_t seed = o.seed;
   for (size_t n = 0; n < db.nodes.size(); ++n) {
-    for (int t = 0; t < FLAGS_threads; ++t) {
-      workers[n].push_back(std::make_unique<Worker>(db, n, seed++, zipf));
-      if (absl::Status s = workers[n].back()->Init(); !s.ok()) return fail(s);
+    for (int t = 0; t < o.threads; ++t) {
+      workers[n].push_back(std::make_unique<Worker>(o, db, n, seed++));
+      STRAND_RETURN_IF_ERROR(workers[n].back()->Init());
     }
   }
-  std::ostream& table_out = output.human();
+  return workers;
+}
 
-  // Load.
-  const int total_threads = db.nodes.size() * FLAGS_threads;
-  absl::Time start = absl::Now();
+struct LoadFigures {
+  double seconds = 0;
+  BLinkTreeStats tree;
+};
+
+// Inserts the records from every worker, in a scrambled order, showing
+// progress; then checks the tree.
+absl::StatusOr<LoadFigures> LoadRecords(const YcsbOptions& o, Database& db,
+                                        Workers& workers) {
+  const int total_threads = db.nodes.size() * o.threads;
+  const absl::Time start = absl::Now();
   std::atomic<uint64_t> inserted{0};
-  ProgressLine load_line;
+  ProgressLine line;
   absl::Status loaded = OnAllThreads(
       workers,
       [&](Worker& w, int n, int t) {
-        const int me = n * FLAGS_threads + t;
+        const int me = n * o.threads + t;
         // Counted in steps, so that the threads seldom share the counter.
         constexpr uint64_t kStep = 1024;
         uint64_t mine = 0;
-        for (uint64_t i = me; i < FLAGS_records; i += total_threads) {
-          if (absl::Status s = w.Insert(LoadOrder(i, FLAGS_records)); !s.ok()) {
-            return s;
-          }
+        for (uint64_t i = me; i < o.records; i += total_threads) {
+          STRAND_RETURN_IF_ERROR(w.Insert(LoadOrder(i, o.records)));
           if (++mine % kStep == 0) inserted.fetch_add(kStep);
         }
         return absl::OkStatus();
       },
       [&] {
-        load_line.Update([&] {
-          return absl::StrFormat("loading %d records: %d (%.0f%%) %.1fs",
-                                 FLAGS_records, inserted.load(),
-                                 100.0 * inserted.load() / FLAGS_records,
-                                 absl::ToDoubleSeconds(absl::Now() - start));
+        line.Update([&] {
+          const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+          const double rate = inserted.load() / std::max(seconds, 1e-3);
+          return absl::StrFormat(
+              "loading %d records: %d (%.0f%%) in %.0f s, ~%.0f s left",
+              o.records, inserted.load(), 100.0 * inserted.load() / o.records,
+              seconds, rate > 0 ? (o.records - inserted.load()) / rate : 0);
         });
       });
-  load_line.Clear();
-  if (!loaded.ok()) return fail(loaded);
-  const double load_s = absl::ToDoubleSeconds(absl::Now() - start);
-  BLinkTreeStats tree_stats;
-  {
-    auto ctx = db.nodes.front().manager->NewThreadContext();
-    auto stats = db.nodes.front().tree->Verify(**ctx);
-    if (!stats.ok()) return fail(stats.status());
-    tree_stats = *stats;
-  }
-  // What the cache layer uses (auto-sized when --cache_mb=0; SEL: none).
-  const uint64_t cache_mb =
-      *protocol == cc::Protocol::kSelcc
-          ? db.nodes.front().manager->options().cache_bytes >> 20
-          : 0;
-  const double tree_mb = (tree_stats.leaves + tree_stats.inner_nodes) *
-                         static_cast<double>(FLAGS_gcl_size) / (1 << 20);
-  table_out << absl::StrFormat(
+  line.Clear();
+  STRAND_RETURN_IF_ERROR(loaded);
+  LoadFigures figures;
+  figures.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  STRAND_ASSIGN_OR_RETURN(auto ctx,
+                          db.nodes.front().manager->NewThreadContext());
+  STRAND_ASSIGN_OR_RETURN(figures.tree, db.nodes.front().tree->Verify(*ctx));
+  return figures;
+}
+
+// MiB of the tree's GCLs.
+double TreeMiB(const YcsbOptions& o, const LoadFigures& load) {
+  return (load.tree.leaves + load.tree.inner_nodes) *
+         static_cast<double>(o.gcl_size) / (1 << 20);
+}
+
+// The run's settings and the load's figures, ahead of the table.
+void PrintSetup(const YcsbOptions& o, const Database& db, uint64_t cache_mb,
+                const LoadFigures& load, std::ostream& out) {
+  out << absl::StrFormat(
       "ycsb_bench: protocol=%s compute_nodes=%d threads/node=%d rtt_ns=%d "
       "gcl_size=%d cache_mb=%d prefetch=%s optimistic_reads=%s records=%d "
       "value_bytes=%d distribution=%s%s\n"
       "load: %.2f s (%.0f inserts/s); tree: height %d, %d leaves, %d inner "
       "nodes, %.1f MiB of GCLs\n",
-      FLAGS_protocol, db.nodes.size(), FLAGS_threads, fabric_options->rtt_ns,
-      FLAGS_gcl_size, cache_mb, cc::PrefetchScopeName(cpu_path->prefetch),
-      cpu_path->tuning.optimistic_reads ? "true" : "false", FLAGS_records,
-      FLAGS_value_bytes, FLAGS_distribution,
-      zipf ? absl::StrFormat("(theta=%.2f)", FLAGS_zipf_theta) : "", load_s,
-      FLAGS_records / load_s, tree_stats.height, tree_stats.leaves,
-      tree_stats.inner_nodes, tree_mb);
+      o.protocol, db.nodes.size(), o.threads, o.fabric.rtt_ns, o.gcl_size,
+      cache_mb, cc::PrefetchScopeName(o.cpu_path.prefetch),
+      o.cpu_path.tuning.optimistic_reads ? "true" : "false", o.records,
+      o.value_bytes, o.distribution,
+      o.zipf() ? absl::StrFormat("(theta=%.2f)", o.zipf_theta) : "",
+      load.seconds, o.records / load.seconds, load.tree.height,
+      load.tree.leaves, load.tree.inner_nodes, TreeMiB(o, load));
+}
 
+// One workload's measured window.
+struct MixFigures {
+  double seconds = 0;
+  uint64_t ops = 0;
+  std::vector<uint64_t> ops_by_node;
+  LatencyHistogram latency;
+  rdma::FabricCounters fabric;
+  cc::CacheStats cache;
+  std::optional<CostBreakdown> cost;  // always set by RunMix
+};
+
+// Runs `mix` on every worker for --duration_s (the window opens once every
+// worker runs), with progress on stderr and in --progress_json.
+absl::StatusOr<MixFigures> RunMix(const YcsbOptions& o, const YcsbMix& mix,
+                                  rdma::Fabric& fabric, Database& db,
+                                  Workers& workers, RunOutput& output) {
+  const size_t worker_count = db.nodes.size() * o.threads;
+  std::atomic<bool> stop{false};
+  std::vector<LiveCount> live(worker_count);
+  std::vector<LatencyHistogram> latencies(worker_count);
+  const rdma::FabricCounters fabric_before = fabric.Counters();
+  const cc::CacheStats cache_before = SumStats(db);
+  WorkerWindow window(static_cast<int>(worker_count));
+  std::atomic<bool> counting{false};
+  auto live_ops = [&] {
+    uint64_t sum = 0;
+    for (const LiveCount& c : live) sum += c.ops.load();
+    return sum;
+  };
+  std::thread timer([&] {
+    window.Start();
+    counting = true;
+    const absl::Time end = absl::Now() + absl::Seconds(o.duration_s);
+    RunProgress progress({.count_key = "ops",
+                          .rate_key = "ops_per_sec",
+                          .unit = "op",
+                          .labels = JsonLine().Add("workload", mix.name),
+                          .duration = absl::Seconds(o.duration_s),
+                          .series = output.progress_series()});
+    while (absl::Now() < end && !stop.load()) {
+      absl::SleepFor(std::min(absl::Milliseconds(10), end - absl::Now()));
+      // Index operations wait for latches: they never abort.
+      progress.Poll(live_ops(), [] { return std::nullopt; });
+    }
+    progress.Finish();
+    counting = false;
+    window.End();
+    stop = true;
+  });
+  absl::Status ran = OnAllThreads(
+      workers,
+      [&](Worker& w, int n, int t) {
+        const int me = n * o.threads + t;
+        window.Join(me);
+        LatencyHistogram& latency = latencies[me];
+        std::atomic<uint64_t>& done = live[me].ops;
+        while (!stop.load(std::memory_order_relaxed)) {
+          const uint64_t begin = CycleNow();
+          if (absl::Status s = w.Run(w.Pick(mix)); !s.ok()) {
+            stop = true;
+            return s;
+          }
+          if (counting.load(std::memory_order_relaxed)) {
+            latency.Record(
+                static_cast<uint64_t>(CyclesToNanos(CycleNow() - begin)));
+            done.store(done.load(std::memory_order_relaxed) + 1,
+                       std::memory_order_relaxed);
+          }
+        }
+        return absl::OkStatus();
+      },
+      [] {});
+  timer.join();
+  STRAND_RETURN_IF_ERROR(ran);
+  MixFigures f;
+  f.seconds = window.seconds();
+  f.fabric = fabric.Counters() - fabric_before;
+  f.cache = SumStats(db) - cache_before;
+  f.ops_by_node.assign(db.nodes.size(), 0);
+  for (size_t w = 0; w < live.size(); ++w) {
+    f.ops_by_node[w / o.threads] += live[w].ops.load();
+    f.ops += live[w].ops.load();
+    f.latency.Merge(latencies[w]);
+  }
+  f.cost = window.Breakdown(f.ops);
+  return f;
+}
+
+// One workload's line of the table and its --json record.
+void ReportMix(const YcsbOptions& o, const YcsbMix& mix, const MixFigures& f,
+               const LoadFigures& load, uint64_t cache_mb,
+               const JsonLine& deployment, RunOutput& output) {
+  const double n_ops = std::max<double>(f.ops, 1);
+  std::vector<std::string> shares;
+  for (uint64_t ops : f.ops_by_node) {
+    shares.push_back(absl::StrFormat("%.3f", ops / n_ops));
+  }
+  const double bytes_per_op =
+      (f.fabric.bytes_read + f.fabric.bytes_written) / n_ops;
+  output.human() << absl::StrFormat(
+      "%-13s %12.0f ops/s  latency p50 %.1f us p99 %.1f us  "
+      "round_trips/op=%.2f bytes/op=%.0f cache_hit_ratio=%.3f  "
+      "invalidations/op=%.3f evictions/op=%.3f  per-node share=[%s]\n",
+      mix.name, f.ops / f.seconds, f.latency.Percentile(0.5) / 1e3,
+      f.latency.Percentile(0.99) / 1e3, f.fabric.round_trips / n_ops,
+      bytes_per_op, f.cache.hit_ratio(), f.cache.invalidations_sent / n_ops,
+      f.cache.evictions / n_ops, absl::StrJoin(shares, ","));
+  f.cost->Print(output.human(), "op");
+  JsonLine j = deployment;
+  j.Add("bench", "ycsb").Add("workload", mix.name);
+  o.AddJson(j);
+  j.Add("cache_mb", cache_mb)
+      .Add("load_s", load.seconds)
+      .Add("tree_height", load.tree.height)
+      .Add("tree_mb", TreeMiB(o, load))
+      .Add("duration_s", f.seconds)
+      .Add("ops", f.ops)
+      .Add("ops_per_sec", f.ops / f.seconds)
+      .Add("round_trips_per_op", f.fabric.round_trips / n_ops)
+      .Add("bytes_per_op", bytes_per_op)
+      .Add("cache_hit_ratio", f.cache.hit_ratio())
+      .Add("invalidations_per_op", f.cache.invalidations_sent / n_ops)
+      .Add("evictions_per_op", f.cache.evictions / n_ops)
+      .Add("lock_retries_per_op", f.cache.lock_retries / n_ops)
+      .AddRaw("node_share", "[" + absl::StrJoin(shares, ",") + "]");
+  f.latency.AddTo(j, "", LatencyHistogram::Unit::kMicros);
+  f.cost->AddTo(j);
+  output.Print(j);
+}
+
+int Main() {
+  RunOutput output = RunOutput::FromFlags({.per_second_series = true});
+  const YcsbOptions options = OptionsFromFlags();
+  auto fail = [](const absl::Status& s) {
+    std::cerr << "ycsb_bench: " << s.message() << "\n";
+    return 1;
+  };
+  absl::StatusOr<std::unique_ptr<rdma::Fabric>> fabric;
+  ProgressLine::RunShowing("opening the fabric (memory nodes)", [&] {
+    fabric = rdma::CreateFabric(options.fabric);
+  });
+  if (!fabric.ok()) return fail(fabric.status());
+  Database db;
+  if (absl::Status s = OpenDatabase(options, **fabric, db); !s.ok()) {
+    return fail(s);
+  }
+  auto workers = MakeWorkers(options, db);
+  if (!workers.ok()) return fail(workers.status());
+  auto load = LoadRecords(options, db, *workers);
+  if (!load.ok()) return fail(load.status());
+  // What the cache layer uses (auto-sized when --cache_mb=0; SEL: none).
+  const cc::CcOptions& cache = db.nodes.front().manager->options();
+  const uint64_t cache_mb =
+      cache.protocol == cc::Protocol::kSelcc ? cache.cache_bytes >> 20 : 0;
+  PrintSetup(options, db, cache_mb, *load, output.human());
   // No populating thread beside the runs.
   ProgressLine::RunShowing(
       "memory: committing the fabric's memory before the runs",
       [&] { (*fabric)->WaitUntilPopulated(); });
   JsonLine deployment = output.Record();
-  rdma::AddFabricJson(*fabric_options, **fabric, deployment);
-  for (const Mix& mix : mixes) {
-    std::atomic<bool> stop{false};
-    std::vector<LiveCount> live(db.nodes.size() * FLAGS_threads);
-    std::vector<LatencyHistogram> latencies(live.size());
-    const rdma::FabricCounters fabric_before = (*fabric)->Counters();
-    const cc::CacheStats cache_before = SumStats(db);
-    // The window opens once every worker runs: ops before it do not count.
-    WorkerWindow window(static_cast<int>(db.nodes.size()) * FLAGS_threads);
-    std::atomic<bool> counting{false};
-    auto live_ops = [&] {
-      uint64_t sum = 0;
-      for (const LiveCount& c : live) sum += c.ops.load();
-      return sum;
-    };
-    std::thread timer([&] {
-      window.Start();
-      counting = true;
-      const absl::Time end = absl::Now() + absl::Seconds(FLAGS_duration_s);
-      RunProgress progress({.count_key = "ops",
-                            .rate_key = "ops_per_sec",
-                            .unit = "op",
-                            .labels = JsonLine().Add("workload", mix.name),
-                            .series = output.progress_series()});
-      while (absl::Now() < end && !stop.load()) {
-        absl::SleepFor(std::min(absl::Milliseconds(10), end - absl::Now()));
-        // Index operations wait for latches: they never abort.
-        progress.Poll(live_ops(), [] { return std::nullopt; });
-      }
-      progress.Finish();
-      counting = false;
-      window.End();
-      stop = true;
-    });
-    absl::Status ran = OnAllThreads(
-        workers,
-        [&](Worker& w, int n, int t) {
-          const int me = n * FLAGS_threads + t;
-          window.Join(me);
-          LatencyHistogram& latency = latencies[me];
-          std::atomic<uint64_t>& done = live[me].ops;
-          while (!stop.load(std::memory_order_relaxed)) {
-            const uint64_t begin = CycleNow();
-            if (absl::Status s = w.Run(w.Pick(mix)); !s.ok()) {
-              stop = true;
-              return s;
-            }
-            if (counting.load(std::memory_order_relaxed)) {
-              latency.Record(
-                  static_cast<uint64_t>(CyclesToNanos(CycleNow() - begin)));
-              done.store(done.load(std::memory_order_relaxed) + 1,
-                         std::memory_order_relaxed);
-            }
-          }
-          return absl::OkStatus();
-        },
-        [] {});
-    timer.join();
-    const double seconds = window.seconds();
-    if (!ran.ok()) return fail(ran);
-    const rdma::FabricCounters fc = (*fabric)->Counters() - fabric_before;
-    const cc::CacheStats cs = SumStats(db) - cache_before;
-    uint64_t total = 0;
-    std::vector<uint64_t> per_node(db.nodes.size(), 0);
-    LatencyHistogram latency;
-    for (size_t w = 0; w < live.size(); ++w) {
-      per_node[w / FLAGS_threads] += live[w].ops.load();
-      total += live[w].ops.load();
-      latency.Merge(latencies[w]);
-    }
-    const double n_ops = std::max<double>(total, 1);
-    std::vector<std::string> shares;
-    for (uint64_t o : per_node) {
-      shares.push_back(absl::StrFormat("%.3f", o / n_ops));
-    }
-    table_out << absl::StrFormat(
-        "%-13s %12.0f ops/s  latency p50 %.1f us p99 %.1f us  "
-        "round_trips/op=%.2f bytes/op=%.0f cache_hit_ratio=%.3f  "
-        "invalidations/op=%.3f evictions/op=%.3f  per-node share=[%s]\n",
-        mix.name, total / seconds, latency.Percentile(0.5) / 1e3,
-        latency.Percentile(0.99) / 1e3, fc.round_trips / n_ops,
-        (fc.bytes_read + fc.bytes_written) / n_ops, cs.hit_ratio(),
-        cs.invalidations_sent / n_ops, cs.evictions / n_ops,
-        absl::StrJoin(shares, ","));
-    const CostBreakdown cost = window.Breakdown(total);
-    cost.Print(table_out, "op");
-    JsonLine j = deployment;
-    j.Add("bench", "ycsb")
-        .Add("workload", mix.name)
-        .Add("protocol", FLAGS_protocol)
-        .Add("threads", FLAGS_threads)
-        .Add("records", FLAGS_records)
-        .Add("value_bytes", static_cast<uint64_t>(FLAGS_value_bytes))
-        .Add("distribution", FLAGS_distribution)
-        .Add("zipf_theta", zipf ? FLAGS_zipf_theta : 0.0)
-        .Add("scan_length", static_cast<uint64_t>(FLAGS_scan_length))
-        .Add("gcl_size", static_cast<uint64_t>(FLAGS_gcl_size))
-        .Add("cache_mb", cache_mb)
-        .Add("prefetch", cc::PrefetchScopeName(cpu_path->prefetch))
-        .Add("index_leaf_hint", cpu_path->tuning.leaf_hint)
-        .Add("optimistic_reads", cpu_path->tuning.optimistic_reads)
-        .Add("seed", FLAGS_seed)
-        .Add("load_s", load_s)
-        .Add("tree_height", tree_stats.height)
-        .Add("tree_mb", tree_mb)
-        .Add("duration_s", seconds)
-        .Add("ops", total)
-        .Add("ops_per_sec", total / seconds)
-        .Add("round_trips_per_op", fc.round_trips / n_ops)
-        .Add("bytes_per_op", (fc.bytes_read + fc.bytes_written) / n_ops)
-        .Add("cache_hit_ratio", cs.hit_ratio())
-        .Add("invalidations_per_op", cs.invalidations_sent / n_ops)
-        .Add("evictions_per_op", cs.evictions / n_ops)
-        .Add("lock_retries_per_op", cs.lock_retries / n_ops)
-        .AddRaw("node_share", "[" + absl::StrJoin(shares, ",") + "]");
-    latency.AddTo(j, "", LatencyHistogram::Unit::kMicros);
-    cost.AddTo(j);
-    output.Print(j);
+  rdma::AddFabricJson(options.fabric, **fabric, deployment);
+  for (const YcsbMix& mix : options.Mixes()) {
+    auto figures = RunMix(options, mix, **fabric, db, *workers, output);
+    if (!figures.ok()) return fail(figures.status());
+    ReportMix(options, mix, *figures, *load, cache_mb, deployment, output);
   }
   return 0;
 }

@@ -11,7 +11,7 @@
 // reach it only through latches:
 //
 //   auto ctx = manager.NewThreadContext();         // once per thread
-//   ASSIGN_OR_RETURN(ExclusiveGuard g, manager.XLock(*ctx, gcl));
+//   STRAND_ASSIGN_OR_RETURN(ExclusiveGuard g, manager.XLock(*ctx, gcl));
 //   std::memcpy(g.MutableRange(16, 8), &value, 8); // marks bytes 16..24 dirty
 //   g.Unlock();                                    // or let it go out of scope
 //

@@ -43,6 +43,14 @@ inline constexpr uint64_t kEpochBoundsBytes = 512;
 static_assert(kEpochBoundsOffset + kEpochBoundsBytes <=
               rdma::kRootAreaOffset + rdma::kRootAreaBytes);
 
+// txn/commit_watermark.h: one 8-byte word per compute node, by node id, the
+// durable timestamp watermark that node published last.
+inline constexpr uint64_t kDurableMarksOffset =
+    kEpochBoundsOffset + kEpochBoundsBytes;
+inline constexpr uint64_t kDurableMarksBytes = 512;
+static_assert(kDurableMarksOffset + kDurableMarksBytes <=
+              rdma::kRootAreaOffset + rdma::kRootAreaBytes);
+
 }  // namespace strand::cc
 
 #endif  // STRAND_CC_ROOT_WORDS_H_

@@ -173,13 +173,6 @@ absl::Status Engine::StartLogging(const WalOptions& wal) {
   if (wal.dir.empty()) {
     return absl::InvalidArgumentError("StartLogging needs WalOptions::dir");
   }
-  // Validate checked the loopback count; this is the cluster's.
-  if (wal.early_lock_release && fabric_->compute_node_count() > 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "EngineOptions::wal.early_lock_release is safe with one compute node "
-        "only (txn/concurrency_control.h), and the cluster has %d: drop it",
-        fabric_->compute_node_count()));
-  }
   for (auto& node : nodes_) {
     if (node != nullptr && node->log() != nullptr) {
       return absl::FailedPreconditionError(absl::StrFormat(
@@ -195,11 +188,21 @@ absl::Status Engine::StartLogging(const WalOptions& wal) {
     log.io_mode = wal.io_mode;
     log.segment_bytes = wal.segment_bytes;
     log.group_commit_window = wal.group_commit_window;
+    std::unique_ptr<txn::CommitWatermark> watermark;
+    if (wal.early_lock_release) {
+      auto opened = txn::CommitWatermark::Open(
+          node->manager(), *node->db().oracle, node->id(),
+          fabric_->compute_node_count(), {.ack_timeout = wal.ack_timeout});
+      if (!opened.ok()) return opened.status();
+      watermark = *std::move(opened);
+      log.observer = watermark.get();
+      log.observer_interval = wal.watermark_interval;
+    }
     auto writer = wal.file_factory != nullptr
                       ? wal::LogWriter::Open(log, wal.file_factory)
                       : wal::LogWriter::Open(log);
     if (!writer.ok()) return writer.status();
-    node->SetLog(*std::move(writer), wal.early_lock_release);
+    node->SetLog(*std::move(writer), std::move(watermark));
   }
   return absl::OkStatus();
 }
@@ -558,6 +561,12 @@ absl::StatusOr<std::unique_ptr<Session>> Engine::NewSession(
   if (!r.ok()) return r.status();
   auto ctx = (*r)->manager().NewThreadContext();
   if (!ctx.ok()) return ctx.status();
+  txn::CommitWatermark::Slot* slot = nullptr;
+  if (txn::CommitWatermark* watermark = (*r)->watermark(); watermark) {
+    auto taken = watermark->NewSlot();
+    if (!taken.ok()) return taken.status();
+    slot = *taken;
+  }
   auto stats = std::make_shared<SessionStats>();
   stats->node = node;
   absl::MutexLock lock(&mu_);
@@ -570,12 +579,15 @@ absl::StatusOr<std::unique_ptr<Session>> Engine::NewSession(
   std::unique_ptr<partition::Coordinator> coordinator;
   if (options_.mode == EngineMode::kPartitioned) {
     auto c = partition::Coordinator::Create(*partition_nodes_[node]);
-    if (!c.ok()) return c.status();
+    if (!c.ok()) {
+      if (slot != nullptr) (*r)->watermark()->FreeSlot(slot);
+      return c.status();
+    }
     coordinator = *std::move(c);
   }
-  return std::unique_ptr<Session>(new Session(*this, node, (*r)->db(),
-                                              *std::move(ctx), std::move(stats),
-                                              std::move(coordinator)));
+  return std::unique_ptr<Session>(
+      new Session(*this, node, (*r)->db(), *std::move(ctx), slot,
+                  std::move(stats), std::move(coordinator)));
 }
 
 std::vector<ProcedureStats> Engine::Stats() const {

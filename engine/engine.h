@@ -7,16 +7,16 @@
 //
 //   EngineOptions options;                  // embedded defaults
 //   options.fabric.compute_nodes = 2;
-//   ASSIGN_OR_RETURN(auto engine, Engine::Open(options));
-//   ASSIGN_OR_RETURN(TableId accounts,
-//                    engine->CreateTable("accounts", schema));
-//   ASSIGN_OR_RETURN(IndexId by_id,
-//                    engine->CreateIndex("by_id", accounts, {"id"}, true));
-//   ASSIGN_OR_RETURN(auto transfer, engine->RegisterProcedure(
+//   STRAND_ASSIGN_OR_RETURN(auto engine, Engine::Open(options));
+//   STRAND_ASSIGN_OR_RETURN(TableId accounts,
+//                           engine->CreateTable("accounts", schema));
+//   STRAND_ASSIGN_OR_RETURN(
+//       IndexId by_id, engine->CreateIndex("by_id", accounts, {"id"}, true));
+//   STRAND_ASSIGN_OR_RETURN(auto transfer, engine->RegisterProcedure(
 //       "transfer", [=](Txn& txn, int64_t from, int64_t to)
 //                       -> absl::StatusOr<int64_t> { ... }));
-//   ASSIGN_OR_RETURN(auto session, engine->NewSession(/*node=*/0));
-//   ASSIGN_OR_RETURN(int64_t r, session->Call(transfer, 1, 2));
+//   STRAND_ASSIGN_OR_RETURN(auto session, engine->NewSession(/*node=*/0));
+//   STRAND_ASSIGN_OR_RETURN(int64_t r, session->Call(transfer, 1, 2));
 //
 // Deployment: the fabric options decide it. Loopback (the default) puts
 // every memory and compute node in this process; verbs joins a cluster

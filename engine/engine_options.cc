@@ -11,10 +11,9 @@ constexpr OptionSetting kMaxRetries{"retry.max_retries", ""};
 constexpr OptionSetting kInitialBackoff{"retry.initial_backoff", ""};
 constexpr OptionSetting kMaxBackoff{"retry.max_backoff", ""};
 constexpr OptionSetting kWalDir{"wal.dir", "wal_dir"};
-constexpr OptionSetting kEarlyLockRelease{"wal.early_lock_release",
-                                          "wal_early_lock_release"};
+constexpr OptionSetting kWatermarkInterval{"wal.watermark_interval", ""};
+constexpr OptionSetting kAckTimeout{"wal.ack_timeout", ""};
 constexpr OptionSetting kRecoverWalDir{"recover_wal_dir", ""};
-constexpr OptionSetting kComputeNodes{"fabric.compute_nodes", "compute_nodes"};
 constexpr OptionSetting kAlgorithm{"algorithm", "cc"};
 
 }  // namespace
@@ -49,11 +48,6 @@ absl::Status EngineOptions::Validate(const OptionNaming& naming) const {
           "latches until the decision",
           naming.Name(kAlgorithm)));
     }
-    if (wal.early_lock_release) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "partitioned mode does not release latches early (%s)",
-          naming.Name(kEarlyLockRelease)));
-    }
     if (absl::Status s = partitioned.Validate(fabric.compute_nodes,
                                               naming.Member("partitioned"));
         !s.ok()) {
@@ -78,14 +72,17 @@ absl::Status EngineOptions::Validate(const OptionNaming& naming) const {
         "directory (engine/recovery.h explains why)",
         naming.Setting(kWalDir, wal.dir), naming.Name(kRecoverWalDir)));
   }
-  // With verbs the cluster file decides the count; Engine::Open checks
-  // that one.
-  if (wal.early_lock_release && fabric.kind == rdma::FabricKind::kLoopback &&
-      fabric.compute_nodes > 1) {
+  if (wal.watermark_interval <= absl::ZeroDuration() ||
+      wal.watermark_interval > absl::Seconds(1)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s is safe with one compute node only "
-        "(txn/concurrency_control.h): drop it or set %s",
-        naming.Name(kEarlyLockRelease), naming.Setting(kComputeNodes, 1)));
+        "%s must be above 0 and at most 1s",
+        naming.Setting(kWatermarkInterval,
+                       absl::FormatDuration(wal.watermark_interval))));
+  }
+  if (wal.ack_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s must be above 0",
+        naming.Setting(kAckTimeout, absl::FormatDuration(wal.ack_timeout))));
   }
   return absl::OkStatus();
 }

@@ -32,19 +32,28 @@ struct RetryPolicy {
 
 // The write-ahead log (wal/): one log per hosted compute node under `dir`.
 // A commit is acknowledged (Txn::Commit OK, Session::Call returning,
-// Session::CallAsync's callback) only once its redo record is durable
-// (txn/concurrency_control.h, "Logging").
+// Session::CallAsync's callback) only once its redo record is durable, and
+// so is every commit it may depend on (txn/concurrency_control.h,
+// "Logging").
 struct WalOptions {
   std::string dir;  // empty: no log (--wal=off)
-  // Release latches when the record is appended, not when it is durable;
-  // only with one compute node (txn/concurrency_control.h). Needed for
-  // Session::CallAsync to pipeline (without it a commit holds its latches,
-  // and its thread, until durable).
+  // Release latches when the record is appended, not when it is durable,
+  // and acknowledge by the cluster's durable timestamp watermark
+  // (txn/commit_watermark.h; docs/design/durable_acks.md): safe with any
+  // number of compute nodes, shared or partitioned. Needed for
+  // Session::CallAsync to pipeline (without it a commit holds its
+  // latches, and its thread, until durable).
   bool early_lock_release = false;
   wal::LogIoMode io_mode = wal::LogIoMode::kDirect;
   uint64_t segment_bytes = uint64_t{64} << 20;
   // wal::LogWriterOptions::group_commit_window.
   absl::Duration group_commit_window = absl::ZeroDuration();
+  // early_lock_release: how often an idle node's log flusher refreshes its
+  // durable watermark (wal::LogWriterOptions::observer_interval), and how
+  // long an acknowledgement may wait for the cluster's before the call
+  // gets Unavailable (txn::CommitWatermark::Options::ack_timeout).
+  absl::Duration watermark_interval = absl::Milliseconds(1);
+  absl::Duration ack_timeout = absl::Seconds(30);
   // The file layer (tests inject faults and delays); null: io_uring.
   wal::LogFileFactory* file_factory = nullptr;
 };

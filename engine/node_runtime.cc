@@ -57,10 +57,11 @@ absl::Status NodeRuntime::AddIndex(const storage::IndexDescriptor& index,
 }
 
 void NodeRuntime::SetLog(std::unique_ptr<wal::LogWriter> log,
-                         bool early_lock_release) {
+                         std::unique_ptr<txn::CommitWatermark> watermark) {
+  watermark_ = std::move(watermark);
   log_ = std::move(log);
   db_.log = log_.get();
-  db_.early_lock_release = early_lock_release;
+  db_.watermark = watermark_.get();
 }
 
 }  // namespace strand::engine

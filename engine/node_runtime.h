@@ -14,6 +14,7 @@
 #include "index/blink_tree.h"
 #include "storage/catalog.h"
 #include "storage/heap_table.h"
+#include "txn/commit_watermark.h"
 #include "txn/database.h"
 #include "txn/epoch_manager.h"
 #include "txn/index_key.h"
@@ -42,9 +43,12 @@ class NodeRuntime {
   absl::Status AddIndex(const storage::IndexDescriptor& index,
                         txn::TableId table, const txn::IndexKey* key);
 
-  // Commits log to `log` from now on (before the first session).
-  void SetLog(std::unique_ptr<wal::LogWriter> log, bool early_lock_release);
+  // Commits log to `log` from now on (before the first session), and are
+  // acknowledged by `watermark` if not null (`log`'s observer).
+  void SetLog(std::unique_ptr<wal::LogWriter> log,
+              std::unique_ptr<txn::CommitWatermark> watermark);
   wal::LogWriter* log() { return log_.get(); }
+  txn::CommitWatermark* watermark() { return watermark_.get(); }
   // Transactions announce themselves in `epochs` and deleted rows' slots
   // are reused through it (txn/epoch_manager.h); null: never reused.
   // Before the first session; `epochs` outlives this.
@@ -66,6 +70,8 @@ class NodeRuntime {
   std::unique_ptr<storage::Catalog> catalog_;
   std::vector<std::unique_ptr<storage::HeapTable>> tables_;
   std::vector<std::unique_ptr<index::BLinkTree>> indexes_;
+  // Declared before log_, which uses it until destroyed.
+  std::unique_ptr<txn::CommitWatermark> watermark_;
   std::unique_ptr<wal::LogWriter> log_;  // null: no logging
   txn::Database db_;
 };

@@ -45,6 +45,14 @@ std::string RecoveryReport::Summary() const {
         two_phase.distributed_commits, two_phase.prepared_committed,
         two_phase.prepared_in_doubt);
   }
+  if (acked_by_watermark) {
+    absl::StrAppendFormat(
+        &out,
+        "\n  acknowledged by durable watermark: replayed up to commit "
+        "timestamp %d; %d durable records above it dropped (never "
+        "acknowledged)",
+        watermark_cut_ts, records_above_watermark);
+  }
   if (data_lost) {
     absl::StrAppendFormat(
         &out,
@@ -217,6 +225,10 @@ absl::StatusOr<RecoveryReport> ReplayLogs(
   report.data_lost = (*merger)->damaged();
   report.damage_cut_ts = (*merger)->damage_cut_ts();
   report.records_dropped_at_cut = (*merger)->records_dropped_at_cut();
+  report.acked_by_watermark = (*merger)->acked_by_watermark();
+  report.watermark_cut_ts = (*merger)->watermark_cut_ts();
+  report.records_above_watermark = (*merger)->records_dropped_above_watermark();
+  const uint64_t max_read = (*merger)->max_commit_ts_read();
   report.two_phase = (*merger)->two_phase_stats();
   for (const auto& n : report.nodes) report.dropped_bytes += n.dropped_bytes;
   Objects objects;
@@ -247,14 +259,15 @@ absl::StatusOr<RecoveryReport> ReplayLogs(
     report.max_commit_ts =
         std::max(report.max_commit_ts, record.header.commit_ts);
   }
-  // New transactions must get timestamps above every replayed one.
+  // New transactions must get timestamps above every replayed one, and
+  // above the dropped ones too, which are still in the logs.
+  const uint64_t past = std::max(report.max_commit_ts, max_read);
   const rdma::GlobalAddress oracle =
       cc::RootWordAddress(cc::RootWord::kTimestampOracle);
   auto now = manager.FetchAndAdd(ctx, oracle, 0);
   if (!now.ok()) return now.status();
-  if (*now <= report.max_commit_ts) {
-    auto moved =
-        manager.FetchAndAdd(ctx, oracle, report.max_commit_ts - *now + 1);
+  if (*now <= past) {
+    auto moved = manager.FetchAndAdd(ctx, oracle, past - *now + 1);
     if (!moved.ok()) return moved.status();
   }
   return report;

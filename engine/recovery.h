@@ -25,7 +25,7 @@
 // a log.
 // Records with commit_ts <= the image's timestamp are already in it and
 // skipped. Afterwards the timestamp oracle is moved past the largest
-// replayed commit timestamp.
+// commit timestamp of any record read, replayed or cut.
 //
 // Correctness: the log holds exactly the acknowledged-or-not-yet commits
 // whose record became durable, each record atomic (one CRC); conflicting
@@ -75,6 +75,12 @@ struct RecoveryReport {
   bool data_lost = false;
   uint64_t damage_cut_ts = 0;
   uint64_t records_dropped_at_cut = 0;
+  // Logs that acknowledged by watermark (wal/log_merger.h): the cluster
+  // watermark replay stopped at, and the durable records above it that
+  // were dropped (none of them was acknowledged).
+  bool acked_by_watermark = false;
+  uint64_t watermark_cut_ts = 0;
+  uint64_t records_above_watermark = 0;
   // Partitioned mode: prepared branches replayed because their decision
   // (or a participant's commit marker) is in a log, and those presumed
   // aborted because none is (wal/log_merger.h).

@@ -14,21 +14,43 @@
 #include "txn/txn.h"
 
 namespace strand::engine {
+void Session::AckLater(txn::Txn& txn, Ran& ran) {
+  absl::StatusOr<uint64_t> ts = txn.AckTimestamp();
+  if (ts.ok()) {
+    ran.ack_ts = *ts;
+  } else if (!ran.committed) {
+    ran.outcome = ts.status();
+  }
+}
+
+void Session::AckNow(txn::Txn& txn, Ran& ran) {
+  AckLater(txn, ran);
+  if (ran.ack_ts == 0 || txn.db().watermark == nullptr) return;
+  if (absl::Status s = txn.db().watermark->WaitAcknowledged(ran.ack_ts);
+      !s.ok()) {
+    ran.outcome = s;
+  }
+}
 
 Session::Session(Engine& engine, rdma::ComputeNodeId node,
                  const txn::Database& db,
                  std::unique_ptr<cc::ThreadContext> ctx,
+                 txn::CommitWatermark::Slot* watermark_slot,
                  std::shared_ptr<Engine::SessionStats> stats,
                  std::unique_ptr<partition::Coordinator> coordinator)
     : engine_(engine),
       node_(node),
       db_(db),
       ctx_(std::move(ctx)),
+      watermark_slot_(watermark_slot),
       cc_(txn::ConcurrencyControl::Create(db.algorithm)),
       stats_(std::move(stats)),
       coordinator_(std::move(coordinator)) {}
 
-Session::~Session() { Drain(); }
+Session::~Session() {
+  Drain();
+  if (watermark_slot_ != nullptr) db_.watermark->FreeSlot(watermark_slot_);
+}
 
 void Session::BackOff(int attempt) {
   const RetryPolicy& policy = engine_.options().retry;
@@ -108,27 +130,43 @@ size_t Session::Poll() {
   }
   if (pending_.empty()) return 0;
   wal::LogWriter* const log = db_.log;
-  wal::Lsn durable = log == nullptr ? ~wal::Lsn{0} : log->durable_lsn();
+  txn::CommitWatermark* const watermark = db_.watermark;
+  auto acknowledged = [watermark] {
+    return watermark == nullptr ? ~uint64_t{0} : watermark->acknowledged();
+  };
+  uint64_t acked = acknowledged();
   absl::Status failure;
   if (log != nullptr && log->failed()) {
     failure = log->status();
-    // Final now (a failed writer publishes nothing more), and possibly
-    // newer than the value read above.
-    durable = log->durable_lsn();
+    // Final now (a failed log persists no more marks), and possibly newer
+    // than the value read above.
+    acked = acknowledged();
   }
   ready_.clear();
   while (!pending_.empty() &&
-         (pending_.front().ran.ack_lsn <= durable || !failure.ok())) {
+         (pending_.front().ran.ack_ts <= acked || !failure.ok())) {
     ready_.push_back(std::move(pending_.front()));
     pending_.pop_front();
   }
+  // An idle node persists a cluster mark only when someone waits for it.
+  if (!pending_.empty() && watermark != nullptr) {
+    watermark->Want(pending_.front().ran.ack_ts);
+  }
   if (ready_.empty()) return 0;
+  Deliver(ready_, acked, failure);
+  const size_t delivered = ready_.size();
+  ready_.clear();
+  return delivered;
+}
+
+void Session::Deliver(std::vector<PendingCall>& calls, uint64_t acknowledged,
+                      const absl::Status& failure) {
   const absl::Time now = absl::Now();
   {
     absl::MutexLock lock(&stats_->mu);
-    for (PendingCall& call : ready_) {
+    for (PendingCall& call : calls) {
       Ran& ran = call.ran;
-      if (ran.ack_lsn > durable) {
+      if (ran.ack_ts > acknowledged) {
         // Not reported as it ended: a commit's record may be lost, and a
         // rollback may rest on reads of lost writes.
         ran.outcome = failure;
@@ -144,21 +182,27 @@ size_t Session::Poll() {
     }
   }
   delivering_ = true;
-  for (PendingCall& call : ready_) call.done(std::move(call.ran.outcome));
+  for (PendingCall& call : calls) call.done(std::move(call.ran.outcome));
   delivering_ = false;
-  const size_t delivered = ready_.size();
-  ready_.clear();
-  return delivered;
 }
 
 void Session::WaitForOldest() {
-  const wal::Lsn lsn = pending_.front().ran.ack_lsn;
-  // An error here (the log failed) is what Poll delivers.
-  if (db_.log != nullptr && lsn > db_.log->durable_lsn()) {
-    (void)db_.log->WaitDurable(lsn);
+  const uint64_t ts = pending_.front().ran.ack_ts;
+  txn::CommitWatermark* const watermark = db_.watermark;
+  if (watermark != nullptr && ts > watermark->acknowledged()) {
+    // The log's failure is what Poll delivers; a timeout is this call's.
+    absl::Status waited = watermark->WaitAcknowledged(ts);
+    if (!waited.ok() && !(db_.log != nullptr && db_.log->failed())) {
+      ready_.clear();
+      ready_.push_back(std::move(pending_.front()));
+      pending_.pop_front();
+      Deliver(ready_, /*acknowledged=*/0, waited);
+      ready_.clear();
+      return;
+    }
   }
-  CHECK_GT(Poll(), 0u) << "the log neither reached LSN " << lsn
-                       << " nor failed";
+  CHECK_GT(Poll(), 0u) << "the watermark neither reached " << ts
+                       << " nor did the log fail";
 }
 
 void Session::Drain() {
@@ -234,6 +278,7 @@ absl::Status Session::Attempts(std::string_view name,
   const RetryPolicy& policy = engine_.options().retry;
   for (int attempt = 0;; ++attempt) {
     txn::Txn txn(db_, *ctx_, *cc_);
+    txn.set_watermark_slot(watermark_slot_);
     if (coordinator_ != nullptr) {
       coordinator_->Begin();
       txn.set_remote(coordinator_.get());
@@ -251,7 +296,7 @@ absl::Status Session::Attempts(std::string_view name,
         counts.commit_latency_ns =
             absl::ToInt64Nanoseconds(absl::Now() - ran.start);
       } else {
-        ran.ack_lsn = txn.ack_lsn();
+        AckLater(txn, ran);
       }
       return absl::OkStatus();
     }
@@ -261,15 +306,24 @@ absl::Status Session::Attempts(std::string_view name,
     const txn::AbortReason reason = txn.abort_reason();
     counts.aborts[static_cast<int>(reason)]++;
     if (!txn::IsRetryable(reason) || attempt >= policy.max_retries) {
-      // The decision may rest on writes not durable yet (Txn::ack_lsn).
-      if (!wait_durable) ran.ack_lsn = txn.ack_lsn();
-      if (!txn::IsRetryable(reason)) return status;
-      counts.gave_up = true;
-      return txn::WithAbortReason(
-          absl::AbortedError(
-              absl::StrFormat("%s gave up after %d retries; last: %s",
-                              WhatRan(name), attempt, status.message())),
-          reason);
+      ran.outcome = status;
+      if (txn::IsRetryable(reason)) {
+        counts.gave_up = true;
+        ran.outcome =
+            txn::WithAbortReason(absl::AbortedError(absl::StrFormat(
+                                     "%s gave up after %d retries; last: %s",
+                                     WhatRan(name), attempt, status.message())),
+                                 reason);
+      }
+      // The decision may rest on writes not durable yet
+      // (Txn::AckTimestamp): the outcome may become the reason it cannot
+      // be reported.
+      if (wait_durable) {
+        AckNow(txn, ran);
+      } else {
+        AckLater(txn, ran);
+      }
+      return ran.outcome.status();
     }
     BackOff(attempt);
   }

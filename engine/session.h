@@ -22,26 +22,27 @@
 //   in memory, then returns and the thread goes on with its next call. The
 //   outcome goes to `on_acknowledged` later, on this thread, from a later
 //   CallAsync, Poll, Drain, Call or the destructor, and only once the
-//   node's log is durable up to what the call depends on: its own record,
-//   or, for a call that logged nothing (read-only, rolled back, failed),
-//   everything appended before it ended, since it may have read such
-//   writes (Txn::ack_lsn). Outcomes are delivered in call order. At most
-//   max_unacknowledged() calls wait for their outcome when CallAsync
-//   returns; past that it blocks for the oldest. If the log fails, every
-//   waiting call gets the log's error instead, never OK: its writes are in
-//   memory but may be lost, so it was not acknowledged (wal/log_writer.h).
+//   cluster's durable watermark covers what the call depends on
+//   (txn::CommitWatermark, Txn::AckTimestamp): its own commit, or, for a
+//   call that committed nothing (rolled back, failed), every commit before
+//   it ended, since it may have read such writes. Outcomes are delivered in
+//   call order. At most max_unacknowledged() calls wait for their outcome
+//   when CallAsync returns; past that it blocks for the oldest. If the log
+//   fails, every waiting call gets the log's error instead, never OK: its
+//   writes are in memory but may be lost, so it was not acknowledged
+//   (wal/log_writer.h); one whose wait outlasts WalOptions::ack_timeout
+//   gets Unavailable.
 //
 //     session->CallAsync<Out>(id, [&](absl::StatusOr<Out> r) { ... }, in);
 //     ...
 //     session->Drain();  // every outcome delivered
 //
 //   Pipelining needs EngineOptions::wal.early_lock_release (so the commit
-//   releases its latches before its record is durable); without it a
-//   commit holds them until durable, so CallAsync waits as long as Call,
-//   still correct. Early lock release, hence pipelining, is refused with
-//   more than one compute node (txn/concurrency_control.h says why and
-//   sketches the watermark design that would lift it). Without a log, the
-//   outcome is delivered before CallAsync returns.
+//   releases its latches before its record is durable), with any number
+//   of compute nodes, shared or partitioned; without it a commit holds its
+//   latches until durable, so CallAsync waits as long as Call, still
+//   correct. Without a log, the outcome is delivered before CallAsync
+//   returns.
 //
 // Statistics (Engine::Stats): a call counts as committed, and its latency
 // (from the call to its acknowledgement) is recorded, only when its
@@ -78,7 +79,9 @@
 #include "engine/engine.h"
 #include "engine/procedure.h"
 #include "partition/coordinator.h"
+#include "txn/commit_watermark.h"
 #include "txn/concurrency_control.h"
+#include "txn/txn.h"
 #include "wal/log_format.h"
 
 namespace strand::engine {
@@ -219,7 +222,7 @@ class Session {
     absl::StatusOr<std::any> outcome;
     ProcedureId id = 0;
     bool committed = false;
-    wal::Lsn ack_lsn = 0;  // Txn::ack_lsn of the last attempt
+    uint64_t ack_ts = 0;  // Txn::AckTimestamp of the last attempt
     absl::Time start;
   };
   struct PendingCall {
@@ -229,6 +232,7 @@ class Session {
 
   Session(Engine& engine, rdma::ComputeNodeId node, const txn::Database& db,
           std::unique_ptr<cc::ThreadContext> ctx,
+          txn::CommitWatermark::Slot* watermark_slot,
           std::shared_ptr<Engine::SessionStats> stats,
           std::unique_ptr<partition::Coordinator> coordinator);
 
@@ -263,7 +267,8 @@ class Session {
   // Attempts of `body` (procedure `name`; empty: an interactive
   // transaction), each a transaction committed if it returns OK, retried
   // on conflicts with back-off: OK once one committed, else the last
-  // attempt's error. Fills ran.committed and ran.ack_lsn, and `counts`.
+  // attempt's error (which also becomes ran.outcome). Fills
+  // ran.committed and ran.ack_ts, and `counts`.
   absl::Status Attempts(std::string_view name,
                         absl::FunctionRef<absl::Status(txn::Txn&)> body,
                         bool wait_durable, Ran& ran, CallCounts& counts);
@@ -272,14 +277,27 @@ class Session {
   static absl::Status RunBody(std::string_view name,
                               absl::FunctionRef<absl::Status(txn::Txn&)> body,
                               txn::Txn& txn);
+  // The timestamp `ran`'s outcome waits for (Txn::AckTimestamp); an
+  // uncommitted outcome that cannot learn it becomes that error.
+  static void AckLater(txn::Txn& txn, Ran& ran);
+  // AckLater, then blocks until an uncommitted outcome may be reported
+  // (Call's path; a commit waited in Txn::Commit); else the outcome
+  // becomes the reason it may not.
+  static void AckNow(txn::Txn& txn, Ran& ran);
   // Blocks until the oldest outstanding call's wait is over, then Poll.
   void WaitForOldest();
+  // Hands each of `calls` its outcome, or `failure` for those whose
+  // acknowledgement timestamp is above `acknowledged`; counts the stats.
+  void Deliver(std::vector<PendingCall>& calls, uint64_t acknowledged,
+               const absl::Status& failure);
   void BackOff(int attempt);
 
   Engine& engine_;
   const rdma::ComputeNodeId node_;
   const txn::Database& db_;
   const std::unique_ptr<cc::ThreadContext> ctx_;
+  // With db_.watermark: this session's slot (the engine's to give back).
+  txn::CommitWatermark::Slot* const watermark_slot_;
   const std::unique_ptr<txn::ConcurrencyControl> cc_;
   const std::shared_ptr<Engine::SessionStats> stats_;
   // Partitioned mode: the coordinator of this session's transactions.
@@ -287,7 +305,7 @@ class Session {
   absl::BitGen rng_;
 
   size_t max_unacknowledged_ = kDefaultMaxUnacknowledged;
-  std::deque<PendingCall> pending_;  // in call order, so in ack_lsn order
+  std::deque<PendingCall> pending_;  // in call order
   std::vector<PendingCall> ready_;   // Poll's scratch, kept for its capacity
   bool delivering_ = false;          // catches a callback using the session
 };

@@ -237,18 +237,22 @@ absl::Status Coordinator::CommitLocalOnly(txn::Txn& local) {
   // participant of itself, with a forced prepare, then a forced decision.
   if (absl::Status s = local.PrepareBranch(0); !s.ok()) return Fail(local, s);
   wal::LogWriter* log = node_.db().log;
+  // Forced unless a watermark acknowledges (docs/design/durable_acks.md).
+  const bool force = node_.db().watermark == nullptr;
   if (log != nullptr && local.writes_anything()) {
     auto prepared = local.LogBranch(wal::RecordType::kPrepare, gtid_,
                                     wal::EncodePreparePayload(node_.id(), ""));
     if (!prepared.ok()) return Fail(local, prepared.status());
-    if (absl::Status s = log->WaitDurable(*prepared); !s.ok()) {
+    if (absl::Status s = force ? log->WaitDurable(*prepared) : absl::OkStatus();
+        !s.ok()) {
       return Fail(local, s);
     }
     auto decided = log->AppendRecord(
         wal::RecordType::kDistributedCommit, gtid_, local.commit_ts(),
         wal::EncodeDistributedCommitPayload({node_.id()}, ""));
     if (!decided.ok()) return Fail(local, decided.status());
-    if (absl::Status s = log->WaitDurable(*decided); !s.ok()) {
+    if (absl::Status s = force ? log->WaitDurable(*decided) : absl::OkStatus();
+        !s.ok()) {
       return Fail(local, s);
     }
     stats_.forced_writes += 2;
@@ -292,7 +296,14 @@ absl::Status Coordinator::CommitDistributed(txn::Txn& local) {
             : local.LogBranch(wal::RecordType::kDistributedCommit, gtid_,
                               wal::EncodeDistributedCommitPayload(yes, ""));
     if (!decided.ok()) return Fail(local, decided.status());
-    if (absl::Status s = log->WaitDurable(*decided); !s.ok()) {
+    // Acknowledged by watermark, the decision need not be durable before
+    // the participants learn it: a crash that loses it cuts the
+    // transaction, and everything that read its writes, from every log
+    // (docs/design/durable_acks.md).
+    if (absl::Status s = node_.db().watermark != nullptr
+                             ? absl::OkStatus()
+                             : log->WaitDurable(*decided);
+        !s.ok()) {
       // The decision may or may not be durable, and this node's log is
       // failed for good (wal/log_writer.h): nobody is told anything. The
       // participants stay prepared, latches held, until a restart's

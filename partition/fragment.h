@@ -17,8 +17,8 @@
 //   FragmentBatch batch(txn);
 //   absl::StatusOr<StockOut> a, b;
 //   batch.Add(supply_w1, stock, in1, &a);
-//   batch.Add(supply_w2, stock, in2, &b);    // one request per owner node,
-//   RETURN_IF_ERROR(batch.Run());            // all owners at once
+//   batch.Add(supply_w2, stock, in2, &b);  // one request per owner node,
+//   STRAND_RETURN_IF_ERROR(batch.Run());   // all owners at once
 //
 // A fragment returning an error other than an abort (NotFound, a user
 // abort) hands it back to the procedure through its output; an abort of

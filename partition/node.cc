@@ -30,6 +30,9 @@ struct Node::Branch {
   uint64_t gtid = 0;
   std::mutex mu;  // one message of the branch at a time
   std::unique_ptr<cc::ThreadContext> ctx;
+  // With a watermark (txn/commit_watermark.h), held from the branch's
+  // first fragment: the coordinator's commit timestamp comes later.
+  txn::CommitWatermark::Slot* watermark_slot = nullptr;
   std::unique_ptr<txn::ConcurrencyControl> cc;
   std::unique_ptr<txn::Txn> txn;
   bool prepared = false;  // guarded by mu
@@ -401,8 +404,23 @@ std::shared_ptr<Node::Branch> Node::FindBranch(uint64_t gtid, bool create,
     }
     b->ctx = *std::move(ctx);
   }
+  if (txn::CommitWatermark* watermark = config_.db->watermark; watermark) {
+    if (!free_watermark_slots_.empty()) {
+      b->watermark_slot = free_watermark_slots_.back();
+      free_watermark_slots_.pop_back();
+    } else {
+      auto slot = watermark->NewSlot();
+      if (!slot.ok()) {
+        *error = slot.status();
+        free_contexts_.push_back(std::move(b->ctx));
+        return nullptr;
+      }
+      b->watermark_slot = *slot;
+    }
+  }
   b->cc = txn::ConcurrencyControl::Create(config_.db->algorithm);
   b->txn = std::make_unique<txn::Txn>(*config_.db, *b->ctx, *b->cc);
+  b->txn->set_watermark_slot(b->watermark_slot);
   if (absl::Status s = b->txn->Begin(); !s.ok()) {
     *error = s;
     return nullptr;
@@ -423,6 +441,9 @@ void Node::EndBranch(Branch& b) {
   b.cc.reset();
   std::lock_guard<std::mutex> lock(branches_mu_);
   free_contexts_.push_back(std::move(b.ctx));
+  if (b.watermark_slot != nullptr) {
+    free_watermark_slots_.push_back(std::exchange(b.watermark_slot, nullptr));
+  }
   branches_.erase(b.gtid);
 }
 
@@ -564,6 +585,16 @@ void Node::OnPrepare(const Header& h, rdma::ComputeNodeId from,
   PartitionStats s;
   s.forced_writes = 1;
   AddStats(s);
+  if (config_.db->watermark != nullptr) {
+    // Acknowledged by watermark: no acknowledgement of this transaction,
+    // nor of any that reads its writes, comes before the cluster mark
+    // covers its commit timestamp, which needs this record durable; a
+    // crash that loses it cuts the transaction everywhere
+    // (docs/design/durable_acks.md). So the vote need not wait.
+    vote.vote = Vote::kYes;
+    send_now();
+    return;
+  }
   lock.unlock();
   // The vote leaves once the prepare record is durable: from the log's
   // flusher, so this handler returns at once.
@@ -582,13 +613,14 @@ void Node::OnCommit(const Header& h, rdma::ComputeNodeId from,
     // most for an instant.
     std::unique_lock<std::mutex> lock(b->mu);
     if (!b->ended && b->prepared) {
-      if (absl::Status s = b->txn->CommitPrepared(); !s.ok()) {
-        LOG(ERROR) << "compute node " << config_.id << " committing branch of "
-                   << h.gtid << ": " << s;
-      }
+      // Logged while the branch still holds its watermark slot.
       if (wal::LogWriter* log = config_.db->log; log != nullptr) {
         (void)log->AppendRecord(wal::RecordType::kParticipantCommit, h.gtid,
                                 h.commit_ts, "");
+      }
+      if (absl::Status s = b->txn->CommitPrepared(); !s.ok()) {
+        LOG(ERROR) << "compute node " << config_.id << " committing branch of "
+                   << h.gtid << ": " << s;
       }
       b->prepared = false;
       EndBranch(*b);

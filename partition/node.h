@@ -57,6 +57,7 @@
 #include "partition/partition_map.h"
 #include "partition/protocol.h"
 #include "rdma/fabric.h"
+#include "txn/commit_watermark.h"
 #include "txn/concurrency_control.h"
 #include "txn/database.h"
 #include "txn/txn.h"
@@ -201,6 +202,7 @@ class Node {
   std::mutex branches_mu_;
   absl::flat_hash_map<uint64_t, std::shared_ptr<Branch>> branches_;
   std::vector<std::unique_ptr<cc::ThreadContext>> free_contexts_;
+  std::vector<txn::CommitWatermark::Slot*> free_watermark_slots_;
 
   std::mutex vote_mu_;  // the flusher's endpoint
   std::unique_ptr<rdma::Endpoint> vote_endpoint_;

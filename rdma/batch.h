@@ -21,7 +21,7 @@
 //   uint64_t old_latch;
 //   Batch b;
 //   b.CompareAndSwap(gcl, 0, my_latch, &old_latch).Read(gcl + 8, buf, len);
-//   RETURN_IF_ERROR(endpoint.Execute(b));
+//   STRAND_RETURN_IF_ERROR(endpoint.Execute(b));
 
 #include <cstdint>
 

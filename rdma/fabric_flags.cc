@@ -48,7 +48,7 @@ DEFINE_int32(node_id, -1, "Verbs: this process's node id in --cluster");
 
 namespace strand::rdma {
 
-absl::StatusOr<FabricOptions> FabricOptionsFromFlags(FlagsUser user) {
+absl::StatusOr<FabricOptions> FabricOptionsFromFlags() {
   FabricOptions options;
   auto kind = ParseFabricKind(FLAGS_fabric);
   if (!kind.ok()) return kind.status();
@@ -74,9 +74,7 @@ absl::StatusOr<FabricOptions> FabricOptionsFromFlags(FlagsUser user) {
   auto given = [](const char* flag) {
     return !gflags::GetCommandLineFlagInfoOrDie(flag).is_default;
   };
-  if (user == FlagsUser::kMemoryNode) {
-    // strand_memnode: --cluster, --node_id, --pool_mb and --chunk_kb.
-  } else if (options.kind == FabricKind::kLoopback) {
+  if (options.kind == FabricKind::kLoopback) {
     for (const char* flag : {"cluster", "node_id"}) {
       if (given(flag)) {
         return absl::InvalidArgumentError(absl::StrFormat(
@@ -99,9 +97,17 @@ absl::StatusOr<FabricOptions> FabricOptionsFromFlags(FlagsUser user) {
       }
     }
   }
+  // Before the units are converted: the bytes must not wrap.
   if (FLAGS_pool_mb > GlobalAddress::kMaxOffset / FabricOptions::kMiB) {
-    return absl::InvalidArgumentError(
-        "--pool_mb is larger than a global address can reach");
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--pool_mb=%d is larger than a global address can reach: use at "
+        "most %d",
+        FLAGS_pool_mb, GlobalAddress::kMaxOffset / FabricOptions::kMiB));
+  }
+  if (FLAGS_chunk_kb > (uint64_t{1} << 20)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--chunk_kb=%d is not valid: use a power of two from 64 to 1048576",
+        FLAGS_chunk_kb));
   }
   if (absl::Status s = options.Validate(OptionNaming::Flags("FabricOptions::"));
       !s.ok()) {

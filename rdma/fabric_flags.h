@@ -12,15 +12,11 @@
 
 namespace strand::rdma {
 
-// Who reads the flags: a compute process (any binary that opens a fabric),
-// for which a flag the chosen fabric ignores is an error (--cluster without
-// --fabric=verbs, --rtt_ns with it), or strand_memnode, which serves a
-// memory node of a verbs cluster from --cluster, --node_id and --pool_mb.
-enum class FlagsUser { kComputeProcess, kMemoryNode };
-
-// FabricOptions from the flags, validated.
-absl::StatusOr<FabricOptions> FabricOptionsFromFlags(
-    FlagsUser user = FlagsUser::kComputeProcess);
+// FabricOptions from the flags, validated, for a compute process (any
+// binary that opens a fabric): a flag the chosen fabric ignores is an error
+// (--cluster without --fabric=verbs, --rtt_ns with it). strand_memnode
+// defines the four flags a memory node takes itself.
+absl::StatusOr<FabricOptions> FabricOptionsFromFlags();
 
 }  // namespace strand::rdma
 

@@ -1,19 +1,13 @@
 #include "rdma/fabric_options.h"
 
-#include <unistd.h>
-
 #include "absl/strings/str_format.h"
+#include "base/option_checks.h"
 #include "rdma/loopback/loopback_fabric.h"
 #include "rdma/memory_node_layout.h"
 #include "rdma/verbs/verbs_fabric.h"
 
 namespace strand::rdma {
 namespace {
-
-uint64_t PhysicalMemoryBytes() {
-  return static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-         static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
 
 bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -135,12 +129,12 @@ absl::Status FabricOptions::Validate(const OptionNaming& naming) const {
   if (kind == FabricKind::kLoopback) {
     const uint64_t total = pool_bytes * static_cast<uint64_t>(memory_nodes);
     if (total / static_cast<uint64_t>(memory_nodes) != pool_bytes ||
-        total > PhysicalMemoryBytes()) {
+        total > MachineMemoryBytes()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s x %s does not fit in this machine's %d MiB of memory: lower %s",
           naming.Setting(kPoolBytes, pool_bytes),
           naming.Setting(kMemoryNodes, memory_nodes),
-          PhysicalMemoryBytes() / kMiB, naming.Name(kPoolBytes)));
+          MachineMemoryBytes() / kMiB, naming.Name(kPoolBytes)));
     }
   }
   if (rtt_ns < 0 || rtt_ns > 1'000'000'000) {

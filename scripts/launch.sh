@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # launch.sh: runs a whole verbs deployment from its cluster file.
 #
-#   scripts/launch.sh --cluster=FILE [launcher flags] [--] [program flags]
+#   scripts/launch.sh --cluster=FILE [launcher flags] [-- program flags]
 #
 # Starts every memory node of FILE (strand_memnode) and waits until each
 # serves, then every compute node's process (tpcc unless --program) with
@@ -18,7 +18,7 @@ set -u -o pipefail
 
 usage() {
   cat <<'EOF'
-Usage: scripts/launch.sh --cluster=FILE [launcher flags] [--] [program flags]
+Usage: scripts/launch.sh --cluster=FILE [launcher flags] [-- program flags]
 
 Runs a strand verbs deployment: the memory nodes of FILE, then one compute
 process per compute node (tpcc by default), each with --fabric=verbs
@@ -32,8 +32,8 @@ Launcher flags:
   --pool_mb=MiB        each memory node's pool (default 1024)
   --bin=DIR            build directory with the binaries (default: build);
                        the same path must hold them on every host
-  --results=DIR        output directory (default:
-                       results/launch-<date>-<commit>)
+  --results=DIR        output directory (default: under $TMPDIR or /tmp,
+                       strand-launch-<date>-<commit>)
   --start_timeout_s=S  how long a memory node may take to serve (default 60)
   --timeout_s=S        stop everything after S seconds (default 0: never;
                        the compute processes detect a dead peer themselves,
@@ -47,8 +47,10 @@ Launcher flags:
   --remote_all         run every node through --ssh, local ones too
   -h, --help           this help
 
-Program flags are passed to every compute process, e.g.
+Program flags, after --, are passed to every compute process, e.g.
   scripts/launch.sh --cluster=cluster.txt -- --warehouses=4 --threads=2
+Every check (flags, the cluster file's lines) is made before anything
+starts; a misuse exits 2 naming the flag or the line.
 EOF
 }
 
@@ -76,7 +78,7 @@ while [ $# -gt 0 ]; do
     --remote_all) remote_all=1 ;;
     -h | --help) usage; exit 0 ;;
     --) shift; program_flags+=("$@"); break ;;
-    *) program_flags+=("$1") ;;
+    *) usage_error "$1 is not a launcher flag (the program's flags go after --)" ;;
   esac
   shift
 done
@@ -89,10 +91,17 @@ case "$program" in
   bank) program_path="$bin/examples/bank" ;;
   *) usage_error "--program=$program: expected tpcc or bank" ;;
 esac
-for n in "$pool_mb" "$start_timeout" "$timeout" "$grace"; do
-  [[ "$n" =~ ^[0-9]+$ ]] || usage_error "'$n' is not a whole number"
-done
-[ "$start_timeout" -gt 0 ] || usage_error "--start_timeout_s must be > 0"
+# whole_number FLAG VALUE LOW HIGH: VALUE is a whole number in [LOW, HIGH].
+whole_number() {
+  [[ "$2" =~ ^[0-9]+$ ]] ||
+    usage_error "--$1=$2 is not a whole number: use $3 to $4"
+  [ "${#2}" -le 9 ] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ] ||
+    usage_error "--$1=$2 is out of range: use $3 to $4"
+}
+whole_number pool_mb "$pool_mb" 1 1048576
+whole_number start_timeout_s "$start_timeout" 1 86400
+whole_number timeout_s "$timeout" 0 604800
+whole_number grace_s "$grace" 0 3600
 for f in "${program_flags[@]+"${program_flags[@]}"}"; do
   case "$f" in
     --fabric=* | --cluster=* | --node_id=*)
@@ -104,22 +113,53 @@ for b in "$memnode_path" "$program_path"; do
   [ -x "$b" ] || usage_error "$b is not built (scripts/build.sh, or --bin)"
 done
 
-# role id address port, one line per node (comments and blanks dropped).
-mapfile -t nodes < <(sed -e 's/#.*//' "$cluster" | awk 'NF >= 4 {print $1, $2, $3, $4}')
+# The cluster file, checked line by line as the processes will read it
+# (rdma/verbs/cluster_config.h): "role id address port", ids of each role
+# from 0 without gaps or repeats, ports 1 to 65535. Each entry of memory
+# and compute is "id address port".
 memory=() compute=()
-for line in "${nodes[@]}"; do
-  case "${line%% *}" in
-    memory) memory+=("$line") ;;
-    compute) compute+=("$line") ;;
-    *) usage_error "$cluster: unknown role in '$line'" ;;
+declare -A seen_id
+line_number=0
+while IFS= read -r raw || [ -n "$raw" ]; do
+  line_number=$((line_number + 1))
+  text="${raw%%#*}"
+  read -r -a fields <<<"$text"
+  [ ${#fields[@]} -eq 0 ] && continue
+  where="--cluster=$cluster, line $line_number ('$(echo $text)')"
+  [ ${#fields[@]} -eq 4 ] ||
+    usage_error "$where: expected 4 fields, role id address port"
+  role="${fields[0]}" id="${fields[1]}" address="${fields[2]}" port="${fields[3]}"
+  case "$role" in
+    memory | compute) ;;
+    *) usage_error "$where: unknown role '$role' (memory or compute)" ;;
   esac
+  [[ "$id" =~ ^[0-9]+$ ]] && [ "${#id}" -le 4 ] ||
+    usage_error "$where: id '$id' is not a node id (0, 1, ...)"
+  [ -z "${seen_id[$role-$((10#$id))]+x}" ] ||
+    usage_error "$where: $role node $id is listed twice"
+  seen_id[$role-$((10#$id))]=1
+  [[ "$port" =~ ^[0-9]+$ ]] && [ "${#port}" -le 5 ] &&
+    [ "$port" -ge 1 ] && [ "$port" -le 65535 ] ||
+    usage_error "$where: port '$port' is not a port (1 to 65535)"
+  case "$role" in
+    memory) memory+=("$role $((10#$id)) $address $port") ;;
+    compute) compute+=("$role $((10#$id)) $address $port") ;;
+  esac
+done <"$cluster"
+[ ${#memory[@]} -gt 0 ] || usage_error "--cluster=$cluster lists no memory node"
+[ ${#compute[@]} -gt 0 ] || usage_error "--cluster=$cluster lists no compute node"
+for role in memory compute; do
+  count=$([ $role = memory ] && echo ${#memory[@]} || echo ${#compute[@]})
+  for ((i = 0; i < count; i++)); do
+    [ -n "${seen_id[$role-$i]+x}" ] ||
+      usage_error "--cluster=$cluster: the $role node ids skip $i (they run from 0 without gaps)"
+  done
 done
-[ ${#memory[@]} -gt 0 ] || usage_error "$cluster lists no memory node"
-[ ${#compute[@]} -gt 0 ] || usage_error "$cluster lists no compute node"
 
 if [ -z "$results" ]; then
+  # Outside the source tree: a run's output is not the project's.
   commit="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  results="$here/results/launch-$(date +%Y%m%d-%H%M%S)-$commit"
+  results="${TMPDIR:-/tmp}/strand-launch-$(date +%Y%m%d-%H%M%S)-$commit"
 fi
 mkdir -p "$results" || usage_error "--results=$results: cannot create it"
 summary="$results/launch.txt"

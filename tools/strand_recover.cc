@@ -23,38 +23,66 @@
 // a layout flag that contradicts the image). --json: one JSON object on
 // stdout and nothing else (the human report goes to stderr).
 
-#include <fcntl.h>
 #include <gflags/gflags.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/command_line.h"
 #include "base/json_line.h"
+#include "base/option_checks.h"
 #include "base/run_output.h"
+#include "base/status_macros.h"
 #include "engine/engine.h"
 #include "engine/image.h"
 #include "rdma/fabric_flags.h"
 
-DEFINE_string(image, "", "Initial pool image (engine/image.h), required");
-DEFINE_string(wal_dir, "",
+namespace strand {
+
+// What strand_recover is told: one field per flag, checked together by
+// Validate before any replay (the image's header is read, nothing else).
+struct RecoverOptions {
+  std::string image;
+  std::string wal_dir;
+  std::string out_image;
+  uint32_t gcl_size = 0;  // 0: the image's own
+  bool allow_log_data_loss = false;
+  rdma::FabricOptions fabric;
+  std::set<std::string> given;
+
+  // The image's header, with the layout flags checked against it.
+  absl::StatusOr<engine::ImageInfo> Validate() const;
+  void AddJson(JsonLine& json) const;
+};
+
+}  // namespace strand
+
+namespace {
+// Every flag's default is the options struct's.
+const strand::RecoverOptions kDefaults;
+}  // namespace
+
+DEFINE_string(image, kDefaults.image.c_str(),
+              "Initial pool image (engine/image.h), required");
+DEFINE_string(wal_dir, kDefaults.wal_dir.c_str(),
               "Directory of the logs to replay (the run's --wal_dir, holding "
               "one node-<id>/ per compute node), required");
-DEFINE_string(out_image, "",
+DEFINE_string(out_image, kDefaults.out_image.c_str(),
               "Write the recovered pool here (continue from it with a fresh "
               "--wal_dir); checked for writability before the replay");
-DEFINE_uint32(gcl_size, 0,
+DEFINE_uint32(gcl_size, kDefaults.gcl_size,
               "GCL size of the run that wrote the image; 0 (default): the "
               "image's own. Needed only for images of format 1, which do not "
               "record it; if given it must match the image");
-DEFINE_bool(allow_log_data_loss, false,
+DEFINE_bool(allow_log_data_loss, kDefaults.allow_log_data_loss,
             "If a log is damaged before its end (a corrupt or missing record "
             "that later records prove was durable, e.g. a deleted segment "
             "or a corrupted block), replay it only up to the damage and "
@@ -70,110 +98,126 @@ namespace {
 using engine::ImageInfo;
 
 // A flag the user set whose value contradicts the image's: misuse.
-void CheckLayoutFlag(const char* flag, uint64_t image_value, uint64_t unit) {
-  const gflags::CommandLineFlagInfo info =
-      gflags::GetCommandLineFlagInfoOrDie(flag);
-  if (info.is_default) return;
-  const uint64_t given = std::stoull(info.current_value);
-  if (given * unit != image_value) {
-    ExitWithUsageError(absl::StrFormat(
-        "--%s=%d contradicts the image %s, which has %d: drop the flag (the "
-        "layout is read from the image) or give the image of that run",
-        flag, given, FLAGS_image, image_value / unit));
-  }
+absl::Status CheckLayoutFlag(const RecoverOptions& o, const char* flag,
+                             uint64_t given, uint64_t image_value,
+                             uint64_t unit) {
+  if (!o.given.contains(flag) || given == image_value) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--%s=%d contradicts the image %s, which has %d: drop the flag (the "
+      "layout is read from the image) or give the image of that run",
+      flag, given / unit, o.image, image_value / unit));
 }
 
 // The image's header, and the layout flags checked against it.
-ImageInfo CheckImage() {
-  if (FLAGS_image.empty()) {
-    ExitWithUsageError(
-        "--image=FILE is required (the pool image to start "
-        "from, e.g. the load.img of a tpcc --wal=on run)");
+absl::StatusOr<ImageInfo> CheckImage(const RecoverOptions& o) {
+  if (o.image.empty()) {
+    return absl::InvalidArgumentError(
+        "--image=FILE is required (the pool image to start from, e.g. the "
+        "load.img of a tpcc --wal=on run)");
   }
-  absl::StatusOr<ImageInfo> image = engine::ReadImageHeader(FLAGS_image);
+  absl::StatusOr<ImageInfo> image = engine::ReadImageHeader(o.image);
   if (!image.ok()) {
-    ExitWithUsageError("--image: " + std::string(image.status().message()));
+    return absl::InvalidArgumentError("--image: " +
+                                      std::string(image.status().message()));
   }
-  CheckLayoutFlag("memory_nodes", image->memory_nodes, 1);
-  CheckLayoutFlag("pool_mb", image->region_bytes, uint64_t{1} << 20);
-  CheckLayoutFlag("chunk_kb", image->chunk_bytes, 1024);
+  STRAND_RETURN_IF_ERROR(CheckLayoutFlag(
+      o, "memory_nodes", o.fabric.memory_nodes, image->memory_nodes, 1));
+  STRAND_RETURN_IF_ERROR(CheckLayoutFlag(o, "pool_mb", o.fabric.pool_bytes,
+                                         image->region_bytes,
+                                         uint64_t{1} << 20));
+  STRAND_RETURN_IF_ERROR(CheckLayoutFlag(o, "chunk_kb", o.fabric.chunk_bytes,
+                                         image->chunk_bytes, 1024));
   if (image->gcl_size == 0) {
-    if (FLAGS_gcl_size == 0) {
-      ExitWithUsageError(absl::StrFormat(
+    if (o.gcl_size == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
           "the image %s is of format 1, which does not record its GCL size: "
           "give --gcl_size of the run that wrote it",
-          FLAGS_image));
+          o.image));
     }
-    image->gcl_size = FLAGS_gcl_size;
-  } else if (FLAGS_gcl_size != 0 && FLAGS_gcl_size != image->gcl_size) {
-    ExitWithUsageError(absl::StrFormat(
+    image->gcl_size = o.gcl_size;
+  } else if (o.gcl_size != 0 && o.gcl_size != image->gcl_size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
         "--gcl_size=%d contradicts the image %s, whose GCLs are %d bytes: "
         "drop --gcl_size (it is read from the image)",
-        FLAGS_gcl_size, FLAGS_image, image->gcl_size));
+        o.gcl_size, o.image, image->gcl_size));
   }
-  return *image;
+  return image;
 }
 
 // --wal_dir must hold at least one node's log directory: recovering from
 // a directory with no log would silently return the image.
-void CheckWalDir() {
-  if (FLAGS_wal_dir.empty()) {
-    ExitWithUsageError(
-        "--wal_dir=DIR is required (the directory the run "
-        "logged to, holding node-<id>/)");
+absl::Status CheckWalDir(const RecoverOptions& o) {
+  if (o.wal_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "--wal_dir=DIR is required (the directory the run logged to, "
+        "holding node-<id>/)");
   }
   std::error_code ec;
-  if (!std::filesystem::is_directory(FLAGS_wal_dir, ec)) {
-    ExitWithUsageError("--wal_dir=" + FLAGS_wal_dir + " is not a directory");
+  if (!std::filesystem::is_directory(o.wal_dir, ec)) {
+    return absl::InvalidArgumentError("--wal_dir=" + o.wal_dir +
+                                      " is not a directory");
   }
   bool has_node = false, has_segment = false;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(FLAGS_wal_dir, ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(o.wal_dir, ec)) {
     const std::string name = entry.path().filename().string();
     has_node |= entry.is_directory() && name.starts_with("node-");
     has_segment |= name.ends_with(".wal");
   }
   if (ec) {
-    ExitWithUsageError("--wal_dir=" + FLAGS_wal_dir + ": " + ec.message());
+    return absl::InvalidArgumentError("--wal_dir=" + o.wal_dir + ": " +
+                                      ec.message());
   }
-  if (!has_node) {
-    ExitWithUsageError(
-        "--wal_dir=" + FLAGS_wal_dir + " holds no log (no node-<id>/ " +
-        (has_segment ? "directory; it holds segments itself: give its parent)"
-                     : "directory): nothing to recover from"));
-  }
+  if (has_node) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "--wal_dir=" + o.wal_dir + " holds no log (no node-<id>/ " +
+      (has_segment ? "directory; it holds segments itself: give its parent)"
+                   : "directory): nothing to recover from"));
 }
 
 // Fails now, not after the replay, if the recovered image cannot be
 // written: WriteImage creates <out_image>.tmp next to it, then renames.
-void CheckOutImage() {
-  if (FLAGS_out_image.empty()) return;
+absl::Status CheckOutImage(const RecoverOptions& o) {
+  if (o.out_image.empty()) return absl::OkStatus();
   namespace fs = std::filesystem;
   std::error_code out_ec, image_ec, ec;
-  const fs::path out = fs::weakly_canonical(FLAGS_out_image, out_ec);
-  const fs::path image = fs::weakly_canonical(FLAGS_image, image_ec);
+  const fs::path out = fs::weakly_canonical(o.out_image, out_ec);
+  const fs::path image = fs::weakly_canonical(o.image, image_ec);
   if (!out_ec && !image_ec && out == image) {
-    ExitWithUsageError(
-        "--out_image must not be the --image it starts from "
-        "(keep that until the recovered one is checked)");
+    return absl::InvalidArgumentError(
+        "--out_image must not be the --image it starts from (keep that "
+        "until the recovered one is checked)");
   }
-  if (fs::is_directory(FLAGS_out_image, ec)) {
-    ExitWithUsageError("--out_image=" + FLAGS_out_image + " is a directory");
+  if (fs::is_directory(o.out_image, ec)) {
+    return absl::InvalidArgumentError("--out_image=" + o.out_image +
+                                      " is a directory");
   }
-  const fs::path parent = fs::absolute(FLAGS_out_image, ec).parent_path();
-  const std::string probe =
-      (parent / absl::StrFormat(".strand_recover-probe-%d", ::getpid()))
-          .string();
-  const int fd =
-      ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    ExitWithUsageError(absl::StrFormat(
-        "--out_image=%s cannot be written: creating a file in %s: %s",
-        FLAGS_out_image, parent.string(), std::strerror(errno)));
-  }
-  ::close(fd);
-  ::unlink(probe.c_str());
+  const fs::path parent = fs::absolute(o.out_image, ec).parent_path();
+  return CheckWritableDirectory(OptionNaming::Flags("RecoverOptions::"),
+                                {"out_image", "out_image"}, parent.string(),
+                                /*may_create=*/false);
 }
+
+}  // namespace
+
+absl::StatusOr<ImageInfo> RecoverOptions::Validate() const {
+  if (fabric.kind != rdma::FabricKind::kLoopback) {
+    return absl::InvalidArgumentError(
+        "pool images are restored on --fabric=loopback only");
+  }
+  STRAND_ASSIGN_OR_RETURN(const ImageInfo info, CheckImage(*this));
+  STRAND_RETURN_IF_ERROR(CheckWalDir(*this));
+  STRAND_RETURN_IF_ERROR(CheckOutImage(*this));
+  return info;
+}
+
+void RecoverOptions::AddJson(JsonLine& json) const {
+  json.Add("image", image)
+      .Add("wal_dir", wal_dir)
+      .Add("out_image", out_image)
+      .Add("allow_log_data_loss", allow_log_data_loss);
+}
+
+namespace {
 
 std::string NodesJson(const engine::RecoveryReport& report) {
   std::vector<std::string> nodes;
@@ -190,45 +234,31 @@ std::string NodesJson(const engine::RecoveryReport& report) {
   return "[" + absl::StrJoin(nodes, ",") + "]";
 }
 
-int Main() {
-  RunOutput output = RunOutput::FromFlags();
-  const ImageInfo image = CheckImage();
-  CheckWalDir();
-  CheckOutImage();
-  absl::StatusOr<rdma::FabricOptions> fabric = rdma::FabricOptionsFromFlags();
-  if (!fabric.ok()) ExitWithUsageError(std::string(fabric.status().message()));
-  if (fabric->kind != rdma::FabricKind::kLoopback) {
-    ExitWithUsageError("pool images are restored on --fabric=loopback only");
-  }
-  fabric->memory_nodes = static_cast<int>(image.memory_nodes);
-  fabric->pool_bytes = image.region_bytes;
-  fabric->chunk_bytes = image.chunk_bytes;
+// The options from the flags, validated, and the image's layout: exits
+// with status 2 naming the flag on any misuse, before any replay.
+std::pair<RecoverOptions, ImageInfo> OptionsFromFlags() {
+  RecoverOptions o;
+  o.image = FLAGS_image;
+  o.wal_dir = FLAGS_wal_dir;
+  o.out_image = FLAGS_out_image;
+  o.gcl_size = FLAGS_gcl_size;
+  o.allow_log_data_loss = FLAGS_allow_log_data_loss;
+  auto fabric = rdma::FabricOptionsFromFlags();
+  ExitIfUsageError(fabric.status());
+  o.fabric = *fabric;
+  o.given = FlagsGiven();
+  absl::StatusOr<ImageInfo> image = o.Validate();
+  ExitIfUsageError(image.status());
+  return {o, *image};
+}
 
-  engine::EngineOptions options;
-  options.fabric = *fabric;
-  options.cc.gcl_size = image.gcl_size;
-  options.image_path = FLAGS_image;
-  options.recover_wal_dir = FLAGS_wal_dir;
-  options.recover_allow_log_data_loss = FLAGS_allow_log_data_loss;
-  if (absl::Status s =
-          options.Validate(strand::OptionNaming::Flags("EngineOptions::"));
-      !s.ok()) {
-    std::cerr << "strand_recover: the image's layout is not usable: " << s
-              << "\n";
-    return 1;
-  }
-  auto engine = engine::Engine::Open(options);
-  if (!engine.ok()) {
-    std::cerr << "strand_recover: " << engine.status() << "\n";
-    return 1;
-  }
-  std::ostream& human = output.human();
-  const engine::RecoveryReport& report = *(*engine)->recovery_report();
+void PrintReport(const RecoverOptions& o, const engine::RecoveryReport& report,
+                 std::ostream& human) {
   human << report.Summary() << "\n";
   uint64_t log_records = 0;
   for (const wal::LogReaderStats& n : report.nodes) log_records += n.records;
   if (log_records == 0) {
-    std::cerr << "strand_recover: warning: the logs in " << FLAGS_wal_dir
+    std::cerr << "strand_recover: warning: the logs in " << o.wal_dir
               << " hold no record: the recovered pool is the image as it "
                  "was\n";
   }
@@ -236,14 +266,39 @@ int Main() {
     std::cerr << "strand_recover: WARNING: committed transactions were lost "
                  "(--allow_log_data_loss): see DATA LOST above\n";
   }
+}
+
+int Main() {
+  RunOutput output = RunOutput::FromFlags();
+  const auto [options, image] = OptionsFromFlags();
+  engine::EngineOptions engine_options;
+  engine_options.fabric = options.fabric;
+  engine_options.fabric.memory_nodes = static_cast<int>(image.memory_nodes);
+  engine_options.fabric.pool_bytes = image.region_bytes;
+  engine_options.fabric.chunk_bytes = image.chunk_bytes;
+  engine_options.cc.gcl_size = image.gcl_size;
+  engine_options.image_path = options.image;
+  engine_options.recover_wal_dir = options.wal_dir;
+  engine_options.recover_allow_log_data_loss = options.allow_log_data_loss;
+  if (absl::Status s = engine_options.Validate(
+          strand::OptionNaming::Flags("EngineOptions::"));
+      !s.ok()) {
+    std::cerr << "strand_recover: the image's layout is not usable: " << s
+              << "\n";
+    return 1;
+  }
+  auto engine = engine::Engine::Open(engine_options);
+  if (!engine.ok()) {
+    std::cerr << "strand_recover: " << engine.status() << "\n";
+    return 1;
+  }
+  const engine::RecoveryReport& report = *(*engine)->recovery_report();
+  PrintReport(options, report, output.human());
   JsonLine json = output.Record();
   // The layout as restored from the image (the fabric flags' names).
-  rdma::AddFabricJson(*fabric, (*engine)->fabric(), json);
-  json.Add("image", FLAGS_image)
-      .Add("wal_dir", FLAGS_wal_dir)
-      .Add("out_image", FLAGS_out_image)
-      .Add("allow_log_data_loss", FLAGS_allow_log_data_loss)
-      .Add("gcl_size", static_cast<uint64_t>(image.gcl_size))
+  rdma::AddFabricJson(engine_options.fabric, (*engine)->fabric(), json);
+  options.AddJson(json);
+  json.Add("gcl_size", static_cast<uint64_t>(image.gcl_size))
       .Add("image_timestamp", report.image_timestamp)
       .Add("records_replayed", report.records_replayed)
       .Add("ops_replayed", report.ops_replayed)
@@ -253,19 +308,22 @@ int Main() {
       .Add("data_lost", report.data_lost)
       .Add("damage_cut_ts", report.damage_cut_ts)
       .Add("records_dropped_at_cut", report.records_dropped_at_cut)
+      .Add("acked_by_watermark", report.acked_by_watermark)
+      .Add("watermark_cut_ts", report.watermark_cut_ts)
+      .Add("records_above_watermark", report.records_above_watermark)
       .Add("distributed_commits", report.two_phase.distributed_commits)
       .Add("prepared_branches_committed", report.two_phase.prepared_committed)
       .Add("prepared_branches_in_doubt", report.two_phase.prepared_in_doubt)
       .AddRaw("nodes", NodesJson(report));
-  if (!FLAGS_out_image.empty()) {
-    auto saved = (*engine)->SaveImage(FLAGS_out_image);
+  if (!options.out_image.empty()) {
+    auto saved = (*engine)->SaveImage(options.out_image);
     if (!saved.ok()) {
       std::cerr << "strand_recover: " << saved.status() << "\n";
       return 1;
     }
-    human << absl::StrFormat(
+    output.human() << absl::StrFormat(
         "wrote %s: %d bytes of %d memory nodes, timestamp %d\n",
-        FLAGS_out_image, saved->bytes, saved->memory_nodes, saved->timestamp);
+        options.out_image, saved->bytes, saved->memory_nodes, saved->timestamp);
     json.Add("out_image_bytes", saved->bytes);
   }
   output.Print(json);

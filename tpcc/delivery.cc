@@ -24,7 +24,7 @@ absl::StatusOr<engine::ProcedureId> RegisterDelivery(engine::Engine& engine,
             for (int d = 1; d <= districts; ++d) {
               std::string no_key;
               storage::TupleAddress noa;
-              TPCC_RETURN_IF_ERROR(txn.Scan(
+              STRAND_RETURN_IF_ERROR(txn.Scan(
                   t.new_order_pk, NewOrderKey(in.w, d, 0),
                   NewOrderKey(in.w, d, -1), /*forward=*/true, /*limit=*/1,
                   [&](std::string_view key, storage::TupleAddress a) {
@@ -44,18 +44,18 @@ absl::StatusOr<engine::ProcedureId> RegisterDelivery(engine::Engine& engine,
                 txn.Abort(txn::AbortReason::kConflict);
                 return absl::AbortedError("new-order row delivered meanwhile");
               }
-              TPCC_RETURN_IF_ERROR(del);
+              STRAND_RETURN_IF_ERROR(del);
               const int o_id = no->GetInt(new_order::kOId);
-              TPCC_RETURN_IF_ERROR(
+              STRAND_RETURN_IF_ERROR(
                   txn.RemoveIndexEntry(t.new_order_pk, no_key, noa));
-              TPCC_ASSIGN_OR_RETURN(
+              STRAND_ASSIGN_OR_RETURN(
                   auto oa, txn.Lookup(t.order_pk, OrderKey(in.w, d, o_id)));
-              TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * o,
-                                    txn.Modify(t.order, oa));
+              STRAND_ASSIGN_OR_RETURN(storage::TupleBuffer * o,
+                                      txn.Modify(t.order, oa));
               o->SetInt(order::kCarrierId, in.carrier_id);
               const int c_id = o->view().GetInt(order::kCId);
               std::vector<storage::TupleAddress> lines;
-              TPCC_RETURN_IF_ERROR(
+              STRAND_RETURN_IF_ERROR(
                   txn.Scan(t.order_line_pk, OrderLineKey(in.w, d, o_id, 0),
                            OrderLineKey(in.w, d, o_id, 255), /*forward=*/true,
                            Scale::kMaxOrderLines,
@@ -65,16 +65,16 @@ absl::StatusOr<engine::ProcedureId> RegisterDelivery(engine::Engine& engine,
                            }));
               int64_t amount = 0;
               for (storage::TupleAddress a : lines) {
-                TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * ol,
-                                      txn.Modify(t.order_line, a));
+                STRAND_ASSIGN_OR_RETURN(storage::TupleBuffer * ol,
+                                        txn.Modify(t.order_line, a));
                 ol->SetInt(order_line::kDeliveryD, in.date);
                 amount += ol->view().GetDecimal(order_line::kAmount);
               }
-              TPCC_ASSIGN_OR_RETURN(
+              STRAND_ASSIGN_OR_RETURN(
                   auto ca,
                   txn.Lookup(t.customer_pk, CustomerKey(in.w, d, c_id)));
-              TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * c,
-                                    txn.Modify(t.customer, ca));
+              STRAND_ASSIGN_OR_RETURN(storage::TupleBuffer * c,
+                                      txn.Modify(t.customer, ca));
               c->SetDecimal(customer::kBalance,
                             c->view().GetDecimal(customer::kBalance) + amount);
               c->SetInt(customer::kDeliveryCnt,

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "base/progress_line.h"
 #include "base/run_progress.h"
 #include "engine/call_status.h"
 #include "engine/session.h"
@@ -34,10 +35,15 @@ struct ThreadResult {
   std::string error;
 };
 
-// Aborted attempts of every procedure, for the per-second series.
-uint64_t AbortedAttempts(const std::vector<engine::ProcedureStats>& stats) {
+// Aborted attempts the engine retries (conflicts, validation failures) of
+// every procedure: what the report's abort rate counts, for the
+// per-second series. New-Order's rollbacks (user aborts) are not aborts.
+uint64_t RetriedAborts(const std::vector<engine::ProcedureStats>& stats) {
   uint64_t n = 0;
-  for (const engine::ProcedureStats& s : stats) n += s.aborts_total();
+  for (const engine::ProcedureStats& s : stats) {
+    n += s.aborts_for(txn::AbortReason::kConflict) +
+         s.aborts_for(txn::AbortReason::kValidation);
+  }
   return n;
 }
 
@@ -52,6 +58,342 @@ WalRunStats SumWalStats(engine::Engine& engine) {
     sum.bytes += s.bytes_written;
   }
   return sum;
+}
+
+// What every worker of a run shares: the database, the options, and the
+// switches that open and close the measured window.
+struct SharedRun {
+  SharedRun(TpccDatabase& database, const DriverOptions& driver_options)
+      : db(database), options(driver_options) {
+    const Procedures& p = db.procedures();
+    ids = {p.new_order, p.payment, p.order_status, p.delivery, p.stock_level};
+  }
+
+  TpccDatabase& db;
+  const DriverOptions& options;
+  std::array<engine::ProcedureId, kTxnTypes> ids;
+  std::atomic<bool> measuring{false};
+  std::atomic<bool> stop{false};
+  std::atomic<int> running{0};
+  // Measured commits of every worker, for the progress line.
+  std::atomic<uint64_t> commits{0};
+};
+
+// One terminal: a thread with a session on its compute node, running the
+// mix back to back, one method per transaction type. Every call goes
+// through CallAsync; with wal_pipeline 0 it returns only once its own
+// outcome is reported, as Call would. A call is counted when its outcome
+// is reported: at acknowledgement (with a log, once durable).
+class Worker {
+ public:
+  // Worker `index` of this process, on compute node `node`, executing the
+  // Deliveries its node queues on `deliveries`.
+  Worker(SharedRun& run, int index, rdma::ComputeNodeId node,
+         DeliveryQueue& deliveries, ThreadResult& out)
+      : run_(run),
+        options_(run.options),
+        index_(index),
+        node_(node),
+        deliveries_(deliveries),
+        out_(out),
+        terminal_(MakeTerminal()) {}
+
+  // The thread's body: runs until the run stops or (with --txns) this
+  // worker's quota of measured transactions is done.
+  void Run(WorkerWindow& window, uint64_t quota);
+
+ private:
+  Terminal MakeTerminal() const;
+  void Record(int type, absl::Time start, const absl::Status& status);
+  // The deferred-execution path (clause 2.7.2): a queued Delivery runs
+  // and its result is recorded.
+  void ExecuteDelivery(const QueuedDelivery& q);
+
+  void NewOrder(int32_t now, absl::Time start);
+  void Payment(int32_t now, absl::Time start);
+  void OrderStatus(absl::Time start);
+  // Queued: the terminal's response is the queueing.
+  void QueueDelivery(int32_t now, absl::Time start);
+  void StockLevel(absl::Time start);
+
+  bool measuring() const {
+    return run_.measuring.load(std::memory_order_relaxed);
+  }
+  // A side file could not be written: the run stops with the error.
+  void Fail(const absl::Status& status) {
+    out_.error = status.ToString();
+    run_.stop = true;
+  }
+
+  SharedRun& run_;
+  const DriverOptions& options_;
+  const int index_;
+  const rdma::ComputeNodeId node_;
+  DeliveryQueue& deliveries_;
+  ThreadResult& out_;
+  Terminal terminal_;
+  std::unique_ptr<engine::Session> session_;
+};
+
+Terminal Worker::MakeTerminal() const {
+  const int position = index_ % options_.threads_per_node;
+  // With owners (tpcc/remote_policy.h), terminals are homed at their own
+  // node's warehouses, numbered per node.
+  HomeRange homes;
+  if (const partition::PartitionMap* owners = options_.remote.owners) {
+    homes.first = static_cast<int>(owners->First(node_));
+    homes.count = static_cast<int>(owners->Last(node_) - homes.first + 1);
+    homes.position = position;
+  }
+  // Numbered across the deployment, so that compute nodes in other
+  // processes get terminals (home warehouses, seeds) of their own.
+  const int terminal_id = node_ * options_.threads_per_node + position;
+  return Terminal(terminal_id, options_.warehouses, options_.home_warehouse,
+                  run_.db.scale(), options_.mix, options_.remote, options_.seed,
+                  run_.db.run_constants(), homes);
+}
+
+void Worker::Run(WorkerWindow& window, uint64_t quota) {
+  auto session = run_.db.engine().NewSession(node_);
+  if (!session.ok()) {
+    out_.error = session.status().ToString();
+    run_.stop = true;
+    window.Leave();
+    --run_.running;
+    return;
+  }
+  session_ = *std::move(session);
+  window.Join(index_);
+  session_->set_max_unacknowledged(options_.wal_pipeline);
+  uint64_t measured = 0;
+  while (!run_.stop.load(std::memory_order_relaxed)) {
+    // This node's oldest queued Delivery first (tpcc/deferred_delivery.h
+    // says why no thread of its own).
+    if (std::optional<QueuedDelivery> q = deliveries_.Pop()) {
+      ExecuteDelivery(*q);
+    }
+    const TxnType type = terminal_.NextType();
+    const int32_t now = static_cast<int32_t>(absl::ToUnixSeconds(absl::Now()));
+    const absl::Time start = absl::Now();
+    switch (type) {
+      case kNewOrder:
+        NewOrder(now, start);
+        break;
+      case kPayment:
+        Payment(now, start);
+        break;
+      case kOrderStatus:
+        OrderStatus(start);
+        break;
+      case kDelivery:
+        QueueDelivery(now, start);
+        break;
+      case kStockLevel:
+        StockLevel(start);
+        break;
+    }
+    if (quota > 0 && measuring() && ++measured >= quota) break;
+  }
+  // The node's queue is emptied before its last worker goes (a worker
+  // queues only in the loop above, then empties the queue here), and
+  // outcomes still in flight are reported (and New-Orders written to the
+  // side file) before the session goes.
+  while (std::optional<QueuedDelivery> q = deliveries_.Pop()) {
+    ExecuteDelivery(*q);
+  }
+  session_->Drain();
+  --run_.running;
+}
+
+void Worker::Record(int type, absl::Time start, const absl::Status& status) {
+  const uint64_t nanos = absl::ToInt64Nanoseconds(absl::Now() - start);
+  if (!measuring()) return;
+  TypeResult& t = out_.by_type[type];
+  if (status.ok()) {
+    ++t.commits;
+    ++out_.commits;
+    t.latency.Record(nanos);
+    run_.commits.fetch_add(1, std::memory_order_relaxed);
+  } else if (engine::IsUserAbort(status)) {
+    ++t.user_aborts;
+  } else {
+    ++t.errors;
+    if (out_.error.empty()) out_.error = status.ToString();
+  }
+}
+
+void Worker::ExecuteDelivery(const QueuedDelivery& q) {
+  const absl::Time start = absl::Now();
+  session_->CallAsync<DeliveryOutput>(
+      run_.ids[kDelivery],
+      [this, start, q](absl::StatusOr<DeliveryOutput> result) {
+        const absl::Time done = absl::Now();
+        if (result.ok() && options_.delivery_results != nullptr) {
+          if (absl::Status s =
+                  options_.delivery_results->Append(q, *result, done);
+              !s.ok()) {
+            Fail(s);
+          }
+        }
+        if (result.ok() && measuring()) {
+          DeferredDeliveryStats& d = out_.deliveries;
+          ++d.executed;
+          d.orders_delivered += result->delivered;
+          d.districts_skipped += result->skipped;
+          d.queue_to_done.Record(absl::ToInt64Nanoseconds(done - q.queued));
+        }
+        Record(kDelivery, start, result.status());
+      },
+      q.input);
+}
+
+void Worker::NewOrder(int32_t now, absl::Time start) {
+  const NewOrderInput in = terminal_.NewOrder(now);
+  session_->CallAsync<NewOrderOutput>(
+      run_.ids[kNewOrder],
+      [this, start, w = in.w, d = in.d](absl::StatusOr<NewOrderOutput> result) {
+        // Only an acknowledged New-Order goes to the side file: the crash
+        // test demands each one after recovery.
+        if (result.ok() && options_.acked_log != nullptr) {
+          if (absl::Status s = options_.acked_log->Append(w, d, result->o_id);
+              !s.ok()) {
+            Fail(s);
+          }
+        }
+        Record(kNewOrder, start, result.status());
+      },
+      in);
+}
+
+void Worker::Payment(int32_t now, absl::Time start) {
+  session_->CallAsync<PaymentOutput>(
+      run_.ids[kPayment],
+      [this, start](absl::StatusOr<PaymentOutput> result) {
+        Record(kPayment, start, result.status());
+      },
+      terminal_.Payment(now));
+}
+
+void Worker::OrderStatus(absl::Time start) {
+  session_->CallAsync<OrderStatusOutput>(
+      run_.ids[kOrderStatus],
+      [this, start](absl::StatusOr<OrderStatusOutput> result) {
+        Record(kOrderStatus, start, result.status());
+      },
+      terminal_.OrderStatus());
+}
+
+void Worker::QueueDelivery(int32_t now, absl::Time start) {
+  deliveries_.Push({terminal_.Delivery(now), start});
+  if (measuring()) ++out_.deliveries.queued;
+}
+
+void Worker::StockLevel(absl::Time start) {
+  session_->CallAsync<StockLevelOutput>(
+      run_.ids[kStockLevel],
+      [this, start](absl::StatusOr<StockLevelOutput> result) {
+        Record(kStockLevel, start, result.status());
+      },
+      terminal_.StockLevel());
+}
+
+// The engine's counters as the measured window opens, to subtract.
+struct CountersAtStart {
+  explicit CountersAtStart(engine::Engine& engine)
+      : stats(engine.Stats()),
+        fabric(engine.FabricCounters()),
+        cache(engine.CacheStats()),
+        wal(SumWalStats(engine)),
+        partition(engine.PartitionStats()) {}
+
+  std::vector<engine::ProcedureStats> stats;
+  rdma::FabricCounters fabric;
+  cc::CacheStats cache;
+  WalRunStats wal;
+  partition::PartitionStats partition;
+};
+
+// Runs the warm-up, showing how far it is, until it is over or every
+// worker stopped.
+void WarmUp(const SharedRun& run) {
+  const absl::Time start = absl::Now();
+  const absl::Duration length = absl::Seconds(run.options.warmup_s);
+  ProgressLine line(run.options.progress);
+  while (run.running.load() > 0 && absl::Now() - start < length) {
+    absl::SleepFor(absl::Milliseconds(20));
+    line.Update([&] {
+      return absl::StrFormat("  warm-up: %.0f s of %.0f s (not measured)",
+                             absl::ToDoubleSeconds(absl::Now() - start),
+                             run.options.warmup_s);
+    });
+  }
+  line.Clear();
+}
+
+// Polls the measured window until its end (--duration_s, or every worker
+// done with its --txns quota), showing progress.
+void Measure(SharedRun& run, uint64_t aborts_at_start) {
+  const DriverOptions& options = run.options;
+  engine::Engine& engine = run.db.engine();
+  RunProgress progress({.aborts_at_start = aborts_at_start,
+                        .duration = options.txns == 0
+                                        ? absl::Seconds(options.duration_s)
+                                        : absl::InfiniteDuration(),
+                        .target_count = options.txns,
+                        .series = options.progress_series,
+                        .stderr_line = options.progress});
+  const absl::Time start = absl::Now();
+  while (run.running.load() > 0) {
+    if (options.txns == 0 &&
+        absl::Now() - start >= absl::Seconds(options.duration_s)) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+    progress.Poll(run.commits.load(), [&] {
+      return std::optional<uint64_t>(RetriedAborts(engine.Stats()));
+    });
+  }
+  progress.Finish();
+}
+
+// The run's figures: the engine's counters less `before`, and every
+// worker's counts.
+RunResult Collect(const SharedRun& run, const CountersAtStart& before,
+                  const std::vector<rdma::ComputeNodeId>& nodes,
+                  const std::vector<ThreadResult>& results) {
+  engine::Engine& engine = run.db.engine();
+  RunResult result;
+  result.fabric = engine.FabricCounters() - before.fabric;
+  result.cache = engine.CacheStats() - before.cache;
+  result.partition = engine.PartitionStats() - before.partition;
+  const WalRunStats wal = SumWalStats(engine);
+  result.wal.records = wal.records - before.wal.records;
+  result.wal.flushes = wal.flushes - before.wal.flushes;
+  result.wal.bytes = wal.bytes - before.wal.bytes;
+  const std::vector<engine::ProcedureStats> stats = engine.Stats();
+  for (int type = 0; type < kTxnTypes; ++type) {
+    const engine::ProcedureStats& a = stats[run.ids[type]];
+    const engine::ProcedureStats& b = before.stats[run.ids[type]];
+    for (int i = 0; i < txn::kAbortReasonCount; ++i) {
+      result.by_type[type].aborts[i] = a.aborts[i] - b.aborts[i];
+    }
+  }
+  int max_node = 0;
+  for (rdma::ComputeNodeId n : nodes) max_node = std::max<int>(max_node, n);
+  result.commits_by_node.assign(max_node + 1, 0);
+  const int per_node = run.options.threads_per_node;
+  for (size_t g = 0; g < results.size(); ++g) {
+    const ThreadResult& t = results[g];
+    for (int type = 0; type < kTxnTypes; ++type) {
+      // A thread counts no aborted attempts (taken from the engine above).
+      result.by_type[type].Merge(t.by_type[type]);
+      result.commit_latency.Merge(t.by_type[type].latency);
+    }
+    result.deliveries.Merge(t.deliveries);
+    result.commits_by_node[nodes[g / per_node]] += t.commits;
+    if (result.first_error.empty()) result.first_error = t.error;
+  }
+  return result;
 }
 
 }  // namespace
@@ -102,258 +444,45 @@ double RunResult::abort_rate() const {
 
 absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
                                     const DriverOptions& options) {
-  engine::Engine& engine = db.engine();
-  const Procedures& p = db.procedures();
-  const engine::ProcedureId ids[kTxnTypes] = {
-      p.new_order, p.payment, p.order_status, p.delivery, p.stock_level};
-  const Scale& scale = db.scale();
-  const int W = options.warehouses;
-  const std::vector<rdma::ComputeNodeId> nodes = engine.local_compute_nodes();
+  SharedRun run(db, options);
+  const std::vector<rdma::ComputeNodeId> nodes =
+      db.engine().local_compute_nodes();
   const int total_threads = nodes.size() * options.threads_per_node;
   const uint64_t quota =
       options.txns == 0 ? 0
                         : (options.txns + total_threads - 1) / total_threads;
-
-  std::atomic<bool> measuring{false}, stop{false};
-  std::atomic<int> running{0};
-  std::atomic<uint64_t> progress_commits{0};
   std::vector<ThreadResult> results(total_threads);
-  WorkerWindow window(total_threads);
   std::vector<std::unique_ptr<DeliveryQueue>> delivery_queues;
   for (size_t n = 0; n < nodes.size(); ++n) {
     delivery_queues.push_back(std::make_unique<DeliveryQueue>());
   }
+  WorkerWindow window(total_threads);
+  std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
   for (int g = 0; g < total_threads; ++g) {
-    const rdma::ComputeNodeId node = nodes[g / options.threads_per_node];
-    ++running;
-    threads.emplace_back([&, g, node] {
-      ThreadResult& out = results[g];
-      auto session = engine.NewSession(node);
-      if (!session.ok()) {
-        out.error = session.status().ToString();
-        stop = true;
-        window.Leave();
-        --running;
-        return;
-      }
-      window.Join(g);
-      // With owners (tpcc/remote_policy.h), terminals are homed at their
-      // own node's warehouses, numbered per node.
-      const partition::PartitionMap* owners = options.remote.owners;
-      HomeRange homes;
-      if (owners != nullptr) {
-        homes.first = static_cast<int>(owners->First(node));
-        homes.count = static_cast<int>(owners->Last(node) - homes.first + 1);
-        homes.position = g % options.threads_per_node;
-      }
-      // Numbered across the deployment, so that compute nodes in other
-      // processes get terminals (home warehouses, seeds) of their own.
-      const int terminal_id =
-          node * options.threads_per_node + g % options.threads_per_node;
-      Terminal terminal(terminal_id, W, options.home_warehouse, scale,
-                        options.mix, options.remote, options.seed,
-                        db.run_constants(), homes);
-      // Every call goes through CallAsync; with wal_pipeline 0 it returns
-      // only once its own outcome is reported, as Call would.
-      (*session)->set_max_unacknowledged(options.wal_pipeline);
-      // Counts a call when its outcome is reported: at acknowledgement
-      // (with a log, once durable).
-      auto record = [&](int type, absl::Time start,
-                        const absl::Status& status) {
-        const uint64_t nanos = absl::ToInt64Nanoseconds(absl::Now() - start);
-        if (!measuring.load(std::memory_order_relaxed)) return;
-        TypeResult& t = out.by_type[type];
-        if (status.ok()) {
-          ++t.commits;
-          ++out.commits;
-          t.latency.Record(nanos);
-          progress_commits.fetch_add(1, std::memory_order_relaxed);
-        } else if (engine::IsUserAbort(status)) {
-          ++t.user_aborts;
-        } else {
-          ++t.errors;
-          if (out.error.empty()) out.error = status.ToString();
-        }
-      };
-      DeliveryQueue& deliveries =
-          *delivery_queues[g / options.threads_per_node];
-      // Executes a queued Delivery and records its result (clause 2.7.2).
-      auto run_deferred = [&](const QueuedDelivery& q) {
-        const absl::Time start = absl::Now();
-        (*session)->CallAsync<DeliveryOutput>(
-            ids[kDelivery],
-            [&, start, q](absl::StatusOr<DeliveryOutput> result) {
-              const absl::Time done = absl::Now();
-              if (result.ok() && options.delivery_results != nullptr) {
-                if (absl::Status s =
-                        options.delivery_results->Append(q, *result, done);
-                    !s.ok()) {
-                  out.error = s.ToString();
-                  stop = true;
-                }
-              }
-              if (result.ok() && measuring.load(std::memory_order_relaxed)) {
-                DeferredDeliveryStats& d = out.deliveries;
-                ++d.executed;
-                d.orders_delivered += result->delivered;
-                d.districts_skipped += result->skipped;
-                d.queue_to_done.Record(
-                    absl::ToInt64Nanoseconds(done - q.queued));
-              }
-              record(kDelivery, start, result.status());
-            },
-            q.input);
-      };
-      uint64_t measured = 0;
-      while (!stop.load(std::memory_order_relaxed)) {
-        // The deferred-execution path: this node's oldest queued Delivery
-        // first (tpcc/deferred_delivery.h says why no thread of its own).
-        if (std::optional<QueuedDelivery> q = deliveries.Pop()) {
-          run_deferred(*q);
-        }
-        const TxnType type = terminal.NextType();
-        const int32_t now =
-            static_cast<int32_t>(absl::ToUnixSeconds(absl::Now()));
-        const absl::Time start = absl::Now();
-        switch (type) {
-          case kNewOrder: {
-            const NewOrderInput in = terminal.NewOrder(now);
-            (*session)->CallAsync<NewOrderOutput>(
-                ids[type],
-                [&, start, wd = std::pair(in.w, in.d)](
-                    absl::StatusOr<NewOrderOutput> result) {
-                  // Only an acknowledged New-Order goes to the side file:
-                  // the crash test demands each one after recovery.
-                  if (result.ok() && options.acked_log != nullptr) {
-                    if (absl::Status s = options.acked_log->Append(
-                            wd.first, wd.second, result->o_id);
-                        !s.ok()) {
-                      out.error = s.ToString();
-                      stop = true;
-                    }
-                  }
-                  record(kNewOrder, start, result.status());
-                },
-                in);
-            break;
-          }
-          case kPayment:
-            (*session)->CallAsync<PaymentOutput>(
-                ids[type],
-                [&, start](absl::StatusOr<PaymentOutput> result) {
-                  record(kPayment, start, result.status());
-                },
-                terminal.Payment(now));
-            break;
-          case kOrderStatus:
-            (*session)->CallAsync<OrderStatusOutput>(
-                ids[type],
-                [&, start](absl::StatusOr<OrderStatusOutput> result) {
-                  record(kOrderStatus, start, result.status());
-                },
-                terminal.OrderStatus());
-            break;
-          case kDelivery:
-            // Queued: the terminal's response is the queueing.
-            deliveries.Push({terminal.Delivery(now), start});
-            if (measuring.load(std::memory_order_relaxed)) {
-              ++out.deliveries.queued;
-            }
-            break;
-          default:
-            (*session)->CallAsync<StockLevelOutput>(
-                ids[type],
-                [&, start](absl::StatusOr<StockLevelOutput> result) {
-                  record(kStockLevel, start, result.status());
-                },
-                terminal.StockLevel());
-        }
-        if (quota > 0 && measuring.load(std::memory_order_relaxed) &&
-            ++measured >= quota) {
-          break;
-        }
-      }
-      // The node's queue is emptied before its last worker goes (a worker
-      // queues only in the loop above, then empties the queue here), and
-      // outcomes still in flight are reported (and New-Orders written to
-      // the side file) before the session goes.
-      while (std::optional<QueuedDelivery> q = deliveries.Pop()) {
-        run_deferred(*q);
-      }
-      (*session)->Drain();
-      --running;
-    });
+    const int n = g / options.threads_per_node;
+    workers.push_back(std::make_unique<Worker>(
+        run, g, nodes[n], *delivery_queues[n], results[g]));
+    ++run.running;
+    threads.emplace_back(
+        [&, worker = workers.back().get()] { worker->Run(window, quota); });
   }
-
-  const absl::Time warm_start = absl::Now();
-  while (running.load() > 0 &&
-         absl::Now() - warm_start < absl::Seconds(options.warmup_s)) {
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  const std::vector<engine::ProcedureStats> stats_before = engine.Stats();
-  const rdma::FabricCounters fabric_before = engine.FabricCounters();
-  const cc::CacheStats cache_before = engine.CacheStats();
-  const WalRunStats wal_before = SumWalStats(engine);
-  const partition::PartitionStats partition_before = engine.PartitionStats();
+  WarmUp(run);
+  const CountersAtStart before(db.engine());
   window.Start();
-  const absl::Time start = absl::Now();
-  measuring = true;
-  RunProgress progress({.aborts_at_start = AbortedAttempts(stats_before),
-                        .series = options.progress_series,
-                        .stderr_line = options.progress});
-  while (running.load() > 0) {
-    const absl::Time now = absl::Now();
-    if (options.txns == 0 && now - start >= absl::Seconds(options.duration_s)) {
-      break;
-    }
-    absl::SleepFor(absl::Milliseconds(10));
-    progress.Poll(progress_commits.load(), [&] {
-      return std::optional<uint64_t>(AbortedAttempts(engine.Stats()));
-    });
-  }
+  run.measuring = true;
+  Measure(run, RetriedAborts(before.stats));
   // The measured window ends here: calls acknowledged while the threads
   // stop and drain their pipelines do not count.
-  measuring = false;
-  const absl::Time end = absl::Now();
+  run.measuring = false;
   window.End();
-  stop = true;
+  run.stop = true;
   for (auto& t : threads) t.join();
-  progress.Finish();
-  RunResult result;
-  result.seconds = absl::ToDoubleSeconds(end - start);
+  RunResult result = Collect(run, before, nodes, results);
+  result.seconds = window.seconds();
   result.workers = window.workers();
   result.process_cpu_s = window.process_cpu_s();
   result.worker_threads = total_threads;
-  result.fabric = engine.FabricCounters() - fabric_before;
-  result.cache = engine.CacheStats() - cache_before;
-  result.partition = engine.PartitionStats() - partition_before;
-  const WalRunStats wal_after = SumWalStats(engine);
-  result.wal.records = wal_after.records - wal_before.records;
-  result.wal.flushes = wal_after.flushes - wal_before.flushes;
-  result.wal.bytes = wal_after.bytes - wal_before.bytes;
-  const std::vector<engine::ProcedureStats> stats_after = engine.Stats();
-  for (int type = 0; type < kTxnTypes; ++type) {
-    const engine::ProcedureStats& a = stats_after[ids[type]];
-    const engine::ProcedureStats& b = stats_before[ids[type]];
-    for (int i = 0; i < txn::kAbortReasonCount; ++i) {
-      result.by_type[type].aborts[i] = a.aborts[i] - b.aborts[i];
-    }
-  }
-  int max_node = 0;
-  for (rdma::ComputeNodeId n : nodes) max_node = std::max<int>(max_node, n);
-  result.commits_by_node.assign(max_node + 1, 0);
-  for (int g = 0; g < total_threads; ++g) {
-    const ThreadResult& t = results[g];
-    for (int type = 0; type < kTxnTypes; ++type) {
-      // A thread counts no aborted attempts (taken from the engine above).
-      result.by_type[type].Merge(t.by_type[type]);
-      result.commit_latency.Merge(t.by_type[type].latency);
-    }
-    result.deliveries.Merge(t.deliveries);
-    result.commits_by_node[nodes[g / options.threads_per_node]] += t.commits;
-    if (result.first_error.empty()) result.first_error = t.error;
-  }
   return result;
 }
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "base/status_macros.h"
 #include "engine/session.h"
 #include "partition/partition_map.h"
 #include "rdma/memory_node_layout.h"
@@ -91,18 +92,254 @@ void SetAddress(TupleBuffer& t, size_t first, Random& r) {
 absl::Status Put(Txn& txn, txn::TableId table, const TupleBuffer& t,
                  txn::IndexId index, const std::string& key,
                  storage::TupleAddress* out = nullptr) {
-  auto a = txn.Insert(table, t);
-  if (!a.ok()) return a.status();
-  if (absl::Status s = txn.AddIndexEntry(index, key, *a); !s.ok()) return s;
-  if (out != nullptr) *out = *a;
+  STRAND_ASSIGN_OR_RETURN(const storage::TupleAddress a, txn.Insert(table, t));
+  STRAND_RETURN_IF_ERROR(txn.AddIndexEntry(index, key, a));
+  if (out != nullptr) *out = a;
   return absl::OkStatus();
 }
 
-#define STRAND_RETURN_IF_ERROR(expr) \
-  do {                               \
-    absl::Status s_ = (expr);        \
-    if (!s_.ok()) return s_;         \
-  } while (0)
+// What the load procedures read besides their arguments.
+struct LoadContext {
+  Tables tables;
+  Scale scale;
+  NURandConstants nc;
+  int32_t now;  // the load's time (C_SINCE, O_ENTRY_D, H_DATE)
+};
+
+// A load procedure's body: (w, d, first, last, seed) -> rows written.
+using LoadBody = absl::StatusOr<int64_t> (*)(const LoadContext&, Txn&, int64_t,
+                                             int64_t, int64_t, int64_t,
+                                             int64_t);
+
+// ITEM rows first..last (clause 4.3.3.1).
+absl::StatusOr<int64_t> LoadItems(const LoadContext& context, Txn& txn,
+                                  int64_t /*w*/, int64_t /*d*/, int64_t first,
+                                  int64_t last, int64_t seed) {
+  const Tables& t = context.tables;
+  Random r(seed);
+  TupleBuffer row(*t.item_schema);
+  for (int64_t i = first; i <= last; ++i) {
+    row.SetInt(item::kId, i);
+    row.SetInt(item::kImId, r.Uniform(1, 10000));
+    row.SetChars(item::kName, r.AString(14, 24));
+    row.SetDecimal(item::kPrice, r.Uniform(100, 10000));
+    row.SetChars(item::kData, r.DataWithOriginal(26, 50));
+    STRAND_RETURN_IF_ERROR(Put(txn, t.item, row, t.item_pk, ItemKey(i)));
+  }
+  return last - first + 1;
+}
+
+// Warehouse w and its districts.
+absl::StatusOr<int64_t> LoadWarehouse(const LoadContext& context, Txn& txn,
+                                      int64_t w, int64_t /*d*/,
+                                      int64_t /*first*/, int64_t /*last*/,
+                                      int64_t seed) {
+  const Tables& t = context.tables;
+  const Scale& scale = context.scale;
+  Random r(seed);
+  TupleBuffer wh(*t.warehouse_schema);
+  wh.SetInt(warehouse::kId, w);
+  wh.SetChars(warehouse::kName, r.AString(6, 10));
+  SetAddress(wh, warehouse::kStreet1, r);
+  wh.SetDecimal(warehouse::kTax, r.Uniform(0, 2000));
+  // W_YTD and D_YTD are the sums of the load's HISTORY rows (one of
+  // 10.00 per customer), as consistency conditions 8 and 9 demand:
+  // 300,000.00 and 30,000.00 at the specification's scale (4.3.3.1),
+  // less in a scaled-down load.
+  wh.SetDecimal(warehouse::kYtd,
+                kLoadPaymentCents * scale.districts * scale.customers);
+  STRAND_RETURN_IF_ERROR(
+      Put(txn, t.warehouse, wh, t.warehouse_pk, WarehouseKey(w)));
+  TupleBuffer d(*t.district_schema);
+  for (int i = 1; i <= scale.districts; ++i) {
+    d.SetInt(district::kId, i);
+    d.SetInt(district::kWId, w);
+    d.SetChars(district::kName, r.AString(6, 10));
+    SetAddress(d, district::kStreet1, r);
+    d.SetDecimal(district::kTax, r.Uniform(0, 2000));
+    d.SetDecimal(district::kYtd, kLoadPaymentCents * scale.customers);
+    d.SetInt(district::kNextOId, scale.customers + 1);
+    STRAND_RETURN_IF_ERROR(
+        Put(txn, t.district, d, t.district_pk, DistrictKey(w, i)));
+  }
+  return 1 + scale.districts;
+}
+
+// Warehouse w's STOCK rows of items first..last.
+absl::StatusOr<int64_t> LoadStock(const LoadContext& context, Txn& txn,
+                                  int64_t w, int64_t /*d*/, int64_t first,
+                                  int64_t last, int64_t seed) {
+  const Tables& t = context.tables;
+  Random r(seed);
+  TupleBuffer s(*t.stock_schema);
+  for (int64_t i = first; i <= last; ++i) {
+    s.SetInt(stock::kIId, i);
+    s.SetInt(stock::kWId, w);
+    s.SetInt(stock::kQuantity, r.Uniform(10, 100));
+    for (int k = 0; k < 10; ++k) {
+      s.SetChars(stock::kDist01 + k, r.AString(24, 24));
+    }
+    s.SetInt(stock::kYtd, 0);
+    s.SetInt(stock::kOrderCnt, 0);
+    s.SetInt(stock::kRemoteCnt, 0);
+    s.SetChars(stock::kData, r.DataWithOriginal(26, 50));
+    STRAND_RETURN_IF_ERROR(Put(txn, t.stock, s, t.stock_pk, StockKey(w, i)));
+  }
+  return last - first + 1;
+}
+
+// District (w, d)'s customers first..last, each with its HISTORY row.
+absl::StatusOr<int64_t> LoadCustomers(const LoadContext& context, Txn& txn,
+                                      int64_t w, int64_t d, int64_t first,
+                                      int64_t last, int64_t seed) {
+  const Tables& t = context.tables;
+  const NURandConstants& nc = context.nc;
+  const int32_t now = context.now;
+  Random r(Mix(seed, w, d, first, 2), nc);
+  TupleBuffer c(*t.customer_schema);
+  TupleBuffer h(*t.history_schema);
+  for (int64_t id = first; id <= last; ++id) {
+    const CustomerName name = NameOf(seed, nc, id);
+    c.SetInt(customer::kId, id);
+    c.SetInt(customer::kDId, d);
+    c.SetInt(customer::kWId, w);
+    c.SetChars(customer::kFirst, name.first);
+    c.SetChars(customer::kMiddle, "OE");
+    c.SetChars(customer::kLast, name.last);
+    SetAddress(c, customer::kStreet1, r);
+    c.SetChars(customer::kPhone, r.NString(16, 16));
+    c.SetInt(customer::kSince, now);
+    c.SetChars(customer::kCredit, r.Percent(10) ? "BC" : "GC");
+    c.SetDecimal(customer::kCreditLim, 5000000);
+    c.SetDecimal(customer::kDiscount, r.Uniform(0, 5000));
+    c.SetDecimal(customer::kBalance, -kLoadPaymentCents);
+    c.SetDecimal(customer::kYtdPayment, kLoadPaymentCents);
+    c.SetInt(customer::kPaymentCnt, 1);
+    c.SetInt(customer::kDeliveryCnt, 0);
+    c.SetChars(customer::kData, r.AString(300, 500));
+    // customer_by_name: in the index phase (tpcc_load_customer_names).
+    STRAND_RETURN_IF_ERROR(
+        Put(txn, t.customer, c, t.customer_pk, CustomerKey(w, d, id)));
+    h.SetInt(history::kCId, id);
+    h.SetInt(history::kCDId, d);
+    h.SetInt(history::kCWId, w);
+    h.SetInt(history::kDId, d);
+    h.SetInt(history::kWId, w);
+    h.SetInt(history::kDate, now);
+    h.SetDecimal(history::kAmount, kLoadPaymentCents);
+    h.SetChars(history::kData, r.AString(12, 24));
+    auto ha = txn.Insert(t.history, h);
+    if (!ha.ok()) return ha.status();
+  }
+  return 2 * (last - first + 1);
+}
+
+// District (w, d)'s orders first..last with their lines, the newest
+// (clause 4.3.3.1's last 900 of 3000) with a NEW-ORDER row.
+absl::StatusOr<int64_t> LoadOrders(const LoadContext& context, Txn& txn,
+                                   int64_t w, int64_t d, int64_t first,
+                                   int64_t last, int64_t seed) {
+  const Tables& t = context.tables;
+  const Scale& scale = context.scale;
+  const int32_t now = context.now;
+  const std::vector<int> perm = CustomerOfOrder(seed, w, d, scale.customers);
+  Random r(Mix(seed, w, d, first, 1));
+  const int first_new = scale.customers - scale.new_orders() + 1;
+  TupleBuffer o(*t.order_schema);
+  TupleBuffer ol(*t.order_line_schema);
+  TupleBuffer no(*t.new_order_schema);
+  int64_t rows = 0;
+  for (int64_t id = first; id <= last; ++id) {
+    const bool delivered = id < first_new;
+    const int c = perm[id - 1];
+    const int lines = r.Uniform(5, 15);
+    o.SetInt(order::kId, id);
+    o.SetInt(order::kDId, d);
+    o.SetInt(order::kWId, w);
+    o.SetInt(order::kCId, c);
+    o.SetInt(order::kEntryD, now);
+    o.SetInt(order::kCarrierId, delivered ? r.Uniform(1, 10) : 0);
+    o.SetInt(order::kOlCnt, lines);
+    o.SetInt(order::kAllLocal, 1);
+    // order_by_customer: in the index phase (tpcc_load_order_customers).
+    STRAND_RETURN_IF_ERROR(
+        Put(txn, t.order, o, t.order_pk, OrderKey(w, d, id)));
+    for (int n = 1; n <= lines; ++n) {
+      ol.SetInt(order_line::kOId, id);
+      ol.SetInt(order_line::kDId, d);
+      ol.SetInt(order_line::kWId, w);
+      ol.SetInt(order_line::kNumber, n);
+      ol.SetInt(order_line::kIId, r.Uniform(1, scale.items));
+      ol.SetInt(order_line::kSupplyWId, w);
+      ol.SetInt(order_line::kDeliveryD, delivered ? now : 0);
+      ol.SetInt(order_line::kQuantity, 5);
+      ol.SetDecimal(order_line::kAmount, delivered ? 0 : r.Uniform(1, 999999));
+      ol.SetChars(order_line::kDistInfo, r.AString(24, 24));
+      STRAND_RETURN_IF_ERROR(Put(txn, t.order_line, ol, t.order_line_pk,
+                                 OrderLineKey(w, d, id, n)));
+    }
+    rows += 1 + lines;
+    if (!delivered) {
+      no.SetInt(new_order::kOId, id);
+      no.SetInt(new_order::kDId, d);
+      no.SetInt(new_order::kWId, w);
+      STRAND_RETURN_IF_ERROR(
+          Put(txn, t.new_order, no, t.new_order_pk, NewOrderKey(w, d, id)));
+      ++rows;
+    }
+  }
+  return rows;
+}
+
+// The index phase: the entries of the two secondary indexes, whose keys
+// come in random order as rows are loaded, inserted per district in
+// ascending key order instead (entries of ranks first..last, 1-based), so
+// the B-link tree's split at the insertion point leaves full leaves (about
+// 70% full in load order). The rows exist by now: their addresses come
+// from the primary keys.
+//
+// District (w, d)'s customer_by_name entries.
+absl::StatusOr<int64_t> LoadCustomerNames(const LoadContext& context, Txn& txn,
+                                          int64_t w, int64_t d, int64_t first,
+                                          int64_t last, int64_t seed) {
+  const Tables& t = context.tables;
+  const Scale& scale = context.scale;
+  const NURandConstants& nc = context.nc;
+  std::vector<std::pair<std::string, int>> keys;
+  keys.reserve(scale.customers);
+  for (int id = 1; id <= scale.customers; ++id) {
+    const CustomerName name = NameOf(seed, nc, id);
+    keys.emplace_back(CustomerNameKey(w, d, name.last, name.first, id), id);
+  }
+  std::sort(keys.begin(), keys.end());
+  for (int64_t rank = first; rank <= last; ++rank) {
+    const auto& [key, id] = keys[rank - 1];
+    auto a = txn.Lookup(t.customer_pk, CustomerKey(w, d, id));
+    if (!a.ok()) return a.status();
+    STRAND_RETURN_IF_ERROR(txn.AddIndexEntry(t.customer_by_name, key, *a));
+  }
+  return int64_t{0};  // entries, not rows
+}
+
+// District (w, d)'s order_by_customer entries.
+absl::StatusOr<int64_t> LoadOrderCustomers(const LoadContext& context, Txn& txn,
+                                           int64_t w, int64_t d, int64_t first,
+                                           int64_t last, int64_t seed) {
+  const Tables& t = context.tables;
+  const Scale& scale = context.scale;
+  // Keys (w, d, c, o) ascend with c: one order per customer.
+  const std::vector<int> perm = CustomerOfOrder(seed, w, d, scale.customers);
+  std::vector<int> order_of(scale.customers + 1);
+  for (int o = 1; o <= scale.customers; ++o) order_of[perm[o - 1]] = o;
+  for (int64_t c = first; c <= last; ++c) {
+    const int o = order_of[c];
+    auto a = txn.Lookup(t.order_pk, OrderKey(w, d, o));
+    if (!a.ok()) return a.status();
+    STRAND_RETURN_IF_ERROR(txn.AddIndexEntry(t.order_by_customer,
+                                             OrderCustomerKey(w, d, c, o), *a));
+  }
+  return int64_t{0};
+}
 
 }  // namespace
 
@@ -127,239 +364,28 @@ absl::StatusOr<std::unique_ptr<Loader>> Loader::Register(
 
 void Loader::RegisterProcedures(const Tables& t, const NURandConstants& nc,
                                 int32_t now, absl::Status* status) {
-  const Scale scale = scale_;
-  auto reg = [&](const char* name, LoadFn fn, engine::ProcedureId* id) {
+  const LoadContext context{t, scale_, nc, now};
+  auto reg = [&](const char* name, LoadBody body, engine::ProcedureId* id) {
     if (!status->ok()) return;
-    auto r = engine_.RegisterProcedure(name, std::move(fn));
+    auto r = engine_.RegisterProcedure(
+        name,
+        LoadFn([context, body](Txn& txn, int64_t w, int64_t d, int64_t first,
+                               int64_t last, int64_t seed) {
+          return body(context, txn, w, d, first, last, seed);
+        }));
     if (!r.ok()) {
       *status = r.status();
     } else {
       *id = *r;
     }
   };
-  reg(
-      "tpcc_load_items",
-      [t](Txn& txn, int64_t, int64_t, int64_t first, int64_t last,
-          int64_t seed) -> absl::StatusOr<int64_t> {
-        Random r(seed);
-        TupleBuffer row(*t.item_schema);
-        for (int64_t i = first; i <= last; ++i) {
-          row.SetInt(item::kId, i);
-          row.SetInt(item::kImId, r.Uniform(1, 10000));
-          row.SetChars(item::kName, r.AString(14, 24));
-          row.SetDecimal(item::kPrice, r.Uniform(100, 10000));
-          row.SetChars(item::kData, r.DataWithOriginal(26, 50));
-          STRAND_RETURN_IF_ERROR(Put(txn, t.item, row, t.item_pk, ItemKey(i)));
-        }
-        return last - first + 1;
-      },
-      &items_);
-  reg(
-      "tpcc_load_warehouse",
-      [t, scale](Txn& txn, int64_t w, int64_t, int64_t, int64_t,
-                 int64_t seed) -> absl::StatusOr<int64_t> {
-        Random r(seed);
-        TupleBuffer wh(*t.warehouse_schema);
-        wh.SetInt(warehouse::kId, w);
-        wh.SetChars(warehouse::kName, r.AString(6, 10));
-        SetAddress(wh, warehouse::kStreet1, r);
-        wh.SetDecimal(warehouse::kTax, r.Uniform(0, 2000));
-        // W_YTD and D_YTD are the sums of the load's HISTORY rows (one of
-        // 10.00 per customer), as consistency conditions 8 and 9 demand:
-        // 300,000.00 and 30,000.00 at the specification's scale (4.3.3.1),
-        // less in a scaled-down load.
-        wh.SetDecimal(warehouse::kYtd,
-                      kLoadPaymentCents * scale.districts * scale.customers);
-        STRAND_RETURN_IF_ERROR(
-            Put(txn, t.warehouse, wh, t.warehouse_pk, WarehouseKey(w)));
-        TupleBuffer d(*t.district_schema);
-        for (int i = 1; i <= scale.districts; ++i) {
-          d.SetInt(district::kId, i);
-          d.SetInt(district::kWId, w);
-          d.SetChars(district::kName, r.AString(6, 10));
-          SetAddress(d, district::kStreet1, r);
-          d.SetDecimal(district::kTax, r.Uniform(0, 2000));
-          d.SetDecimal(district::kYtd, kLoadPaymentCents * scale.customers);
-          d.SetInt(district::kNextOId, scale.customers + 1);
-          STRAND_RETURN_IF_ERROR(
-              Put(txn, t.district, d, t.district_pk, DistrictKey(w, i)));
-        }
-        return 1 + scale.districts;
-      },
-      &warehouse_);
-  reg(
-      "tpcc_load_stock",
-      [t](Txn& txn, int64_t w, int64_t, int64_t first, int64_t last,
-          int64_t seed) -> absl::StatusOr<int64_t> {
-        Random r(seed);
-        TupleBuffer s(*t.stock_schema);
-        for (int64_t i = first; i <= last; ++i) {
-          s.SetInt(stock::kIId, i);
-          s.SetInt(stock::kWId, w);
-          s.SetInt(stock::kQuantity, r.Uniform(10, 100));
-          for (int k = 0; k < 10; ++k) {
-            s.SetChars(stock::kDist01 + k, r.AString(24, 24));
-          }
-          s.SetInt(stock::kYtd, 0);
-          s.SetInt(stock::kOrderCnt, 0);
-          s.SetInt(stock::kRemoteCnt, 0);
-          s.SetChars(stock::kData, r.DataWithOriginal(26, 50));
-          STRAND_RETURN_IF_ERROR(
-              Put(txn, t.stock, s, t.stock_pk, StockKey(w, i)));
-        }
-        return last - first + 1;
-      },
-      &stock_);
-  reg(
-      "tpcc_load_customers",
-      [t, nc, now](Txn& txn, int64_t w, int64_t d, int64_t first, int64_t last,
-                   int64_t seed) -> absl::StatusOr<int64_t> {
-        Random r(Mix(seed, w, d, first, 2), nc);
-        TupleBuffer c(*t.customer_schema);
-        TupleBuffer h(*t.history_schema);
-        for (int64_t id = first; id <= last; ++id) {
-          const CustomerName name = NameOf(seed, nc, id);
-          c.SetInt(customer::kId, id);
-          c.SetInt(customer::kDId, d);
-          c.SetInt(customer::kWId, w);
-          c.SetChars(customer::kFirst, name.first);
-          c.SetChars(customer::kMiddle, "OE");
-          c.SetChars(customer::kLast, name.last);
-          SetAddress(c, customer::kStreet1, r);
-          c.SetChars(customer::kPhone, r.NString(16, 16));
-          c.SetInt(customer::kSince, now);
-          c.SetChars(customer::kCredit, r.Percent(10) ? "BC" : "GC");
-          c.SetDecimal(customer::kCreditLim, 5000000);
-          c.SetDecimal(customer::kDiscount, r.Uniform(0, 5000));
-          c.SetDecimal(customer::kBalance, -kLoadPaymentCents);
-          c.SetDecimal(customer::kYtdPayment, kLoadPaymentCents);
-          c.SetInt(customer::kPaymentCnt, 1);
-          c.SetInt(customer::kDeliveryCnt, 0);
-          c.SetChars(customer::kData, r.AString(300, 500));
-          // customer_by_name: in the index phase (tpcc_load_customer_names).
-          STRAND_RETURN_IF_ERROR(
-              Put(txn, t.customer, c, t.customer_pk, CustomerKey(w, d, id)));
-          h.SetInt(history::kCId, id);
-          h.SetInt(history::kCDId, d);
-          h.SetInt(history::kCWId, w);
-          h.SetInt(history::kDId, d);
-          h.SetInt(history::kWId, w);
-          h.SetInt(history::kDate, now);
-          h.SetDecimal(history::kAmount, kLoadPaymentCents);
-          h.SetChars(history::kData, r.AString(12, 24));
-          auto ha = txn.Insert(t.history, h);
-          if (!ha.ok()) return ha.status();
-        }
-        return 2 * (last - first + 1);
-      },
-      &customers_);
-  reg(
-      "tpcc_load_orders",
-      [t, scale, now](Txn& txn, int64_t w, int64_t d, int64_t first,
-                      int64_t last, int64_t seed) -> absl::StatusOr<int64_t> {
-        const std::vector<int> perm =
-            CustomerOfOrder(seed, w, d, scale.customers);
-        Random r(Mix(seed, w, d, first, 1));
-        const int first_new = scale.customers - scale.new_orders() + 1;
-        TupleBuffer o(*t.order_schema);
-        TupleBuffer ol(*t.order_line_schema);
-        TupleBuffer no(*t.new_order_schema);
-        int64_t rows = 0;
-        for (int64_t id = first; id <= last; ++id) {
-          const bool delivered = id < first_new;
-          const int c = perm[id - 1];
-          const int lines = r.Uniform(5, 15);
-          o.SetInt(order::kId, id);
-          o.SetInt(order::kDId, d);
-          o.SetInt(order::kWId, w);
-          o.SetInt(order::kCId, c);
-          o.SetInt(order::kEntryD, now);
-          o.SetInt(order::kCarrierId, delivered ? r.Uniform(1, 10) : 0);
-          o.SetInt(order::kOlCnt, lines);
-          o.SetInt(order::kAllLocal, 1);
-          // order_by_customer: in the index phase (tpcc_load_order_customers).
-          STRAND_RETURN_IF_ERROR(
-              Put(txn, t.order, o, t.order_pk, OrderKey(w, d, id)));
-          for (int n = 1; n <= lines; ++n) {
-            ol.SetInt(order_line::kOId, id);
-            ol.SetInt(order_line::kDId, d);
-            ol.SetInt(order_line::kWId, w);
-            ol.SetInt(order_line::kNumber, n);
-            ol.SetInt(order_line::kIId, r.Uniform(1, scale.items));
-            ol.SetInt(order_line::kSupplyWId, w);
-            ol.SetInt(order_line::kDeliveryD, delivered ? now : 0);
-            ol.SetInt(order_line::kQuantity, 5);
-            ol.SetDecimal(order_line::kAmount,
-                          delivered ? 0 : r.Uniform(1, 999999));
-            ol.SetChars(order_line::kDistInfo, r.AString(24, 24));
-            STRAND_RETURN_IF_ERROR(Put(txn, t.order_line, ol, t.order_line_pk,
-                                       OrderLineKey(w, d, id, n)));
-          }
-          rows += 1 + lines;
-          if (!delivered) {
-            no.SetInt(new_order::kOId, id);
-            no.SetInt(new_order::kDId, d);
-            no.SetInt(new_order::kWId, w);
-            STRAND_RETURN_IF_ERROR(Put(txn, t.new_order, no, t.new_order_pk,
-                                       NewOrderKey(w, d, id)));
-            ++rows;
-          }
-        }
-        return rows;
-      },
-      &orders_);
-  // The index phase: the entries of the two secondary indexes, whose keys
-  // come in random order as rows are loaded, inserted per district in
-  // ascending key order instead (entries of ranks first..last, 1-based), so
-  // the B-link tree's split at the insertion point leaves full leaves (about
-  // 70% full in load order). The rows exist by now: their addresses come
-  // from the primary keys.
-  reg(
-      "tpcc_load_customer_names",
-      [t, nc, scale](Txn& txn, int64_t w, int64_t d, int64_t first,
-                     int64_t last, int64_t seed) -> absl::StatusOr<int64_t> {
-        std::vector<std::pair<std::string, int>> keys;
-        keys.reserve(scale.customers);
-        for (int id = 1; id <= scale.customers; ++id) {
-          const CustomerName name = NameOf(seed, nc, id);
-          keys.emplace_back(CustomerNameKey(w, d, name.last, name.first, id),
-                            id);
-        }
-        std::sort(keys.begin(), keys.end());
-        for (int64_t rank = first; rank <= last; ++rank) {
-          const auto& [key, id] = keys[rank - 1];
-          auto a = txn.Lookup(t.customer_pk, CustomerKey(w, d, id));
-          if (!a.ok()) return a.status();
-          if (absl::Status s = txn.AddIndexEntry(t.customer_by_name, key, *a);
-              !s.ok()) {
-            return s;
-          }
-        }
-        return int64_t{0};  // entries, not rows
-      },
-      &customer_names_);
-  reg(
-      "tpcc_load_order_customers",
-      [t, scale](Txn& txn, int64_t w, int64_t d, int64_t first, int64_t last,
-                 int64_t seed) -> absl::StatusOr<int64_t> {
-        // Keys (w, d, c, o) ascend with c: one order per customer.
-        const std::vector<int> perm =
-            CustomerOfOrder(seed, w, d, scale.customers);
-        std::vector<int> order_of(scale.customers + 1);
-        for (int o = 1; o <= scale.customers; ++o) order_of[perm[o - 1]] = o;
-        for (int64_t c = first; c <= last; ++c) {
-          const int o = order_of[c];
-          auto a = txn.Lookup(t.order_pk, OrderKey(w, d, o));
-          if (!a.ok()) return a.status();
-          if (absl::Status s = txn.AddIndexEntry(
-                  t.order_by_customer, OrderCustomerKey(w, d, c, o), *a);
-              !s.ok()) {
-            return s;
-          }
-        }
-        return int64_t{0};
-      },
-      &order_customers_);
+  reg("tpcc_load_items", &LoadItems, &items_);
+  reg("tpcc_load_warehouse", &LoadWarehouse, &warehouse_);
+  reg("tpcc_load_stock", &LoadStock, &stock_);
+  reg("tpcc_load_customers", &LoadCustomers, &customers_);
+  reg("tpcc_load_orders", &LoadOrders, &orders_);
+  reg("tpcc_load_customer_names", &LoadCustomerNames, &customer_names_);
+  reg("tpcc_load_order_customers", &LoadOrderCustomers, &order_customers_);
 }
 
 absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,

@@ -25,13 +25,13 @@ absl::StatusOr<engine::ProcedureId> RegisterOrderStatus(engine::Engine& engine,
           [t](txn::Txn& txn,
               const OrderStatusInput& in) -> absl::StatusOr<OrderStatusOutput> {
             OrderStatusOutput out;
-            TPCC_ASSIGN_OR_RETURN(
+            STRAND_ASSIGN_OR_RETURN(
                 auto ca, FindCustomer(txn, t, in.w, in.d, in.customer));
-            TPCC_ASSIGN_OR_RETURN(auto c, txn.Read(t.customer, ca));
+            STRAND_ASSIGN_OR_RETURN(auto c, txn.Read(t.customer, ca));
             out.c_id = c.GetInt(customer::kId);
             out.c_balance_cents = c.GetDecimal(customer::kBalance);
             storage::TupleAddress oa;
-            TPCC_RETURN_IF_ERROR(txn.Scan(
+            STRAND_RETURN_IF_ERROR(txn.Scan(
                 t.order_by_customer, OrderCustomerKey(in.w, in.d, out.c_id, 0),
                 OrderCustomerKey(in.w, in.d, out.c_id, -1), /*forward=*/false,
                 /*limit=*/1, [&](std::string_view, storage::TupleAddress a) {
@@ -39,11 +39,11 @@ absl::StatusOr<engine::ProcedureId> RegisterOrderStatus(engine::Engine& engine,
                   return false;
                 }));
             if (oa.is_null()) return out;
-            TPCC_ASSIGN_OR_RETURN(auto o, txn.Read(t.order, oa));
+            STRAND_ASSIGN_OR_RETURN(auto o, txn.Read(t.order, oa));
             out.o_id = o.GetInt(order::kId);
             out.carrier_id = o.GetInt(order::kCarrierId);
             std::vector<storage::TupleAddress> lines;
-            TPCC_RETURN_IF_ERROR(
+            STRAND_RETURN_IF_ERROR(
                 txn.Scan(t.order_line_pk, OrderLineKey(in.w, in.d, out.o_id, 0),
                          OrderLineKey(in.w, in.d, out.o_id, 255),
                          /*forward=*/true, Scale::kMaxOrderLines,
@@ -52,7 +52,7 @@ absl::StatusOr<engine::ProcedureId> RegisterOrderStatus(engine::Engine& engine,
                            return true;
                          }));
             for (storage::TupleAddress a : lines) {
-              TPCC_ASSIGN_OR_RETURN(auto ol, txn.Read(t.order_line, a));
+              STRAND_ASSIGN_OR_RETURN(auto ol, txn.Read(t.order_line, a));
               ++out.lines;
               out.amount_cents += ol.GetDecimal(order_line::kAmount);
               out.delivered_lines += ol.GetInt(order_line::kDeliveryD) != 0;

@@ -54,7 +54,7 @@ absl::StatusOr<CustomerPayment> PayCustomer(txn::Txn& txn, const Tables& t,
                                             const PaymentInput& in,
                                             storage::TupleAddress ca) {
   CustomerPayment out;
-  TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * c, txn.Modify(t.customer, ca));
+  STRAND_ASSIGN_OR_RETURN(storage::TupleBuffer * c, txn.Modify(t.customer, ca));
   const storage::TupleView cv = c->view();
   out.c_id = static_cast<int32_t>(cv.GetInt(customer::kId));
   out.balance_cents = cv.GetDecimal(customer::kBalance) - in.amount_cents;
@@ -98,7 +98,7 @@ RegisterRemoteCustomer(engine::Engine& engine, const Tables& t) {
         in.customer.c_id = r.c_id;
         in.customer.last.assign(r.last, strnlen(r.last, sizeof(r.last)));
         in.amount_cents = r.amount_cents;
-        TPCC_ASSIGN_OR_RETURN(
+        STRAND_ASSIGN_OR_RETURN(
             const storage::TupleAddress ca,
             FindCustomer(txn, t, in.c_w, in.c_d, in.customer));
         return PayCustomer(txn, t, in, ca);
@@ -134,32 +134,32 @@ absl::StatusOr<engine::ProcedureId> RegisterPayment(engine::Engine& engine,
               std::memcpy(r.last, in.customer.last.data(),
                           std::min(in.customer.last.size(), sizeof(r.last)));
               r.amount_cents = in.amount_cents;
-              TPCC_ASSIGN_OR_RETURN(
+              STRAND_ASSIGN_OR_RETURN(
                   paid, partition::RunAt(txn, in.c_w, remote_customer, r));
             } else {
               // The customer first, and its row prefetched: one cold row
               // of 30,000 per warehouse, it loads during the updates of
               // the (hot) warehouse and district rows.
-              TPCC_ASSIGN_OR_RETURN(
+              STRAND_ASSIGN_OR_RETURN(
                   ca, FindCustomer(txn, t, in.c_w, in.c_d, in.customer));
               txn.Prefetch(t.customer, absl::MakeConstSpan(&ca, 1));
             }
-            TPCC_ASSIGN_OR_RETURN(
+            STRAND_ASSIGN_OR_RETURN(
                 auto wa, txn.Lookup(t.warehouse_pk, WarehouseKey(in.w)));
-            TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * wr,
-                                  txn.Modify(t.warehouse, wa));
+            STRAND_ASSIGN_OR_RETURN(storage::TupleBuffer * wr,
+                                    txn.Modify(t.warehouse, wa));
             wr->SetDecimal(
                 warehouse::kYtd,
                 wr->view().GetDecimal(warehouse::kYtd) + in.amount_cents);
-            TPCC_ASSIGN_OR_RETURN(
+            STRAND_ASSIGN_OR_RETURN(
                 auto da, txn.Lookup(t.district_pk, DistrictKey(in.w, in.d)));
-            TPCC_ASSIGN_OR_RETURN(storage::TupleBuffer * dr,
-                                  txn.Modify(t.district, da));
+            STRAND_ASSIGN_OR_RETURN(storage::TupleBuffer * dr,
+                                    txn.Modify(t.district, da));
             dr->SetDecimal(
                 district::kYtd,
                 dr->view().GetDecimal(district::kYtd) + in.amount_cents);
             if (!paid.has_value()) {
-              TPCC_ASSIGN_OR_RETURN(paid, PayCustomer(txn, t, in, ca));
+              STRAND_ASSIGN_OR_RETURN(paid, PayCustomer(txn, t, in, ca));
             }
             out.c_id = paid->c_id;
             out.c_balance_cents = paid->balance_cents;
@@ -177,7 +177,7 @@ absl::StatusOr<engine::ProcedureId> RegisterPayment(engine::Engine& engine,
                 absl::StrCat(
                     std::string(wr->view().GetChars(warehouse::kName)), "    ",
                     std::string(dr->view().GetChars(district::kName))));
-            TPCC_RETURN_IF_ERROR(txn.Insert(t.history, h).status());
+            STRAND_RETURN_IF_ERROR(txn.Insert(t.history, h).status());
             return out;
           }));
 }

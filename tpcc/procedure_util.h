@@ -1,30 +1,18 @@
 #ifndef STRAND_TPCC_PROCEDURE_UTIL_H_
 #define STRAND_TPCC_PROCEDURE_UTIL_H_
 
-// What the five TPC-C procedures share: status plumbing, and the customer
-// selection of clause 2.5.2.2 / 2.6.2.2 (by id, or by last name taking the
-// middle row in first-name order).
+// What the five TPC-C procedures share: the status macros
+// (base/status_macros.h) and the customer selection of clause 2.5.2.2 /
+// 2.6.2.2 (by id, or by last name taking the middle row in first-name
+// order).
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/status_macros.h"
 #include "tpcc/schema.h"
 #include "txn/txn.h"
-
-#define TPCC_RETURN_IF_ERROR(expr) \
-  do {                             \
-    absl::Status s_ = (expr);      \
-    if (!s_.ok()) return s_;       \
-  } while (0)
-
-#define TPCC_CONCAT_INNER(a, b) a##b
-#define TPCC_CONCAT(a, b) TPCC_CONCAT_INNER(a, b)
-#define TPCC_ASSIGN_OR_RETURN(lhs, expr)       \
-  auto TPCC_CONCAT(r_, __LINE__) = (expr);     \
-  if (!TPCC_CONCAT(r_, __LINE__).ok())         \
-    return TPCC_CONCAT(r_, __LINE__).status(); \
-  lhs = *std::move(TPCC_CONCAT(r_, __LINE__))
 
 namespace strand::tpcc {
 
@@ -44,12 +32,12 @@ inline absl::StatusOr<storage::TupleAddress> FindCustomer(
   const std::string high =
       CustomerNameKey(w, d, c.last, std::string(16, '\xff'), -1);
   std::vector<storage::TupleAddress> rows;
-  TPCC_RETURN_IF_ERROR(txn.Scan(t.customer_by_name, low, high, /*forward=*/true,
-                                /*limit=*/1000,
-                                [&](std::string_view, storage::TupleAddress a) {
-                                  rows.push_back(a);
-                                  return true;
-                                }));
+  STRAND_RETURN_IF_ERROR(
+      txn.Scan(t.customer_by_name, low, high, /*forward=*/true,
+               /*limit=*/1000, [&](std::string_view, storage::TupleAddress a) {
+                 rows.push_back(a);
+                 return true;
+               }));
   if (rows.empty()) {
     return absl::NotFoundError("no customer with last name " + c.last);
   }

@@ -1,5 +1,6 @@
 #include "tpcc/report.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/json_line.h"
 #include "base/latency_histogram.h"
@@ -13,15 +14,16 @@ double PerTxn(uint64_t v, uint64_t txns) {
 }
 
 double BytesPerWarehouse(const RunConfig& c, const LoadResult& l) {
-  return c.warehouses == 0
-             ? 0
-             : static_cast<double>(l.pool_bytes_used) / c.warehouses;
+  const int warehouses = c.options.warehouses;
+  return warehouses == 0 ? 0
+                         : static_cast<double>(l.pool_bytes_used) / warehouses;
 }
 
 // Raw bytes of the loaded rows (ITEM included), per warehouse.
 double RawPerWarehouse(const RunConfig& c) {
-  return RawBytes::PerWarehouse(c.scale) +
-         static_cast<double>(RawBytes::Items(c.scale)) / c.warehouses;
+  const Scale scale = c.options.scale();
+  return RawBytes::PerWarehouse(scale) +
+         static_cast<double>(RawBytes::Items(scale)) / c.options.warehouses;
 }
 
 }  // namespace
@@ -32,7 +34,7 @@ void PrintLoad(std::ostream& out, const RunConfig& c, const LoadResult& l) {
       "(%.0f rows/s)\n"
       "memory: %.1f MiB of the pool (%.1f MiB per warehouse, ITEM shared); "
       "raw TPC-C tuple bytes %.1f MiB per warehouse: %.2fx\n",
-      c.warehouses, static_cast<unsigned long long>(l.rows),
+      c.options.warehouses, static_cast<unsigned long long>(l.rows),
       static_cast<unsigned long long>(l.transactions), l.seconds,
       l.rows / std::max(l.seconds, 1e-9), l.pool_bytes_used / 1048576.0,
       BytesPerWarehouse(c, l) / 1048576.0, RawPerWarehouse(c) / 1048576.0,
@@ -50,10 +52,11 @@ void PrintPartitioned(std::ostream& out, const RunConfig& c,
   out << absl::StrFormat(
       "partitioned: %s; switches one_phase_local=%d read_only_vote=%d "
       "parallel_prepare=%d; distributed_pct=%s\n",
-      c.owners, c.twopc_one_phase_local, c.twopc_read_only_vote,
-      c.twopc_parallel_prepare,
-      c.distributed_pct < 0 ? std::string("spec rates")
-                            : absl::StrFormat("%g", c.distributed_pct));
+      c.owners, c.options.twopc_one_phase_local, c.options.twopc_read_only_vote,
+      c.options.twopc_parallel_prepare,
+      c.options.distributed_pct < 0
+          ? std::string("spec rates")
+          : absl::StrFormat("%g", c.options.distributed_pct));
   out << absl::StrFormat(
       "2pc: %.1f%% of committed txns distributed, %.2f participants per "
       "distributed txn, %.2f attempts aborted per commit\n",
@@ -79,42 +82,55 @@ void PrintPartitioned(std::ostream& out, const RunConfig& c,
       PerTxn(p.branch_hold_ns, p.branches_ended) / 1e3);
 }
 
-}  // namespace
-
-void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
-  const uint64_t txns = r.commits();
+// What the run was: its settings, the log's and the CPU path's.
+void PrintSettings(std::ostream& out, const RunConfig& c, double seconds) {
+  const TpccOptions& o = c.options;
   if (c.processes > 1) {
     out << absl::StrFormat("%s (%d compute processes over %s):\n", c.scope,
-                           c.processes, c.fabric);
+                           c.processes, rdma::FabricKindName(o.fabric.kind));
   }
   out << absl::StrFormat(
       "run: cc=%s protocol=%s warehouses=%d compute_nodes=%d threads=%d/node "
       "mix=%s home_warehouse=%s rtt_ns=%d message_delivery=%s gcl_size=%d "
       "cache_mb=%d%s: %.2f s\n",
-      c.cc, c.protocol, c.warehouses, c.compute_nodes, c.threads_per_node,
-      c.mix, c.home_warehouse, c.rtt_ns, c.message_delivery, c.gcl_size,
-      c.cache_mb, c.cache_sizing == "auto" ? " (auto)" : "", r.seconds);
-  out << absl::StrFormat(
-      "wal: %s%s%s%s\n", c.wal ? "on, dir " : "off", c.wal ? c.wal_dir : "",
-      c.wal ? (c.wal_early_lock_release ? ", early lock release on"
-                                        : ", early lock release off")
+      o.cc, o.protocol, o.warehouses, c.compute_nodes, o.threads,
+      o.transaction_mix().ToString(), o.home_warehouse, o.fabric.rtt_ns,
+      rdma::MessageDeliveryName(o.fabric.message_delivery), o.gcl_size,
+      c.cache_mb, o.cache_mb == 0 ? " (auto)" : "", seconds);
+  const TpccOptions::WalPlan log = o.ResolvedWal();
+  if (!o.logging()) {
+    out << "wal: off\n";
+  } else {
+    out << absl::StrFormat(
+        "wal: on, dir %s, early lock release %s, %s%s, group-commit window "
+        "%d us\n",
+        o.wal_dir, log.early_lock_release ? "on" : "off",
+        log.pipeline > 0
+            ? absl::StrFormat("pipelined acknowledgement (up to %d "
+                              "unacknowledged commits per thread)",
+                              log.pipeline)
+            : std::string("every commit waits to be durable"),
+        log.early_lock_release
+            ? ", acknowledged by the cluster's durable watermark"
             : "",
-      c.wal ? (c.wal_pipeline > 0
-                   ? absl::StrFormat(", pipelined acknowledgement (up to %d "
-                                     "unacknowledged commits per thread)",
-                                     c.wal_pipeline)
-                   : std::string(", every commit waits to be durable"))
-            : std::string());
+        log.group_commit_us);
+  }
   out << absl::StrFormat(
       "cpu path switches: prefetch=%s index_leaf_hint=%s "
       "optimistic_reads=%s optimistic_tuple_reads=%s\n",
-      c.prefetch, c.index_leaf_hint ? "true" : "false",
-      c.optimistic_reads ? "true" : "false",
-      c.optimistic_tuple_reads ? "true" : "false");
+      cc::PrefetchScopeName(o.cpu_path.prefetch),
+      o.cpu_path.tuning.leaf_hint ? "true" : "false",
+      o.cpu_path.tuning.optimistic_reads ? "true" : "false",
+      o.optimistic_tuple_reads ? "true" : "false");
+}
+
+// Throughput, then commits, rollbacks, aborts and latency per type.
+void PrintThroughput(std::ostream& out, const RunResult& r) {
   out << absl::StrFormat(
-      "throughput: %.0f txn/s committed, tpmC %.0f (New-Orders per minute), "
-      "abort rate %.2f%% (retried conflict/validation aborts / attempts)\n",
-      r.txn_per_sec(), r.tpmC(), 100 * r.abort_rate());
+      "throughput: %.0f txn/s committed, %.0f New-Orders per minute (not a "
+      "TPC-C tpmC: no keying or think time), abort rate %.2f%% (retried "
+      "conflict/validation aborts / attempts)\n",
+      r.txn_per_sec(), r.new_orders_per_minute(), 100 * r.abort_rate());
   out << absl::StrFormat("%-13s %10s %10s %9s %9s %8s %10s %10s\n", "type",
                          "commits", "txn/s", "rollbacks", "aborts", "abort%",
                          "p50_us", "p99_us");
@@ -142,6 +158,11 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
                      dd.orders_delivered + dd.districts_skipped),
       dd.queue_to_done.Percentile(0.5) / 1e3,
       dd.queue_to_done.Percentile(0.99) / 1e3);
+}
+
+// What a committed transaction cost: the fabric, the cache, the log.
+void PrintCosts(std::ostream& out, const RunConfig& c, const RunResult& r) {
+  const uint64_t txns = r.commits();
   out << absl::StrFormat(
       "fabric per committed txn: %.2f round trips, %.2f remote ops, %.2f "
       "messages, %.0f bytes\n",
@@ -160,7 +181,7 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
       "included): p50 %.1f us, p99 %.1f us\n",
       r.commit_latency.Percentile(0.5) / 1e3,
       r.commit_latency.Percentile(0.99) / 1e3);
-  if (c.wal) {
+  if (c.options.logging()) {
     out << absl::StrFormat(
         "wal: %llu commit records in %llu flushes (write + fdatasync): %.2f "
         "commits per flush, %.0f flushes/s, %.1f MiB written\n",
@@ -169,7 +190,17 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
         r.wal.commits_per_flush(), r.wal.flushes / std::max(r.seconds, 1e-9),
         r.wal.bytes / 1048576.0);
   }
-  if (c.mode == "partitioned") PrintPartitioned(out, c, r);
+}
+
+}  // namespace
+
+void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
+  PrintSettings(out, c, r.seconds);
+  PrintThroughput(out, r);
+  PrintCosts(out, c, r);
+  if (c.options.engine_mode() == engine::EngineMode::kPartitioned) {
+    PrintPartitioned(out, c, r);
+  }
   for (size_t n = 0; n < r.commits_by_node.size(); ++n) {
     out << absl::StrFormat("compute node %d: %.0f txn/s\n", n,
                            r.commits_by_node[n] / std::max(r.seconds, 1e-9));
@@ -190,9 +221,10 @@ void PrintConsistency(std::ostream& out, const ConsistencyResult& c) {
       << c.ToString();
 }
 
-void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
-                   const ConsistencyResult& cons, JsonLine& j) {
-  const uint64_t txns = r.commits();
+namespace {
+
+// Per transaction type: commits, rollbacks, aborts, latency.
+JsonLine PerTypeJson(const RunResult& r) {
   JsonLine per_type;
   for (int t = 0; t < kTxnTypes; ++t) {
     const TypeResult& x = r.by_type[t];
@@ -207,90 +239,28 @@ void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
     x.latency.AddTo(type, "", LatencyHistogram::Unit::kMicros);
     per_type.AddObject(TxnTypeName(t), type);
   }
-  std::string nodes = "[";
-  for (size_t n = 0; n < r.commits_by_node.size(); ++n) {
-    nodes += absl::StrFormat("%s%.1f", n ? "," : "",
-                             r.commits_by_node[n] / std::max(r.seconds, 1e-9));
+  return per_type;
+}
+
+// Each condition of clause 3.3.2: rows (or warehouses, districts, ...)
+// checked and found violating it, "condition_1" to "condition_12".
+void AddConsistencyJson(const ConsistencyResult& c, JsonLine& j) {
+  JsonLine checked, violations;
+  for (int i = 0; i < ConsistencyResult::kConditions; ++i) {
+    const std::string name = absl::StrCat("condition_", i + 1);
+    checked.Add(name, c.checked[i]);
+    violations.Add(name, c.violations[i]);
   }
-  nodes += "]";
-  j.Add("bench", "tpcc")
-      .Add("cc", c.cc)
-      .Add("protocol", c.protocol)
-      .Add("warehouses", c.warehouses)
-      .Add("scope", c.scope)
-      .Add("processes", c.processes)
-      .Add("threads", c.threads_per_node)
-      .Add("mix", c.mix)
-      .Add("remote_neworder", c.remote_neworder)
-      .Add("home_warehouse", c.home_warehouse)
-      .Add("gcl_size", static_cast<uint64_t>(c.gcl_size))
-      .Add("cache_mb", c.cache_mb)
-      .Add("cache_sizing", c.cache_sizing)
-      .Add("prefetch", c.prefetch)
-      .Add("index_leaf_hint", c.index_leaf_hint)
-      .Add("optimistic_reads", c.optimistic_reads)
-      .Add("optimistic_tuple_reads", c.optimistic_tuple_reads)
-      .Add("seed", c.seed)
-      .Add("validate_index_reads", c.validate_index_reads)
-      .Add("epochs_in_pool", c.epochs_in_pool)
-      .Add("epochs", c.epochs)
-      .Add("warmup_s", c.warmup_s)
-      .Add("txns", c.txns)
-      .Add("wal", c.wal ? "on" : "off")
-      .Add("wal_dir", c.wal_dir)
-      .Add("wal_early_lock_release", c.wal_early_lock_release)
-      .Add("wal_pipeline", static_cast<int64_t>(c.wal_pipeline))
-      .Add("wal_group_commit_us", c.wal_group_commit_us)
-      .Add("acked_log", c.acked_log)
-      .Add("delivery_results", c.delivery_results)
-      .Add("memory_breakdown", c.memory_breakdown)
-      .Add("peer_timeout_s", c.peer_timeout_s)
-      .Add("items", c.scale.items)
-      .Add("customers_per_district", c.scale.customers)
-      .Add("load_seconds", l.seconds)
-      .Add("load_rows", l.rows)
-      .Add("pool_bytes_used", l.pool_bytes_used)
-      .Add("bytes_per_warehouse", BytesPerWarehouse(c, l))
-      .Add("raw_bytes_per_warehouse", RawPerWarehouse(c))
-      .Add("duration_s", r.seconds)
-      .Add("commits", txns)
-      .Add("txn_per_sec", r.txn_per_sec())
-      .Add("tpmC", r.tpmC())
-      .Add("abort_rate", r.abort_rate())
-      .AddObject("aborts_by_reason", txn::AbortCountsJson(r.aborts()))
-      .Add("errors", r.errors())
-      .Add("round_trips_per_txn", PerTxn(r.fabric.round_trips, txns))
-      .Add("remote_ops_per_txn", PerTxn(r.fabric.ops(), txns))
-      .Add("messages_per_txn", PerTxn(r.fabric.messages_sent, txns))
-      .Add("bytes_per_txn",
-           PerTxn(r.fabric.bytes_read + r.fabric.bytes_written, txns))
-      .Add("cache_hit_ratio", r.cache.hit_ratio())
-      .Add("latches_per_txn", PerTxn(r.cache.locks(), txns))
-      .Add("unlatched_reads_per_txn", PerTxn(r.cache.optimistic_reads, txns))
-      .Add("invalidations_per_txn", PerTxn(r.cache.invalidations_sent, txns))
-      .Add("evictions_per_txn", PerTxn(r.cache.evictions, txns));
-  r.commit_latency.AddTo(j, "commit", LatencyHistogram::Unit::kMicros);
-  j.Add("wal_records", r.wal.records)
-      .Add("wal_flushes", r.wal.flushes)
-      .Add("wal_commits_per_flush", r.wal.commits_per_flush())
-      .Add("wal_bytes", r.wal.bytes)
-      .Add("delivery_queued", r.deliveries.queued)
-      .Add("delivery_executed", r.deliveries.executed)
-      .Add("delivery_orders", r.deliveries.orders_delivered)
-      .Add("delivery_skipped_districts", r.deliveries.districts_skipped);
-  r.deliveries.queue_to_done.AddTo(j, "delivery_queue",
-                                   LatencyHistogram::Unit::kMicros);
-  j.AddRaw("txn_per_sec_by_node", nodes)
-      .AddObject("per_type", per_type)
-      .Add("consistency_ok", cons.ok())
-      .Add("consistency_seconds", cons.seconds);
+  j.Add("consistency_ok", c.ok())
+      .Add("consistency_seconds", c.seconds)
+      .AddObject("consistency_checked", checked)
+      .AddObject("consistency_violations", violations);
+}
+
+void AddPartitionedJson(const RunConfig& c, const RunResult& r, JsonLine& j) {
   const partition::PartitionStats& p = r.partition;
-  j.Add("mode", c.mode)
-      .Add("distributed_pct", c.distributed_pct)
-      .Add("owners", c.owners)
-      .Add("twopc_one_phase_local", c.twopc_one_phase_local)
-      .Add("twopc_read_only_vote", c.twopc_read_only_vote)
-      .Add("twopc_parallel_prepare", c.twopc_parallel_prepare)
+  const uint64_t txns = r.commits();
+  j.Add("owners", c.owners)
       .Add("distributed_share", PerTxn(p.distributed, p.transactions))
       .Add("participants_per_distributed",
            PerTxn(p.participants, p.distributed))
@@ -309,6 +279,66 @@ void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
            PerTxn(p.coordinator_hold_ns, p.distributed) / 1e3)
       .Add("twopc_branch_latch_hold_us",
            PerTxn(p.branch_hold_ns, p.branches_ended) / 1e3);
+}
+
+// The fabric, cache and log work per committed transaction.
+void AddCostJson(const RunResult& r, JsonLine& j) {
+  const uint64_t txns = r.commits();
+  j.Add("round_trips_per_txn", PerTxn(r.fabric.round_trips, txns))
+      .Add("remote_ops_per_txn", PerTxn(r.fabric.ops(), txns))
+      .Add("messages_per_txn", PerTxn(r.fabric.messages_sent, txns))
+      .Add("bytes_per_txn",
+           PerTxn(r.fabric.bytes_read + r.fabric.bytes_written, txns))
+      .Add("cache_hit_ratio", r.cache.hit_ratio())
+      .Add("latches_per_txn", PerTxn(r.cache.locks(), txns))
+      .Add("unlatched_reads_per_txn", PerTxn(r.cache.optimistic_reads, txns))
+      .Add("invalidations_per_txn", PerTxn(r.cache.invalidations_sent, txns))
+      .Add("evictions_per_txn", PerTxn(r.cache.evictions, txns))
+      .Add("wal_records", r.wal.records)
+      .Add("wal_flushes", r.wal.flushes)
+      .Add("wal_commits_per_flush", r.wal.commits_per_flush())
+      .Add("wal_bytes", r.wal.bytes);
+}
+
+}  // namespace
+
+void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
+                   const ConsistencyResult& cons, JsonLine& j) {
+  std::string nodes = "[";
+  for (size_t n = 0; n < r.commits_by_node.size(); ++n) {
+    nodes += absl::StrFormat("%s%.1f", n ? "," : "",
+                             r.commits_by_node[n] / std::max(r.seconds, 1e-9));
+  }
+  nodes += "]";
+  j.Add("bench", "tpcc");
+  c.options.AddJson(j);
+  j.Add("scope", c.scope)
+      .Add("processes", c.processes)
+      .Add("cache_mb", c.cache_mb)
+      .Add("epochs", c.epochs)
+      .Add("load_seconds", l.seconds)
+      .Add("load_rows", l.rows)
+      .Add("pool_bytes_used", l.pool_bytes_used)
+      .Add("bytes_per_warehouse", BytesPerWarehouse(c, l))
+      .Add("raw_bytes_per_warehouse", RawPerWarehouse(c))
+      .Add("duration_s", r.seconds)
+      .Add("commits", r.commits())
+      .Add("txn_per_sec", r.txn_per_sec())
+      .Add("new_orders_per_minute", r.new_orders_per_minute())
+      .Add("abort_rate", r.abort_rate())
+      .AddObject("aborts_by_reason", txn::AbortCountsJson(r.aborts()))
+      .Add("errors", r.errors());
+  AddCostJson(r, j);
+  r.commit_latency.AddTo(j, "commit", LatencyHistogram::Unit::kMicros);
+  j.Add("delivery_queued", r.deliveries.queued)
+      .Add("delivery_executed", r.deliveries.executed)
+      .Add("delivery_orders", r.deliveries.orders_delivered)
+      .Add("delivery_skipped_districts", r.deliveries.districts_skipped);
+  r.deliveries.queue_to_done.AddTo(j, "delivery_queue",
+                                   LatencyHistogram::Unit::kMicros);
+  j.AddRaw("txn_per_sec_by_node", nodes).AddObject("per_type", PerTypeJson(r));
+  AddConsistencyJson(cons, j);
+  AddPartitionedJson(c, r, j);
   r.cost().AddTo(j);
 }
 

@@ -20,12 +20,12 @@ absl::StatusOr<engine::ProcedureId> RegisterStockLevel(engine::Engine& engine,
           [t](txn::Txn& txn,
               const StockLevelInput& in) -> absl::StatusOr<StockLevelOutput> {
             StockLevelOutput out;
-            TPCC_ASSIGN_OR_RETURN(
+            STRAND_ASSIGN_OR_RETURN(
                 auto da, txn.Lookup(t.district_pk, DistrictKey(in.w, in.d)));
-            TPCC_ASSIGN_OR_RETURN(auto dr, txn.Read(t.district, da));
+            STRAND_ASSIGN_OR_RETURN(auto dr, txn.Read(t.district, da));
             const int next = dr.GetInt(district::kNextOId);
             std::vector<storage::TupleAddress> lines;
-            TPCC_RETURN_IF_ERROR(
+            STRAND_RETURN_IF_ERROR(
                 txn.Scan(t.order_line_pk,
                          OrderLineKey(in.w, in.d, std::max(next - 20, 0), 0),
                          OrderLineKey(in.w, in.d, next - 1, 255),
@@ -46,9 +46,9 @@ absl::StatusOr<engine::ProcedureId> RegisterStockLevel(engine::Engine& engine,
             items.erase(std::unique(items.begin(), items.end()), items.end());
             out.distinct_items = items.size();
             for (int i : items) {
-              TPCC_ASSIGN_OR_RETURN(auto sa,
-                                    txn.Lookup(t.stock_pk, StockKey(in.w, i)));
-              TPCC_ASSIGN_OR_RETURN(auto s, txn.Read(t.stock, sa));
+              STRAND_ASSIGN_OR_RETURN(
+                  auto sa, txn.Lookup(t.stock_pk, StockKey(in.w, i)));
+              STRAND_ASSIGN_OR_RETURN(auto s, txn.Read(t.stock, sa));
               out.low_stock += s.GetInt(stock::kQuantity) < in.threshold;
             }
             return out;

@@ -22,79 +22,61 @@
 
 #include <gflags/gflags.h>
 
-#include <algorithm>
-#include <filesystem>
-#include <iostream>
-#include <memory>
-#include <optional>
-
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
 #include "base/command_line.h"
-#include "base/json_line.h"
-#include "base/progress_line.h"
 #include "base/run_output.h"
-#include "cc/cache_sizing.h"
-#include "engine/cluster_board.h"
-#include "engine/image.h"
-#include "engine/session.h"
 #include "index/cpu_path_flags.h"
-#include "partition/partition_map.h"
 #include "rdma/fabric_flags.h"
 #include "rdma/verbs/cluster_config.h"
-#include "tpcc/acked_check.h"
-#include "tpcc/acked_log.h"
-#include "tpcc/cluster_run.h"
-#include "tpcc/consistency.h"
-#include "tpcc/delivery_result_file.h"
-#include "tpcc/driver.h"
-#include "tpcc/memory_breakdown.h"
-#include "tpcc/report.h"
-#include "tpcc/tpcc_db.h"
+#include "tpcc/tpcc_options.h"
+#include "tpcc/tpcc_run.h"
 
-DEFINE_int32(warehouses, 2, "TPC-C warehouses to load (>= 1)");
-DEFINE_int32(threads, 1,
+namespace {
+// Every flag's default is the options struct's (tpcc/tpcc_options.h).
+const strand::tpcc::TpccOptions kDefaults;
+}  // namespace
+
+DEFINE_int32(warehouses, kDefaults.warehouses,
+             "TPC-C warehouses to load (>= 1)");
+DEFINE_int32(threads, kDefaults.threads,
              "Worker threads per compute node (each gets a home warehouse; "
              "also the load threads)");
-DEFINE_string(cc, "2pl", "Concurrency control: 2pl (no-wait), to or occ");
-DEFINE_string(protocol, "selcc",
+DEFINE_string(cc, kDefaults.cc.c_str(),
+              "Concurrency control: 2pl (no-wait), to or occ");
+DEFINE_string(protocol, kDefaults.protocol.c_str(),
               "Coherence protocol: selcc (cached) or sel (no cache)");
-// 4 KiB: a CUSTOMER row (695 bytes) fills a 1 KiB GCL alone; at 4 KiB five
-// fit, for 8.5 MiB less per warehouse (README, Results: memory). Each
-// thread works on its home warehouse, and the runs measured there lost no
-// throughput to false page conflicts; a GCL miss moves 4x the bytes.
-DEFINE_uint32(gcl_size, 4096,
+DEFINE_uint32(gcl_size, kDefaults.gcl_size,
               "Bytes of one global cache line (latch word included): a "
-              "multiple of 64 from 128 to 65536");
-DEFINE_uint64(cache_mb, 0,
+              "multiple of 64 from 704 (a CUSTOMER row fits) to 65536");
+DEFINE_uint64(cache_mb, kDefaults.cache_mb,
               "GCL cache per compute node, in MiB (SELCC). 0 (default): "
               "sized for the warehouses the node works on (its threads' home "
               "warehouses, all of them with --home_warehouse=random) plus "
               "ITEM, with room for the rows the run inserts, at most a "
               "quarter of the memory available split among the compute "
               "nodes of this process; the report prints the size used");
-DEFINE_string(mix, "standard",
+DEFINE_string(mix, kDefaults.mix.c_str(),
               "Transaction mix: standard (45/43/4/4/4), one type (new_order, "
               "payment, order_status, delivery, stock_level) or 5 weights "
               "summing to 100 (e.g. 50,50,0,0,0)");
-DEFINE_string(home_warehouse, "thread",
+DEFINE_string(home_warehouse, kDefaults.home_warehouse.c_str(),
               "Warehouse of each transaction: thread (thread i of the "
               "deployment works on warehouse i mod W + 1, as a TPC-C "
               "terminal) or random (drawn per transaction, so every "
               "warehouse is shared by all nodes' threads: the SELCC paper's "
               "shape)");
-DEFINE_double(remote_neworder, -1,
+DEFINE_double(remote_neworder, kDefaults.remote_neworder,
               "Share (0..1) of New-Orders with one remote supply warehouse; "
               "negative: the specification's 1% per order line");
-DEFINE_string(mode, "shared",
+DEFINE_string(mode, kDefaults.mode.c_str(),
               "shared: every compute node reaches every warehouse (SELCC "
               "keeps the caches coherent); partitioned: each node owns a "
               "contiguous range of warehouses, work on another node's "
               "warehouse is shipped to it and distributed transactions "
               "commit with two-phase commit (2PL only)");
-DEFINE_double(distributed_pct, -1,
+DEFINE_double(distributed_pct, kDefaults.distributed_pct,
               "Percent (0..100) of New-Orders with one supply warehouse, and "
               "of Payments with a customer, at a warehouse of another "
               "compute node: the distributed transactions of the "
@@ -102,100 +84,103 @@ DEFINE_double(distributed_pct, -1,
               "their node's warehouses (the ranges partitioned mode uses), "
               "in both modes. Negative: the specification's rates (1% of "
               "order lines, 15% of Payments at any other warehouse)");
-DEFINE_bool(twopc_one_phase_local, true,
+DEFINE_bool(twopc_one_phase_local, kDefaults.twopc_one_phase_local,
             "Partitioned mode: a transaction that touched only its own node "
             "commits in one phase (false: a forced prepare, then a forced "
             "decision, as the SELCC authors' 2PC)");
-DEFINE_bool(twopc_read_only_vote, true,
+DEFINE_bool(twopc_read_only_vote, kDefaults.twopc_read_only_vote,
             "Partitioned mode: a participant that wrote nothing votes "
             "read-only, logs nothing and skips the second phase");
-DEFINE_bool(twopc_parallel_prepare, true,
+DEFINE_bool(twopc_parallel_prepare, kDefaults.twopc_parallel_prepare,
             "Partitioned mode: PREPARE goes to all participants at once "
             "(false: one after another)");
-DEFINE_double(duration_s, 10, "Seconds of measured run (unless --txns)");
-DEFINE_uint64(txns, 0,
+DEFINE_double(duration_s, kDefaults.duration_s,
+              "Seconds of measured run (not with --txns)");
+DEFINE_uint64(txns, kDefaults.txns,
               "If > 0: run this many measured transactions instead "
               "of --duration_s");
-DEFINE_double(warmup_s, 1, "Seconds run before measuring starts");
-DEFINE_uint64(seed, 1, "Seed of the load and of the run's random inputs");
-DEFINE_int32(items, 100000,
+DEFINE_double(warmup_s, kDefaults.warmup_s,
+              "Seconds run before measuring starts");
+DEFINE_uint64(seed, kDefaults.seed,
+              "Seed of the load and of the run's random inputs");
+DEFINE_int32(items, kDefaults.items,
              "ITEM rows (and STOCK rows per warehouse); scale-down for tests");
-DEFINE_int32(customers, 3000,
+DEFINE_int32(customers, kDefaults.customers,
              "Customers (and initial orders) per district; scale-down for "
              "tests");
-DEFINE_string(wal, "off",
+DEFINE_string(wal, kDefaults.wal.c_str(),
               "Write-ahead log: off, or on (every committing transaction is "
               "acknowledged only once its redo record is durable in "
               "--wal_dir; the load is unlogged and saved as "
               "<wal_dir>/load.img first, by compute node 0 in a cluster)");
-DEFINE_string(wal_dir, "",
+DEFINE_string(wal_dir, kDefaults.wal_dir.c_str(),
               "Directory of the log (one node-<id>/ per compute node) and of "
               "the load image; required with --wal=on, must hold no log yet. "
               "In a cluster each process logs to its own host's directory: "
               "to recover, gather every node-<id>/ next to load.img");
-DEFINE_bool(wal_early_lock_release, false,
+DEFINE_bool(wal_early_lock_release, kDefaults.wal_early_lock_release,
             "With --wal=on: release a committing transaction's latches when "
             "its log record is appended instead of when it is durable (the "
-            "call still returns only once it is durable). Shortens lock hold "
-            "times by the fdatasync; safe with one compute node only. "
-            "Implied by --wal_pipeline > 0");
-DEFINE_int32(wal_pipeline, -1,
+            "call still returns only once it, and every commit it may depend "
+            "on, is durable: acknowledgement by the cluster's durable "
+            "watermark, docs/design/durable_acks.md). Shortens lock hold "
+            "times by the fdatasync. Implied by --wal_pipeline > 0");
+DEFINE_int32(wal_pipeline, kDefaults.wal_pipeline,
              "With --wal=on: pipelined commit acknowledgement. N > 0: a "
              "worker thread commits in memory, releases its latches and "
              "goes on with its next transaction while up to N of its "
-             "commits wait for their log record to be durable; each is "
-             "counted, timed (commit latency) and written to --acked_log "
-             "only once durable, never before. Lets one fdatasync serve "
-             "many commits. 0: every transaction waits for its own commit "
-             "to be durable before the thread goes on. -1 (default): 1024 "
-             "with one compute node, 0 with several (pipelining needs early "
-             "lock release, which is safe with one compute node only; an "
-             "explicit N > 0 with several is refused)");
-DEFINE_int32(wal_group_commit_us, -1,
+             "commits wait to be acknowledged (durable, with every commit "
+             "they may depend on, on any node); each is counted, timed "
+             "(commit latency) and written to --acked_log only then, never "
+             "before. Lets one fdatasync serve many commits. 0: every "
+             "transaction holds its latches until its own commit is durable "
+             "and the thread waits for it (synchronous). -1 (default): "
+             "1024");
+DEFINE_int32(wal_group_commit_us, kDefaults.wal_group_commit_us,
              "With --wal=on: group-commit window in microseconds; the log "
              "flusher starts a flush no sooner than this after the previous "
              "one, so one fdatasync serves every commit of the window. "
              "-1 (default): 1000 when commits are pipelined (nobody waits "
              "for a flush, fewer flushes cost less CPU), else 0 (flush at "
              "once: a waiting commit's latency)");
-DEFINE_string(acked_log, "",
+DEFINE_string(acked_log, kDefaults.acked_log.c_str(),
               "Append (warehouse, district, order id) of every New-Order to "
               "this file when it is acknowledged (its call returned OK, or "
               "with --wal_pipeline its commit became durable), one 16-byte "
               "record per write(2) (tpcc/acked_log.h); for crash tests. "
               "Over verbs each compute process writes <file>.node-<id>");
-DEFINE_string(delivery_results, "",
+DEFINE_string(delivery_results, kDefaults.delivery_results.c_str(),
               "Append one line per executed deferred Delivery to this file: "
               "when it was queued and completed, warehouse, carrier, and per "
               "district the order delivered or '-' if skipped (clause "
               "2.7.2.2, tpcc/delivery_result_file.h)");
-DEFINE_bool(memory_breakdown, false,
+DEFINE_bool(memory_breakdown, kDefaults.memory_breakdown,
             "After the load and again after the run, print the GCLs of "
             "every table and index and the indexes' leaf fill (walks every "
             "index node)");
-DEFINE_double(peer_timeout_s, 10,
+DEFINE_double(peer_timeout_s, kDefaults.peer_timeout_s,
               "Verbs: a compute process whose heartbeat on the cluster board "
               "stops for this long is reported (by node id and address) and "
               "every other compute process stops with exit status 1");
-DEFINE_bool(optimistic_tuple_reads, true,
+DEFINE_bool(optimistic_tuple_reads, kDefaults.optimistic_tuple_reads,
             "Transactions (2PL, OCC) read tuples they do not write with no "
             "latch where the page is cached, and check them at commit "
             "instead of holding a shared latch (2PL) or taking a short one "
             "(OCC); serializable either way. false: latch every read (the "
             "ablation)");
-DEFINE_bool(validate_index_reads, true,
+DEFINE_bool(validate_index_reads, kDefaults.validate_index_reads,
             "Validate at commit the index leaves every lookup and scan read, "
             "which makes scans and absent-key lookups serializable. "
             "--novalidate_index_reads only measures what that costs: "
             "phantoms become possible, and Delivery and Order-Status may "
             "read a range another transaction changes");
-DEFINE_bool(epochs_in_pool, false,
+DEFINE_bool(epochs_in_pool, kDefaults.epochs_in_pool,
             "Deleted rows' slots (Delivery's NEW-ORDER rows) wait for "
             "readers through the memory pool's epoch words, as they do "
             "anyway when compute nodes run in separate processes, even when "
             "this process hosts every node (EngineOptions::epochs_in_pool): "
             "to measure what that protocol costs");
-DEFINE_string(check_image, "",
+DEFINE_string(check_image, kDefaults.check_image.c_str(),
               "Instead of loading and running: open this pool image (a "
               "recovered one: strand_recover --out_image), check the "
               "consistency conditions 1-12 and, with --acked_log=FILE, that "
@@ -206,869 +191,76 @@ DEFINE_string(check_image, "",
 namespace strand::tpcc {
 namespace {
 
-// Pool bytes kept free for the rows a run inserts, at least.
-constexpr double kRunRoomBytes = 768.0 * (1 << 20);
-// What a run inserts, generously, to size a pool for a long or fast run:
-// 0.51-0.57 KiB of pool per committed transaction (the standard mix;
-// 50/50 New-Order/Payment, no Delivery), at up to 100k transactions per
-// second per worker thread (one thread reached 92k on the 2-core VM).
-constexpr double kRunBytesPerTxn = 640;
-constexpr double kRunBytesPerThreadSecond = 100e3 * kRunBytesPerTxn;
-
-// Deleted rows' slots the hosted nodes' epoch managers handed back so far
-// (one manager may serve them all).
-uint64_t SlotsReclaimed(const engine::Engine& engine) {
-  uint64_t sum = 0;
-  const txn::EpochManager* last = nullptr;
-  for (rdma::ComputeNodeId node : engine.local_compute_nodes()) {
-    const txn::EpochManager* epochs = engine.epochs(node);
-    if (epochs != nullptr && epochs != last) sum += epochs->reclaimed();
-    last = epochs;
-  }
-  return sum;
-}
-
-// Pool bytes a load of `warehouses` takes, generously (measured: see the
-// README), plus room for the rows a run inserts: `run_bytes`, at least
-// kRunRoomBytes.
-uint64_t PoolBytesNeeded(int warehouses, const Scale& scale,
-                         double run_bytes = 0) {
-  const double per_warehouse = 2.0 * RawBytes::PerWarehouse(scale);
-  const double items = 2.0 * RawBytes::Items(scale);
-  return static_cast<uint64_t>(warehouses * per_warehouse + items +
-                               std::max(kRunRoomBytes, run_bytes));
-}
-
-// What the run asked for on the command line inserts into the pool, at
-// most (kRunBytesPerTxn, kRunBytesPerThreadSecond): --txns transactions,
-// or --duration_s seconds, plus the warm-up, on every worker thread.
-// The value of integer flag `name`, defined in another library (the
-// fabric's), at least 1.
-int64_t CountFlag(const char* name) {
-  const std::string value =
-      gflags::GetCommandLineFlagInfoOrDie(name).current_value;
-  return value.empty() ? 1 : std::max<int64_t>(1, std::stoll(value));
-}
-
-double RunBytesBound() {
-  const double threads =
-      static_cast<double>(FLAGS_threads) * CountFlag("compute_nodes");
-  const double warmup = FLAGS_warmup_s * threads * kRunBytesPerThreadSecond;
-  if (FLAGS_txns > 0) return warmup + FLAGS_txns * kRunBytesPerTxn;
-  return warmup + FLAGS_duration_s * threads * kRunBytesPerThreadSecond;
-}
-
-// The cache an auto-sized (--cache_mb=0) compute node wants: the load of
-// the warehouses its threads work on, plus ITEM, plus room for what the run
-// inserts, so that a run of the usual length never evicts. A pool takes
-// 1.30x the raw tuple bytes (README, Results: memory); 1.5x leaves room
-// for the rows of other warehouses that remote lines and payments touch.
-// The run's inserts take ~0.55 KiB of pool per transaction (50/50
-// New-Order/Payment: 26 MiB/s at 48k txn/s); they get 8x the load, at
-// least 64 MiB and at most this node's share of the pool's room for the
-// run (PoolBytesNeeded): one warehouse on one thread then runs ~30 s before
-// the evictor starts writing back the oldest inserted lines.
-uint64_t CacheBytesWanted(int warehouses, int threads, int compute_nodes,
-                          bool random_home, const Scale& scale) {
-  const int per_node = (warehouses + compute_nodes - 1) / compute_nodes;
-  const int touched = random_home
-                          ? warehouses
-                          : std::min(warehouses, std::max(threads, per_node));
-  const double load =
-      1.5 * (touched * static_cast<double>(RawBytes::PerWarehouse(scale)) +
-             RawBytes::Items(scale));
-  const double room =
-      std::clamp(8 * load, 64.0 * (1 << 20), kRunRoomBytes / compute_nodes);
-  return static_cast<uint64_t>(load + room);
-}
-
-// The driver's cap on --warehouses, below what the schema's int16
-// warehouse numbers hold.
-constexpr int kMaxWarehousesFlag = 10000;
-constexpr uint32_t kMaxGclSize = 64 * 1024;  // --gcl_size, see Main()
-static_assert(kMaxWarehousesFlag <= kMaxWarehouses);
-
-// This process's part in a deployment whose compute nodes are separate
-// processes (verbs): its node and the cluster board it meets the others on
-// (tpcc/cluster_run.h has the steps). No board when one process hosts every
-// compute node (loopback).
-struct ClusterMember {
-  rdma::ComputeNodeId self = 0;
-  int processes = 1;
-  std::unique_ptr<engine::ClusterBoard> board;
-
-  bool leads() const { return board == nullptr || self == 0; }
-  // Prints `message`, tells the others this process gives up, and returns
-  // the exit status.
-  int Fail(absl::string_view message) {
-    std::cerr << "tpcc: " << message << "\n";
-    if (board != nullptr) (void)board->Abort();
-    return 1;
-  }
-};
-
-// Opens the engine and the TPC-C tables: created here, or (another compute
-// process of the deployment) opened once compute node 0 has created them.
-absl::StatusOr<std::unique_ptr<TpccDatabase>> OpenDatabase(
-    const engine::EngineOptions& options, const Scale& scale,
-    uint64_t pool_bytes_needed, ClusterMember& member) {
-  auto engine = engine::Engine::Open(options);
-  if (!engine.ok()) return engine.status();
-  rdma::Fabric& fabric = (*engine)->fabric();
-  const std::vector<rdma::ComputeNodeId> local =
-      (*engine)->local_compute_nodes();
-  if (local.size() == static_cast<size_t>(fabric.compute_node_count())) {
-    return TpccDatabase::Define(*std::move(engine), scale, FLAGS_seed,
-                                TpccDatabase::TablesAt::kCreate);
-  }
-  member.self = local.front();
-  member.processes = fabric.compute_node_count();  // one node per process
-  auto cluster = rdma::verbs::ClusterConfig::Load(options.fabric.cluster_file);
-  if (!cluster.ok()) return cluster.status();
-  engine::ClusterBoard::Options board;
-  board.peer_timeout = absl::Seconds(FLAGS_peer_timeout_s);
-  board.describe = [nodes = cluster->compute_nodes](rdma::ComputeNodeId n) {
-    return n < nodes.size() ? nodes[n].ToString()
-                            : absl::StrCat("compute node ", n);
-  };
-  auto opened = engine::ClusterBoard::Open(fabric, member.self, board);
-  if (!opened.ok()) return opened.status();
-  member.board = *std::move(opened);
-  // The board uses the engine's fabric: it goes first, whatever happens.
-  auto give_up = [&member](const absl::Status& s) {
-    (void)member.board->Abort();
-    member.board.reset();
-    return s;
-  };
-  // A run cannot go on without any of its compute nodes (they hold
-  // latches and cached lines of the shared data): stop, naming it.
-  member.board->OnFailure([](const absl::Status& s) {
-    std::cerr << "tpcc: " << s.message() << "; stopping this compute process"
-              << std::endl;
-    std::_Exit(1);
-  });
-  const uint64_t served =
-      fabric.memory_node_bytes() * fabric.memory_node_count();
-  if (served < pool_bytes_needed) {
-    return give_up(absl::FailedPreconditionError(absl::StrFormat(
-        "the memory nodes serve %d MiB in all, %d warehouses need about %d "
-        "MiB (load plus room for the run): start strand_memnode with a "
-        "larger --pool_mb",
-        served >> 20, FLAGS_warehouses, pool_bytes_needed >> 20)));
-  }
-  if (member.self == 0) {
-    auto db = TpccDatabase::Define(*std::move(engine), scale, FLAGS_seed,
-                                   TpccDatabase::TablesAt::kCreate);
-    if (!db.ok()) return give_up(db.status());
-    if (absl::Status s = member.board->Arrive(kSchemaCreated); !s.ok()) {
-      return give_up(s);
-    }
-    return db;
-  }
-  if (absl::Status s = member.board->WaitFor(0, kSchemaCreated); !s.ok()) {
-    return give_up(s);
-  }
-  auto db = TpccDatabase::Define(*std::move(engine), scale, FLAGS_seed,
-                                 TpccDatabase::TablesAt::kOpen);
-  if (!db.ok()) return give_up(db.status());
-  return db;
-}
-
-// The acknowledged-New-Order files of a run: `path` itself and, from a
-// cluster's processes, every <path>.node-<id> next to it.
-std::vector<std::string> AckedLogFiles(const std::string& path) {
-  std::vector<std::string> files;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(path, ec)) files.push_back(path);
-  const fs::path dir = fs::path(path).parent_path().empty()
-                           ? fs::path(".")
-                           : fs::path(path).parent_path();
-  const std::string prefix = fs::path(path).filename().string() + ".node-";
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().filename().string().starts_with(prefix)) {
-      files.push_back(entry.path().string());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-// tpcc --check_image: opens the image on the loopback fabric with the
-// layout its header records, and checks it. Returns the exit status.
-int CheckImage(const Scale& scale, RunOutput& output) {
-  if (gflags::GetCommandLineFlagInfoOrDie("fabric").current_value == "verbs" ||
-      FLAGS_wal != "off") {
+// Compute nodes of the whole deployment: over verbs, the cluster file's.
+int DeploymentComputeNodes(const rdma::FabricOptions& fabric) {
+  if (fabric.kind != rdma::FabricKind::kVerbs) return fabric.compute_nodes;
+  auto cluster = rdma::verbs::ClusterConfig::Load(fabric.cluster_file);
+  if (!cluster.ok()) {
+    // Its messages name the file; a missing one, by the flag already.
+    const absl::string_view message = cluster.status().message();
     ExitWithUsageError(
-        "--check_image opens the image in this process: drop --fabric and "
-        "--wal");
+        absl::StrContains(message, "--cluster")
+            ? std::string(message)
+            : absl::StrCat("--cluster=", fabric.cluster_file, ": ", message));
   }
-  auto header = engine::ReadImageHeader(FLAGS_check_image);
-  if (!header.ok()) {
-    ExitWithUsageError("--check_image: " +
-                       std::string(header.status().message()));
-  }
-  if (header->gcl_size == 0) {
-    ExitWithUsageError(
-        "--check_image: a format 1 image, without its GCL "
-        "size: recover it again with this strand_recover");
-  }
-  std::vector<AckedNewOrder> acked;
-  if (!FLAGS_acked_log.empty()) {
-    const std::vector<std::string> files = AckedLogFiles(FLAGS_acked_log);
-    if (files.empty()) {
-      ExitWithUsageError(
-          absl::StrFormat("--acked_log=%s: no such file, nor %s.node-<id>",
-                          FLAGS_acked_log, FLAGS_acked_log));
-    }
-    for (const std::string& file : files) {
-      auto contents = ReadAckedLog(file);
-      if (!contents.ok()) {
-        ExitWithUsageError(std::string(contents.status().message()));
-      }
-      acked.insert(acked.end(), contents->records.begin(),
-                   contents->records.end());
-    }
-  }
-  engine::EngineOptions options;
-  options.fabric.memory_nodes = static_cast<int>(header->memory_nodes);
-  options.fabric.compute_nodes = 1;
-  options.fabric.pool_bytes = header->region_bytes;
-  options.fabric.chunk_bytes = header->chunk_bytes;
-  options.fabric.populate_memory = rdma::PopulateMode::kOnFirstTouch;
-  options.cc.gcl_size = header->gcl_size;
-  options.image_path = FLAGS_check_image;
-  auto db = TpccDatabase::Open(options, scale, FLAGS_seed,
-                               TpccDatabase::TablesAt::kOpen);
-  if (!db.ok()) {
-    std::cerr << "tpcc: " << db.status().message() << "\n";
-    return 1;
-  }
-  engine::Engine& engine = (*db)->engine();
-  auto checker = AckedNewOrderChecker::Register(engine, (*db)->tables());
-  if (!checker.ok()) {
-    std::cerr << "tpcc: " << checker.status().message() << "\n";
-    return 1;
-  }
-  auto consistency = CheckConsistency(engine, FLAGS_warehouses, scale);
-  if (!consistency.ok()) {
-    std::cerr << "tpcc: " << consistency.status().message() << "\n";
-    return 1;
-  }
-  auto found = checker->Check(engine, acked);
-  if (!found.ok()) {
-    std::cerr << "tpcc: " << found.status().message() << "\n";
-    return 1;
-  }
-  std::ostream& human = output.human();
-  human << "consistency (clause 3.3.2, conditions 1-12) of "
-        << FLAGS_check_image << ": "
-        << (consistency->ok() ? "ok" : consistency->ToString()) << "\n";
-  if (!FLAGS_acked_log.empty()) {
-    human << absl::StrFormat(
-        "acknowledged New-Orders: %d checked, %d missing or incomplete\n",
-        found->checked, found->lost);
-    for (const std::string& example : found->examples) {
-      human << "  lost: " << example << "\n";
-    }
-  }
-  JsonLine j = output.Record();
-  j.Add("bench", "tpcc_check")
-      .Add("image", FLAGS_check_image)
-      .Add("warehouses", FLAGS_warehouses)
-      .Add("items", scale.items)
-      .Add("customers_per_district", scale.customers)
-      .Add("acked_log", FLAGS_acked_log)
-      .Add("consistency_ok", consistency->ok())
-      .Add("acked_checked", found->checked)
-      .Add("acked_lost", found->lost);
-  output.Print(j);
-  return consistency->ok() && found->ok() ? 0 : 1;
+  return static_cast<int>(cluster->compute_nodes.size());
 }
 
-// A compute process other than node 0, once it ran and published its
-// figures: stays up (node 0's consistency check reads the lines this node
-// caches) until node 0 has checked, then leaves. Returns the exit status.
-int FinishFollower(ClusterMember& member, const RunConfig& own,
-                   const LoadResult& load, const RunResult& run,
-                   RunOutput& output, const JsonLine& deployment) {
-  std::ostream& human = output.human();
-  if (absl::Status s = member.board->WaitFor(0, kChecked); !s.ok()) {
-    return member.Fail(s.message());
-  }
-  auto verdict = member.board->Read(0);
-  (void)member.board->Leave();
-  const bool consistent = verdict.ok() && *verdict == "ok";
-  human << "consistency: checked by compute node 0 over the whole database: "
-        << (consistent ? "ok" : "FAILED") << "\n";
-  ConsistencyResult c;
-  if (!consistent) {
-    c.violations[0] = 1;
-    c.messages.push_back("compute node 0 found violations (its report)");
-  }
-  JsonLine record = deployment;
-  AddJsonReport(own, load, run, c, record);
-  output.Print(record);
-  if (run.errors() > 0) return 1;
-  return consistent ? 0 : 1;
+// The options from the flags, sized and validated: exits with status 2
+// naming the flag on any misuse, before anything is opened or loaded.
+TpccOptions OptionsFromFlags() {
+  TpccOptions o;
+  o.warehouses = FLAGS_warehouses;
+  o.items = FLAGS_items;
+  o.customers = FLAGS_customers;
+  o.seed = FLAGS_seed;
+  auto fabric = rdma::FabricOptionsFromFlags();
+  ExitIfUsageError(fabric.status());
+  o.fabric = *fabric;
+  o.threads = FLAGS_threads;
+  o.cc = FLAGS_cc;
+  o.protocol = FLAGS_protocol;
+  o.mode = FLAGS_mode;
+  o.gcl_size = FLAGS_gcl_size;
+  o.cache_mb = FLAGS_cache_mb;
+  auto cpu_path = index::CpuPathSwitchesFromFlags();
+  ExitIfUsageError(cpu_path.status());
+  o.cpu_path = *cpu_path;
+  o.optimistic_tuple_reads = FLAGS_optimistic_tuple_reads;
+  o.validate_index_reads = FLAGS_validate_index_reads;
+  o.epochs_in_pool = FLAGS_epochs_in_pool;
+  o.twopc_one_phase_local = FLAGS_twopc_one_phase_local;
+  o.twopc_read_only_vote = FLAGS_twopc_read_only_vote;
+  o.twopc_parallel_prepare = FLAGS_twopc_parallel_prepare;
+  o.peer_timeout_s = FLAGS_peer_timeout_s;
+  o.mix = FLAGS_mix;
+  o.home_warehouse = FLAGS_home_warehouse;
+  o.remote_neworder = FLAGS_remote_neworder;
+  o.distributed_pct = FLAGS_distributed_pct;
+  o.duration_s = FLAGS_duration_s;
+  o.txns = FLAGS_txns;
+  o.warmup_s = FLAGS_warmup_s;
+  o.wal = FLAGS_wal;
+  o.wal_dir = FLAGS_wal_dir;
+  o.wal_early_lock_release = FLAGS_wal_early_lock_release;
+  o.wal_pipeline = FLAGS_wal_pipeline;
+  o.wal_group_commit_us = FLAGS_wal_group_commit_us;
+  o.acked_log = FLAGS_acked_log;
+  o.delivery_results = FLAGS_delivery_results;
+  o.memory_breakdown = FLAGS_memory_breakdown;
+  o.check_image = FLAGS_check_image;
+  o.given = FlagsGiven();
+  o.deployment_compute_nodes = DeploymentComputeNodes(o.fabric);
+  o.SizePool();
+  ExitIfUsageError(o.Validate(OptionNaming::Flags("TpccOptions::")));
+  return o;
 }
 
 int Main() {
   RunOutput output = RunOutput::FromFlags({.per_second_series = true});
-  if (FLAGS_warehouses < 1 || FLAGS_warehouses > kMaxWarehousesFlag) {
-    ExitWithUsageError("--warehouses must be from 1 to 10000");
-  }
-  if (FLAGS_threads < 1 || FLAGS_threads > 256) {
-    ExitWithUsageError("--threads must be from 1 to 256");
-  }
-  auto algorithm = txn::ParseCcAlgorithm(FLAGS_cc);
-  if (!algorithm.ok()) {
-    ExitWithUsageError("--cc=" + FLAGS_cc + ": expected 2pl, to or occ");
-  }
-  auto protocol = cc::ParseProtocol(FLAGS_protocol);
-  if (!protocol.ok()) {
-    ExitWithUsageError("--protocol=" + FLAGS_protocol +
-                       ": expected selcc or sel");
-  }
-  if (FLAGS_home_warehouse != "thread" && FLAGS_home_warehouse != "random") {
-    ExitWithUsageError("--home_warehouse=" + FLAGS_home_warehouse +
-                       ": expected thread or random");
-  }
-  const HomeWarehouse home_warehouse = FLAGS_home_warehouse == "thread"
-                                           ? HomeWarehouse::kPerThread
-                                           : HomeWarehouse::kRandom;
-  auto cpu_path = index::CpuPathSwitchesFromFlags();
-  if (!cpu_path.ok()) {
-    ExitWithUsageError(std::string(cpu_path.status().message()));
-  }
-  auto mix = Mix::Parse(FLAGS_mix);
-  if (!mix.ok()) ExitWithUsageError(std::string(mix.status().message()));
-  if (FLAGS_remote_neworder > 1) {
-    ExitWithUsageError("--remote_neworder must be at most 1 (a share)");
-  }
-  auto mode = engine::ParseEngineMode(FLAGS_mode);
-  if (!mode.ok()) ExitWithUsageError(std::string(mode.status().message()));
-  if (FLAGS_distributed_pct > 100) {
-    ExitWithUsageError("--distributed_pct must be at most 100 (a percent)");
-  }
-  if (FLAGS_distributed_pct >= 0 && FLAGS_remote_neworder >= 0) {
-    ExitWithUsageError(
-        "--distributed_pct and --remote_neworder both set the share of "
-        "remote New-Orders: give one");
-  }
-  if (*mode == engine::EngineMode::kShared) {
-    for (const char* flag : {"twopc_one_phase_local", "twopc_read_only_vote",
-                             "twopc_parallel_prepare"}) {
-      if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
-        ExitWithUsageError(
-            absl::StrCat("--", flag, " applies to --mode=partitioned only"));
-      }
-    }
-  }
-  if (!(FLAGS_duration_s > 0) || FLAGS_duration_s > 86400) {
-    ExitWithUsageError("--duration_s must be > 0 and <= 86400");
-  }
-  if (!(FLAGS_peer_timeout_s > 0) || FLAGS_peer_timeout_s > 3600) {
-    ExitWithUsageError("--peer_timeout_s must be > 0 and <= 3600");
-  }
-  // Compute processes of a cluster (the fabric flags are parsed below,
-  // once --pool_mb is sized).
-  const bool verbs =
-      gflags::GetCommandLineFlagInfoOrDie("fabric").current_value == "verbs";
-  if (!verbs &&
-      !gflags::GetCommandLineFlagInfoOrDie("peer_timeout_s").is_default) {
-    ExitWithUsageError(
-        "--peer_timeout_s applies to --fabric=verbs only (compute processes "
-        "watching each other)");
-  }
-  if (!(FLAGS_warmup_s >= 0) || FLAGS_warmup_s > 3600) {
-    ExitWithUsageError("--warmup_s must be from 0 to 3600");
-  }
-  if (FLAGS_items < 1 || FLAGS_items > 100000) {
-    ExitWithUsageError("--items must be from 1 to 100000");
-  }
-  if (FLAGS_customers < 10 || FLAGS_customers > 3000) {
-    ExitWithUsageError("--customers must be from 10 to 3000");
-  }
-  // The engine takes GCLs up to the fabric's chunk (1 MiB), but TPC-C rows
-  // are at most ~700 bytes: past 64 KiB a line holds hundreds of them, a
-  // miss moves all of it and the cache holds few lines. At 1 MiB two
-  // threads committed almost no New-Order (64 cache lines: none; 128: one
-  // a second); 64 KiB ran 12.6k txn/s.
-  if (FLAGS_gcl_size > kMaxGclSize) {
-    ExitWithUsageError(absl::StrFormat(
-        "--gcl_size=%d is too large for TPC-C: use at most %d (default 4096)",
-        FLAGS_gcl_size, kMaxGclSize));
-  }
-  Scale scale;
-  scale.items = FLAGS_items;
-  scale.customers = FLAGS_customers;
-  if (!FLAGS_check_image.empty()) return CheckImage(scale, output);
-
-  // Size the pool: by default large enough for the chosen warehouses plus
-  // room for the run (committed in full by the default
-  // --populate_memory=background; with =touch an untouched part costs no
-  // memory); a given --pool_mb must fit.
-  // The default size has room for the whole run at a generous rate, up
-  // to half the memory available (the caches take up to a quarter); a
-  // given size need only hold the load and the minimum room.
-  const uint64_t need = PoolBytesNeeded(FLAGS_warehouses, scale);
-  const uint64_t want = std::max(
-      need, std::min(PoolBytesNeeded(FLAGS_warehouses, scale, RunBytesBound()),
-                     cc::AvailableMemoryBytes() / 2));
-  // Over verbs the memory nodes' --pool_mb decides (checked once joined).
-  const uint64_t memory_nodes = CountFlag("memory_nodes");
-  const uint64_t need_mb = (need / memory_nodes >> 20) + 1;
-  if (!verbs && gflags::GetCommandLineFlagInfoOrDie("pool_mb").is_default) {
-    const uint64_t pool_mb =
-        std::max<uint64_t>(256, (want / memory_nodes >> 20) + 1);
-    gflags::SetCommandLineOption("pool_mb", std::to_string(pool_mb).c_str());
-  } else if (!verbs) {
-    const uint64_t pool_mb = std::stoull(
-        gflags::GetCommandLineFlagInfoOrDie("pool_mb").current_value);
-    if (pool_mb < need_mb) {
-      ExitWithUsageError(absl::StrFormat(
-          "--pool_mb=%d is too small for %d warehouses: they need about %d "
-          "MiB per memory node (load plus room for the run); raise --pool_mb "
-          "or leave it unset",
-          pool_mb, FLAGS_warehouses, need_mb));
-    }
-  }
-  auto fabric = rdma::FabricOptionsFromFlags();
-  if (!fabric.ok()) ExitWithUsageError(std::string(fabric.status().message()));
-  if (FLAGS_wal != "off" && FLAGS_wal != "on") {
-    ExitWithUsageError("--wal=" + FLAGS_wal + ": expected off or on");
-  }
-  const bool wal = FLAGS_wal == "on";
-  const std::string image_path = FLAGS_wal_dir + "/load.img";
-  // Compute nodes of the whole deployment: over verbs, the cluster file's.
-  int deployment_nodes = fabric->compute_nodes;
-  if (verbs) {
-    auto cluster = rdma::verbs::ClusterConfig::Load(fabric->cluster_file);
-    if (!cluster.ok()) {
-      ExitWithUsageError(std::string(cluster.status().message()));
-    }
-    deployment_nodes = static_cast<int>(cluster->compute_nodes.size());
-  }
-  if (wal) {
-    if (FLAGS_wal_dir.empty()) {
-      ExitWithUsageError("--wal=on needs --wal_dir=DIR (where the log goes)");
-    }
-    if (FLAGS_wal_early_lock_release && deployment_nodes > 1) {
-      ExitWithUsageError(absl::StrFormat(
-          "--wal_early_lock_release is safe with one compute node only, and "
-          "this deployment has %d: drop it",
-          deployment_nodes));
-    }
-    if (FLAGS_wal_pipeline > 0 && deployment_nodes > 1) {
-      ExitWithUsageError(absl::StrFormat(
-          "--wal_pipeline > 0 needs early lock release, which is safe with "
-          "one compute node only (another node could make a dependent "
-          "commit durable first, txn/concurrency_control.h), and this "
-          "deployment has %d: use --wal_pipeline=0",
-          deployment_nodes));
-    }
-    if (FLAGS_wal_pipeline < -1 || FLAGS_wal_pipeline > 100000) {
-      ExitWithUsageError("--wal_pipeline must be from -1 to 100000");
-    }
-    if (FLAGS_wal_group_commit_us < -1 || FLAGS_wal_group_commit_us > 1000000) {
-      ExitWithUsageError("--wal_group_commit_us must be from -1 to 1000000");
-    }
-    std::error_code ec;
-    std::filesystem::create_directories(FLAGS_wal_dir, ec);
-    if (ec) {
-      ExitWithUsageError("--wal_dir=" + FLAGS_wal_dir + ": " + ec.message());
-    }
-    for (const auto& entry :
-         std::filesystem::directory_iterator(FLAGS_wal_dir, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.starts_with("node-") || name == "load.img") {
-        ExitWithUsageError("--wal_dir=" + FLAGS_wal_dir + " already holds " +
-                           name + " of an earlier run: give a fresh directory");
-      }
-    }
-  } else {
-    if (!FLAGS_wal_dir.empty()) {
-      ExitWithUsageError("--wal_dir is given but --wal=off: add --wal=on");
-    }
-    if (FLAGS_wal_early_lock_release) {
-      ExitWithUsageError("--wal_early_lock_release needs --wal=on");
-    }
-    if (FLAGS_wal_pipeline != -1) {
-      ExitWithUsageError("--wal_pipeline needs --wal=on");
-    }
-    if (FLAGS_wal_group_commit_us != -1) {
-      ExitWithUsageError("--wal_group_commit_us needs --wal=on");
-    }
-  }
-  const int wal_pipeline =
-      !wal ? 0
-      : FLAGS_wal_pipeline >= 0
-          ? FLAGS_wal_pipeline
-          : (deployment_nodes == 1
-                 ? static_cast<int>(engine::Session::kDefaultMaxUnacknowledged)
-                 : 0);
-  const bool early_lock_release =
-      FLAGS_wal_early_lock_release || wal_pipeline > 0;
-  const int wal_group_commit_us = !wal ? 0
-                                  : FLAGS_wal_group_commit_us >= 0
-                                      ? FLAGS_wal_group_commit_us
-                                  : wal_pipeline > 0 ? 1000
-                                                     : 0;
-  std::unique_ptr<AckedLogWriter> acked_log;
-  if (!FLAGS_acked_log.empty()) {
-    // Processes of a cluster may share a file system (one host, or NFS).
-    const std::string path =
-        verbs ? absl::StrCat(FLAGS_acked_log, ".node-", fabric->node_id)
-              : FLAGS_acked_log;
-    auto writer = AckedLogWriter::Open(path);
-    if (!writer.ok()) {
-      ExitWithUsageError("--acked_log: " +
-                         std::string(writer.status().message()));
-    }
-    acked_log = *std::move(writer);
-  }
-
-  std::unique_ptr<DeliveryResultFile> delivery_results;
-  if (!FLAGS_delivery_results.empty()) {
-    auto file = DeliveryResultFile::Open(FLAGS_delivery_results);
-    if (!file.ok()) {
-      ExitWithUsageError("--delivery_results: " +
-                         std::string(file.status().message()));
-    }
-    delivery_results = *std::move(file);
-  }
-
-  engine::EngineOptions options;
-  options.fabric = *fabric;
-  options.cc.protocol = *protocol;
-  options.cc.gcl_size = FLAGS_gcl_size;
-  options.cc.prefetch = cpu_path->prefetch;
-  // Compute nodes in this process: all of them on loopback, one per
-  // process over verbs.
-  const int local_nodes = verbs ? 1 : fabric->compute_nodes;
-  const bool auto_cache = FLAGS_cache_mb == 0;
-  options.cc.cache_bytes =
-      auto_cache
-          ? cc::AutoCacheBytes(
-                CacheBytesWanted(
-                    FLAGS_warehouses, FLAGS_threads, fabric->compute_nodes,
-                    home_warehouse == HomeWarehouse::kRandom, scale),
-                FLAGS_gcl_size,
-                cc::AutoCacheCapBytes(cc::AvailableMemoryBytes(), local_nodes))
-          : FLAGS_cache_mb << 20;
-  options.algorithm = *algorithm;
-  options.index = cpu_path->tuning;
-  options.validate_index_reads = FLAGS_validate_index_reads;
-  options.optimistic_tuple_reads = FLAGS_optimistic_tuple_reads;
-  options.epochs_in_pool = FLAGS_epochs_in_pool;
-  options.retry.max_retries = 100000;
-  options.mode = *mode;
-  options.partitioned.partitions = FLAGS_warehouses;
-  options.partitioned.one_phase_local = FLAGS_twopc_one_phase_local;
-  options.partitioned.read_only_vote = FLAGS_twopc_read_only_vote;
-  options.partitioned.parallel_prepare = FLAGS_twopc_parallel_prepare;
-  if (absl::Status s = options.Validate(OptionNaming::Flags("EngineOptions::"));
-      !s.ok()) {
-    ExitWithUsageError(std::string(s.message()));
-  }
-
-  std::ostream& human = output.human();
-  // Declared before the member, so that the board (which uses the
-  // engine's fabric) is destroyed first.
-  absl::StatusOr<std::unique_ptr<TpccDatabase>> db;
-  ClusterMember member;
-  ProgressLine::RunShowing("opening the engine (memory nodes, caches)", [&] {
-    db = OpenDatabase(options, scale, need, member);
-  });
-  if (!db.ok()) return member.Fail(db.status().message());
-  const rdma::Fabric& deployed = (*db)->engine().fabric();
-  // The record's head: version, commit, and the deployment as served.
-  JsonLine deployment = output.Record();
-  rdma::AddFabricJson(*fabric, deployed, deployment);
-  RunConfig config;
-  config.warehouses = FLAGS_warehouses;
-  config.compute_nodes = deployed.compute_node_count();
-  config.fabric = rdma::FabricKindName(fabric->kind);
-  config.processes = member.processes;
-  config.threads_per_node = FLAGS_threads;
-  config.cc = txn::CcAlgorithmName(*algorithm);
-  config.protocol = cc::ProtocolName(*protocol);
-  config.mix =
-      FLAGS_mix == "standard" ? "standard:" + mix->ToString() : mix->ToString();
-  config.remote_neworder = FLAGS_remote_neworder;
-  config.mode = engine::EngineModeName(*mode);
-  config.distributed_pct = FLAGS_distributed_pct;
-  config.twopc_one_phase_local = FLAGS_twopc_one_phase_local;
-  config.twopc_read_only_vote = FLAGS_twopc_read_only_vote;
-  config.twopc_parallel_prepare = FLAGS_twopc_parallel_prepare;
-  config.home_warehouse = FLAGS_home_warehouse;
-  config.rtt_ns = fabric->rtt_ns;
-  config.message_delivery = rdma::MessageDeliveryName(fabric->message_delivery);
-  config.gcl_size = FLAGS_gcl_size;
-  // What the cache layer uses (SEL has no cache).
-  config.cache_mb =
-      *protocol == cc::Protocol::kSelcc ? options.cc.cache_bytes >> 20 : 0;
-  config.cache_sizing = auto_cache ? "auto" : "flag";
-  config.prefetch = cc::PrefetchScopeName(cpu_path->prefetch);
-  config.index_leaf_hint = cpu_path->tuning.leaf_hint;
-  config.optimistic_reads = cpu_path->tuning.optimistic_reads;
-  config.optimistic_tuple_reads = FLAGS_optimistic_tuple_reads;
-  config.validate_index_reads = FLAGS_validate_index_reads;
-  config.epochs_in_pool = FLAGS_epochs_in_pool;
-  {
-    const auto hosted = (*db)->engine().local_compute_nodes();
-    const txn::EpochManager* epochs = (*db)->engine().epochs(hosted.front());
-    config.epochs = epochs->pool() != nullptr ? "pool" : "process";
-  }
-  config.seed = FLAGS_seed;
-  config.warmup_s = FLAGS_warmup_s;
-  config.txns = FLAGS_txns;
-  config.scale = scale;
-  config.wal = wal;
-  config.wal_dir = FLAGS_wal_dir;
-  config.wal_early_lock_release = early_lock_release;
-  config.wal_pipeline = wal_pipeline;
-  config.wal_group_commit_us = wal_group_commit_us;
-  config.acked_log = FLAGS_acked_log;
-  config.delivery_results = FLAGS_delivery_results;
-  config.memory_breakdown = FLAGS_memory_breakdown;
-  config.peer_timeout_s = FLAGS_peer_timeout_s;
-
-  auto load = (*db)->loader().Load(FLAGS_warehouses, FLAGS_threads, FLAGS_seed,
-                                   /*progress=*/true);
-  if (!load.ok()) return member.Fail(load.status().message());
-  if (member.board != nullptr) {
-    // Every process loaded its share; measure together.
-    if (absl::Status s = member.board->Arrive(kLoaded); !s.ok()) {
-      return member.Fail(s.message());
-    }
-    if (absl::Status s = member.board->WaitForAll(kLoaded); !s.ok()) {
-      return member.Fail(s.message());
-    }
-    if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
-      load->pool_bytes_used = *used;
-    }
-  }
-  PrintLoad(human, config, *load);
-  if (!FLAGS_validate_index_reads) {
-    human << "index reads: NOT validated (--novalidate_index_reads): scans "
-             "and absent-key lookups are not serializable in this run\n";
-  }
-  if (FLAGS_memory_breakdown && member.leads()) {
-    auto breakdown = MeasureMemory((*db)->engine(), FLAGS_warehouses, scale);
-    if (!breakdown.ok()) {
-      std::cerr << "tpcc: " << breakdown.status().message() << "\n";
-      return 1;
-    }
-    PrintMemoryBreakdown(human, *breakdown, FLAGS_warehouses,
-                         load->pool_bytes_used);
-  }
-  if (wal) {
-    // Image the loaded pool, then go on from it with the log on: recovery
-    // replays the logs over this image. Every compute node writes back its
-    // cache first (in a cluster, every process: the image is read from the
-    // memory nodes), so the image holds the whole load.
-    const absl::Time image_start = absl::Now();
-    engine::Engine& engine = (*db)->engine();
-    if (absl::Status s = engine.WriteBackCaches(); !s.ok()) {
-      return member.Fail(s.message());
-    }
-    if (member.board != nullptr) {
-      if (absl::Status s = member.board->Arrive(kWrittenBack); !s.ok()) {
-        return member.Fail(s.message());
-      }
-    }
-    if (member.leads()) {
-      if (member.board != nullptr) {
-        if (absl::Status s = member.board->WaitForAll(kWrittenBack); !s.ok()) {
-          return member.Fail(s.message());
-        }
-      }
-      auto image =
-          engine::WriteImage(engine.fabric(), image_path, FLAGS_gcl_size);
-      if (!image.ok()) return member.Fail(image.status().message());
-      human << absl::StrFormat(
-          "wal: load image %s, %.1f MiB in %.2f s\n", image_path,
-          image->bytes / 1048576.0,
-          absl::ToDoubleSeconds(absl::Now() - image_start));
-      if (member.board != nullptr) {
-        if (absl::Status s = member.board->Arrive(kImaged); !s.ok()) {
-          return member.Fail(s.message());
-        }
-      }
-    } else if (absl::Status s = member.board->WaitFor(0, kImaged); !s.ok()) {
-      return member.Fail(s.message());
-    }
-    engine::WalOptions log;
-    log.dir = FLAGS_wal_dir;
-    log.early_lock_release = early_lock_release;
-    log.group_commit_window = absl::Microseconds(wal_group_commit_us);
-    if (absl::Status s = engine.StartLogging(log); !s.ok()) {
-      return member.Fail(s.message());
-    }
-    human << absl::StrFormat(
-        "wal: on, dir %s, io direct (buffered, with a warning, where the "
-        "file system refuses O_DIRECT), early_lock_release %s, pipeline %d; "
-        "after a crash: strand_recover --image=%s --wal_dir=%s%s\n",
-        FLAGS_wal_dir, early_lock_release ? "on" : "off", wal_pipeline,
-        image_path, FLAGS_wal_dir,
-        member.board != nullptr
-            ? " (with every compute node's node-<id>/ gathered there)"
-            : "");
-  }
-
-  if (member.board != nullptr) {
-    human << absl::StrFormat(
-        "cluster: compute node %d loaded its share of the warehouses; all %d "
-        "compute processes are loaded%s, measuring starts at unix time %.3f "
-        "(after %.1f s of warm-up)\n",
-        member.self, member.processes, wal ? " and logging" : "",
-        absl::ToUnixMillis(absl::Now()) / 1e3 + FLAGS_warmup_s, FLAGS_warmup_s);
-    human << std::flush;  // the launcher watches for this line
-  }
-
-  // The loopback fabric commits its memory on a thread of its own while the
-  // loader runs (--populate_memory=background); the measured run starts
-  // when it is done, not beside it.
-  const absl::Time populate_start = absl::Now();
-  ProgressLine::RunShowing(
-      "memory: committing the fabric's memory before the run",
-      [&] { (*db)->engine().fabric().WaitUntilPopulated(); });
-  const absl::Duration populate_wait = absl::Now() - populate_start;
-  if (populate_wait > absl::Milliseconds(100)) {
-    human << absl::StrFormat(
-        "memory: waited %.2f s for the fabric to commit its memory "
-        "(--populate_memory=touch skips it)\n",
-        absl::ToDoubleSeconds(populate_wait));
-  }
-
-  DriverOptions d;
-  d.warehouses = FLAGS_warehouses;
-  d.threads_per_node = FLAGS_threads;
-  d.home_warehouse = home_warehouse;
-  d.mix = *mix;
-  d.remote.remote_order_ratio = FLAGS_remote_neworder;
-  // Who owns which warehouse: partitioned mode's map, or the same split
-  // for a shared run with --distributed_pct (tpcc/remote_policy.h).
-  std::optional<partition::PartitionMap> owners;
-  if ((*db)->engine().partition_map() != nullptr) {
-    owners = *(*db)->engine().partition_map();
-  } else if (FLAGS_distributed_pct >= 0) {
-    auto map = partition::PartitionMap::Create(FLAGS_warehouses,
-                                               fabric->compute_nodes);
-    if (!map.ok()) ExitWithUsageError(std::string(map.status().message()));
-    owners = *map;
-  }
-  if (owners.has_value()) {
-    d.remote.owners = &*owners;
-    config.owners = owners->ToString();
-  }
-  if (FLAGS_distributed_pct >= 0) {
-    d.remote.remote_order_ratio = FLAGS_distributed_pct / 100;
-    d.remote.remote_payment_ratio = FLAGS_distributed_pct / 100;
-  }
-  d.duration_s = FLAGS_duration_s;
-  d.txns = FLAGS_txns;
-  d.warmup_s = FLAGS_warmup_s;
-  d.seed = FLAGS_seed;
-  d.progress = true;
-  d.progress_series = output.progress_series();
-  d.acked_log = acked_log.get();
-  d.delivery_results = delivery_results.get();
-  d.wal_pipeline = static_cast<size_t>(wal_pipeline);
-  auto run = RunDriver(**db, d);
-  if (!run.ok()) return member.Fail(run.status().message());
-  if (member.board != nullptr) {
-    // This node's own figures, here and on the board for node 0.
-    RunConfig own = config;
-    own.scope = absl::StrCat("compute node ", member.self);
-    PrintRun(human, own, *run);
-    if (absl::Status s =
-            member.board->Publish(EncodeNodeRun(member.self, *load, *run));
-        !s.ok()) {
-      return member.Fail(s.message());
-    }
-    if (absl::Status s = member.board->Arrive(kRan); !s.ok()) {
-      return member.Fail(s.message());
-    }
-    if (!member.leads()) {
-      return FinishFollower(member, own, *load, *run, output, deployment);
-    }
-    // Node 0: the deployment's figures, every node's summed.
-    if (absl::Status s = member.board->WaitForAll(kRan); !s.ok()) {
-      return member.Fail(s.message());
-    }
-    LoadResult all_load;
-    RunResult all_run;
-    for (int n = 0; n < member.processes; ++n) {
-      auto bytes = member.board->Read(n);
-      if (!bytes.ok()) return member.Fail(bytes.status().message());
-      if (absl::Status s = MergeNodeRun(*bytes, all_load, all_run); !s.ok()) {
-        return member.Fail(s.message());
-      }
-    }
-    all_load.pool_bytes_used = load->pool_bytes_used;
-    *load = all_load;
-    *run = std::move(all_run);
-    config.scope = "deployment";
-  }
-  PrintRun(human, config, *run);
-  // What the run added to the pool: inserted rows, less the slots of
-  // deleted rows (NEW-ORDER, by Delivery) that inserts reused
-  // (txn/epoch_manager.h).
-  uint64_t pool_after_run = 0;
-  double growth_mb_per_million = 0;
-  if (auto used = PoolBytesTaken((*db)->engine()); used.ok()) {
-    pool_after_run = *used;
-    // Warm-up commits grow the pool too; over a run of minutes they are
-    // noise.
-    growth_mb_per_million = (static_cast<double>(*used) -
-                             static_cast<double>(load->pool_bytes_used)) /
-                            1048576.0 / std::max<double>(1.0, run->commits()) *
-                            1e6;
-    human << absl::StrFormat(
-        "pool: %.1f MiB after the run, %.1f MiB after the load: %+.1f MiB "
-        "per million committed transactions\n",
-        *used / 1048576.0, load->pool_bytes_used / 1048576.0,
-        growth_mb_per_million);
-  }
-  human << absl::StrFormat(
-      "deleted rows' slots handed back for reuse: %llu by this process "
-      "(epochs shared %s)\n",
-      static_cast<unsigned long long>(SlotsReclaimed((*db)->engine())),
-      config.epochs == "pool" ? "through the pool" : "in this process");
-  if (FLAGS_memory_breakdown && member.leads()) {
-    // Table by table: which tables the run grew (TPC-C inserts ORDER,
-    // ORDER-LINE and HISTORY rows for good), and that NEW-ORDER, whose
-    // deleted rows' slots are reused, did not.
-    auto breakdown = MeasureMemory((*db)->engine(), FLAGS_warehouses, scale);
-    if (!breakdown.ok()) return member.Fail(breakdown.status().message());
-    human << "after the run:\n";
-    PrintMemoryBreakdown(human, *breakdown, FLAGS_warehouses, pool_after_run,
-                         /*loaded_rows=*/false);
-  }
-
-  auto consistency = CheckConsistency((*db)->engine(), FLAGS_warehouses, scale);
-  if (!consistency.ok()) {
-    return member.Fail(absl::StrCat("consistency check could not run: ",
-                                    consistency.status().message()));
-  }
-  PrintConsistency(human, *consistency);
-  if (member.board != nullptr) {
-    // The others kept serving their cached lines to the check; now they
-    // may stop. They print the verdict too.
-    (void)member.board->Publish(consistency->ok() ? "ok" : "FAILED");
-    (void)member.board->Arrive(kChecked);
-    (void)member.board->Leave();
-  }
-  JsonLine record = deployment;
-  AddJsonReport(config, *load, *run, *consistency, record);
-  record.Add("pool_bytes_after_run", pool_after_run)
-      .Add("pool_growth_mb_per_million_txns", growth_mb_per_million);
-  output.Print(record);
-  if (run->errors() > 0) return 1;
-  return consistency->ok() ? 0 : 1;
+  const TpccOptions options = OptionsFromFlags();
+  if (!options.check_image.empty()) return CheckImage(options, output);
+  return TpccRun(options, output).Run();
 }
 
 }  // namespace

@@ -104,8 +104,8 @@
 //         commit_ts, taken under U's latch before it released it, is smaller)
 //         or T's validation would fail; a writer of a tuple T wrote waits for
 //         T's latch and takes its commit_ts later.
-// Durability at acknowledgement: the record is durable before the latches
-// are released, so any transaction, on any compute node, that reads or
+// Durability at acknowledgement, synchronous commits (no watermark): the
+// record is durable before the latches are released, so any transaction, on any compute node, that reads or
 // overwrites these tuple writes does so after they are durable; its own
 // record (later in its own log) can never survive a crash that loses this
 // one. Records are appended before the tuple writes become visible, so
@@ -118,44 +118,16 @@
 //   tuple) on ANOTHER node could commit durably first. Tuple reads are
 //   covered (the tuple's page is latched), which is what the TPC-C and
 //   bank workloads do; on one compute node the LSN order covers it too.
-// Early lock release (Database::early_lock_release): latches are released
-// right after the append, Txn::Commit waits for durability before returning
-// OK, and a read-only transaction waits until everything appended before its
-// commit is durable. Safe with ONE compute node writing: a dependent reads
-// the writes after they were appended, so its record has a larger LSN in the
-// same log, and the log is durable in LSN order. With several compute nodes
-// a dependent on another node could become durable first; engine/ refuses
-// the option then.
-// Pipelined acknowledgement (engine/session.h, CallAsync) is early lock
-// release without the wait: Txn::CommitNoWait returns once the latches are
-// released, and the session reports the outcome once durable_lsn reaches
-// Txn::ack_lsn (the same LSN Txn::Commit would have waited for), so no
-// acknowledgement precedes durability and the argument above is unchanged.
-// An abort's outcome waits for the last appended LSN too: a procedure's
-// decision to roll back may rest on undurable reads.
-//
-// Not implemented (design): pipelining across compute nodes, Silo-style.
-// Each node n keeps a durable watermark D_n: "every commit of node n with
-// commit_ts <= D_n is durable, and none with commit_ts <= D_n will be
-// appended later". A node computes it from its log: the smallest commit_ts
-// any of its threads may still append (each thread publishes the
-// timestamp it holds between taking commit_ts and appending, else
-// infinity; an oracle reading bounds later ones) minus one, capped by the
-// commit_ts of the first record past durable_lsn. The flusher appends
-// D_n as a kWatermark record to every flush and publishes it in a root
-// word per node (a fabric FAA/CAS word next to kTimestampOracle); an idle
-// node advances D_n to the oracle's current value - 1 on a timer, so one
-// idle node cannot stall the others. An outcome is acknowledged only when
-// its commit_ts (a read-only transaction: the largest commit_ts it read,
-// or the oracle value at its end) is <= min over nodes of D_n. A dependent
-// U on node B of T on node A has commit_ts(U) > commit_ts(T) (the
-// serialization order), so U acknowledged implies T durable. Recovery
-// replays, merged by commit_ts, only the records with commit_ts <= min
-// over nodes of the last D_n persisted in each log: everything later may
-// depend on a lost record of another node, and none of it was
-// acknowledged. Cost: acknowledgement latency grows to the slowest node's
-// flush plus the watermark exchange, and recovery may drop durable but
-// unacknowledged commits.
+// Early lock release and pipelined acknowledgement (Database::watermark,
+// commit_watermark.h; the argument for every algorithm, SELCC, SEL and
+// partitioned mode is docs/design/durable_acks.md): latches are released
+// right after the append, and an outcome is acknowledged only once the
+// cluster's durable watermark covers its timestamp. A dependent always has
+// a larger timestamp than what it depends on (the orders above), so every
+// commit it depends on, on any node, is durable by then, index-only
+// observations included; Txn::Commit waits for it, Txn::CommitNoWait
+// leaves the wait to its caller (engine/session.h, CallAsync). Recovery
+// replays only up to the largest cluster watermark a log persisted.
 
 #include <memory>
 

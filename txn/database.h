@@ -23,6 +23,7 @@ class BLinkTree;
 
 namespace strand::txn {
 
+class CommitWatermark;
 class EpochManager;
 class IndexKey;
 
@@ -52,14 +53,15 @@ struct Database {
   std::vector<std::string> index_names;  // by IndexId
 
   // The compute node's write-ahead log, or null (no logging). With a log,
-  // a commit is acknowledged (Txn::Commit returns OK) only once its redo
-  // record is durable; see concurrency_control.h, "Logging".
+  // a commit is acknowledged only once it is durable, and so is every
+  // commit it may depend on (concurrency_control.h, "Logging").
   wal::LogWriter* log = nullptr;
-  // Release the commit's latches once its record is appended, before it is
-  // durable (the acknowledgement still waits: Txn::Commit, or the caller of
-  // Txn::CommitNoWait via Txn::ack_lsn). Safe only with one compute node
-  // writing (concurrency_control.h); engine/ enforces that.
-  bool early_lock_release = false;
+  // With a log: acknowledge by the cluster's durable watermark
+  // (commit_watermark.h). A commit releases its latches once its record is
+  // appended (early lock release) and is acknowledged once the watermark
+  // covers its timestamp. Null: a commit holds its latches until its own
+  // record is durable, and is acknowledged then.
+  CommitWatermark* watermark = nullptr;
   // Record the index leaves every Lookup, LookupBatch and Scan read, and
   // validate them at commit: what makes scans and absent-key lookups
   // serializable (concurrency_control.h, "Index reads"). Off only to

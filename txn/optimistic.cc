@@ -102,7 +102,7 @@ absl::Status Optimistic::Commit(TxnState& txn) {
   if (absl::Status s = ValidateIndexReads(txn); !s.ok()) return s;
   // Every write latch is held and the reads are still current: this is the
   // serialization point, so the commit timestamp is taken now.
-  auto ts = txn.db.oracle->Next(txn.ctx);
+  auto ts = TakeTimestamp(txn);
   if (!ts.ok()) return ts.status();
   txn.commit_ts = *ts;
   if (absl::Status s = ApplyWrites(txn, txn.commit_ts); !s.ok()) return s;

@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "rdma/fabric.h"
+#include "txn/node_words.h"
 
 namespace strand::txn {
 
@@ -56,11 +57,11 @@ class PoolEpochs {
   }
 
  private:
-  PoolEpochs(rdma::ComputeNodeId self, int compute_nodes, uint64_t published)
-      : self_(self), compute_nodes_(compute_nodes), published_(published) {}
+  PoolEpochs(rdma::ComputeNodeId self, NodeWords bounds, uint64_t published)
+      : self_(self), bounds_(bounds), published_(published) {}
 
   const rdma::ComputeNodeId self_;
-  const int compute_nodes_;
+  const NodeWords bounds_;
   // The CAS's expected value: Publish costs nothing when the bound does not
   // grow, and one CAS when it does.
   std::atomic<uint64_t> published_;

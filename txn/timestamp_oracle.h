@@ -9,6 +9,7 @@
 // (linearizable: FAA on one word is). Timestamps start at 1; 0 means "none"
 // in tuple headers.
 
+#include <atomic>
 #include <cstdint>
 
 #include "absl/status/statusor.h"
@@ -21,9 +22,20 @@ class TimestampOracle {
   explicit TimestampOracle(cc::GclManager& manager) : manager_(manager) {}
 
   absl::StatusOr<uint64_t> Next(cc::ThreadContext& ctx);
+  // The last timestamp issued (every later Next returns more), without
+  // taking one: one FAA of 0.
+  absl::StatusOr<uint64_t> Current(cc::ThreadContext& ctx) const;
+  // The largest timestamp this node's Next returned lately (0 before the
+  // first): a lower bound of every later Next, on any node, for free.
+  uint64_t last_seen() const {
+    return last_seen_.load(std::memory_order_relaxed);
+  }
 
  private:
   cc::GclManager& manager_;
+  // Not a strict max (racing Nexts may store out of order): any value
+  // Next returned is a lower bound of what later calls return.
+  std::atomic<uint64_t> last_seen_{0};
 };
 
 }  // namespace strand::txn

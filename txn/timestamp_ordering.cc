@@ -13,7 +13,7 @@ namespace strand::txn {
 using storage::TupleHeader;
 
 absl::Status TimestampOrdering::Begin(TxnState& txn) {
-  auto ts = txn.db.oracle->Next(txn.ctx);
+  auto ts = TakeTimestamp(txn);
   if (!ts.ok()) return ts.status();
   txn.start_ts = *ts;
   return absl::OkStatus();

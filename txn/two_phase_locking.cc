@@ -92,13 +92,14 @@ absl::Status TwoPhaseLocking::Prepare(TxnState& txn, uint64_t commit_ts) {
   if (absl::Status s = ValidateIndexReads(txn); !s.ok()) return s;
   if (commit_ts != 0) {
     // A participant: the coordinator took it while this branch's locks
-    // were held too.
+    // were held too (and after this branch's watermark slot was held).
     txn.commit_ts = commit_ts;
+    if (txn.watermark_slot != nullptr) txn.watermark_slot->Hold(commit_ts);
     return absl::OkStatus();
   }
   // Every lock is held: the timestamp taken now orders this transaction
   // after everything it depends on.
-  auto ts = txn.db.oracle->Next(txn.ctx);
+  auto ts = TakeTimestamp(txn);
   if (!ts.ok()) return ts.status();
   txn.commit_ts = *ts;
   return absl::OkStatus();

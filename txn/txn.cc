@@ -42,6 +42,16 @@ absl::Status Txn::Begin() {
   if (phase_ != Phase::kIdle) {
     return absl::FailedPreconditionError("a transaction begins only once");
   }
+  if (state_.db.watermark != nullptr) {
+    if (state_.watermark_slot == nullptr) {
+      return absl::FailedPreconditionError(
+          "this compute node acknowledges by durable watermark: the "
+          "transaction needs a slot (Txn::set_watermark_slot)");
+    }
+    // Before any timestamp is taken, here or by a 2PC coordinator for this
+    // branch: every one of them is above the node's last one.
+    state_.watermark_slot->Hold(state_.db.oracle->last_seen());
+  }
   phase_ = Phase::kActive;
   // Announced before the algorithm's Begin (TO takes its timestamp there)
   // and before any read: epoch_manager.h says why both matter.
@@ -491,24 +501,39 @@ absl::Status Txn::FinishStatements() {
 }
 
 absl::Status Txn::Commit() {
-  if (remote_ != nullptr && phase_ == Phase::kActive) {
-    return remote_->Commit(*this);
-  }
-  return CommitImpl(/*wait_durable=*/true);
+  const bool branches = remote_ != nullptr && phase_ == Phase::kActive;
+  absl::Status s = branches ? remote_->Commit(*this) : CommitImpl();
+  if (!s.ok()) return s;
+  return WaitAcknowledged();
 }
 
 absl::Status Txn::CommitNoWait() {
-  // Partitioned mode releases no latch early: its commit is acknowledged
-  // when it returns.
   if (remote_ != nullptr && phase_ == Phase::kActive) {
     return remote_->Commit(*this);
   }
-  return CommitImpl(/*wait_durable=*/false);
+  return CommitImpl();
 }
 
-absl::Status Txn::CommitOnePhase() { return CommitImpl(/*wait_durable=*/true); }
+absl::Status Txn::CommitOnePhase() { return CommitImpl(); }
 
-wal::Lsn Txn::ack_lsn() const { return AckLsn(state_); }
+absl::StatusOr<uint64_t> Txn::AckTimestamp() {
+  if (state_.db.watermark == nullptr) return 0;
+  if (phase_ == Phase::kCommitted && state_.commit_ts != 0) {
+    return state_.commit_ts;
+  }
+  return state_.db.oracle->Current(state_.ctx);
+}
+
+absl::Status Txn::WaitAcknowledged() {
+  if (state_.db.watermark == nullptr) return absl::OkStatus();
+  absl::StatusOr<uint64_t> ts = AckTimestamp();
+  if (!ts.ok()) return ts.status();
+  return state_.db.watermark->WaitAcknowledged(*ts);
+}
+
+void Txn::ReleaseWatermarkSlot() {
+  if (state_.watermark_slot != nullptr) state_.watermark_slot->Release();
+}
 
 absl::Status Txn::FailCommit(absl::Status status) {
   status = ExplainCacheLimit(state_, std::move(status));
@@ -516,19 +541,13 @@ absl::Status Txn::FailCommit(absl::Status status) {
   return status;
 }
 
-absl::Status Txn::CommitImpl(bool wait_durable) {
+absl::Status Txn::CommitImpl() {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
   if (absl::Status s = FinishStatements(); !s.ok()) return FailCommit(s);
   if (absl::Status s = cc_.Commit(state_); !s.ok()) return FailCommit(s);
   phase_ = Phase::kCommitted;
+  ReleaseWatermarkSlot();
   LeaveEpoch(/*committed=*/true);
-  if (!wait_durable) return absl::OkStatus();
-  // Acknowledged only once durable (a no-op unless latches were released
-  // before the record was durable; write_set.h).
-  if (absl::Status d = WaitCommitDurable(state_); !d.ok()) {
-    state_.abort_reason = AbortReason::kError;
-    return d;
-  }
   return absl::OkStatus();
 }
 
@@ -570,6 +589,7 @@ absl::Status Txn::CommitPrepared() {
   }
   ApplyLoggedWrites(state_, std::nullopt);
   phase_ = Phase::kCommitted;
+  ReleaseWatermarkSlot();
   absl::Status released = state_.latches.ReleaseAll();
   LeaveEpoch(/*committed=*/true);
   return released;
@@ -579,6 +599,7 @@ void Txn::Abort(AbortReason reason) {
   if (phase_ != Phase::kActive && phase_ != Phase::kPrepared) return;
   if (state_.abort_reason == AbortReason::kNone) state_.abort_reason = reason;
   phase_ = Phase::kAborted;
+  ReleaseWatermarkSlot();
   ReleaseIndexLeaves(state_);
   absl::Status s = state_.latches.ReleaseAll();
   LOG_IF(ERROR, !s.ok()) << "releasing latches on abort: " << s;

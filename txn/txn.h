@@ -6,10 +6,10 @@
 // concurrency_control.h for how each reads, validates and commits).
 //
 //   Txn txn(db, ctx, cc);
-//   RETURN_IF_ERROR(txn.Begin());
-//   ASSIGN_OR_RETURN(TupleBuffer* d, txn.Modify(kDistrict, address));
+//   STRAND_RETURN_IF_ERROR(txn.Begin());
+//   STRAND_ASSIGN_OR_RETURN(TupleBuffer* d, txn.Modify(kDistrict, address));
 //   d->SetInt(kNextOrderId, d->view().GetInt(kNextOrderId) + 1);
-//   RETURN_IF_ERROR(txn.Commit());
+//   STRAND_RETURN_IF_ERROR(txn.Commit());
 //
 // Guarantees: writes are buffered in the transaction and applied at commit,
 // so nothing of an aborted transaction is ever visible, index entries
@@ -211,19 +211,28 @@ class Txn {
                                 storage::TupleAddress value);
 
   // Commits and returns once the commit may be acknowledged (with a log:
-  // durable, see concurrency_control.h, "Logging").
+  // it is durable, and so is every commit it may depend on; see
+  // concurrency_control.h, "Logging"). With db().watermark a wait that
+  // outlasts its bound is Unavailable: committed, not acknowledged.
   absl::Status Commit();
-  // Commits without waiting for the log: OK means committed in memory with
-  // every latch released, but NOT yet acknowledgeable; the caller reports
-  // it only once the log's durable LSN reaches ack_lsn() (engine/session.h,
-  // CallAsync). Without early lock release the latches were held until the
-  // record was durable, so this is Commit().
+  // Commits without waiting to acknowledge: OK means committed in memory
+  // with every latch released, but NOT yet acknowledgeable; the caller
+  // reports it only once the node's watermark acknowledged AckTimestamp()
+  // (engine/session.h, CallAsync). Without db().watermark the commit held
+  // its latches until its record was durable, so this is Commit().
   absl::Status CommitNoWait();
-  // Once the transaction ended (committed or aborted): the LSN the node's
-  // log must be durable up to before its outcome is reported; 0: at once
-  // (write_set.h, AckLsn). An abort's outcome waits too: the procedure's
-  // decision may rest on reads of writes that are not durable yet.
-  wal::Lsn ack_lsn() const;
+  // Once the transaction ended (committed or not): the timestamp the
+  // node's CommitWatermark must acknowledge before its outcome is reported
+  // (0: at once, without a watermark). A committed transaction's commit
+  // timestamp; otherwise the oracle's value now (one round trip), since
+  // the procedure's decision may rest on reads of any commit before it.
+  absl::StatusOr<uint64_t> AckTimestamp();
+  // With db().watermark, every transaction needs a slot of it
+  // (CommitWatermark::NewSlot), set before Begin; the caller keeps it for
+  // the next transaction.
+  void set_watermark_slot(CommitWatermark::Slot* slot) {
+    state_.watermark_slot = slot;
+  }
   // Rolls back (idempotent). Counts as `reason`.
   void Abort(AbortReason reason);
   // Rolls back at the procedure's request; returns the Aborted status the
@@ -251,7 +260,8 @@ class Txn {
   //     waiting for it; a failure aborts it.
   //   CommitPrepared: applies the writes (logged already, if at all) and
   //     releases every latch. Durability is the caller's: it waited for
-  //     the decision.
+  //     the decision, or a watermark acknowledges it. Log everything the
+  //     branch logs before: it releases the watermark slot.
   absl::Status CommitOnePhase();
   absl::Status PrepareBranch(uint64_t commit_ts);
   bool writes_anything() const;
@@ -269,7 +279,11 @@ class Txn {
   enum class Phase { kIdle, kActive, kPrepared, kCommitted, kAborted };
 
   absl::Status CheckActive() const;
-  absl::Status CommitImpl(bool wait_durable);
+  absl::Status CommitImpl();
+  // With db().watermark: blocks until AckTimestamp() is acknowledged.
+  absl::Status WaitAcknowledged();
+  // The transaction will log nothing more (commit_watermark.h).
+  void ReleaseWatermarkSlot();
   // Ends a commit that failed (the transaction active or prepared):
   // aborted with `status`'s reason, unless one was set already.
   absl::Status FailCommit(absl::Status status);

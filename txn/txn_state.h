@@ -16,6 +16,7 @@
 #include "storage/schema.h"
 #include "storage/tuple_address.h"
 #include "txn/abort_reason.h"
+#include "txn/commit_watermark.h"
 #include "txn/database.h"
 #include "txn/epoch_manager.h"
 #include "txn/page_latches.h"
@@ -171,6 +172,10 @@ struct TxnState {
   AbortReason abort_reason = AbortReason::kNone;
   // The transaction's announcement (db.epochs) while it runs.
   EpochManager::Slot epoch_slot = EpochManager::kNoSlot;
+  // With db.watermark: the slot that holds back the node's durable mark
+  // below every timestamp this transaction may still log (Txn::Begin to
+  // its end; commit_watermark.h). Owned by whoever runs the transaction.
+  CommitWatermark::Slot* watermark_slot = nullptr;
 
   storage::HeapTable& table(TableId id) const { return *db.tables[id]; }
 

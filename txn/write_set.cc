@@ -223,8 +223,14 @@ void ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp) {
   }
 }
 
+absl::StatusOr<uint64_t> TakeTimestamp(TxnState& txn) {
+  absl::StatusOr<uint64_t> ts = txn.db.oracle->Next(txn.ctx);
+  if (ts.ok() && txn.watermark_slot != nullptr) txn.watermark_slot->Hold(*ts);
+  return ts;
+}
+
 absl::Status FinishCommit(TxnState& txn) {
-  if (txn.db.log != nullptr && !txn.db.early_lock_release &&
+  if (txn.db.log != nullptr && txn.db.watermark == nullptr &&
       txn.commit_lsn != 0) {
     // A log failure is final for the node (wal/log_writer.h): the writes
     // are in memory but the commit is not acknowledged; recovery decides.
@@ -235,17 +241,6 @@ absl::Status FinishCommit(TxnState& txn) {
     }
   }
   return txn.latches.ReleaseAll();
-}
-
-wal::Lsn AckLsn(const TxnState& txn) {
-  if (txn.db.log == nullptr || !txn.db.early_lock_release) return 0;
-  return txn.commit_lsn != 0 ? txn.commit_lsn : txn.db.log->last_lsn();
-}
-
-absl::Status WaitCommitDurable(TxnState& txn) {
-  const wal::Lsn lsn = AckLsn(txn);
-  if (lsn == 0) return absl::OkStatus();
-  return txn.db.log->WaitDurable(lsn);
 }
 
 }  // namespace strand::txn

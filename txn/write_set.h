@@ -57,25 +57,17 @@ void ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp);
 absl::StatusOr<wal::Lsn> LogBranch(TxnState& txn, wal::RecordType type,
                                    uint64_t txn_id, std::string_view prefix);
 
+// A new timestamp from the oracle (a transaction's start or commit
+// timestamp): the transaction's watermark slot, if any, holds it from now
+// on (commit_watermark.h).
+absl::StatusOr<uint64_t> TakeTimestamp(TxnState& txn);
+
 // The last step of every algorithm's successful commit: releases the
-// latches. With a log and without early lock release it first waits until
-// the commit's record is durable, so no other transaction (on any compute
-// node) can read this commit's tuple writes before they are durable.
+// latches. With a log acknowledged record by record (no db.watermark) it
+// first waits until the commit's record is durable, so no other
+// transaction (on any compute node) can read this commit's tuple writes
+// before they are durable. With a watermark it releases them at once.
 absl::Status FinishCommit(TxnState& txn);
-
-// The LSN the node's log must be durable up to before the transaction's
-// outcome may be acknowledged; 0: at once. Without early lock release that
-// is 0 (FinishCommit waited under the latches, and nothing it read can be
-// undurable). With it: the commit's own record, or, for a transaction that
-// logged nothing (read-only, or ended without committing), the last LSN
-// appended by now, since it may have read writes appended before it that
-// are not durable yet (one log: their LSNs are smaller).
-wal::Lsn AckLsn(const TxnState& txn);
-
-// Called by Txn::Commit after the algorithm's commit succeeded and released
-// its latches: waits until the log is durable up to AckLsn. OK means the
-// commit may be acknowledged.
-absl::Status WaitCommitDurable(TxnState& txn);
 
 }  // namespace strand::txn
 

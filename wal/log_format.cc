@@ -51,6 +51,7 @@ void EncodeSegmentHeader(const SegmentHeader& h, char* block) {
   Put<uint32_t>(block, 8, h.format_version);
   Put<uint64_t>(block, 16, h.database_id);
   Put<uint32_t>(block, 24, h.compute_node_id);
+  Put<uint32_t>(block, 28, h.flags);
   Put<uint64_t>(block, 32, h.segment_index);
   Put<uint64_t>(block, 40, h.first_lsn);
   Put<uint64_t>(block, 48, h.segment_bytes);
@@ -82,6 +83,7 @@ absl::StatusOr<SegmentHeader> DecodeSegmentHeader(std::string_view block,
   }
   h.database_id = Get<uint64_t>(block.data(), 16);
   h.compute_node_id = Get<uint32_t>(block.data(), 24);
+  h.flags = Get<uint32_t>(block.data(), 28);  // reserved zero before v5
   h.segment_index = Get<uint64_t>(block.data(), 32);
   h.first_lsn = Get<uint64_t>(block.data(), 40);
   h.segment_bytes = Get<uint64_t>(block.data(), 48);
@@ -143,6 +145,20 @@ DecodeResult DecodeRecord(std::string_view bytes, RecordHeader* header,
       distance == 0 || distance > header->lsn ? 0 : header->lsn - distance;
   *payload = std::string_view(p + kRecordHeaderBytes, length);
   return DecodeResult::kOk;
+}
+
+std::string EncodeWatermarkPayload(uint64_t cluster_watermark) {
+  std::string out(sizeof(cluster_watermark), '\0');
+  Put<uint64_t>(out.data(), 0, cluster_watermark);
+  return out;
+}
+
+absl::StatusOr<uint64_t> DecodeWatermarkPayload(std::string_view payload) {
+  if (payload.size() != sizeof(uint64_t)) {
+    return absl::DataLossError(absl::StrFormat(
+        "watermark record of %d bytes, expected 8", payload.size()));
+  }
+  return Get<uint64_t>(payload.data(), 0);
 }
 
 std::string NodeDirectory(std::string_view wal_dir, uint32_t compute_node_id) {

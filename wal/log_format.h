@@ -1,14 +1,15 @@
 #ifndef STRAND_WAL_LOG_FORMAT_H_
 #define STRAND_WAL_LOG_FORMAT_H_
 
-// The on-disk format of strand's write-ahead log (format version 4).
+// The on-disk format of strand's write-ahead log (format version 5).
 //
 // Versions: 1 had tuple redo ops only; 2 adds index-entry ops
 // (redo_record.h), same bytes otherwise; 3 adds the two-phase commit records
 // of partitioned mode (kPrepare, kDistributedCommit, kParticipantCommit);
 // 4 fills record bytes 12..15 with the writer's durable watermark (below;
-// zero in older versions, read as "unknown"). A reader accepts every
-// version up to its own and refuses newer ones.
+// zero in older versions, read as "unknown"); 5 adds kWatermark records and
+// the segment header's flags (kSegmentAckedByWatermark). A reader accepts
+// every version up to its own and refuses newer ones.
 //
 // Layout. Each compute node writes its own log: a directory
 // <wal_dir>/node-<id>/ of segment files 00000001.wal, 00000002.wal, ...
@@ -19,7 +20,7 @@
 //   segment header (4096 bytes, little endian; CRC over bytes 0..55 with the
 //   crc field zero, the rest of the block zero):
 //     0  magic u64 "STRANDWL"   8 format_version u32   12 header_crc u32
-//    16  database_id u64       24 compute_node_id u32  28 reserved u32
+//    16  database_id u64       24 compute_node_id u32  28 flags u32
 //    32  segment_index u64     40 first_lsn u64        48 segment_bytes u64
 //
 //   record (40-byte header + payload, padded with zeros to 8 bytes):
@@ -77,7 +78,7 @@ namespace strand::wal {
 using Lsn = uint64_t;
 
 inline constexpr uint64_t kSegmentMagic = 0x4c57444e41525453;  // "STRANDWL"
-inline constexpr uint32_t kFormatVersion = 4;
+inline constexpr uint32_t kFormatVersion = 5;
 // Unit of O_DIRECT I/O and of the segment header.
 inline constexpr size_t kBlockBytes = 4096;
 inline constexpr size_t kSegmentHeaderBytes = kBlockBytes;
@@ -86,10 +87,19 @@ inline constexpr size_t kRecordAlignment = 8;
 // The smallest segment that holds a header and some records.
 inline constexpr uint64_t kMinSegmentBytes = 4 * kBlockBytes;
 
+// SegmentHeader::flags. kSegmentAckedByWatermark: the writer acknowledged
+// commits by the cluster's durable timestamp watermark (kWatermark records;
+// docs/design/durable_acks.md), not one by one as each became durable, so
+// recovery replays this segment's records only up to the largest cluster
+// watermark any log persisted: the ones above were never acknowledged and
+// may depend on another node's lost records.
+inline constexpr uint32_t kSegmentAckedByWatermark = 1;
+
 struct SegmentHeader {
   uint32_t format_version = kFormatVersion;
   uint64_t database_id = 0;
   uint32_t compute_node_id = 0;
+  uint32_t flags = 0;
   uint64_t segment_index = 0;  // 1, 2, 3, ... (the file name)
   Lsn first_lsn = 0;           // LSN of the segment's first record
   uint64_t segment_bytes = 0;  // preallocated size, header included
@@ -129,8 +139,19 @@ enum class RecordType : uint8_t {
   kPrepare = 2,
   kDistributedCommit = 3,
   kParticipantCommit = 4,
+  // The durable watermarks of a log that acknowledges by watermark
+  // (kSegmentAckedByWatermark), written with every flush: commit_ts = the
+  // node's watermark (every record of this node with a commit timestamp up
+  // to it is durable once this record is, and none will follow), payload =
+  // the cluster's watermark as a u64 (the same holds for every compute
+  // node). txn_id is 0. Recovery's cut (log_merger.h) reads them.
+  kWatermark = 5,
 };
-inline constexpr uint8_t kMaxRecordType = 4;
+inline constexpr uint8_t kMaxRecordType = 5;
+
+// kWatermark's payload.
+std::string EncodeWatermarkPayload(uint64_t cluster_watermark);
+absl::StatusOr<uint64_t> DecodeWatermarkPayload(std::string_view payload);
 
 struct RecordHeader {
   RecordType type = RecordType::kCommit;

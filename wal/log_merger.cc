@@ -55,15 +55,36 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
       absl::StatusOr<bool> more = reader->Next(&r);
       if (!more.ok()) return more.status();
       if (!*more) break;
+      if ((r.segment_flags & kSegmentAckedByWatermark) != 0) {
+        merger->acked_by_watermark_ = true;
+      }
+      if (r.header.type == RecordType::kWatermark) {
+        absl::StatusOr<uint64_t> cluster = DecodeWatermarkPayload(r.payload);
+        if (!cluster.ok()) return cluster.status();
+        merger->watermark_cut_ts_ =
+            std::max(merger->watermark_cut_ts_, *cluster);
+        continue;
+      }
       max_ts = std::max(max_ts, r.header.commit_ts);
-      merger->records_.push_back(
-          {r.compute_node_id, r.header, std::string(r.payload)});
+      merger->max_commit_ts_read_ =
+          std::max(merger->max_commit_ts_read_, r.header.commit_ts);
+      merger->records_.push_back({r.compute_node_id, r.header,
+                                  std::string(r.payload), r.segment_flags});
     }
     merger->stats_.push_back(reader->stats());
     if (!reader->stats().damage.empty()) {
       merger->damaged_ = true;
       cut_ts = std::min(cut_ts, max_ts);
     }
+  }
+  if (merger->acked_by_watermark_) {
+    const uint64_t mark = merger->watermark_cut_ts_;
+    const size_t before = merger->records_.size();
+    std::erase_if(merger->records_, [mark](const MergedRecord& m) {
+      return (m.segment_flags & kSegmentAckedByWatermark) != 0 &&
+             m.header.commit_ts > mark;
+    });
+    merger->dropped_above_watermark_ = before - merger->records_.size();
   }
   if (merger->damaged_) {
     // The same point in commit order for every node (see the header).
@@ -98,6 +119,8 @@ absl::Status LogMerger::ResolveTwoPhase() {
     switch (r.header.type) {
       case RecordType::kCommit:
         break;
+      case RecordType::kWatermark:  // never kept (FromReaders)
+        continue;
       case RecordType::kParticipantCommit:
         continue;
       case RecordType::kDistributedCommit: {

@@ -29,6 +29,15 @@
 // proportional to the log since the last checkpoint (checkpoint.h), which
 // bounds it; one sort of (timestamp, node, LSN) keys.
 //
+// Acknowledgement by watermark (log_format.h, kSegmentAckedByWatermark):
+// the records of such segments with a commit timestamp above the largest
+// cluster watermark any log persisted (kWatermark records) are dropped.
+// None of them was acknowledged, and each may depend on a record of
+// another node that the crash lost; every record at or below that mark is
+// durable in its node's log (txn/commit_watermark.h;
+// docs/design/durable_acks.md). Records of other segments (acknowledged
+// one by one as each became durable) are all kept.
+//
 // Damage (log_reader.h): by default a node's damaged log fails Open. With
 // DamagePolicy::kStopAtDamage (recovery's explicit opt-in) each damaged log
 // is read up to its damage, and the merged history is cut at the same
@@ -59,7 +68,8 @@ namespace strand::wal {
 struct MergedRecord {
   uint32_t compute_node_id = 0;
   RecordHeader header;
-  std::string payload;  // the redo ops (redo_record.h)
+  std::string payload;         // the redo ops (redo_record.h)
+  uint32_t segment_flags = 0;  // of the segment it was read from
 };
 
 // How the two-phase commit records of partitioned mode were resolved.
@@ -94,6 +104,17 @@ class LogMerger {
   // and how many records (of any node) it dropped because their timestamp
   // was above T.
   bool damaged() const { return damaged_; }
+  // Acknowledgement by watermark: whether any segment used it, the largest
+  // cluster watermark persisted (the cut), and how many records above it
+  // were dropped.
+  bool acked_by_watermark() const { return acked_by_watermark_; }
+  uint64_t watermark_cut_ts() const { return watermark_cut_ts_; }
+  uint64_t records_dropped_above_watermark() const {
+    return dropped_above_watermark_;
+  }
+  // The largest commit timestamp of any record read, dropped or not: new
+  // transactions must start above it.
+  uint64_t max_commit_ts_read() const { return max_commit_ts_read_; }
   uint64_t damage_cut_ts() const { return damage_cut_ts_; }
   uint64_t records_dropped_at_cut() const { return dropped_at_cut_; }
 
@@ -110,6 +131,10 @@ class LogMerger {
   bool damaged_ = false;
   uint64_t damage_cut_ts_ = 0;
   uint64_t dropped_at_cut_ = 0;
+  bool acked_by_watermark_ = false;
+  uint64_t watermark_cut_ts_ = 0;
+  uint64_t dropped_above_watermark_ = 0;
+  uint64_t max_commit_ts_read_ = 0;
 };
 
 }  // namespace strand::wal

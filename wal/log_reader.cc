@@ -268,6 +268,7 @@ absl::StatusOr<bool> LogReader::LoadNextSegment() {
     expected_lsn_ = next_lsn;
     node_id_ = header->compute_node_id;
   }
+  segment_flags_ = header->flags;
   pos_ = kSegmentHeaderBytes;
   in_segment_ = true;
   return true;
@@ -344,6 +345,7 @@ absl::StatusOr<bool> LogReader::Next(LogRecord* record) {
         record->compute_node_id = node_id_;
         record->segment_index = segment_index_;
         record->offset = pos_;
+        record->segment_flags = segment_flags_;
         pos_ += EncodedRecordBytes(header.payload_bytes);
         ++expected_lsn_;
         ++stats_.records;

@@ -72,7 +72,8 @@ struct LogRecord {
   std::string_view payload;
   uint32_t compute_node_id = 0;
   uint64_t segment_index = 0;
-  uint64_t offset = 0;  // of the record in its segment file
+  uint64_t offset = 0;         // of the record in its segment file
+  uint32_t segment_flags = 0;  // its segment header's (log_format.h)
 };
 
 // What the reader does with damage before the end of the log.
@@ -140,6 +141,7 @@ class LogReader {
   std::string data_;  // the loaded segment
   std::string path_;  // its path
   uint64_t segment_index_ = 0;
+  uint32_t segment_flags_ = 0;
   uint32_t node_id_ = 0;
   size_t pos_ = 0;
   bool in_segment_ = false;

@@ -154,6 +154,10 @@ std::unique_ptr<LogWriter::Buffer> LogWriter::NewBuffer(
 absl::StatusOr<Lsn> LogWriter::AppendRecord(RecordType type, uint64_t txn_id,
                                             uint64_t commit_ts,
                                             std::string_view redo_payload) {
+  if (type == RecordType::kWatermark) {
+    return absl::InvalidArgumentError(
+        "kWatermark records are the flusher's to append");
+  }
   const size_t size = EncodedRecordBytes(redo_payload.size());
   if (size > options_.segment_bytes - kSegmentHeaderBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -167,6 +171,25 @@ absl::StatusOr<Lsn> LogWriter::AppendRecord(RecordType type, uint64_t txn_id,
   }
   if (!failure_.ok()) return failure_;
   if (closing_) return absl::FailedPreconditionError("log writer is closed");
+  if (options_.observer != nullptr && commit_ts <= taken_node_mark_) {
+    // A flush already promised that no such record would follow: the
+    // caller's timestamp was not held (txn/commit_watermark.h).
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: commit timestamp %d is not above the node's durable watermark "
+        "%d",
+        node_dir_, commit_ts, taken_node_mark_));
+  }
+  const Lsn lsn = AppendLocked(type, txn_id, commit_ts, redo_payload, size);
+  ++stats_.records;
+  // Only an idle flusher needs waking: a busy one takes this record with
+  // its next batch (no futex call per commit under load).
+  if (flusher_idle_) work_cv_.Signal();
+  return lsn;
+}
+
+Lsn LogWriter::AppendLocked(RecordType type, uint64_t txn_id,
+                            uint64_t commit_ts, std::string_view payload,
+                            size_t size) {
   if (append_offset_ + size > options_.segment_bytes) {
     ++segment_index_;
     segment_first_lsn_ = last_lsn_ + 1;
@@ -188,16 +211,12 @@ absl::StatusOr<Lsn> LogWriter::AppendRecord(RecordType type, uint64_t txn_id,
                 .txn_id = txn_id,
                 .commit_ts = commit_ts,
                 .durable_lsn = durable_lsn_},
-               redo_payload, b->data + b->used);
+               payload, b->data + b->used);
   b->used += size;
   b->last_lsn = lsn;
   append_offset_ += size;
   untaken_bytes_ += size;
   unflushed_bytes_ += size;
-  ++stats_.records;
-  // Only an idle flusher needs waking: a busy one takes this record with
-  // its next batch (no futex call per commit under load).
-  if (flusher_idle_) work_cv_.Signal();
   return lsn;
 }
 
@@ -282,47 +301,97 @@ LogWriterStats LogWriter::stats() const {
   return s;
 }
 
+void LogWriter::FailCallbacksOnClose() {
+  std::vector<DurableCallback> left;
+  for (auto& [lsn, done] : callbacks_) left.push_back(std::move(done));
+  callbacks_.clear();
+  mu_.Unlock();
+  for (auto& done : left) {
+    std::move(done)(absl::FailedPreconditionError("log writer closed"));
+  }
+  mu_.Lock();
+}
+
+bool LogWriter::WaitForWork(absl::Time* last_flush_start) {
+  flusher_idle_ = true;
+  if (options_.observer == nullptr) {
+    while (last_lsn_ == taken_lsn_ && !closing_) work_cv_.Wait(&mu_);
+  } else {
+    const absl::Time tick = absl::Now() + options_.observer_interval;
+    while (last_lsn_ == taken_lsn_ && !closing_ &&
+           !work_cv_.WaitWithDeadline(&mu_, tick)) {
+    }
+  }
+  flusher_idle_ = false;
+  if (last_lsn_ == taken_lsn_) return !closing_;  // an observer's tick
+  // Group-commit window: let more commits join this flush. Appenders keep
+  // appending meanwhile (the wait releases mu_) without waking us
+  // (flusher_idle_ is false); Close does.
+  const absl::Time open_until =
+      *last_flush_start + options_.group_commit_window;
+  while (!closing_ && absl::Now() < open_until) {
+    work_cv_.WaitWithDeadline(&mu_, open_until);
+  }
+  *last_flush_start = absl::Now();
+  return true;
+}
+
 void LogWriter::FlusherLoop() {
+  FlushObserver* const observer = options_.observer;
   absl::Time last_flush_start = absl::InfinitePast();
   for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!WaitForWork(&last_flush_start)) {
+        FailCallbacksOnClose();
+        break;
+      }
+    }
+    // Outside the lock: the marks may cost the observer round trips.
+    absl::StatusOr<FlushMarks> marks = FlushMarks();
+    if (observer != nullptr) {
+      marks = observer->BeforeFlush();
+      if (!marks.ok()) {
+        LOG_EVERY_T(WARNING, 10)
+            << node_dir_
+            << ": no durable watermark this flush: " << marks.status();
+      }
+    }
     std::vector<std::unique_ptr<Buffer>> batch;
     Lsn batch_lsn = 0;
     uint64_t batch_bytes = 0;
+    bool persist_marks = false;
     {
       absl::MutexLock lock(&mu_);
-      flusher_idle_ = true;
-      while (last_lsn_ == taken_lsn_ && !closing_) work_cv_.Wait(&mu_);
-      flusher_idle_ = false;
-      if (last_lsn_ == taken_lsn_) {
-        // Closing, everything flushed: nothing left to wait for.
-        std::vector<DurableCallback> left;
-        for (auto& [lsn, done] : callbacks_) left.push_back(std::move(done));
-        callbacks_.clear();
-        mu_.Unlock();
-        for (auto& done : left) {
-          std::move(done)(absl::FailedPreconditionError("log writer closed"));
+      const bool appended = last_lsn_ != taken_lsn_;
+      if (observer != nullptr && marks.ok()) {
+        persist_marks = appended || observer->WantsPersisted(*marks);
+        if (persist_marks) {
+          const std::string payload = EncodeWatermarkPayload(marks->cluster);
+          AppendLocked(RecordType::kWatermark, 0, marks->node, payload,
+                       EncodedRecordBytes(payload.size()));
+          ++stats_.watermark_records;
         }
-        mu_.Lock();
-        return;
+        taken_node_mark_ = std::max(taken_node_mark_, marks->node);
       }
-      // Group-commit window: let more commits join this flush. Appenders
-      // keep appending meanwhile (the wait releases mu_) without waking
-      // us (flusher_idle_ is false); Close does.
-      const absl::Time open_until =
-          last_flush_start + options_.group_commit_window;
-      while (!closing_ && absl::Now() < open_until) {
-        work_cv_.WaitWithDeadline(&mu_, open_until);
+      if (last_lsn_ != taken_lsn_) {
+        for (auto& b : pending_) batch.push_back(std::move(b));
+        pending_.clear();
+        // Appends continue in a buffer that starts with the partial block.
+        if (append_offset_ % kBlockBytes != 0) {
+          pending_.push_back(NewBuffer(0, batch.back().get()));
+        }
+        batch_lsn = taken_lsn_ = last_lsn_;
+        batch_bytes = untaken_bytes_;
+        untaken_bytes_ = 0;
       }
-      last_flush_start = absl::Now();
-      for (auto& b : pending_) batch.push_back(std::move(b));
-      pending_.clear();
-      // Appends continue in a buffer that starts with the partial block.
-      if (append_offset_ % kBlockBytes != 0) {
-        pending_.push_back(NewBuffer(0, batch.back().get()));
+    }
+    if (batch.empty()) {
+      // Everything appended is durable already: the marks hold as they are.
+      if (observer != nullptr && marks.ok()) {
+        observer->AfterFlush(*marks, /*persisted=*/false);
       }
-      batch_lsn = taken_lsn_ = last_lsn_;
-      batch_bytes = untaken_bytes_;
-      untaken_bytes_ = 0;
+      continue;
     }
     const absl::Status status = WriteBatch(batch);
     absl::MutexLock lock(&mu_);
@@ -347,13 +416,16 @@ void LogWriter::FlusherLoop() {
     space_cv_.SignalAll();
     std::vector<DurableCallback> due = TakeDueCallbacks();
     const absl::Status outcome = failure_;
-    if (!due.empty()) {
-      mu_.Unlock();
-      for (auto& done : due) std::move(done)(outcome);
-      mu_.Lock();
+    mu_.Unlock();
+    if (observer != nullptr && marks.ok() && status.ok()) {
+      observer->AfterFlush(*marks, persist_marks);
     }
+    for (auto& done : due) std::move(done)(outcome);
+    if (observer != nullptr && !outcome.ok()) observer->Failed(outcome);
+    mu_.Lock();
     if (!failure_.ok()) return;
   }
+  if (observer != nullptr) observer->Closed();
 }
 
 absl::Status LogWriter::WriteBatch(
@@ -378,12 +450,15 @@ absl::Status LogWriter::WriteBatch(
         break;
       }
       Buffer header(kSegmentHeaderBytes);
-      EncodeSegmentHeader({.database_id = options_.database_id,
-                           .compute_node_id = options_.compute_node_id,
-                           .segment_index = first.segment_index,
-                           .first_lsn = first.segment_first_lsn,
-                           .segment_bytes = options_.segment_bytes},
-                          header.data);
+      EncodeSegmentHeader(
+          {.database_id = options_.database_id,
+           .compute_node_id = options_.compute_node_id,
+           .flags =
+               options_.observer != nullptr ? kSegmentAckedByWatermark : 0u,
+           .segment_index = first.segment_index,
+           .first_lsn = first.segment_first_lsn,
+           .segment_bytes = options_.segment_bytes},
+          header.data);
       const LogWrite header_write{0, header.data, kSegmentHeaderBytes};
       status = (*file)->WriteAndSync({&header_write, 1});
       if (!status.ok()) break;

@@ -46,12 +46,18 @@
 // is what lets a reader tell a crash's torn tail from damage.
 //
 // The commit path (txn/) calls Commit after taking its commit timestamp and
-// before releasing its locks, or Append then WaitDurable to release locks
-// early (the acknowledgement to the client still waits). Pipelined
-// acknowledgement (engine/session.h, CallAsync) does not wait at all: it
-// polls durable_lsn() and failed(), both lock-free, and acknowledges a
-// commit once durable_lsn() reaches its LSN. Checkpointing (checkpoint.h)
-// will drop old segments.
+// before releasing its locks (synchronous commits). With early lock
+// release a commit is acknowledged by the cluster's durable timestamp
+// watermark instead (txn/commit_watermark.h): the writer then has a
+// FlushObserver, which computes the watermarks before each flush; the
+// flusher appends them as a kWatermark record to the flush (so they are
+// durable with it) and reports them after it. The observer also wakes the
+// flusher every observer_interval when nothing is appended, so an idle
+// node's watermark keeps up with the cluster's (no I/O unless someone
+// waits for a watermark this log has not persisted). Such a writer marks
+// its segments kSegmentAckedByWatermark, and refuses a record whose
+// commit timestamp is not above the node watermark a flush already took
+// (it could not be covered any more).
 
 #include <atomic>
 #include <cstddef>
@@ -75,6 +81,32 @@
 
 namespace strand::wal {
 
+// The durable watermarks a flush makes true (txn/commit_watermark.h).
+struct FlushMarks {
+  uint64_t node = 0;     // every record of this node with ts <= node
+  uint64_t cluster = 0;  // every record of every node with ts <= cluster
+};
+
+// Computes and publishes the watermarks of a log that acknowledges by
+// watermark. Called by the flusher thread only, one call at a time.
+class FlushObserver {
+ public:
+  virtual ~FlushObserver() = default;
+  // Before a flush takes what was appended: the marks that hold once
+  // everything appended by the time the flush takes its batch is durable
+  // (no record appended after that may have a commit timestamp <= node).
+  virtual absl::StatusOr<FlushMarks> BeforeFlush() = 0;
+  // Nothing was appended: should `marks` be written and synced anyway
+  // (someone waits for a cluster watermark not yet in this log)?
+  virtual bool WantsPersisted(const FlushMarks& marks) = 0;
+  // `marks` hold now; `persisted`: a kWatermark record of them is durable.
+  virtual void AfterFlush(const FlushMarks& marks, bool persisted) = 0;
+  // The writer closed cleanly: it appends nothing more.
+  virtual void Closed() = 0;
+  // The writer failed for good (`status`): no marks will follow.
+  virtual void Failed(const absl::Status& status) = 0;
+};
+
 struct LogWriterOptions {
   std::string wal_dir;       // the log lives in NodeDirectory(wal_dir, id)
   uint64_t database_id = 0;  // written into every segment header, nonzero
@@ -92,13 +124,20 @@ struct LogWriterOptions {
   // when commits are pipelined (engine/session.h, CallAsync): the threads
   // do not wait, and fewer flushes cost the 2-core machine fewer wake-ups.
   absl::Duration group_commit_window = absl::ZeroDuration();
+  // Acknowledgement by watermark (above); null: by LSN. Must outlive the
+  // writer.
+  FlushObserver* observer = nullptr;
+  // How often the flusher asks an observer for its marks while nothing is
+  // appended.
+  absl::Duration observer_interval = absl::Milliseconds(1);
 };
 
 struct LogWriterStats {
-  uint64_t records = 0;           // appended
-  uint64_t flushes = 0;           // completed write+sync rounds
-  uint64_t bytes_written = 0;     // including rewritten partial blocks
-  uint64_t segments_created = 0;  // by this writer
+  uint64_t records = 0;            // appended, kWatermark records excluded
+  uint64_t watermark_records = 0;  // appended by the flusher
+  uint64_t flushes = 0;            // completed write+sync rounds
+  uint64_t bytes_written = 0;      // including rewritten partial blocks
+  uint64_t segments_created = 0;   // by this writer
   Lsn durable_lsn = 0;
 };
 
@@ -123,7 +162,9 @@ class LogWriter {
                              std::string_view redo_payload) {
     return AppendRecord(RecordType::kCommit, txn_id, commit_ts, redo_payload);
   }
-  // Appends a record of any type (log_format.h), as Append does.
+  // Appends a record of any type but kWatermark (log_format.h), as Append
+  // does. With an observer, FailedPrecondition if `commit_ts` is not above
+  // the node watermark a flush took already.
   absl::StatusOr<Lsn> AppendRecord(RecordType type, uint64_t txn_id,
                                    uint64_t commit_ts,
                                    std::string_view payload);
@@ -176,7 +217,17 @@ class LogWriter {
   // append_offset_ is not block aligned).
   std::unique_ptr<Buffer> NewBuffer(size_t min_bytes, const Buffer* previous)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Encodes a record of `size` encoded bytes into the pending buffers.
+  Lsn AppendLocked(RecordType type, uint64_t txn_id, uint64_t commit_ts,
+                   std::string_view payload, size_t size)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FlusherLoop();
+  // Waits until there is something to flush, the observer's interval
+  // passed, or closing. False: closing with nothing left to flush.
+  bool WaitForWork(absl::Time* last_flush_start)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Fails every waiting callback: the writer closed.
+  void FailCallbacksOnClose() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes the callbacks whose LSN is durable (all of them once failed).
   std::vector<DurableCallback> TakeDueCallbacks()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -205,6 +256,9 @@ class LogWriter {
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool flusher_idle_ ABSL_GUARDED_BY(mu_) = false;  // waiting for work
+  // The node mark of the last flush that took a batch (observer only):
+  // later records must have a larger commit timestamp.
+  uint64_t taken_node_mark_ ABSL_GUARDED_BY(mu_) = 0;
   LogWriterStats stats_ ABSL_GUARDED_BY(mu_);
   // WhenDurable's callbacks by LSN.
   std::multimap<Lsn, DurableCallback> callbacks_ ABSL_GUARDED_BY(mu_);

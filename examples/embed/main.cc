@@ -79,35 +79,37 @@ int main() {
                              "index by owner");
 
   // 3. Stored procedures: plain lambdas; each call is one transaction,
-  // committed when it returns OK. Sessions run them concurrently.
-  auto open = Need(
-      engine->RegisterProcedure("open",
-                                [=](Txn& txn, int64_t id, std::string owner,
-                                    int64_t balance) -> absl::StatusOr<bool> {
-                                  auto row = txn.NewRow(accounts);
-                                  if (!row.ok()) return row.status();
-                                  row->SetInt("id", id);
-                                  row->SetChars("owner", owner);
-                                  row->SetInt("balance", balance);
-                                  // A taken id fails this statement
-                                  // (AlreadyExists, naming the index and the
-                                  // key); the procedure passes it on.
-                                  auto at = txn.Insert(accounts, *row);
-                                  if (!at.ok()) return at.status();
-                                  return true;
-                                }),
-      "register open");
+  // committed when it returns OK. Sessions run them concurrently. An error
+  // returned early (STRAND_ASSIGN_OR_RETURN, strand/status.h) rolls the
+  // call back.
+  auto open =
+      Need(engine->RegisterProcedure(
+               "open",
+               [=](Txn& txn, int64_t id, std::string owner,
+                   int64_t balance) -> absl::StatusOr<bool> {
+                 STRAND_ASSIGN_OR_RETURN(strand::TupleBuffer row,
+                                         txn.NewRow(accounts));
+                 row.SetInt("id", id);
+                 row.SetChars("owner", owner);
+                 row.SetInt("balance", balance);
+                 // A taken id fails this statement (AlreadyExists, naming the
+                 // index and the key); the procedure passes it on.
+                 STRAND_RETURN_IF_ERROR(txn.Insert(accounts, row).status());
+                 return true;
+               }),
+           "register open");
   auto withdraw = Need(
       engine->RegisterProcedure(
           "withdraw",
           [=](Txn& txn, int64_t id, int64_t amount) -> absl::StatusOr<int64_t> {
-            auto at = txn.Lookup(by_id, IdKey(id));
-            if (!at.ok()) return at.status();  // NotFound: no such account
-            auto row = txn.Modify(accounts, *at);
-            if (!row.ok()) return row.status();
-            const int64_t balance = (*row)->view().GetInt("balance");
+            // NotFound if there is no such account.
+            STRAND_ASSIGN_OR_RETURN(strand::TupleAddress at,
+                                    txn.Lookup(by_id, IdKey(id)));
+            STRAND_ASSIGN_OR_RETURN(strand::TupleBuffer * row,
+                                    txn.Modify(accounts, at));
+            const int64_t balance = row->view().GetInt("balance");
             if (balance < amount) return txn.UserAbort("insufficient funds");
-            (*row)->SetInt("balance", balance - amount);
+            row->SetInt("balance", balance - amount);
             return balance - amount;
           }),
       "register withdraw");

@@ -28,52 +28,66 @@ SCALES = {
 
 
 def main():
-    args, s = figlib.parse_args(FIGURE, __doc__, SCALES)
+    args, s = figlib.parse_args(FIGURE, __doc__, SCALES,
+                                "bench/coherence_bench",
+                                bounds={"read": (0.0, 1.0),
+                                        "sharing": (0.0, 1.0),
+                                        "zipf": (0.0, 0.999)})
     runs = []
     for zipf in s["zipf"]:
         for sharing in s["sharing"]:
             for read in s["read"]:
                 for protocol in ["selcc", "sel"]:
+                    # SEL caches nothing: --cache_mb is SELCC's only.
+                    cache = ([f"--cache_mb={s['cache_mb']}"]
+                             if protocol == "selcc" else [])
                     runs.append((
                         {"figure": FIGURE},
                         [f"--protocol={protocol}", "--compute_nodes=2",
                          "--threads=1", f"--gcls={s['gcls']}",
-                         "--gcl_size=1024", f"--cache_mb={s['cache_mb']}",
-                         f"--read_ratio={read}",
+                         "--gcl_size=1024"] + cache +
+                        [f"--read_ratio={read}",
                          f"--sharing_ratio={sharing}",
                          f"--zipf_theta={zipf}", "--rtt_ns=2000"]
-                         + figlib.timing_flags(s)))
+                        + figlib.timing_flags(s)))
     out_dir, recs = figlib.run_all(args, FIGURE, "bench/coherence_bench",
                                    runs, s["runs"])
+    figlib.save(draw(recs), out_dir, FIGURE)
+
+
+def draw(recs):
     plt = figlib.pyplot()
     sharings = sorted({r["sharing_ratio"] for r in recs})
     zipfs = sorted({r["zipf_theta"] for r in recs})
     fig, axes = plt.subplots(2, len(sharings),
-                             figsize=(4.2 * len(sharings), 7),
+                             figsize=(4.2 * len(sharings), 7.5),
                              squeeze=False)
     for col, sharing in enumerate(sharings):
         top, bottom = axes[0][col], axes[1][col]
+        throughputs = []
         for zipf in zipfs:
             for protocol, color in [("selcc", "tab:blue"), ("sel", "tab:red")]:
                 sel = [r for r in recs if r["sharing_ratio"] == sharing and
                        r["zipf_theta"] == zipf and r["protocol"] == protocol]
                 style = "-" if zipf == 0 else ":"
                 label = f"{protocol} zipf {zipf:g}"
-                for key, ax, ls in [("ops_per_sec", top, style),
-                                    ("modeled_ops_per_sec", top, "--")]:
+                for key in ("ops_per_sec", "modeled_ops_per_sec"):
                     g = figlib.group(sel, ["read_ratio"], key)
                     xs = sorted(g)
                     if not xs:
                         continue
                     meds = [figlib.spread(g[x]) for x in xs]
-                    ax.errorbar([x[0] for x in xs], [m[0] / 1e3 for m in meds],
-                                yerr=[[m[1] / 1e3 for m in meds],
-                                      [m[2] / 1e3 for m in meds]],
-                                color=color, linestyle=ls if key ==
-                                "ops_per_sec" else "--", marker="o",
-                                label=label + ("" if key == "ops_per_sec"
-                                               else " (modeled)"),
-                                alpha=1.0 if key == "ops_per_sec" else 0.5)
+                    measured = key == "ops_per_sec"
+                    top.errorbar([x[0] for x in xs], [m[0] / 1e3 for m in meds],
+                                 yerr=[[m[1] / 1e3 for m in meds],
+                                       [m[2] / 1e3 for m in meds]],
+                                 color=color,
+                                 linestyle=style if measured else "--",
+                                 marker="o",
+                                 label=label + ("" if measured
+                                                else " (modeled)"),
+                                 alpha=1.0 if measured else 0.5)
+                    throughputs += [m[0] / 1e3 for m in meds]
                 g = figlib.group(sel, ["read_ratio"], "invalidation_ratio")
                 xs = sorted(g)
                 bottom.plot([x[0] for x in xs],
@@ -82,17 +96,18 @@ def main():
                             label=label)
         top.set_title(f"sharing ratio {sharing:g}")
         top.set_xlabel("read ratio")
+        figlib.log_axis(top, throughputs)
         top.set_ylabel("throughput (thousand ops/s, 2 nodes, log)")
-        top.set_yscale("log")
+        bottom.set_title(f"sharing ratio {sharing:g}")
         bottom.set_xlabel("read ratio")
         bottom.set_ylabel("invalidations per op")
+        bottom.set_ylim(bottom=0)
         top.grid(alpha=0.3)
         bottom.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7)
-    axes[1][0].legend(fontsize=7)
+    figlib.figure_legend(fig, [axes[0][0]])
     fig.suptitle("Coherence micro-benchmark: SELCC vs SEL "
                  "(2 compute nodes x 1 thread, rtt 2 us, 1 KiB GCLs)")
-    figlib.save(fig, out_dir, FIGURE)
+    return fig
 
 
 if __name__ == "__main__":

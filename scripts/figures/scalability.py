@@ -25,7 +25,9 @@ SCALES = {
 
 
 def main():
-    args, s = figlib.parse_args(FIGURE, __doc__, SCALES)
+    args, s = figlib.parse_args(FIGURE, __doc__, SCALES, "tpcc/tpcc",
+                                bounds={"nodes": (1, 58),
+                                        "threads": (1, 256)})
     runs = []
     for threads in s["threads"]:
         for nodes in s["nodes"]:
@@ -33,8 +35,13 @@ def main():
                          [f"--compute_nodes={nodes}", f"--threads={threads}",
                           f"--rtt_ns={s['rtt']}"] + figlib.tpcc_flags(s)))
     out_dir, recs = figlib.run_all(args, FIGURE, "tpcc/tpcc", runs, s["runs"])
+    figlib.save(draw(recs), out_dir, FIGURE)
+
+
+def draw(recs):
     plt = figlib.pyplot()
     fig, ax = plt.subplots(figsize=(6, 4.5))
+    nodes = sorted({r["compute_nodes"] for r in recs})
     for threads in sorted({r["threads"] for r in recs}):
         sel = [r for r in recs if r["threads"] == threads]
         for key, ls in [("txn_per_sec", "-"), ("modeled_ops_per_sec", "--")]:
@@ -45,13 +52,19 @@ def main():
                         yerr=[[m[1] for m in meds], [m[2] for m in meds]],
                         linestyle=ls, marker="o",
                         label=f"{threads} thread(s)/node"
-                        + ("" if key == "txn_per_sec" else " modeled"))
+                        + (" measured" if key == "txn_per_sec"
+                           else " modeled"))
+    # Whole nodes only, each one run.
+    ax.set_xticks(nodes)
     ax.set_xlabel("compute nodes")
+    ax.set_ylim(bottom=0)
     ax.set_ylabel("committed txn/s")
-    ax.set_title("TPC-C standard mix, SELCC, 2PL")
+    rtts = sorted({r.get("rtt_ns", 0) for r in recs})
+    ax.set_title("TPC-C standard mix, SELCC, 2PL, rtt "
+                 + ", ".join(f"{t / 1000:g} us" for t in rtts))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    figlib.save(fig, out_dir, FIGURE)
+    return fig
 
 
 if __name__ == "__main__":

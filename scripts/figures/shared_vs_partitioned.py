@@ -41,7 +41,9 @@ VARIANTS = {
 
 
 def main():
-    args, s = figlib.parse_args(FIGURE, __doc__, SCALES)
+    args, s = figlib.parse_args(FIGURE, __doc__, SCALES, "tpcc/tpcc",
+                                bounds={"nodes": (2, 58),
+                                        "pcts": (0, 100)})
     root = tempfile.mkdtemp(prefix="strand-2pc-fig-")
     runs = []
     n = 0
@@ -60,14 +62,18 @@ def main():
                                      f"--mix={mix}", "--cc=2pl",
                                      f"--compute_nodes={nodes}",
                                      "--threads=1", "--rtt_ns=2000"]
-                                     + figlib.tpcc_flags(s)))
+                            + figlib.tpcc_flags(s)))
     try:
         out_dir, recs = figlib.run_all(args, FIGURE, "tpcc/tpcc", runs, 1)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    figlib.save(draw(recs), out_dir, FIGURE)
+
+
+def draw(recs):
     plt = figlib.pyplot()
     panels = sorted({(r["compute_nodes"], r["mix_name"]) for r in recs})
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2),
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.6),
                              squeeze=False)
     for col, (nodes, mix) in enumerate(panels):
         ax = axes[0][col]
@@ -85,9 +91,9 @@ def main():
         ax.set_title(f"{mix}, {nodes} compute nodes")
         ax.grid(alpha=0.3)
         ax.set_ylim(bottom=0)
-    axes[0][0].legend(fontsize=8)
+    figlib.figure_legend(fig, [axes[0][0]])
     fig.suptitle("Shared vs partitioned (2PC), TPC-C, 2PL, WAL on, rtt 2 us")
-    figlib.save(fig, out_dir, FIGURE)
+    return fig
 
 
 if __name__ == "__main__":

@@ -4,11 +4,13 @@
 
   --json   stdout is JSON objects only, one per line, no key twice; every
            record holds program, version and commit (those --version
-           prints), the whole configuration (every flag of the program's
+           prints), when (timestamp, UTC ISO 8601) and where (host) the
+           program ran, the whole configuration (every flag of the program's
            own group and of the fabric group in --help, under its name or
            the alias below), p50/p95/p99/p99_9 of a latency, and where the
            binary runs transactions or cached operations, aborts_by_reason
-           and invalidations and evictions per txn or op
+           and invalidations and evictions per txn or op; tpcc's, each
+           consistency condition checked and violated
   --csv    a header line and one line per run with as many fields, the
            header naming the JSON's fields (nested ones flattened); the
            configuration's values are the JSON's, and for strand_recover
@@ -153,8 +155,12 @@ def check_json(name, binary, records):
     keys = set()
     for r in records:
         keys |= set(r)
-        for field in ("program", "version", "commit"):
+        for field in ("program", "version", "commit", "host"):
             check(field in r, f"{name} --json: no '{field}'")
+        check(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ",
+                           str(r.get("timestamp"))),
+              f"{name} --json: timestamp {r.get('timestamp')!r} is not "
+              f"UTC ISO 8601")
         check(r.get("program") == name,
               f"{name} --json: program is {r.get('program')!r}")
         check(f"{r.get('version')}, commit {r.get('commit')}" in version,
@@ -189,6 +195,17 @@ def check_json(name, binary, records):
             check(isinstance(r.get("pool_growth_mb_per_million_txns"),
                              (int, float)),
                   f"{name} --json: no pool_growth_mb_per_million_txns")
+            conditions = {f"condition_{i}" for i in range(1, 13)}
+            for key in ("consistency_checked", "consistency_violations"):
+                value = r.get(key)
+                check(isinstance(value, dict) and set(value) == conditions
+                      and all(isinstance(v, int) for v in value.values()),
+                      f"{name} --json: {key} is {value!r}, want a count "
+                      f"per condition 1-12")
+            check(r.get("consistency_ok") ==
+                  (sum(r.get("consistency_violations", {}).values()) == 0),
+                  f"{name} --json: consistency_ok disagrees with the "
+                  f"violations")
         unit = PER_UNIT.get(name)
         if unit:
             for what in ("invalidations", "evictions"):
@@ -266,6 +283,8 @@ def check_csv(name, binary, args, records, exact=False):
     # The measured window's length, not the flag's value.
     config.discard("duration_s")
     for key, text in zip(header, rows[1]):
+        if key == "timestamp":
+            continue  # when each of the two runs started
         if key in flat and (exact or key in config):
             check(same_value(text, flat[key]),
                   f"{name} --csv: {key} is {text!r}, --json {flat[key]!r}")

@@ -42,15 +42,17 @@ TEST(EngineApiTest, BadOptionsNameTheFieldToAProgramAndTheFlagToAUser) {
   EXPECT_THAT(std::string(o.Validate().message()),
               HasSubstr("EngineOptions::wal.dir=/tmp/logs is the log being "
                         "recovered (EngineOptions::recover_wal_dir)"));
-  o = Options();  // two compute nodes
+  o = Options();  // two compute nodes: early lock release is fine
   o.wal.early_lock_release = true;
+  EXPECT_TRUE(o.Validate().ok()) << o.Validate();
+  o.wal.watermark_interval = absl::ZeroDuration();
   EXPECT_THAT(std::string(o.Validate().message()),
-              HasSubstr("EngineOptions::wal.early_lock_release"));
-  EXPECT_THAT(
-      std::string(o.Validate(OptionNaming::Flags("EngineOptions::")).message()),
-      HasSubstr("--wal_early_lock_release is safe with one compute node only "
-                "(txn/concurrency_control.h): drop it or set "
-                "--compute_nodes=1"));
+              HasSubstr("EngineOptions::wal.watermark_interval=0 must be "
+                        "above 0"));
+  o = Options();
+  o.wal.ack_timeout = absl::Seconds(-1);
+  EXPECT_THAT(std::string(o.Validate().message()),
+              HasSubstr("EngineOptions::wal.ack_timeout=-1s must be above 0"));
 }
 
 // Unknown tables, indexes and nodes are NotFound; an unknown procedure is

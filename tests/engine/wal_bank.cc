@@ -212,9 +212,10 @@ std::string WalBank::CheckConsistent(engine::Session& s) const {
   return "";
 }
 
-engine::EngineOptions WalBankOptions(txn::CcAlgorithm algorithm) {
+engine::EngineOptions WalBankOptions(txn::CcAlgorithm algorithm,
+                                     int compute_nodes) {
   engine::EngineOptions o;
-  o.fabric = TestFabricOptions(1, 1);
+  o.fabric = TestFabricOptions(1, compute_nodes);
   o.algorithm = algorithm;
   o.retry.max_retries = 1000000;
   return o;
@@ -253,7 +254,7 @@ void WalBankTest::SetUp() {
 
 engine::EngineOptions WalBankTest::LoggedOptions(
     wal::LogFileFactory* factory, bool early_lock_release) const {
-  engine::EngineOptions o = WalBankOptions(GetParam());
+  engine::EngineOptions o = WalBankOptions(GetParam(), compute_nodes_);
   o.image_path = image_;
   o.wal.dir = wal_dir_;
   o.wal.file_factory = factory;
@@ -261,10 +262,11 @@ engine::EngineOptions WalBankTest::LoggedOptions(
   return o;
 }
 
-absl::StatusOr<std::unique_ptr<engine::Engine>> WalBankTest::Recover() const {
+absl::StatusOr<std::unique_ptr<engine::Engine>> WalBankTest::Recover(
+    const std::string& wal_dir) const {
   engine::EngineOptions o = WalBankOptions(GetParam());
   o.image_path = image_;
-  o.recover_wal_dir = wal_dir_;
+  o.recover_wal_dir = wal_dir.empty() ? wal_dir_ : wal_dir;
   return engine::Engine::Open(o);
 }
 

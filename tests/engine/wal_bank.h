@@ -52,10 +52,11 @@ struct WalBank {
   std::string CheckConsistent(engine::Session& s) const;
 };
 
-// What the WAL suites share: one compute node and one memory node on the
+// What the WAL suites share: `compute_nodes` and one memory node on the
 // test fabric, `algorithm`, and enough retries that conflicts never end a
 // call.
-engine::EngineOptions WalBankOptions(txn::CcAlgorithm algorithm);
+engine::EngineOptions WalBankOptions(txn::CcAlgorithm algorithm,
+                                     int compute_nodes = 1);
 
 // Creates the bank in a fresh pool (loaded) and saves its image at `path`.
 absl::Status MakeWalBankImage(txn::CcAlgorithm algorithm,
@@ -79,11 +80,13 @@ class WalBankTest : public ::testing::TestWithParam<txn::CcAlgorithm> {
   // Opens the image with the log in wal_dir_ (factory null: io_uring).
   engine::EngineOptions LoggedOptions(wal::LogFileFactory* factory,
                                       bool early_lock_release) const;
-  // Opens the image and replays wal_dir_ over it.
-  absl::StatusOr<std::unique_ptr<engine::Engine>> Recover() const;
+  // Opens the image and replays `wal_dir` (default wal_dir_) over it.
+  absl::StatusOr<std::unique_ptr<engine::Engine>> Recover(
+      const std::string& wal_dir = "") const;
 
   wal::testing::TempDir dir_;
   std::string image_, wal_dir_;
+  int compute_nodes_ = 1;  // of LoggedOptions' engine
 };
 
 }  // namespace strand::testing

@@ -9,17 +9,25 @@
 // acknowledged transfer except at most one per thread acknowledged just as
 // the kill landed, and nothing unacknowledged.
 //
-// Each round: a fresh log over the same image, 2 threads, kill -9 after a
-// random 30-250 ms, recover, check. Rounds per test: STRAND_WAL_CRASH_ROUNDS
-// (default 3 for KillNine and 2 for KillNineEarlyLockRelease, per
-// algorithm: the short version ctest runs; the report's runs set it to 20+).
-// Prints rounds, acknowledged transfers checked and losses.
+// Modes: synchronous commits (1 node); early lock release with Call (1
+// node); pipelined acknowledgement (CallAsync, up to 64 outstanding per
+// thread) at 2 and 4 compute nodes, one thread each, acknowledged by the
+// cluster's durable watermark (txn/commit_watermark.h): the side file gets
+// a seq when its outcome is delivered, and the kill catches every node's
+// log at its own point.
+//
+// Each round: a fresh log over the same image, kill -9 after a random
+// 30-250 ms, recover, check. Rounds per test: STRAND_WAL_CRASH_ROUNDS
+// (default 2-3 per algorithm: the short version ctest runs; the report's
+// runs set it to 20+). Prints rounds, acknowledged transfers checked and
+// losses.
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -46,14 +54,17 @@ using testing::WalBank;
 
 constexpr std::string_view kChildFlag = "--wal_crash_child";
 
-// The child: transfers on `threads` sessions until killed.
+enum class Mode { kSynchronous, kEarlyLockRelease, kPipelined };
+
+// The child: transfers until killed, on 2 threads (one per node with
+// several nodes), each on a session of node thread % nodes.
 int RunChild(const std::string& image, const std::string& wal_dir,
              const std::string& side_file, txn::CcAlgorithm algorithm,
-             bool early_lock_release) {
-  EngineOptions o = testing::WalBankOptions(algorithm);
+             Mode mode, int nodes) {
+  EngineOptions o = testing::WalBankOptions(algorithm, nodes);
   o.image_path = image;
   o.wal.dir = wal_dir;
-  o.wal.early_lock_release = early_lock_release;
+  o.wal.early_lock_release = mode != Mode::kSynchronous;
   auto engine = Engine::Open(o);
   if (!engine.ok()) {
     std::cerr << "child: " << engine.status() << "\n";
@@ -64,33 +75,50 @@ int RunChild(const std::string& image, const std::string& wal_dir,
   const int fd = ::open(side_file.c_str(),
                         O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return 4;
-  constexpr int kThreads = 2;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      auto session = (*engine)->NewSession(0);
+  // Acknowledged: record it (one write, survives our SIGKILL).
+  auto record = [fd](int64_t seq) {
+    const std::string line = absl::StrCat(seq, "\n");
+    if (::write(fd, line.data(), line.size()) !=
+        static_cast<ssize_t>(line.size())) {
+      std::_Exit(6);
+    }
+  };
+  auto check = [](const absl::Status& s) {
+    if (!s.ok() && !absl::IsAborted(s)) {
+      std::cerr << "child: " << s << "\n";
+      std::_Exit(7);
+    }
+  };
+  const int threads = std::max(2, nodes);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      auto session = (*engine)->NewSession(t % nodes);
       if (!session.ok()) std::_Exit(5);
+      (*session)->set_max_unacknowledged(64);
       std::mt19937_64 rng(::getpid() * 31 + t);
       for (int64_t i = 1;; ++i) {
         const int64_t seq = (int64_t{t} << 40) | i;
         const int64_t from = rng() % testing::kWalBankAccounts;
         const int64_t to = (from + 1 + rng() % 7) % testing::kWalBankAccounts;
-        absl::Status s = bank->Transfer(**session, from, to, rng() % 40, seq);
-        if (s.ok()) {
-          // Acknowledged: record it (one write, survives our SIGKILL).
-          const std::string line = absl::StrCat(seq, "\n");
-          if (::write(fd, line.data(), line.size()) !=
-              static_cast<ssize_t>(line.size())) {
-            std::_Exit(6);
-          }
-        } else if (!absl::IsAborted(s)) {
-          std::cerr << "child: " << s << "\n";
-          std::_Exit(7);
+        const int64_t amount = rng() % 40;
+        if (mode != Mode::kPipelined) {
+          absl::Status s = bank->Transfer(**session, from, to, amount, seq);
+          check(s);
+          if (s.ok()) record(seq);
+          continue;
         }
+        (*session)->CallAsync<bool>(
+            bank->transfer,
+            [&, seq](absl::StatusOr<bool> r) {
+              check(r.status());
+              if (r.ok()) record(seq);
+            },
+            from, to, amount, seq);
       }
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : workers) t.join();
   return 0;
 }
 
@@ -111,16 +139,20 @@ class WalCrashTest : public ::testing::TestWithParam<txn::CcAlgorithm> {
   }
 
   // One round: child runs, is killed after `kill_after`, we recover.
-  void Round(int round, absl::Duration kill_after, bool elr, CrashStats* st) {
+  void Round(int round, absl::Duration kill_after, Mode mode, int nodes,
+             CrashStats* st) {
     const std::string wal_dir = absl::StrCat(dir_.path(), "/wal-", round);
     const std::string side = absl::StrCat(dir_.path(), "/acked-", round);
     const std::string algorithm(txn::CcAlgorithmName(GetParam()));
+    const std::string mode_arg = absl::StrCat(static_cast<int>(mode));
+    const std::string nodes_arg = absl::StrCat(nodes);
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       const char* argv[] = {
-          "/proc/self/exe", kChildFlag.data(), image_.c_str(),  wal_dir.c_str(),
-          side.c_str(),     algorithm.c_str(), elr ? "1" : "0", nullptr};
+          "/proc/self/exe", kChildFlag.data(), image_.c_str(),
+          wal_dir.c_str(),  side.c_str(),      algorithm.c_str(),
+          mode_arg.c_str(), nodes_arg.c_str(), nullptr};
       ::execv("/proc/self/exe", const_cast<char* const*>(argv));
       std::_Exit(127);
     }
@@ -177,20 +209,21 @@ class WalCrashTest : public ::testing::TestWithParam<txn::CcAlgorithm> {
     st->dropped_bytes += report.dropped_bytes;
   }
 
-  void Run(int rounds, bool elr) {
+  void Run(int rounds, Mode mode, int nodes = 1) {
     CrashStats st;
     std::mt19937_64 rng(std::random_device{}());
     for (int r = 0; r < rounds; ++r) {
       const auto kill_after = absl::Milliseconds(30 + rng() % 220);
-      Round(r, kill_after, elr, &st);
+      Round(r, kill_after, mode, nodes, &st);
       if (HasFatalFailure()) return;
     }
+    const char* const names[] = {"", " (early lock release)", " (pipelined)"};
     std::cout << "crash test " << txn::CcAlgorithmName(GetParam())
-              << (elr ? " (early lock release)" : "") << ": " << st.rounds
-              << " kill -9 rounds, " << st.acknowledged
-              << " acknowledged transfers checked, " << st.lost << " lost, "
-              << st.replayed << " records replayed, " << st.dropped_bytes
-              << " torn-tail bytes dropped\n";
+              << names[static_cast<int>(mode)] << ", " << nodes
+              << " compute node(s): " << st.rounds << " kill -9 rounds, "
+              << st.acknowledged << " acknowledged transfers checked, "
+              << st.lost << " lost, " << st.replayed << " records replayed, "
+              << st.dropped_bytes << " torn-tail bytes dropped\n";
     EXPECT_EQ(st.lost, 0);
   }
 
@@ -207,9 +240,15 @@ int RoundsFromEnv(int fallback) {
   return fallback;
 }
 
-TEST_P(WalCrashTest, KillNine) { Run(RoundsFromEnv(3), /*elr=*/false); }
+TEST_P(WalCrashTest, KillNine) { Run(RoundsFromEnv(3), Mode::kSynchronous); }
 TEST_P(WalCrashTest, KillNineEarlyLockRelease) {
-  Run(RoundsFromEnv(2), /*elr=*/true);
+  Run(RoundsFromEnv(2), Mode::kEarlyLockRelease);
+}
+TEST_P(WalCrashTest, KillNinePipelinedTwoNodes) {
+  Run(RoundsFromEnv(2), Mode::kPipelined, 2);
+}
+TEST_P(WalCrashTest, KillNinePipelinedFourNodes) {
+  Run(RoundsFromEnv(2), Mode::kPipelined, 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, WalCrashTest,
@@ -220,11 +259,16 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, WalCrashTest,
 }  // namespace strand::engine
 
 int main(int argc, char** argv) {
-  if (argc == 7 && std::string_view(argv[1]) == strand::engine::kChildFlag) {
+  if (argc == 8 && std::string_view(argv[1]) == strand::engine::kChildFlag) {
     auto algorithm = strand::txn::ParseCcAlgorithm(argv[5]);
-    if (!algorithm.ok()) return 9;
+    int mode = 0, nodes = 0;
+    if (!algorithm.ok() || !absl::SimpleAtoi(argv[6], &mode) ||
+        !absl::SimpleAtoi(argv[7], &nodes)) {
+      return 9;
+    }
     return strand::engine::RunChild(argv[2], argv[3], argv[4], *algorithm,
-                                    std::string_view(argv[6]) == "1");
+                                    static_cast<strand::engine::Mode>(mode),
+                                    nodes);
   }
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();

@@ -128,7 +128,7 @@ check "compute node 0 exited non-zero on its own" \
   grep -q "compute node 0 ($addr:7100): exit status 1" "$work/kill/launch.txt"
 check "within the bounded wait (< 60 s)" [ $waited -lt 60 ]
 
-echo "=== [tpcc cluster] WAL on: both compute processes killed, then recovery"
+echo "=== [tpcc cluster] WAL on, pipelined (tpcc's default): both compute processes killed, then recovery"
 kill_mid_run "$work/wal-run" 3 \
   "tpcc --fabric=verbs --cluster=$work/cluster.txt" \
   --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
@@ -138,12 +138,14 @@ kill_mid_run "$work/wal-run" 3 \
 echo "--- compute node 0 (wal lines)"
 grep -hE "^wal:" "$work"/wal-run/compute-0.*
 check "wal: node 0 wrote the load image" [ -f "$work/wal/load.img" ]
+check "wal: commits pipelined (early lock release, watermark acks)" \
+  grep -q "early_lock_release on, pipeline 1024" "$work"/wal-run/compute-0.*
 check "wal: both processes logged" \
   [ -d "$work/wal/node-0" -a -d "$work/wal/node-1" ]
 check "wal: both processes acknowledged New-Orders" \
   [ -s "$work/acked.node-0" -a -s "$work/acked.node-1" ]
 "$build/tools/strand_recover" --image="$work/wal/load.img" \
-  --wal_dir="$work/wal" --out_image="$work/recovered.img" 2>&1 | tail -4
+  --wal_dir="$work/wal" --out_image="$work/recovered.img" 2>&1 | tail -5
 check "wal: strand_recover merged both logs" [ -f "$work/recovered.img" ]
 verdict="$("$build/tpcc/tpcc" "${small[@]}" --check_image="$work/recovered.img" \
   --acked_log="$work/acked" --json 2>&1)"

@@ -9,13 +9,14 @@
 //       and its O_OL_CNT ORDER-LINE rows;
 //   (b) the consistency conditions 1-12 of clause 3.3.2 (tpcc/consistency.h).
 //
-// Configurations: 1 node x 2 threads without pipelining, 2 nodes x 1
-// thread, early lock release, pipelined acknowledgement (--wal_pipeline,
-// tpcc's default with one node; depth 1024 and 1), and partitioned mode
-// with two-phase commit. Rounds cycle through 2PL, TO and OCC (partitioned:
-// 2PL). Rounds per test: STRAND_TPCC_CRASH_ROUNDS (default 2, 1, 1,
-// 3 and 1: the short version ctest runs). Prints rounds, acknowledged
-// New-Orders checked and losses.
+// Configurations: 1 node x 2 threads without pipelining, early lock
+// release, pipelined acknowledgement (--wal_pipeline, tpcc's default;
+// depth 1024 and 1) at 1, 2 and 4 nodes (acknowledged by the cluster's
+// durable watermark, txn/commit_watermark.h), 2 nodes synchronous, and
+// partitioned mode with two-phase commit, pipelined and synchronous.
+// Rounds cycle through 2PL, TO and OCC (partitioned: 2PL). Rounds per
+// test: STRAND_TPCC_CRASH_ROUNDS (default 1 to 3: the short version ctest
+// runs). Prints rounds, acknowledged New-Orders checked and losses.
 
 #include <fcntl.h>
 #include <signal.h>
@@ -281,9 +282,20 @@ TEST_F(TpccCrashTest, KillNineOneNodeTwoThreads) {
   Run("KillNineOneNodeTwoThreads", RoundsFromEnv(2), {1, 2, false, 0});
 }
 
+// tpcc's default with two nodes: pipelined, each acknowledgement waiting
+// for the cluster's durable watermark; a kill catches each node's log at
+// its own point.
 TEST_F(TpccCrashTest, KillNineTwoNodes) {
-  // tpcc's default with two nodes: no pipelining.
-  Run("KillNineTwoNodes", RoundsFromEnv(1), {2, 1, false, -1});
+  Run("KillNineTwoNodes", RoundsFromEnv(2), {2, 1, false, -1});
+}
+
+TEST_F(TpccCrashTest, KillNineFourNodes) {
+  Run("KillNineFourNodes", RoundsFromEnv(1), {4, 1, false, -1});
+}
+
+// Every commit holds its latches until its own record is durable.
+TEST_F(TpccCrashTest, KillNineTwoNodesSynchronous) {
+  Run("KillNineTwoNodesSynchronous", RoundsFromEnv(1), {2, 1, false, 0});
 }
 
 TEST_F(TpccCrashTest, KillNineEarlyLockRelease) {
@@ -307,14 +319,20 @@ TEST_F(TpccCrashTest, KillNinePipelinedDepthOne) {
 // and Payments distributed. A kill takes both nodes of the in-process
 // deployment at once, each caught somewhere in its roles: coordinator of
 // its own terminals' transactions (before PREPARE, waiting for votes, its
-// decision forced or not) and participant of the other node's (prepared,
+// decision logged or not) and participant of the other node's (prepared,
 // voted, committed or not). Recovery must replay exactly the branches
-// whose decision is durable (wal/log_merger.h): every acknowledged
+// whose decision is durable and, pipelined (the default), below the
+// cluster's durable watermark (wal/log_merger.h): every acknowledged
 // New-Order back, none half applied (the consistency conditions, which
 // span warehouses through remote stock and customers).
 TEST_F(TpccCrashTest, KillNinePartitionedTwoPhaseCommit) {
   Run("KillNinePartitionedTwoPhaseCommit", RoundsFromEnv(2),
       {2, 1, false, -1, 50});
+}
+
+// The same with forced prepare and decision records (--wal_pipeline=0).
+TEST_F(TpccCrashTest, KillNinePartitionedSynchronous) {
+  Run("KillNinePartitionedSynchronous", RoundsFromEnv(1), {2, 1, false, 0, 50});
 }
 
 }  // namespace

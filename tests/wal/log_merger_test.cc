@@ -1,6 +1,7 @@
 #include "wal/log_merger.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -26,6 +27,58 @@ void WriteNode(const std::string& dir, uint32_t node, uint64_t db,
     ASSERT_TRUE(
         (*writer)->Commit(ts * 100 + node, ts, std::to_string(ts)).ok());
   }
+}
+
+// Marks fixed per commit: the flush of each commit carries them.
+class FixedMarks : public FlushObserver {
+ public:
+  FlushMarks marks;
+  absl::StatusOr<FlushMarks> BeforeFlush() override { return marks; }
+  bool WantsPersisted(const FlushMarks&) override { return false; }
+  void AfterFlush(const FlushMarks&, bool) override {}
+  void Closed() override {}
+  void Failed(const absl::Status&) override {}
+};
+
+// Writes `node`'s log acknowledged by watermark: each commit (ts, cluster
+// mark) is flushed with node mark ts and that cluster mark.
+void WriteWatermarkedNode(
+    const std::string& dir, uint32_t node,
+    const std::vector<std::pair<uint64_t, uint64_t>>& commits) {
+  FixedMarks observer;
+  auto writer = LogWriter::Open({.wal_dir = dir,
+                                 .database_id = kDb,
+                                 .compute_node_id = node,
+                                 .observer = &observer,
+                                 .observer_interval = absl::Seconds(30)});
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  for (const auto& [ts, cluster] : commits) {
+    observer.marks = {.node = ts, .cluster = cluster};
+    ASSERT_TRUE((*writer)->Commit(ts, ts, std::to_string(ts)).ok());
+  }
+}
+
+TEST(LogMergerTest, WatermarkedLogsReplayOnlyUpToTheLargestClusterMark) {
+  TempDir dir;
+  // The largest cluster mark any log persisted is 20: records above it in
+  // watermarked logs were never acknowledged and are dropped; node 2's
+  // log acknowledged each commit as it became durable and is kept whole.
+  WriteWatermarkedNode(dir.path(), 0, {{5, 0}, {12, 12}, {40, 20}});
+  WriteWatermarkedNode(dir.path(), 1, {{15, 3}, {25, 18}});
+  WriteNode(dir.path(), 2, kDb, {50});
+  auto merger = LogMerger::Open(dir.path(), kDb);
+  ASSERT_TRUE(merger.ok()) << merger.status();
+  EXPECT_TRUE((*merger)->acked_by_watermark());
+  EXPECT_EQ((*merger)->watermark_cut_ts(), 20u);
+  EXPECT_EQ((*merger)->records_dropped_above_watermark(), 2u);
+  EXPECT_EQ((*merger)->max_commit_ts_read(), 50u);
+  std::vector<uint64_t> replayed;
+  MergedRecord r;
+  while ((*merger)->Next(&r)) {
+    EXPECT_EQ(r.header.type, RecordType::kCommit);
+    replayed.push_back(r.header.commit_ts);
+  }
+  EXPECT_EQ(replayed, (std::vector<uint64_t>{5, 12, 15, 50}));
 }
 
 TEST(LogMergerTest, MergesNodesInCommitTimestampOrder) {

@@ -222,7 +222,7 @@ TEST(LogWriterTest, GroupCommitAcknowledgesOnlyDurableRecords) {
       << stats.flushes << " flushes for " << stats.records << " commits";
 }
 
-TEST(LogWriterTest, GroupCommitWindowSpacesFlushesAndCloseCutsItShort) {
+TEST(LogWriterTest, GroupCommitWindowSpacesFlushes) {
   TempDir dir;
   FaultInjectingLogFileFactory files;
   LogWriterOptions options = Options(dir.path());
@@ -241,17 +241,30 @@ TEST(LogWriterTest, GroupCommitWindowSpacesFlushesAndCloseCutsItShort) {
   ASSERT_TRUE((*writer)->WaitDurable(last).ok());
   const absl::Duration elapsed = absl::Now() - start;
   const LogWriterStats stats = (*writer)->stats();
-  // At most one flush per window (plus the first, which opens at once).
+  // At most one flush per window (plus the first, which opens at once); a
+  // loaded machine only makes fewer.
   EXPECT_LE(stats.flushes, elapsed / absl::Milliseconds(50) + 1)
       << stats.flushes << " flushes in " << elapsed;
-  EXPECT_GE(stats.records, 100u);
-  // A record appended right after a flush would wait a whole window;
-  // Close does not: it makes it durable at once.
-  auto lsn = (*writer)->Append(last + 1, last + 1, "closing");
+  EXPECT_GE(stats.records, 10u);
+  ASSERT_TRUE((*writer)->Close().ok());
+  EXPECT_EQ(ReadAll((*writer)->node_dir(), kDb, nullptr).size(), last);
+}
+
+TEST(LogWriterTest, CloseCutsTheGroupCommitWindowShort) {
+  TempDir dir;
+  LogWriterOptions options = Options(dir.path());
+  // A window no test waits for: Close must not either.
+  options.group_commit_window = absl::Seconds(60);
+  auto writer = LogWriter::Open(options);
+  ASSERT_TRUE(writer.ok());
+  // The first flush opens at once; the record after it would wait 60 s.
+  auto first = (*writer)->Commit(1, 1, "opens the window");
+  ASSERT_TRUE(first.ok());
+  auto lsn = (*writer)->Append(2, 2, "closing");
   ASSERT_TRUE(lsn.ok());
   const absl::Time close_start = absl::Now();
   ASSERT_TRUE((*writer)->Close().ok());
-  EXPECT_LT(absl::Now() - close_start, absl::Milliseconds(40));
+  EXPECT_LT(absl::Now() - close_start, absl::Seconds(30));
   EXPECT_EQ((*writer)->durable_lsn(), *lsn);
   EXPECT_EQ(ReadAll((*writer)->node_dir(), kDb, nullptr).size(), *lsn);
 }

@@ -75,6 +75,17 @@ class FaultInjectingLogFileFactory::File : public LogFile {
     absl::Duration delay;
     {
       absl::MutexLock lock(&factory_->mu_);
+      auto held = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(factory_->mu_) {
+        for (const std::string& part : factory_->held_) {
+          if (inner_->path().find(part) != std::string::npos) return true;
+        }
+        return false;
+      };
+      while (held()) {
+        ++factory_->held_writes_;
+        factory_->released_.Wait(&factory_->mu_);
+        --factory_->held_writes_;
+      }
       const int64_t call = ++factory_->calls_;
       fail = factory_->fail_from_ > 0 && call >= factory_->fail_from_;
       fault = factory_->fault_;
@@ -111,6 +122,22 @@ void FaultInjectingLogFileFactory::FailFromCall(int64_t call, Fault fault) {
 void FaultInjectingLogFileFactory::set_sync_delay(absl::Duration delay) {
   absl::MutexLock lock(&mu_);
   sync_delay_ = delay;
+}
+
+void FaultInjectingLogFileFactory::HoldWrites(const std::string& path_part) {
+  absl::MutexLock lock(&mu_);
+  held_.push_back(path_part);
+}
+
+void FaultInjectingLogFileFactory::ReleaseWrites() {
+  absl::MutexLock lock(&mu_);
+  held_.clear();
+  released_.SignalAll();
+}
+
+int FaultInjectingLogFileFactory::held_writes() const {
+  absl::MutexLock lock(&mu_);
+  return held_writes_;
 }
 
 void FaultInjectingLogFileFactory::set_fail_create(bool fail) {

@@ -61,6 +61,14 @@ class FaultInjectingLogFileFactory : public LogFileFactory {
   // is caught in the window.
   void set_sync_delay(absl::Duration delay);
   void set_fail_create(bool fail);
+  // WriteAndSync of a file whose path contains `path_part` blocks, before
+  // writing anything, until ReleaseWrites: that log stops becoming durable
+  // (a node whose disk stalls, or that a crash will catch with nothing of
+  // it on disk). Several parts may be held.
+  void HoldWrites(const std::string& path_part);
+  void ReleaseWrites();
+  // Writes blocked by HoldWrites now.
+  int held_writes() const;
 
   // The end of the last byte made durable.
   LogPosition durable() const;
@@ -79,6 +87,9 @@ class FaultInjectingLogFileFactory : public LogFileFactory {
   Fault fault_ ABSL_GUARDED_BY(mu_) = Fault::kWrite;
   absl::Duration sync_delay_ ABSL_GUARDED_BY(mu_);
   bool fail_create_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);
+  int held_writes_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::CondVar released_;
   LogPosition durable_ ABSL_GUARDED_BY(mu_){0, 0};
 };
 

@@ -1,0 +1,137 @@
+#ifndef STRAND_TPCC_TPCC_OPTIONS_H_
+#define STRAND_TPCC_TPCC_OPTIONS_H_
+
+// Everything a run of the tpcc binary is told: one field per flag
+// (tpcc_main.cc defines each flag with the default written here and fills
+// the struct), checked together by Validate before any work starts,
+// turned into the engine's and the driver's options, and written into
+// every --json record by AddJson, so that a knob is written once.
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "base/json_line.h"
+#include "base/option_naming.h"
+#include "cc/options.h"
+#include "engine/engine_options.h"
+#include "index/cpu_path_flags.h"
+#include "rdma/fabric_options.h"
+#include "tpcc/mix.h"
+#include "tpcc/schema.h"
+#include "tpcc/terminal.h"
+#include "txn/cc_algorithm.h"
+
+namespace strand::tpcc {
+
+struct TpccOptions {
+  // The database.
+  int warehouses = 2;
+  int items = 100000;    // ITEM rows, and STOCK rows per warehouse
+  int customers = 3000;  // per district
+  uint64_t seed = 1;     // of the load and of the run's inputs
+
+  // The deployment: the shared fabric flags, then the engine's.
+  rdma::FabricOptions fabric;
+  int threads = 1;  // per compute node
+  std::string cc = "2pl";
+  std::string protocol = "selcc";
+  std::string mode = "shared";
+  // 4 KiB: a CUSTOMER row (695 bytes) fills a 1 KiB GCL alone; at 4 KiB
+  // five fit, for 8.5 MiB less per warehouse (README, Results: memory).
+  // Each thread works on its home warehouse, and the runs measured there
+  // lost no throughput to false page conflicts; a GCL miss moves 4x the
+  // bytes.
+  uint32_t gcl_size = 4096;
+  uint64_t cache_mb = 0;  // per compute node; 0: sized automatically
+  index::CpuPathSwitches cpu_path;
+  bool optimistic_tuple_reads = true;
+  bool validate_index_reads = true;
+  bool epochs_in_pool = false;
+  bool twopc_one_phase_local = true;
+  bool twopc_read_only_vote = true;
+  bool twopc_parallel_prepare = true;
+  double peer_timeout_s = 10;
+
+  // The run.
+  std::string mix = "standard";
+  std::string home_warehouse = "thread";
+  double remote_neworder = -1;  // < 0: the specification's rate
+  double distributed_pct = -1;  // < 0: the specification's rates
+  double duration_s = 10;
+  uint64_t txns = 0;  // > 0: this many measured transactions instead
+  double warmup_s = 1;
+
+  // The write-ahead log. -1: the deployment's default (ResolvedWal).
+  std::string wal = "off";
+  std::string wal_dir;
+  bool wal_early_lock_release = false;
+  int wal_pipeline = -1;
+  int wal_group_commit_us = -1;
+
+  // Side files and extra reports.
+  std::string acked_log;
+  std::string delivery_results;
+  bool memory_breakdown = false;
+  std::string check_image;  // not empty: check this image instead of a run
+
+  // Compute nodes of the whole deployment: fabric.compute_nodes, or over
+  // verbs the cluster file's (one per process).
+  int deployment_compute_nodes = 1;
+  // The flags the user set (base/command_line.h FlagsGiven): a flag that
+  // has no effect in this run is refused only if it was given.
+  std::set<std::string> given;
+
+  // Every setting, alone and against the others, the machine and the file
+  // system (the log directory must be writable), as `naming` names them:
+  // the binary validates with OptionNaming::Flags, so its user reads
+  // "--warehouses". Nothing is created or loaded.
+  absl::Status Validate(
+      const OptionNaming& naming = OptionNaming::Fields("TpccOptions::")) const;
+
+  // The settings parsed (Validate said they parse).
+  txn::CcAlgorithm algorithm() const;
+  cc::Protocol coherence() const;
+  engine::EngineMode engine_mode() const;
+  Mix transaction_mix() const;
+  HomeWarehouse home() const;
+  Scale scale() const;
+  bool logging() const { return wal == "on"; }
+  bool over_verbs() const { return fabric.kind == rdma::FabricKind::kVerbs; }
+  // Compute nodes this process hosts: all on loopback, one over verbs.
+  int local_compute_nodes() const {
+    return over_verbs() ? 1 : fabric.compute_nodes;
+  }
+
+  // The log settings of this run, its -1 defaults resolved for the
+  // deployment.
+  struct WalPlan {
+    bool early_lock_release = false;
+    int pipeline = 0;  // unacknowledged commits per thread; 0: none
+    int group_commit_us = 0;
+  };
+  WalPlan ResolvedWal() const;
+
+  // Pool bytes the load of the warehouses needs, at least, with room for
+  // the rows a run inserts, over all memory nodes.
+  uint64_t PoolBytesNeeded() const;
+  // Sets fabric.pool_bytes for a loopback run that did not give --pool_mb:
+  // room for the whole run at a generous insert rate, up to half the
+  // memory available.
+  void SizePool();
+
+  // The engine's options; an automatic cache (cache_mb 0) is sized for the
+  // warehouses a node works on.
+  engine::EngineOptions EngineOptionsForRun() const;
+
+  // The configuration into a --json record: every flag under its name (the
+  // -1 defaults resolved), but the fabric's (rdma::AddFabricJson) and
+  // those whose record field is what the run measured (duration_s) or used
+  // (cache_mb).
+  void AddJson(JsonLine& json) const;
+};
+
+}  // namespace strand::tpcc
+
+#endif  // STRAND_TPCC_TPCC_OPTIONS_H_
