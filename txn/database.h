@@ -14,6 +14,7 @@
 #include "cc/gcl_manager.h"
 #include "storage/heap_table.h"
 #include "txn/cc_algorithm.h"
+#include "txn/ids.h"
 #include "txn/timestamp_oracle.h"
 #include "wal/log_writer.h"
 
@@ -26,10 +27,6 @@ namespace strand::txn {
 class CommitWatermark;
 class EpochManager;
 class IndexKey;
-
-using TableId = uint32_t;
-using IndexId = uint32_t;
-inline constexpr TableId kNoTable = UINT32_MAX;
 
 struct Database {
   cc::GclManager* manager = nullptr;
