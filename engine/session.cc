@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "base/thread_ledger.h"
+#include "engine/engine_impl.h"
 #include "glog/logging.h"
 #include "txn/txn.h"
 
@@ -32,11 +33,11 @@ void Session::AckNow(txn::Txn& txn, Ran& ran) {
   }
 }
 
-Session::Session(Engine& engine, rdma::ComputeNodeId node,
+Session::Session(EngineImpl& engine, rdma::ComputeNodeId node,
                  const txn::Database& db,
                  std::unique_ptr<cc::ThreadContext> ctx,
                  txn::CommitWatermark::Slot* watermark_slot,
-                 std::shared_ptr<Engine::SessionStats> stats,
+                 std::shared_ptr<SessionStats> stats,
                  std::unique_ptr<partition::Coordinator> coordinator)
     : engine_(engine),
       node_(node),
@@ -88,6 +89,11 @@ absl::Status CallbackUsedSession() {
 }
 
 }  // namespace
+
+absl::StatusOr<ProcedureId> Session::FindProcedureId(
+    std::string_view name) const {
+  return engine_.FindProcedure(name);
+}
 
 absl::StatusOr<std::any> Session::CallErased(ProcedureId id,
                                              const ProcedureTypes& types,
@@ -231,14 +237,15 @@ Session::Ran Session::RunProcedure(ProcedureId id, const ProcedureTypes& types,
   Ran ran;
   ran.id = id;
   ran.start = absl::Now();
-  if (id >= engine_.procedures_.size()) {
+  const ErasedProcedure* registered = engine_.procedure(id);
+  if (registered == nullptr) {
     ran.outcome = absl::UnimplementedError(
         absl::StrFormat("no procedure with id %d is registered (%d are)", id,
-                        engine_.procedures_.size()));
+                        engine_.procedure_count()));
     ran.id = 0;  // stats are by valid id; nothing is counted for this one
     return ran;
   }
-  const ErasedProcedure& procedure = engine_.procedures_[id];
+  const ErasedProcedure& procedure = *registered;
   if (!(procedure.types == types)) {
     ran.outcome = absl::InvalidArgumentError(absl::StrFormat(
         "procedure %s is %s; called as %s (an untyped call passes exactly "

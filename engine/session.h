@@ -86,6 +86,9 @@
 
 namespace strand::engine {
 
+class EngineImpl;
+struct SessionStats;
+
 class Session {
  public:
   // A thread blocks once this many of its calls wait for the log. A flush
@@ -137,7 +140,7 @@ class Session {
   }
   template <typename Result, typename... Args>
   absl::StatusOr<Result> Call(std::string_view name, Args... args) {
-    auto id = engine_.FindProcedure(name);
+    auto id = FindProcedureId(name);
     if (!id.ok()) return id.status();
     return Call<Result>(*id, std::move(args)...);
   }
@@ -214,7 +217,7 @@ class Session {
   void set_max_unacknowledged(size_t n) { max_unacknowledged_ = n; }
 
  private:
-  friend class Engine;
+  friend class EngineImpl;
   using ErasedCallback = absl::AnyInvocable<void(absl::StatusOr<std::any>)>;
 
   // What running a call (every attempt) gave.
@@ -230,11 +233,13 @@ class Session {
     ErasedCallback done;
   };
 
-  Session(Engine& engine, rdma::ComputeNodeId node, const txn::Database& db,
+  Session(EngineImpl& engine, rdma::ComputeNodeId node, const txn::Database& db,
           std::unique_ptr<cc::ThreadContext> ctx,
           txn::CommitWatermark::Slot* watermark_slot,
-          std::shared_ptr<Engine::SessionStats> stats,
+          std::shared_ptr<SessionStats> stats,
           std::unique_ptr<partition::Coordinator> coordinator);
+  // Engine::FindProcedure, for the calls by name.
+  absl::StatusOr<ProcedureId> FindProcedureId(std::string_view name) const;
 
   template <typename Result>
   static ErasedCallback TypedCallback(
@@ -292,14 +297,14 @@ class Session {
                const absl::Status& failure);
   void BackOff(int attempt);
 
-  Engine& engine_;
+  EngineImpl& engine_;
   const rdma::ComputeNodeId node_;
   const txn::Database& db_;
   const std::unique_ptr<cc::ThreadContext> ctx_;
   // With db_.watermark: this session's slot (the engine's to give back).
   txn::CommitWatermark::Slot* const watermark_slot_;
   const std::unique_ptr<txn::ConcurrencyControl> cc_;
-  const std::shared_ptr<Engine::SessionStats> stats_;
+  const std::shared_ptr<SessionStats> stats_;
   // Partitioned mode: the coordinator of this session's transactions.
   const std::unique_ptr<partition::Coordinator> coordinator_;
   absl::BitGen rng_;

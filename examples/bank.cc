@@ -28,6 +28,7 @@
 #include "base/run_output.h"
 #include "base/status_macros.h"
 #include "engine/engine.h"
+#include "engine/engine_internals.h"
 #include "engine/engine_options.h"
 #include "engine/session.h"
 #include "index/key_codec.h"
@@ -326,7 +327,8 @@ void Report(const BankOptions& o, Engine& engine, const Outcome& out,
       out.wrong == 0 ? "always exact" : "WRONG", stats.ToString());
   const double txns = std::max<double>(transfers, 1);
   JsonLine j = output.Record();
-  rdma::AddFabricJson(o.engine.fabric, engine.fabric(), j);
+  rdma::AddFabricJson(o.engine.fabric, engine::EngineInternals::fabric(engine),
+                      j);
   j.Add("bench", "bank")
       .Add("cc", o.cc)
       .Add("accounts", o.accounts)

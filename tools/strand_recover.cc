@@ -42,6 +42,7 @@
 #include "base/run_output.h"
 #include "base/status_macros.h"
 #include "engine/engine.h"
+#include "engine/engine_internals.h"
 #include "engine/image.h"
 #include "rdma/fabric_flags.h"
 
@@ -296,7 +297,8 @@ int Main() {
   PrintReport(options, report, output.human());
   JsonLine json = output.Record();
   // The layout as restored from the image (the fabric flags' names).
-  rdma::AddFabricJson(engine_options.fabric, (*engine)->fabric(), json);
+  rdma::AddFabricJson(engine_options.fabric,
+                      engine::EngineInternals::fabric(**engine), json);
   options.AddJson(json);
   json.Add("gcl_size", static_cast<uint64_t>(image.gcl_size))
       .Add("image_timestamp", report.image_timestamp)

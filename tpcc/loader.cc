@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
+#include "engine/engine_internals.h"
 #include "engine/session.h"
 #include "partition/partition_map.h"
 #include "rdma/memory_node_layout.h"
@@ -412,7 +413,8 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   const partition::PartitionMap* owners = engine_.partition_map();
   std::optional<partition::PartitionMap> split;
   const std::vector<rdma::ComputeNodeId> local = engine_.local_compute_nodes();
-  const int compute_nodes = engine_.fabric().compute_node_count();
+  const int compute_nodes =
+      engine::EngineInternals::fabric(engine_).compute_node_count();
   if (owners == nullptr && local.size() < static_cast<size_t>(compute_nodes)) {
     auto map = partition::PartitionMap::Create(warehouses, compute_nodes);
     if (!map.ok()) return map.status();
@@ -581,7 +583,7 @@ absl::Status Loader::Run(const std::vector<Task>& tasks,
 }
 
 absl::StatusOr<uint64_t> PoolBytesTaken(engine::Engine& engine) {
-  rdma::Fabric& fabric = engine.fabric();
+  rdma::Fabric& fabric = engine::EngineInternals::fabric(engine);
   auto node = fabric.compute_node(engine.local_compute_nodes().front());
   if (!node.ok()) return node.status();
   auto ep = (*node)->NewEndpoint();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "engine/engine_internals.h"
 #include "gtest/gtest.h"
 #include "storage/catalog.h"
 #include "tests/engine/txn_test_db.h"
@@ -230,7 +231,7 @@ TEST_P(BankTest, AbortedTransactionsLeaveNoTrace) {
                            }))
           .status();
   EXPECT_EQ(probe.code(), absl::StatusCode::kFailedPrecondition);  // frozen
-  cc::GclManager& m = **engine_->manager(0);
+  cc::GclManager& m = **EngineInternals::manager(*engine_, 0);
   auto ctx = *m.NewThreadContext();
   auto catalog = *storage::Catalog::Open(m, *ctx);
   auto desc = *catalog->FindTable(*ctx, "accounts");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "engine/engine_internals.h"
 #include "gtest/gtest.h"
 #include "storage/catalog.h"
 #include "tests/engine/txn_test_db.h"
@@ -162,7 +163,7 @@ TEST_P(CountersTest, TableAndIndexAgreeAfterConcurrentInsertsAndDeletes) {
 
   // Every key the index has points to a live tuple with that key, and every
   // live tuple of the heap is reachable through the index exactly once.
-  cc::GclManager& m = **engine_->manager(0);
+  cc::GclManager& m = **EngineInternals::manager(*engine_, 0);
   auto ctx = *m.NewThreadContext();
   auto catalog = *storage::Catalog::Open(m, *ctx);
   auto desc = *catalog->FindTable(*ctx, "items");

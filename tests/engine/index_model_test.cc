@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/engine.h"
+#include "engine/engine_internals.h"
 #include "engine/session.h"
 #include "gtest/gtest.h"
 #include "index/blink_tree.h"
@@ -272,7 +273,7 @@ class IndexModelTest : public ::testing::TestWithParam<TxnTestConfig> {
   // The heap and every declared index, read below the transactions, must
   // hold the model: one row per model row, one entry per row per index.
   void CheckStorage(const Model& model, int txn_number) {
-    cc::GclManager& manager = **engine_->manager(0);
+    cc::GclManager& manager = **EngineInternals::manager(*engine_, 0);
     auto ctx = *manager.NewThreadContext();
     auto catalog = *storage::Catalog::Open(manager, *ctx);
     auto table = *catalog->FindTable(*ctx, "rows");

@@ -20,6 +20,7 @@
 #include "index/key_codec.h"
 #include "tests/engine/txn_test_db.h"
 #include "tests/testing/protocols.h"
+#include "txn/index_key.h"
 
 namespace strand::engine {
 namespace {

@@ -21,6 +21,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "engine/engine.h"
+#include "engine/engine_internals.h"
 #include "engine/session.h"
 #include "gtest/gtest.h"
 #include "index/key_codec.h"
@@ -226,7 +227,7 @@ class SlotReuseTest : public ::testing::TestWithParam<SlotReuseParam> {
   std::vector<const txn::EpochManager*> Managers() const {
     std::vector<const txn::EpochManager*> managers;
     for (int node = 0; node < kNodes; ++node) {
-      const txn::EpochManager* m = engine_->epochs(node);
+      const txn::EpochManager* m = EngineInternals::epochs(*engine_, node);
       EXPECT_NE(m, nullptr);
       EXPECT_EQ(m->pool() != nullptr, GetParam().epochs_in_pool);
       if (m != nullptr && (managers.empty() || managers.back() != m)) {
