@@ -12,7 +12,8 @@
 //   --compute_nodes=0 is out of range: use 1 to 58
 //
 // Each setting is described once (OptionSetting: its field, its flag in the
-// binaries' shared vocabulary of DESIGN.md, and the flag's unit when it
+// binaries' shared vocabulary (README.md, "Flags every binary shares"),
+// and the flag's unit when it
 // differs, as --pool_mb counts MiB of pool_bytes); a Validate takes an
 // OptionNaming and builds its messages with Name/Setting/Amount. Options
 // structs name their fields by default; binaries that filled them from

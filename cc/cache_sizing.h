@@ -6,8 +6,8 @@
 //
 // A cache smaller than what its node works on costs every transaction:
 // misses copy whole lines, and the evictor thread writes lines back and
-// releases them, which on a small machine takes CPU from the workers (the
-// TPC-C profile of issue 22: 64 MiB against ~95 MiB per warehouse, a hit
+// releases them, which on a small machine takes CPU from the workers (a
+// TPC-C profile, docs/results.md: 64 MiB against ~95 MiB per warehouse, a hit
 // ratio of 0.990 and 8% of the CPU in the evictor). So an auto cache is as
 // large as what its node may touch, bounded by the machine:
 //

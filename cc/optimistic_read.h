@@ -14,7 +14,7 @@
 // Why: a shared latch on a cache hit is an atomic read-modify-write on the
 // frame's latch word plus the release, two writes to a cache line that
 // every core reading the GCL also writes, so the line moves between the
-// cores on every acquisition (issue 22: the root and upper index nodes,
+// cores on every acquisition (in TPC-C: the root and upper index nodes,
 // read by every transaction of every thread). An optimistic read writes
 // nothing shared, so readers on several cores keep the line in all their
 // caches at once.

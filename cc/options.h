@@ -26,7 +26,7 @@ const char* ProtocolName(Protocol protocol);
 // How much of an index node the B-link tree asks the prefetch hints
 // (GclManager::PrefetchLines) for before it searches it. (Tuples are
 // prefetched whole either way: a read copies all of a tuple, and
-// prefetching its first line only measured slower, issue 22.)
+// prefetching its first line only measured slower.)
 enum class PrefetchScope {
   // The lines a search will touch: the node's header and fences and the
   // few entries around where the key is expected. Cheap on the CPU: each
@@ -34,7 +34,7 @@ enum class PrefetchScope {
   kNarrow,
   // Whole nodes (64 lines of a 4 KiB node): a search never waits for a
   // line, but the prefetches queue on the core's few line-fill buffers
-  // (issue 22: 14.7% of a TPC-C profile). For the ablation.
+  // (14.7% of a TPC-C profile). For the ablation.
   kFull,
 };
 

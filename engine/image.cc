@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/coding.h"
 #include "cc/root_words.h"
 #include "rdma/loopback/loopback_fabric.h"
 #include "rdma/memory_node_layout.h"
@@ -90,9 +91,7 @@ class RegionReader {
   absl::StatusOr<uint64_t> Word(int node, uint64_t offset) {
     auto view = View(node, offset, sizeof(uint64_t));
     if (!view.ok()) return view.status();
-    uint64_t value;
-    std::memcpy(&value, *view, sizeof(value));
-    return value;
+    return DecodeFixed<uint64_t>(*view);
   }
 
  private:
@@ -141,13 +140,11 @@ absl::Status ReadAll(int fd, void* data, size_t bytes,
 
 template <typename T>
 void Put(char* dst, size_t offset, T value) {
-  std::memcpy(dst + offset, &value, sizeof(T));
+  EncodeFixed<T>(dst + offset, value);
 }
 template <typename T>
 T Get(const char* src, size_t offset) {
-  T value;
-  std::memcpy(&value, src + offset, sizeof(T));
-  return value;
+  return DecodeFixed<T>(src + offset);
 }
 
 struct Fd {

@@ -1,27 +1,17 @@
 #include "partition/coordinator.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "base/coding.h"
 #include "glog/logging.h"
 #include "wal/two_phase_records.h"
 
 namespace strand::partition {
 namespace {
-
-uint32_t GetU32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-void PutU32(std::string& out, uint32_t v) {
-  out.append(reinterpret_cast<const char*>(&v), 4);
-}
 
 uint64_t NanosSince(absl::Time t) {
   return static_cast<uint64_t>(absl::ToInt64Nanoseconds(absl::Now() - t));
@@ -111,8 +101,8 @@ absl::Status Coordinator::StartCalls(absl::Span<Call> calls) {
     uint16_t count = 0;
     for (const Call& c : calls) {
       if (c.node != n) continue;
-      PutU32(body, c.fragment);
-      PutU32(body, static_cast<uint32_t>(c.input.size()));
+      PutFixed<uint32_t>(&body, c.fragment);
+      PutFixed<uint32_t>(&body, static_cast<uint32_t>(c.input.size()));
       body.append(c.input);
       ++count;
     }
@@ -171,8 +161,10 @@ absl::Status Coordinator::FinishCalls() {
     for (Call& c : calls_) {
       if (c.node != n) continue;
       if (end - in < 12) return absl::InternalError("short fragment answer");
-      const auto code = static_cast<absl::StatusCode>(GetU32(in));
-      const uint32_t message = GetU32(in + 4), output = GetU32(in + 8);
+      const auto code =
+          static_cast<absl::StatusCode>(DecodeFixed<uint32_t>(in));
+      const uint32_t message = DecodeFixed<uint32_t>(in + 4),
+                     output = DecodeFixed<uint32_t>(in + 8);
       in += 12;
       if (static_cast<uint64_t>(end - in) < uint64_t{message} + output) {
         return absl::InternalError("short fragment answer");

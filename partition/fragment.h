@@ -6,7 +6,7 @@
 // in shared mode (and for a partition of its own node) a fragment runs on
 // the procedure's own transaction; in partitioned mode, for a partition
 // another node owns, it runs on that node, inside the branch of the
-// transaction that node keeps (partition/participant.h), under that node's
+// transaction that node keeps (partition/node.h), under that node's
 // latches.
 //
 //   struct StockIn { ... };   struct StockOut { ... };   // trivially copyable

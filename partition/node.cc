@@ -1,10 +1,10 @@
 #include "partition/node.h"
 
-#include <cstring>
 #include <thread>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/coding.h"
 #include "glog/logging.h"
 #include "wal/two_phase_records.h"
 
@@ -13,16 +13,6 @@ namespace {
 
 // How long a node waits for another's kHello before a request to it fails.
 constexpr absl::Duration kHelloWait = absl::Seconds(30);
-
-void PutU32(std::string& out, uint32_t v) {
-  out.append(reinterpret_cast<const char*>(&v), 4);
-}
-
-uint32_t GetU32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 }  // namespace
 
@@ -477,8 +467,8 @@ void Node::OnWork(const Header& h, rdma::ComputeNodeId from,
           fail(absl::StatusCode::kInternal);
           break;
         }
-        const uint32_t fragment = GetU32(in);
-        const uint32_t length = GetU32(in + 4);
+        const uint32_t fragment = DecodeFixed<uint32_t>(in);
+        const uint32_t length = DecodeFixed<uint32_t>(in + 4);
         in += 8;
         if (static_cast<uint64_t>(end - in) < length) {
           fail(absl::StatusCode::kInternal);
@@ -498,9 +488,9 @@ void Node::OnWork(const Header& h, rdma::ComputeNodeId from,
           fail(s.ok() ? absl::StatusCode::kAborted : s.code());
           break;
         }
-        PutU32(body, static_cast<uint32_t>(s.code()));
-        PutU32(body, static_cast<uint32_t>(s.message().size()));
-        PutU32(body, static_cast<uint32_t>(output.size()));
+        PutFixed<uint32_t>(&body, static_cast<uint32_t>(s.code()));
+        PutFixed<uint32_t>(&body, static_cast<uint32_t>(s.message().size()));
+        PutFixed<uint32_t>(&body, static_cast<uint32_t>(output.size()));
         body.append(s.message().data(), s.message().size());
         body.append(output);
       }

@@ -1,8 +1,8 @@
 #ifndef STRAND_RDMA_FABRIC_FLAGS_H_
 #define STRAND_RDMA_FABRIC_FLAGS_H_
 
-// The fabric flags every strand binary shares (DESIGN.md, "one flag
-// vocabulary"): --fabric --memory_nodes --compute_nodes --pool_mb
+// The fabric flags every strand binary shares (README.md, "Flags every
+// binary shares"): --fabric --memory_nodes --compute_nodes --pool_mb
 // --chunk_kb --populate_memory --rtt_ns --bandwidth_gbps --nic_op_ns
 // --nic_gbps --message_delivery --cluster --node_id.
 // Link strand_rdma_flags into a binary to get them.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Issue 22's measurement: TPC-C 50/50 New-Order/Payment, one compute node,
+"""The CPU path's ablation: TPC-C 50/50 New-Order/Payment, one compute node,
 --rtt_ns=0, at 1 thread/1 warehouse and 2 threads/2 warehouses, with the
 optimistic-read switches all on, tuple reads latched, and everything latched;
 the variants alternate within each round.

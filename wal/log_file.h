@@ -4,7 +4,7 @@
 // The file layer under the log writer: a segment file that takes a batch of
 // block-aligned writes and returns once they are durable. LogWriter writes
 // only through these interfaces, so tests can inject failures and delays
-// (tests/wal/fault_injecting_log_file.h) and check what was durable when a
+// (tests/wal/wal_test_util.h) and check what was durable when a
 // commit was acknowledged.
 //
 // The real implementation uses io_uring (liburing), one ring per open

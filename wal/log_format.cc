@@ -1,10 +1,10 @@
 #include "wal/log_format.h"
 
-#include <bit>
 #include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "base/coding.h"
 #include "wal/crc32c.h"
 
 namespace strand::wal {
@@ -15,14 +15,12 @@ constexpr size_t kHeaderCoveredBytes = 56;
 
 template <typename T>
 void Put(char* dst, size_t offset, T value) {
-  std::memcpy(dst + offset, &value, sizeof(T));  // little endian host
+  EncodeFixed<T>(dst + offset, value);
 }
 
 template <typename T>
 T Get(const char* src, size_t offset) {
-  T value;
-  std::memcpy(&value, src + offset, sizeof(T));
-  return value;
+  return DecodeFixed<T>(src + offset);
 }
 
 uint32_t SegmentHeaderCrc(const char* block) {
@@ -41,9 +39,6 @@ uint32_t DurableDistance(const RecordHeader& h) {
 }
 
 }  // namespace
-
-static_assert(std::endian::native == std::endian::little,
-              "the log format is little endian; add byte swaps");
 
 void EncodeSegmentHeader(const SegmentHeader& h, char* block) {
   std::memset(block, 0, kSegmentHeaderBytes);

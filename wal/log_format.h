@@ -120,9 +120,12 @@ absl::StatusOr<SegmentHeader> DecodeSegmentHeader(std::string_view block,
 enum class RecordType : uint8_t {
   // A committed transaction: its redo ops (redo_record.h) as payload.
   kCommit = 1,
-  // Partitioned mode's presumed-abort two-phase commit (partition/
-  // two_phase_commit.h). txn_id is the global transaction id, commit_ts the
-  // commit timestamp the coordinator chose before PREPARE.
+  // Partitioned mode's presumed-abort two-phase commit
+  // (partition/coordinator.h). txn_id is the global transaction id,
+  // commit_ts the commit timestamp the coordinator chose before PREPARE.
+  // "Forced" below: made durable before the next step, unless the log
+  // acknowledges by watermark (kSegmentAckedByWatermark), which makes the
+  // wait unnecessary (docs/design/durable_acks.md).
   //   kPrepare            a participant's vote yes, forced before it votes:
   //                       payload = coordinator node id (u32) + the
   //                       participant's redo ops. Replayed only if the

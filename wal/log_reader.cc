@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "base/coding.h"
 
 namespace strand::wal {
 namespace {
@@ -79,13 +80,6 @@ uint64_t NonZeroTail(std::string_view data, size_t from) {
   return last == std::string_view::npos || last < from ? 0 : last + 1 - from;
 }
 
-template <typename T>
-T Get(const char* p) {
-  T value;
-  std::memcpy(&value, p, sizeof(T));
-  return value;
-}
-
 // "00000002.wal": a segment's file name, as messages name it.
 std::string SegmentName(uint64_t index) {
   return std::filesystem::path(SegmentPath("", index)).filename().string();
@@ -104,13 +98,13 @@ std::optional<Evidence> FindRecordAppendedAfterDurable(std::string_view data,
        q += kRecordAlignment) {
     const char* p = data.data() + q;
     // A record type, then 3 reserved zero bytes.
-    const uint32_t type = Get<uint32_t>(p + 8);
+    const uint32_t type = DecodeFixed<uint32_t>(p + 8);
     if (type < static_cast<uint8_t>(RecordType::kCommit) ||
         type > kMaxRecordType) {
       continue;
     }
-    const uint32_t distance = Get<uint32_t>(p + 12);
-    const Lsn record_lsn = Get<uint64_t>(p + 16);
+    const uint32_t distance = DecodeFixed<uint32_t>(p + 12);
+    const Lsn record_lsn = DecodeFixed<uint64_t>(p + 16);
     if (distance == 0 || record_lsn <= distance ||
         record_lsn - distance < lsn) {
       continue;

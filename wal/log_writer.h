@@ -172,7 +172,7 @@ class LogWriter {
   // Calls `done` once `lsn` is durable (OK), or with the writer's error if
   // it fails or closes first: on the flusher thread, or before returning
   // when that is already decided. For code that must not block on the log
-  // (a 2PC participant votes from here, partition/participant.h). `done`
+  // (a 2PC participant votes from here, partition/node.h). `done`
   // runs without the writer's lock and may append; it must not wait for
   // durability itself (the flusher would wait for itself).
   using DurableCallback = absl::AnyInvocable<void(absl::Status) &&>;

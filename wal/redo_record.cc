@@ -3,18 +3,12 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "base/coding.h"
 
 namespace strand::wal {
 namespace {
 
 constexpr size_t Padded(size_t n) { return (n + 7) / 8 * 8; }
-
-template <typename T>
-T Get(const char* src) {
-  T value;
-  std::memcpy(&value, src, sizeof(T));
-  return value;
-}
 
 }  // namespace
 
@@ -25,11 +19,11 @@ void RedoBuilder::Add(const RedoOp& op) {
   char* p = payload_.data() + start;
   p[0] = static_cast<char>(op.kind);
   const uint32_t length = static_cast<uint32_t>(op.after_image.size());
-  std::memcpy(p + 4, &op.object_id, 4);
-  std::memcpy(p + 8, &op.address, 8);
-  std::memcpy(p + 16, &op.key, 8);
-  std::memcpy(p + 24, &op.offset, 4);
-  std::memcpy(p + 28, &length, 4);
+  EncodeFixed<uint32_t>(p + 4, op.object_id);
+  EncodeFixed<uint64_t>(p + 8, op.address);
+  EncodeFixed<uint64_t>(p + 16, op.key);
+  EncodeFixed<uint32_t>(p + 24, op.offset);
+  EncodeFixed<uint32_t>(p + 28, length);
   if (length > 0) {
     std::memcpy(p + kRedoOpHeaderBytes, op.after_image.data(), length);
   }
@@ -83,11 +77,11 @@ absl::Status ParseRedo(std::string_view payload, std::vector<RedoOp>* ops) {
           "redo payload: unknown op kind %d at offset %d", kind, pos));
     }
     op.kind = static_cast<RedoKind>(kind);
-    op.object_id = Get<uint32_t>(p + 4);
-    op.address = Get<uint64_t>(p + 8);
-    op.key = Get<uint64_t>(p + 16);
-    op.offset = Get<uint32_t>(p + 24);
-    const uint32_t length = Get<uint32_t>(p + 28);
+    op.object_id = DecodeFixed<uint32_t>(p + 4);
+    op.address = DecodeFixed<uint64_t>(p + 8);
+    op.key = DecodeFixed<uint64_t>(p + 16);
+    op.offset = DecodeFixed<uint32_t>(p + 24);
+    const uint32_t length = DecodeFixed<uint32_t>(p + 28);
     if (Padded(length) > payload.size() - pos - kRedoOpHeaderBytes) {
       return absl::DataLossError(absl::StrFormat(
           "redo payload: op at offset %d claims %d bytes past the end", pos,

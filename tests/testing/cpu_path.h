@@ -1,7 +1,8 @@
 #ifndef STRAND_TESTS_TESTING_CPU_PATH_H_
 #define STRAND_TESTS_TESTING_CPU_PATH_H_
 
-// The CPU-path switches of issue 22 as a test run wants them: their
+// The CPU-path switches (each optimization's ablation switch) as a test
+// run wants them: their
 // defaults, or all of them off with STRAND_TEST_CPU_PATH=ablation
 // (test_fabric.h), so the suites that use them pass both ways. CcCluster
 // applies the coherence layer's (CcOptions::prefetch) itself; suites that

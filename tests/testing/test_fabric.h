@@ -13,7 +13,7 @@
 //   STRAND_TEST_MESSAGE_DELIVERY=inline (default) | threads: how the loopback
 //                              delivers messages (fabric_options.h); ctest
 //                              runs the protocol suites in both
-//   STRAND_TEST_CPU_PATH=ablation: the CPU-path switches of issue 22 off
+//   STRAND_TEST_CPU_PATH=ablation: the CPU-path switches off
 //                              (cpu_path.h); ctest runs the protocol,
 //                              index and transaction suites both ways
 // On verbs the whole deployment lives in the test process: the memory nodes
