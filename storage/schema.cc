@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
+#include "base/coding.h"
 #include "glog/logging.h"
 #include "storage/tuple_header.h"
 
@@ -47,13 +48,6 @@ int MaxDecimalScale(uint16_t length) {
     default:
       return 18;  // 10^18 < 2^63
   }
-}
-
-template <typename T>
-T Load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
 }
 
 using schema_internal::FitsSigned;
@@ -201,14 +195,14 @@ absl::StatusOr<size_t> Schema::ColumnIndex(std::string_view name) const {
 std::string Schema::Serialize() const {
   std::string out(8 + columns_.size() * kColumnRecord, '\0');
   const uint32_t count = columns_.size();
-  std::memcpy(out.data(), &kSchemaMagic, 4);
-  std::memcpy(out.data() + 4, &count, 4);
+  EncodeFixed<uint32_t>(out.data(), kSchemaMagic);
+  EncodeFixed<uint32_t>(out.data() + 4, count);
   char* p = out.data() + 8;
   for (const Column& c : columns_) {
     std::memcpy(p, c.name.data(), c.name.size());
     p[kNameField] = static_cast<char>(c.type);
     p[kNameField + 1] = static_cast<char>(c.scale);
-    std::memcpy(p + kNameField + 2, &c.length, 2);
+    EncodeFixed<uint16_t>(p + kNameField + 2, c.length);
     p += kColumnRecord;
   }
   return out;
@@ -216,10 +210,10 @@ std::string Schema::Serialize() const {
 
 absl::StatusOr<Schema> Schema::Deserialize(std::string_view bytes) {
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
-  if (bytes.size() < 8 || Load<uint32_t>(p) != kSchemaMagic) {
+  if (bytes.size() < 8 || DecodeFixed<uint32_t>(p) != kSchemaMagic) {
     return absl::DataLossError("stored schema has no valid header");
   }
-  const uint32_t count = Load<uint32_t>(p + 4);
+  const uint32_t count = DecodeFixed<uint32_t>(p + 4);
   if (bytes.size() < 8 + uint64_t{count} * kColumnRecord) {
     return absl::DataLossError("stored schema is truncated");
   }
@@ -231,7 +225,7 @@ absl::StatusOr<Schema> Schema::Deserialize(std::string_view bytes) {
                      strnlen(reinterpret_cast<const char*>(r), kNameField));
     spec.type = static_cast<ColumnType>(r[kNameField]);
     spec.scale = r[kNameField + 1];
-    spec.length = Load<uint16_t>(r + kNameField + 2);
+    spec.length = DecodeFixed<uint16_t>(r + kNameField + 2);
     specs.push_back(std::move(spec));
   }
   return Create(std::move(specs));
@@ -262,7 +256,7 @@ const Column* TupleView::Find(std::string_view column, uint32_t types,
 
 double TupleView::GetDouble(size_t column) const {
   const Column* c = Find(column, kDoubleType, "GetDouble");
-  return c == nullptr ? 0 : Load<double>(bytes_ + c->offset);
+  return c == nullptr ? 0 : DecodeFixed<double>(bytes_ + c->offset);
 }
 
 namespace {
@@ -282,7 +276,7 @@ int64_t TupleView::GetInt(std::string_view column) const {
 
 double TupleView::GetDouble(std::string_view column) const {
   const Column* c = Find(column, kDoubleType, "GetDouble");
-  return c == nullptr ? 0 : Load<double>(bytes_ + c->offset);
+  return c == nullptr ? 0 : DecodeFixed<double>(bytes_ + c->offset);
 }
 
 int64_t TupleView::GetDecimal(std::string_view column) const {
@@ -317,7 +311,7 @@ void TupleBuffer::SetIntColumn(const Column* c, int64_t value) {
 
 void TupleBuffer::SetDoubleColumn(const Column* c, double value) {
   if (c == nullptr) return;
-  std::memcpy(bytes_.data() + c->offset, &value, 8);
+  EncodeFixed<double>(bytes_.data() + c->offset, value);
 }
 
 void TupleBuffer::SetCharsColumn(const Column* c, std::string_view value) {
