@@ -33,71 +33,75 @@
 //
 // Errors: every method a caller can misuse returns a Status saying what
 // to change; option errors name the field (EngineOptions::Validate).
+//
+// The class is the API alone: its state is an EngineImpl (engine_impl.h,
+// internal), so this header reaches the options, the procedure and
+// fragment types and the ids, not the layers below.
 
-#include <any>
-#include <functional>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
+#include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "cc/cache_stats.h"
-#include "cc/gcl_manager.h"
-#include "engine/checkpoint_load.h"
-#include "engine/checkpointer.h"
+#include "engine/checkpoint_result.h"
 #include "engine/engine_options.h"
-#include "engine/image.h"
+#include "engine/image_info.h"
 #include "engine/procedure.h"
 #include "engine/procedure_stats.h"
-#include "engine/recovery.h"
-#include "partition/fragment.h"
+#include "partition/fragment_registry.h"
 #include "partition/options.h"
-#include "partition/partition_map.h"
-#include "rdma/fabric.h"
-#include "storage/catalog.h"
-#include "storage/schema.h"
+#include "rdma/counters.h"
+#include "rdma/global_address.h"
 #include "storage/table_options.h"
-#include "txn/database.h"
-#include "txn/epoch_manager.h"
-#include "txn/index_key.h"
+#include "txn/ids.h"
 
 namespace strand::partition {
-class Node;
+class PartitionMap;
 }  // namespace strand::partition
+namespace strand::storage {
+class Schema;
+}  // namespace strand::storage
+namespace strand::txn {
+class IndexKey;
+}  // namespace strand::txn
 
 namespace strand::engine {
 
-class EpochTicker;
+class EngineImpl;
+class EngineInternals;
 class Session;
-class NodeRuntime;
+struct RecoveryReport;
 
 class Engine {
  public:
   static absl::StatusOr<std::unique_ptr<Engine>> Open(
       const EngineOptions& options);
   ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
-  const EngineOptions& options() const { return options_; }
+  const EngineOptions& options() const;
   std::vector<rdma::ComputeNodeId> local_compute_nodes() const;
 
   // Tables and indexes, by name in the shared catalog. Create fails with
   // AlreadyExists for a taken name; Open with NotFound for an unknown one.
   // `options` fix the table's layout (storage/table_options.h: e.g. one
   // row per page for small rows that different nodes update); Open takes
-  // them from the table.
+  // them from the table. A row may have at most max_row_bytes() bytes of
+  // columns (InvalidArgument naming the table and
+  // EngineOptions::cc.gcl_size otherwise).
   absl::StatusOr<txn::TableId> CreateTable(
       std::string_view name, const storage::Schema& schema,
       const storage::TableOptions& options = {});
   absl::StatusOr<txn::TableId> OpenTable(std::string_view name);
   // An index over `table` whose key is the values of `key_columns` (names
   // of the table's columns, in key order; txn/index_key.h says how they
-  // encode), so that Txn::AddIndexEntries adds its entries from a tuple.
+  // encode): transactions keep its entries as they write rows.
   // The catalog records the columns: OpenIndex on any node knows them.
   absl::StatusOr<txn::IndexId> CreateIndex(
       std::string_view name, txn::TableId table,
@@ -113,9 +117,14 @@ class Engine {
   // The key of an index created with key columns (null otherwise); valid
   // as long as the engine.
   const txn::IndexKey* index_key(txn::IndexId index) const;
-  // The schema of a table this engine created or opened; the reference
-  // stays valid as long as the engine.
-  const storage::Schema& schema(txn::TableId table) const;
+  // The schema of a table this engine created or opened, valid as long as
+  // the engine; InvalidArgument for an unknown id. (Txn::NewRow gives an
+  // empty row of a table without it.)
+  absl::StatusOr<const storage::Schema*> schema(txn::TableId table) const;
+  // The most bytes of columns a row may have: a row lives in one GCL
+  // (EngineOptions::cc.gcl_size, less the GCL's and the page's headers and
+  // the row's own 16). CreateTable refuses wider rows.
+  uint32_t max_row_bytes() const;
 
   // Registers `fn`, any callable absl::StatusOr<Result>(txn::Txn&,
   // Args...) (procedure.h), under `name` (AlreadyExists if taken). Returns
@@ -137,18 +146,17 @@ class Engine {
   template <typename In, typename Out, typename Fn>
   absl::StatusOr<partition::Fragment<In, Out>> RegisterFragment(
       std::string name, Fn fn) {
-    absl::MutexLock lock(&mu_);
-    if (absl::Status s = CheckNotFrozen("RegisterFragment"); !s.ok()) {
-      return s;
-    }
+    auto registered = RegisterErasedFragment(
+        std::move(name), partition::EraseFragment<In, Out>(std::move(fn)));
+    if (!registered.ok()) return registered.status();
     partition::Fragment<In, Out> f;
-    f.id = fragments_.Add(std::move(name),
-                          partition::EraseFragment<In, Out>(std::move(fn)));
-    f.fn = fragments_.Find(f.id);
+    f.id = registered->first;
+    f.fn = registered->second;
     return f;
   }
+  // Unimplemented if no procedure has this name.
   absl::StatusOr<ProcedureId> FindProcedure(std::string_view name) const;
-  // The typed handle of procedure `name`: NotFound if there is none,
+  // The typed handle of procedure `name`: Unimplemented if there is none,
   // InvalidArgument naming both signatures if it is not `Signature`.
   //   auto transfer = engine->FindProcedure<bool(int64_t, int64_t)>("t");
   template <typename Signature>
@@ -159,7 +167,8 @@ class Engine {
     if (!id.ok()) return id.status();
     return Procedure<Signature>(*id);
   }
-  const std::string& procedure_name(ProcedureId id) const;
+  // InvalidArgument for an id no procedure has.
+  absl::StatusOr<std::string> procedure_name(ProcedureId id) const;
   size_t procedure_count() const;
 
   // A session on compute node `node` (hosted by this process).
@@ -169,43 +178,29 @@ class Engine {
   std::vector<ProcedureStats> Stats() const;
   // Per-procedure stats of the sessions of one compute node.
   std::vector<ProcedureStats> Stats(rdma::ComputeNodeId node) const;
-  // Partitioned mode: who owns which partition (null in shared mode), and
-  // the two-phase commit counters of the hosted nodes.
-  const partition::PartitionMap* partition_map() const {
-    return partition_map_.get();
-  }
+  // Partitioned mode: who owns which partition (null in shared mode;
+  // partition/partition_map.h), and the two-phase commit counters of the
+  // hosted nodes.
+  const partition::PartitionMap* partition_map() const;
   partition::PartitionStats PartitionStats() const;
   // Coherence and fabric counters of the hosted compute nodes.
   cc::CacheStats CacheStats() const;
   rdma::FabricCounters FabricCounters() const;
-  // For the engine's own users only (tools, tests): a hosted node's manager.
-
-  absl::StatusOr<cc::GclManager*> manager(rdma::ComputeNodeId node);
-  // Where the transactions of hosted node `node` announce themselves and
-  // its deletes queue slots for reuse (txn/epoch_manager.h): one manager
-  // for every node when this process hosts them all, else one per node
-  // sharing epochs through the pool. Null if `node` is not hosted here.
-  const txn::EpochManager* epochs(rdma::ComputeNodeId node) const {
-    return node < epochs_by_node_.size() ? epochs_by_node_[node] : nullptr;
-  }
-  rdma::Fabric& fabric() { return *fabric_; }
 
   // Write-ahead log (EngineOptions::wal). The pool's database id (set by
-  // the first Open of a pool, RootWord::kDatabaseId), the log of a hosted node
-  // (null without a log), and what recovery did at Open (empty unless
-  // EngineOptions::recover_wal_dir).
-  uint64_t database_id() const { return database_id_; }
-  wal::LogWriter* log(rdma::ComputeNodeId node);
-  const std::optional<RecoveryReport>& recovery_report() const {
-    return recovery_report_;
-  }
+  // the first Open of a pool, RootWord::kDatabaseId), and what recovery
+  // did at Open (null unless EngineOptions::recover_wal_dir;
+  // engine/recovery.h).
+  uint64_t database_id() const;
+  const RecoveryReport* recovery_report() const;
 
   // A pool image while the compute processes of a cluster stay up
   // (engine/image.h): each writes back and gives up every line its hosted
-  // compute nodes cache (cc::GclManager::WriteBackAll), one writes the
-  // image (WriteImage) once all have, then each starts its log. No session
-  // may be running a transaction meanwhile.
+  // compute nodes cache (WriteBackCaches), one writes the image
+  // (WriteImage) once all have, then each starts its log (StartLogging).
+  // No session may be running a transaction meanwhile.
   absl::Status WriteBackCaches();
+  absl::StatusOr<ImageInfo> WriteImage(const std::string& path);
   // Starts the write-ahead log on every hosted compute node of an engine
   // opened without one, as EngineOptions::wal would have at Open.
   // FailedPrecondition if a log runs already.
@@ -233,99 +228,16 @@ class Engine {
   absl::StatusOr<ImageInfo> SaveImage(const std::string& path);
 
  private:
-  friend class Session;
-  struct SessionStats {
-    rdma::ComputeNodeId node;
-    mutable absl::Mutex mu;
-    std::vector<ProcedureStats> by_procedure ABSL_GUARDED_BY(mu);
-  };
-
-  explicit Engine(const EngineOptions& options);
+  friend class EngineInternals;
+  explicit Engine(std::unique_ptr<EngineImpl> impl);
   absl::StatusOr<ProcedureId> Register(ErasedProcedure procedure);
-  // Checks the types too, unless nullopt.
   absl::StatusOr<ProcedureId> FindProcedureOfTypes(
       std::string_view name, const std::optional<ProcedureTypes>& types) const;
-  absl::Status CheckNotFrozen(std::string_view what) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<NodeRuntime*> runtime(rdma::ComputeNodeId node) const;
-  // Adds a table or index to every hosted node's Database.
-  absl::StatusOr<txn::TableId> AddTable(const storage::TableDescriptor& table)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<txn::IndexId> AddIndex(const storage::IndexDescriptor& index)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Both CreateIndex: records `spec` (its key width set) under `name`.
-  absl::StatusOr<txn::IndexId> CreateIndexWithSpec(std::string_view name,
-                                                   storage::IndexSpec spec)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<
+      std::pair<partition::FragmentId, const partition::ErasedFragment*>>
+  RegisterErasedFragment(std::string name, partition::ErasedFragment fn);
 
-  // Loads the base, replays logs, resumes in place if asked, and opens the
-  // logs (Open's steps).
-  absl::Status StartRecoveryAndLogging(const std::optional<RecoveryBase>& base);
-  // The checkpointer of a process hosting compute node 0 (created on
-  // first use; `marks` null: quiescent checkpoints only until attached).
-  absl::Status StartCheckpointer(const std::string& log_dir,
-                                 txn::CommitWatermark* marks);
-  // Resume in place: a quiescent checkpoint of the recovered pool, then
-  // every log's records at or below it dropped (engine_options.h).
-  absl::Status ResumeInPlace();
-  // Truncates the logs this process writes up to `ts` (the checkpointer's
-  // step 4, and other processes' poller).
-  absl::StatusOr<wal::LogTruncationStats> TruncateLogs(
-      uint64_t ts, const std::function<void()>& after_each_delete);
-  // Processes without compute node 0: truncates their logs as the
-  // checkpointer's word rises (engine/checkpointer.h).
-  void PollLogTruncation();
-  // Stops the checkpointer and the poller.
-  void StopBackground();
-  // EngineOptions::recovery_threads, 0 resolved to the cores.
-  int RecoveryThreads() const;
-  // Partitioned mode: the partition map and every hosted node's side of it.
-  absl::Status StartPartitioned();
-  // The epoch managers of the hosted nodes (and their ticker, in the pool).
-  absl::Status StartEpochs();
-
-  const EngineOptions options_;
-  std::unique_ptr<rdma::Fabric> fabric_;
-  uint64_t database_id_ = 0;
-  std::optional<RecoveryReport> recovery_report_;
-  bool closed_ = false;  // by SaveImage
-  // One shared by every hosted node, or one per hosted node in the pool;
-  // declared before nodes_, so they outlive their tables and transactions.
-  std::vector<std::unique_ptr<txn::EpochManager>> epochs_;
-  std::vector<txn::EpochManager*> epochs_by_node_;  // by node id
-  // In the pool only. Reset before nodes_ (its contexts are theirs).
-  std::unique_ptr<EpochTicker> epoch_ticker_;
-  // One per hosted compute node, indexed by node id (null if not hosted).
-  std::vector<std::unique_ptr<NodeRuntime>> nodes_;
-  NodeRuntime* first_node_ = nullptr;  // runs catalog operations
-
-  mutable absl::Mutex mu_;
-  bool frozen_ ABSL_GUARDED_BY(mu_) = false;
-  // unique_ptr: schema() hands out references that must survive later
-  // tables being added.
-  std::vector<std::unique_ptr<storage::Schema>> schemas_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, txn::TableId> tables_by_name_
-      ABSL_GUARDED_BY(mu_);
-  std::vector<uint32_t> table_catalog_ids_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, txn::IndexId> indexes_by_name_
-      ABSL_GUARDED_BY(mu_);
-  // By IndexId; null for an index without key columns. unique_ptr: every
-  // node's Database points at them.
-  std::vector<std::unique_ptr<txn::IndexKey>> index_keys_ ABSL_GUARDED_BY(mu_);
-  std::vector<ErasedProcedure> procedures_;  // fixed once frozen
-  absl::flat_hash_map<std::string, ProcedureId> procedures_by_name_
-      ABSL_GUARDED_BY(mu_);
-  std::vector<std::shared_ptr<SessionStats>> session_stats_
-      ABSL_GUARDED_BY(mu_);
-  partition::FragmentRegistry fragments_;
-  std::unique_ptr<partition::PartitionMap> partition_map_;
-  std::vector<std::unique_ptr<partition::Node>> partition_nodes_;  // by id
-  // Declared last: stopped first, while the logs and nodes are up.
-  std::string log_dir_;  // where checkpoints go (the log's directory)
-  std::unique_ptr<Checkpointer> checkpointer_;
-  absl::Mutex truncation_mu_;
-  bool stopping_ ABSL_GUARDED_BY(truncation_mu_) = false;
-  std::thread truncation_poller_;
+  std::unique_ptr<EngineImpl> impl_;
 };
 
 }  // namespace strand::engine

@@ -13,7 +13,7 @@
 #include "absl/time/time.h"
 #include "base/option_naming.h"
 #include "cc/options.h"
-#include "index/blink_tree.h"
+#include "index/blink_tree_tuning.h"
 #include "partition/options.h"
 #include "rdma/fabric_options.h"
 #include "txn/cc_algorithm.h"

@@ -293,7 +293,8 @@ absl::StatusOr<ImageInfo> RestoreImage(rdma::Fabric& fabric,
     return absl::FailedPreconditionError(absl::StrFormat(
         "image %s was taken with %d memory nodes of %d MiB, chunks of %d "
         "bytes; this engine has %d of %d MiB, chunks of %d: use the same "
-        "--memory_nodes, --pool_mb and --chunk_kb",
+        "EngineOptions::fabric.memory_nodes, pool_bytes and chunk_bytes "
+        "(--memory_nodes, --pool_mb, --chunk_kb)",
         path, info.memory_nodes, region_bytes >> 20, info.chunk_bytes,
         f.memory_node_count(), f.memory_node_bytes() >> 20, f.chunk_bytes()));
   }
@@ -302,8 +303,8 @@ absl::StatusOr<ImageInfo> RestoreImage(rdma::Fabric& fabric,
     return absl::FailedPreconditionError(absl::StrFormat(
         "image %s was taken by an engine with GCLs of %d bytes, this engine "
         "has %d: every page and index node of the image is one GCL, so open "
-        "it with --gcl_size=%d",
-        path, info.gcl_size, gcl_size, info.gcl_size));
+        "it with EngineOptions::cc.gcl_size=%d (--gcl_size=%d)",
+        path, info.gcl_size, gcl_size, info.gcl_size, info.gcl_size));
   }
   for (uint32_t n = 0; n < info.memory_nodes; ++n) {
     char node_header[16];

@@ -31,6 +31,8 @@ absl::Status NodeRuntime::AddTable(const storage::TableDescriptor& table) {
   if (!heap.ok()) return heap.status();
   tables_.push_back(*std::move(heap));
   db_.tables.push_back(tables_.back().get());
+  db_.table_names.push_back(table.name);
+  db_.declared_indexes.emplace_back();
   return absl::OkStatus();
 }
 
@@ -46,6 +48,11 @@ absl::Status NodeRuntime::AddIndex(const storage::IndexDescriptor& index,
   db_.index_catalog_ids.push_back(index.id);
   db_.index_tables.push_back(table);
   db_.index_keys.push_back(key);
+  db_.index_names.push_back(index.name);
+  if (key != nullptr) {
+    db_.declared_indexes[table].push_back(
+        static_cast<txn::IndexId>(db_.indexes.size() - 1));
+  }
   return absl::OkStatus();
 }
 

@@ -355,7 +355,8 @@ absl::StatusOr<RecoveryReport> ReplayLogs(
         merger.status().message(),
         ". Restore the log if a copy exists; otherwise recovery can replay "
         "each log only up to its damage, losing what follows, when told to "
-        "(RecoveryOptions::allow_log_data_loss, strand_recover "
+        "(EngineOptions::recover_allow_log_data_loss, "
+        "RecoveryOptions::allow_log_data_loss, strand_recover "
         "--allow_log_data_loss)"));
   }
   if (!merger.ok()) return merger.status();

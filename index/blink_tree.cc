@@ -82,8 +82,9 @@ absl::StatusOr<GlobalAddress> BLinkTree::Create(
   if (BLinkNode::Capacity(manager.payload_bytes(), width) <
       kMinEntriesPerNode) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "a B-link node of --gcl_size=%d holds fewer than %d keys of %d bytes "
-        "(with fences); use a larger --gcl_size or a narrower key",
+        "a B-link node of EngineOptions::cc.gcl_size=%d (--gcl_size) holds "
+        "fewer than %d keys of %d bytes (with fences); use a larger gcl_size "
+        "or a narrower key",
         manager.options().gcl_size, kMinEntriesPerNode, width));
   }
   auto root = manager.Allocate(ctx);

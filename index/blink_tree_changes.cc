@@ -183,18 +183,25 @@ absl::StatusOr<BLinkTree::Prepared> BLinkTree::PrepareChanges(
     from = pos;
     const bool present = pos < n.count() && n.key(pos) == key;
     const bool follows_same_key = i > 0 && key_of(order[i - 1]) == key;
+    // On an error *split_at names the change that failed (in `changes`,
+    // now in the tree's order), for the caller's message.
+    auto failed = [&](absl::Status status) {
+      *split_at = i;
+      put_back_sorted();
+      return status;
+    };
     if (c.remove) {
       // A second removal of one key finds it gone.
       if (follows_same_key || !present) {
-        return absl::NotFoundError("key not in the index");
+        return failed(absl::NotFoundError("entry not in the index"));
       }
       --growth;
     } else {
       // Present is fine when this transaction removes it just before.
       if (follows_same_key ? !sorted[i - 1].remove : present) {
-        return absl::AlreadyExistsError(
+        return failed(absl::AlreadyExistsError(
             unique_ ? "key already in the unique index"
-                    : "(key, value) pair already in the index");
+                    : "(key, value) pair already in the index"));
       }
       if (n.count() + ++growth > capacity_) {
         *split_at = i;

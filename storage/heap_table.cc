@@ -44,8 +44,9 @@ absl::StatusOr<GlobalAddress> HeapTable::Create(cc::GclManager& manager,
   if (heap_page::SlotsPerPage(manager.payload_bytes(), schema.tuple_bytes(),
                               TupleAddress::kMaxSlots) == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "a tuple of %d bytes does not fit a GCL of --gcl_size=%d (payload "
-        "%d bytes, %d of them page header)",
+        "a tuple of %d bytes does not fit a GCL of "
+        "EngineOptions::cc.gcl_size=%d (--gcl_size; payload %d bytes, %d of "
+        "them page header)",
         schema.tuple_bytes(), manager.options().gcl_size,
         manager.payload_bytes(), heap_page::kPageHeaderBytes));
   }

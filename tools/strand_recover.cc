@@ -48,6 +48,7 @@
 #include "base/run_output.h"
 #include "base/status_macros.h"
 #include "engine/engine.h"
+#include "engine/engine_internals.h"
 #include "engine/image.h"
 #include "rdma/fabric_flags.h"
 #include "wal/checkpoint.h"
@@ -378,7 +379,8 @@ int Main() {
   PrintReport(options, report, output.human());
   JsonLine json = output.Record();
   // The layout as restored from the base (the fabric flags' names).
-  rdma::AddFabricJson(engine_options.fabric, (*engine)->fabric(), json);
+  rdma::AddFabricJson(engine_options.fabric,
+                      engine::EngineInternals::fabric(**engine), json);
   options.AddJson(json);
   const double replay_s = absl::ToDoubleSeconds(report.replay_time);
   json.Add("base_kind", report.base_kind)

@@ -15,6 +15,7 @@
 #include "base/progress_line.h"
 #include "base/run_progress.h"
 #include "engine/call_status.h"
+#include "engine/engine_internals.h"
 #include "engine/session.h"
 #include "tpcc/deferred_delivery.h"
 #include "tpcc/delivery.h"
@@ -51,7 +52,7 @@ uint64_t RetriedAborts(const std::vector<engine::ProcedureStats>& stats) {
 WalRunStats SumWalStats(engine::Engine& engine) {
   WalRunStats sum;
   for (rdma::ComputeNodeId node : engine.local_compute_nodes()) {
-    const wal::LogWriter* log = engine.log(node);
+    const wal::LogWriter* log = engine::EngineInternals::log(engine, node);
     if (log == nullptr) continue;
     const wal::LogWriterStats s = log->stats();
     sum.records += s.records;

@@ -15,6 +15,7 @@
 #include "base/command_line.h"
 #include "base/progress_line.h"
 #include "base/status_macros.h"
+#include "engine/engine_internals.h"
 #include "engine/image.h"
 #include "partition/partition_map.h"
 #include "rdma/fabric_options.h"
@@ -33,7 +34,8 @@ uint64_t SlotsReclaimed(const engine::Engine& engine) {
   uint64_t sum = 0;
   const txn::EpochManager* last = nullptr;
   for (rdma::ComputeNodeId node : engine.local_compute_nodes()) {
-    const txn::EpochManager* epochs = engine.epochs(node);
+    const txn::EpochManager* epochs =
+        engine::EngineInternals::epochs(engine, node);
     if (epochs != nullptr && epochs != last) sum += epochs->reclaimed();
     last = epochs;
   }
@@ -166,7 +168,7 @@ absl::Status TpccRun::Open() {
     engine = engine::Engine::Open(engine_options);
   });
   if (!engine.ok()) return engine.status();
-  rdma::Fabric& fabric = (*engine)->fabric();
+  rdma::Fabric& fabric = engine::EngineInternals::fabric(**engine);
   const std::vector<rdma::ComputeNodeId> local =
       (*engine)->local_compute_nodes();
   // The record's head: version, commit, and the deployment as served.
@@ -177,7 +179,8 @@ absl::Status TpccRun::Open() {
   config_.cache_mb = options_.coherence() == cc::Protocol::kSelcc
                          ? engine_options.cc.cache_bytes >> 20
                          : 0;
-  const txn::EpochManager* epochs = (*engine)->epochs(local.front());
+  const txn::EpochManager* epochs =
+      engine::EngineInternals::epochs(**engine, local.front());
   config_.epochs = epochs->pool() != nullptr ? "pool" : "process";
   const Scale scale = options_.scale();
   if (local.size() == static_cast<size_t>(fabric.compute_node_count())) {
@@ -195,7 +198,7 @@ absl::Status TpccRun::Open() {
 // A compute process of a verbs deployment: one node per process, the
 // tables created by node 0 and opened by the others once it has.
 absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
-  rdma::Fabric& fabric = engine->fabric();
+  rdma::Fabric& fabric = engine::EngineInternals::fabric(*engine);
   member_.self = engine->local_compute_nodes().front();
   member_.processes = config_.processes = fabric.compute_node_count();
   STRAND_ASSIGN_OR_RETURN(
@@ -377,8 +380,9 @@ absl::Status TpccRun::Drive() {
   // when it is done, not beside it.
   const absl::Time populate_start = absl::Now();
   ProgressLine::RunShowing(
-      "memory: committing the fabric's memory before the run",
-      [&] { db_->engine().fabric().WaitUntilPopulated(); });
+      "memory: committing the fabric's memory before the run", [&] {
+        engine::EngineInternals::fabric(db_->engine()).WaitUntilPopulated();
+      });
   const absl::Duration populate_wait = absl::Now() - populate_start;
   if (populate_wait > absl::Milliseconds(100)) {
     human_ << absl::StrFormat(

@@ -8,11 +8,13 @@
 // outlive every transaction.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cc/gcl_manager.h"
 #include "storage/heap_table.h"
 #include "txn/cc_algorithm.h"
+#include "txn/ids.h"
 #include "txn/timestamp_oracle.h"
 #include "wal/log_writer.h"
 
@@ -26,10 +28,6 @@ class CommitWatermark;
 class EpochManager;
 class IndexKey;
 
-using TableId = uint32_t;
-using IndexId = uint32_t;
-inline constexpr TableId kNoTable = UINT32_MAX;
-
 struct Database {
   cc::GclManager* manager = nullptr;
   TimestampOracle* oracle = nullptr;
@@ -41,9 +39,15 @@ struct Database {
   std::vector<uint32_t> index_catalog_ids;
   // By IndexId: the table it indexes (kNoTable if not open here), and for
   // an index declared with key columns how its keys are built from that
-  // table's tuples (null: by hand). Txn::AddIndexEntries reads them.
+  // table's tuples (null: by hand). Txn keeps declared indexes with them.
   std::vector<TableId> index_tables;
   std::vector<const IndexKey*> index_keys;
+  // By TableId: the indexes declared with key columns on the table, which
+  // every Insert, Update, Modify and Delete keeps (Txn).
+  std::vector<std::vector<IndexId>> declared_indexes;
+  // Names, for the messages of errors a procedure can cause.
+  std::vector<std::string> table_names;  // by TableId
+  std::vector<std::string> index_names;  // by IndexId
 
   // The compute node's write-ahead log, or null (no logging). With a log,
   // a commit is acknowledged only once it is durable, and so is every

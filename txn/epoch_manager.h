@@ -123,7 +123,8 @@
 // in the pool).
 //
 // Application contract: a delete must remove the row's index entries in
-// the same transaction (Txn::RemoveIndexEntries), and an address is only
+// the same transaction (Txn::Delete does it for declared indexes;
+// Txn::RemoveIndexEntry for those declared by width), and an address is only
 // good within the transaction that looked it up (or, across transactions,
 // while the row is known not to be deleted): a stale entry or a remembered
 // address of a deleted row may lead to another row once its slot is

@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/engine.h"
+#include "engine/recovery.h"
 #include "engine/session.h"
 #include "gtest/gtest.h"
 #include "tests/engine/wal_bank.h"

@@ -63,17 +63,20 @@ TEST(EngineApiTest, BadOptionsNameTheFieldToAProgramAndTheFlagToAUser) {
               HasSubstr("EngineOptions::wal.ack_timeout=-1s must be above 0"));
 }
 
-TEST(EngineApiTest, UnknownNamesAreNotFound) {
+// Unknown tables, indexes and nodes are NotFound; an unknown procedure is
+// Unimplemented, so that a call's NotFound is always the procedure's own
+// ("no such key").
+TEST(EngineApiTest, UnknownNamesAreNotFoundAndProceduresUnimplemented) {
   auto engine = *Engine::Open(Options());
   EXPECT_EQ(engine->OpenTable("nope").status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(engine->OpenIndex("nope").status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(engine->FindProcedure("nope").status().code(),
-            absl::StatusCode::kNotFound);
+            absl::StatusCode::kUnimplemented);
   auto session = *engine->NewSession(1);
   auto r = session->Call<int>("nope", 1);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(engine->NewSession(7).status().code(), absl::StatusCode::kNotFound);
 }
 

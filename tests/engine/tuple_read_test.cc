@@ -50,7 +50,7 @@ class TupleReadTest : public ::testing::TestWithParam<TxnTestConfig> {
     one_per_page.max_rows_per_page = 1;
     rows_ = *engine_->CreateTable("rows", *schema, one_per_page);
     const txn::TableId rows = rows_;
-    const storage::Schema* s = &engine_->schema(rows_);
+    const storage::Schema* s = *engine_->schema(rows_);
     create_ = *engine_->RegisterProcedure(
         "create", std::function<absl::StatusOr<int64_t>(Txn&, int64_t)>(
                       [=](Txn& txn, int64_t value) -> absl::StatusOr<int64_t> {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "engine/engine_internals.h"
 #include "engine/image.h"
 #include "gtest/gtest.h"
 #include "tests/engine/wal_bank.h"
@@ -84,7 +85,8 @@ TEST_P(WalRecoveryTest, AcknowledgedCommitIsDurable) {
     for (int i = 1; i <= 20; ++i) {
       ASSERT_TRUE(bank->Transfer(**session, i % 7, 7 + i % 5, 1, i).ok());
       // One session: the i-th acknowledged commit is LSN i.
-      EXPECT_GE(engine->log(0)->durable_lsn(), static_cast<wal::Lsn>(i));
+      EXPECT_GE(EngineInternals::log(*engine, 0)->durable_lsn(),
+                static_cast<wal::Lsn>(i));
     }
     EXPECT_GT(files.calls(), 0);
   }
@@ -283,7 +285,7 @@ TEST_P(WalRecoveryTest, ImageOfARunningEngineWithLogsStartedAfter) {
       ASSERT_TRUE(bank->Transfer(s, i % 13, 13 + i % 11, 3, ++seq).ok());
     }
     ASSERT_TRUE((*engine)->WriteBackCaches().ok());
-    auto info = WriteImage((*engine)->fabric(), image, options.cc.gcl_size);
+    auto info = (*engine)->WriteImage(image);
     ASSERT_TRUE(info.ok()) << info.status();
     EXPECT_EQ(info->database_id, (*engine)->database_id());
     WalOptions wal;

@@ -58,7 +58,7 @@ class Bank {
                                  {"balance", storage::ColumnType::kInt64}});
     accounts_ = *engine_->CreateTable("accounts", *schema);
     by_id_ = *engine_->CreateIndex("accounts_by_id", accounts_, 8, true);
-    const storage::Schema* s = &engine_->schema(accounts_);
+    const storage::Schema* s = *engine_->schema(accounts_);
     const txn::TableId accounts = accounts_;
     const txn::IndexId by_id = by_id_;
     // Adds delta to an account of this node; refuses an overdraft without
@@ -89,7 +89,10 @@ class Bank {
           t.SetInt(1, in.delta);
           auto a = txn.Insert(accounts, t);
           if (!a.ok()) return a.status();
-          txn.AddIndexEntry(by_id, Key(in.id), *a);
+          if (absl::Status added = txn.AddIndexEntry(by_id, Key(in.id), *a);
+              !added.ok()) {
+            return added;
+          }
           return Balance{in.delta};
         });
     const auto adjust = adjust_;

@@ -44,6 +44,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "engine/recovery.h"
 #include "engine/session.h"
 #include "gtest/gtest.h"
 #include "tests/wal/wal_test_util.h"
