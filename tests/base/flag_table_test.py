@@ -324,10 +324,8 @@ EDGE = {
         # 8 KiB rows for 0.02 s fit a 256 MiB pool at any insert rate
         # this machine reaches (about 1.6M inserts/s would fill it).
         ["--pool_mb=256", "--populate_memory=touch", "--records=1000",
-         "--duration_s=0.02",
-                 "--workloads=insert_heavy", "--value_bytes=4096",
-                 "--gcl_size=8192", "--distribution=zipf",
-                 "--zipf_theta=0.5"],
+         "--duration_s=0.02", "--workloads=insert_heavy", "--value_bytes=4096",
+         "--gcl_size=8192", "--distribution=zipf", "--zipf_theta=0.5"],
         SMALL + ["--records=1000", "--duration_s=0.05",
                  "--workloads=read_only", "--prefetch=full",
                  "--noindex_leaf_hint", "--nooptimistic_reads",
