@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The CPU path's ablation: TPC-C 50/50 New-Order/Payment, one compute node,
 --rtt_ns=0, at 1 thread/1 warehouse and 2 threads/2 warehouses, with the
-CPU-path switches all on, identity frames off (issue 36), tuple reads
+CPU-path switches all on, identity frames off, tuple reads
 latched, and everything latched; the variants alternate within each round.
 
 CPU per committed transaction = process user+sys CPU of a 10 s run minus a

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Instructions per TPC-C transaction, counted by callgrind: deterministic,
-whatever else the machine is doing (issue 36's yardstick for CPU-path work).
+whatever else the machine is doing (the yardstick for CPU-path work).
 
 Runs tpcc under valgrind --tool=callgrind twice, with --txns=FIRST and
 --txns=LAST, counting only inside Session::CallAsyncErased (the driver's

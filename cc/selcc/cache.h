@@ -26,7 +26,7 @@
 // in the frame its address names. A hit then computes its frame and its
 // copy from the address instead of loading a table slot first: at random
 // the slot is a cache miss of its own, on which the frame's and the
-// copy's misses waited (issue 36: 12% of a TPC-C profile, a third of a
+// copy's misses waited (12% of a TPC-C profile, a third of a
 // 10M-record lookup's). The identity frame is a hint like the table: a
 // hit uses it only if, under the latch (or the latch's version), it
 // caches the GCL; else the table is asked as before. A cache smaller than

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Damage is never silent (issue 32): tpcc runs with the WAL, periodic
+# Damage is never silent: tpcc runs with the WAL, periodic
 # checkpoints and 1 MiB segments, and is killed with SIGKILL; then, on
 # copies of its directory, strand_recover must
 #   - fail (exit 1) naming the file when a log segment is cut short (to

@@ -17,8 +17,8 @@
 // depth 1024 and 1) at 1, 2 and 4 nodes (acknowledged by the cluster's
 // durable watermark, txn/commit_watermark.h), 2 nodes synchronous, and
 // partitioned mode with two-phase commit, pipelined and synchronous.
-// Rounds cycle through 2PL, TO and OCC (partitioned: 2PL). Checkpoints
-// (issue 32): periodic checkpoints with 1 MiB segments (so truncation
+// Rounds cycle through 2PL, TO and OCC (partitioned: 2PL). Checkpoints:
+// periodic checkpoints with 1 MiB segments (so truncation
 // deletes some), killed at each step of a checkpoint (waiting for the
 // start mark, copying, before the manifest, after the publish, while
 // deleting segments), shared and partitioned; and crash -> carry on ->
@@ -434,7 +434,7 @@ TEST_F(TpccCrashTest, KillNinePartitionedSynchronous) {
   Run("KillNinePartitionedSynchronous", RoundsFromEnv(1), {2, 1, false, 0, 50});
 }
 
-// Checkpoints while the mix runs (issue 32): killed at a random moment,
+// Checkpoints while the mix runs: killed at a random moment,
 // shared and partitioned; recovery starts from the newest checkpoint.
 TEST_F(TpccCrashTest, KillNineWithPeriodicCheckpoints) {
   Config c{2, 1, false, -1};
