@@ -51,22 +51,10 @@
 // that could fail, and hands the slot back to the table
 // (storage::HeapTable::ReleaseSlot): no index entry ever named it, so no
 // reader can hold its address. Slots of deleted rows are reused too, but
-// only once no transaction can still hold the address (epoch_manager.h):
-// a reader may have found the row through the index before the delete
-// committed and read the slot later (under OCC and TO without a latch held
-// since the lookup), on any compute node. Every transaction announces the
-// epoch it began in; a committed delete queues its slot with the epoch of
-// its commit, and the slot goes back to the table once every active
-// transaction began after that. So a reader that looked up key K reads
-// the row that had K, or finds it deleted (NotFound; TO may abort), never
-// a reused slot's new row, under 2PL, TO and OCC alike: the argument does
-// not use the algorithm's latches on the tuple, only that the lookup read
-// the entry before the delete's commit removed it (the leaf's latch
-// orders the two), so the reader announced an epoch no later than the
-// one the slot was queued with (epoch_manager.h argues it per
-// algorithm). With compute nodes in separate processes (verbs, one
-// process per node) the epochs are shared through the memory pool, so a
-// reader in another process holds the slot back the same way. A delete
+// only once no transaction, on any compute node, can still hold the
+// address (epoch_manager.h; the argument is docs/design/slot_reuse.md):
+// a reader that looked up key K reads the row that had K, or finds it
+// deleted (NotFound; TO may abort), never a reused slot's new row. A delete
 // removes the row's declared index entries; those of indexes declared by
 // width the procedure must remove in the same transaction. An address is
 // good only within the transaction that found it (or while its row is
