@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<GclManager>> GclManager::Create(
   }
   switch (options.protocol) {
     case Protocol::kSel:
-      return SelManager::Create(fabric, node, options);
+      return sel::SelManager::Create(fabric, node, options);
     case Protocol::kSelcc: {
       CcOptions resolved = options;
       if (resolved.cache_bytes == CcOptions::kAutoCacheBytes) {

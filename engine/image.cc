@@ -27,8 +27,8 @@ constexpr uint64_t kImageMagic = 0x4d49444e41525453;  // "STRANDIM"
 constexpr uint32_t kImageVersion = 3;
 constexpr size_t kImageHeaderBytes = 64;
 
-absl::StatusOr<rdma::LoopbackFabric*> Loopback(rdma::Fabric& fabric) {
-  auto* loopback = dynamic_cast<rdma::LoopbackFabric*>(&fabric);
+absl::StatusOr<rdma::loopback::LoopbackFabric*> Loopback(rdma::Fabric& fabric) {
+  auto* loopback = dynamic_cast<rdma::loopback::LoopbackFabric*>(&fabric);
   if (loopback == nullptr) {
     return absl::UnimplementedError(
         "restoring a pool image needs the loopback fabric "
@@ -38,7 +38,8 @@ absl::StatusOr<rdma::LoopbackFabric*> Loopback(rdma::Fabric& fabric) {
   return loopback;
 }
 
-absl::StatusOr<uint8_t*> Region(rdma::LoopbackFabric& fabric, int node) {
+absl::StatusOr<uint8_t*> Region(rdma::loopback::LoopbackFabric& fabric,
+                                int node) {
   return fabric.Translate(rdma::GlobalAddress(node, 0),
                           fabric.memory_node_bytes());
 }
@@ -53,7 +54,7 @@ class RegionReader {
 
   static absl::StatusOr<RegionReader> For(rdma::Fabric& fabric) {
     RegionReader reader;
-    reader.loopback_ = dynamic_cast<rdma::LoopbackFabric*>(&fabric);
+    reader.loopback_ = dynamic_cast<rdma::loopback::LoopbackFabric*>(&fabric);
     if (reader.loopback_ != nullptr) return reader;
     const std::vector<rdma::ComputeNodeId> local = fabric.local_compute_nodes();
     if (local.empty()) {
@@ -97,7 +98,7 @@ class RegionReader {
  private:
   RegionReader() = default;
 
-  rdma::LoopbackFabric* loopback_ = nullptr;
+  rdma::loopback::LoopbackFabric* loopback_ = nullptr;
   std::unique_ptr<rdma::Endpoint> endpoint_;
   std::vector<uint8_t> buffer_;
 };
@@ -279,7 +280,7 @@ absl::StatusOr<ImageInfo> RestoreImage(rdma::Fabric& fabric,
                                        uint32_t gcl_size) {
   auto loopback = Loopback(fabric);
   if (!loopback.ok()) return loopback.status();
-  rdma::LoopbackFabric& f = **loopback;
+  rdma::loopback::LoopbackFabric& f = **loopback;
   Fd file;
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (file.fd < 0) return Errno("opening image", path);

@@ -9,7 +9,7 @@
 #include "base/thread_ledger.h"
 #include "cc/sel/sel_latch.h"
 
-namespace strand::cc {
+namespace strand::cc::sel {
 
 // Per-thread state: the endpoint and a pool of payload buffers, one per
 // latch the thread holds (SEL has no cache, a guard points into one).
@@ -264,4 +264,4 @@ CacheStats SelManager::Stats() const {
   return s;
 }
 
-}  // namespace strand::cc
+}  // namespace strand::cc::sel

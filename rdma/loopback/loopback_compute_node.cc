@@ -7,7 +7,7 @@
 #include "rdma/loopback/loopback_endpoint.h"
 #include "rdma/loopback/loopback_fabric.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 LoopbackComputeNode::LoopbackComputeNode(LoopbackFabric* fabric,
                                          ComputeNodeId id)
@@ -123,4 +123,4 @@ void LoopbackComputeNode::StopHandlers() {
   handlers_.Join();
 }
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback

@@ -24,7 +24,7 @@
 #include "rdma/handler_threads.h"
 #include "rdma/loopback/message_inbox.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 class LoopbackEndpoint;
 class LoopbackFabric;
@@ -82,6 +82,6 @@ class LoopbackComputeNode : public ComputeNode {
   HandlerThreads handlers_;
 };
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback
 
 #endif  // STRAND_RDMA_LOOPBACK_LOOPBACK_COMPUTE_NODE_H_

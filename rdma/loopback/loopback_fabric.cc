@@ -10,7 +10,7 @@
 #include "rdma/loopback/memory_populator.h"
 #include "rdma/memory_node_layout.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> LoopbackMemoryNode::Create(
     uint64_t bytes, uint64_t chunk_bytes) {
@@ -107,4 +107,4 @@ absl::StatusOr<uint8_t*> LoopbackFabric::Translate(GlobalAddress addr,
   return node.base() + addr.offset();
 }
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback

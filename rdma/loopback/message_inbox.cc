@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 absl::Status MessageInbox::Push(const Entry& entry) {
   std::unique_lock<std::mutex> lock(mu_);
@@ -43,4 +43,4 @@ void MessageInbox::Close() {
   not_full_.notify_all();
 }
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback
