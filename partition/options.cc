@@ -12,9 +12,9 @@ constexpr OptionSetting kPartitions{"partitions", "warehouses"};
 constexpr OptionSetting kSlotsPerNode{"slots_per_node", ""};
 constexpr OptionSetting kReplyTimeout{"reply_timeout",
                                       "twopc_reply_timeout_ms"};
-constexpr OptionSetting kInjectNoVote{"inject_no_vote", ""};
-constexpr OptionSetting kInjectDrop{"inject_drop_message", ""};
-constexpr OptionSetting kInjectAbort{"inject_abort_before_prepare", ""};
+constexpr OptionSetting kInjectNoVote{"testing_faults.no_vote", ""};
+constexpr OptionSetting kInjectDrop{"testing_faults.drop_message", ""};
+constexpr OptionSetting kInjectAbort{"testing_faults.abort_before_prepare", ""};
 
 }  // namespace
 
@@ -36,9 +36,9 @@ absl::Status PartitionedOptions::Validate(int compute_nodes,
         absl::StrFormat("%s must be positive", naming.Name(kReplyTimeout)));
   }
   for (const auto& [setting, p] :
-       {std::pair{kInjectNoVote, inject_no_vote},
-        std::pair{kInjectDrop, inject_drop_message},
-        std::pair{kInjectAbort, inject_abort_before_prepare}}) {
+       {std::pair{kInjectNoVote, testing_faults.no_vote},
+        std::pair{kInjectDrop, testing_faults.drop_message},
+        std::pair{kInjectAbort, testing_faults.abort_before_prepare}}) {
     if (!(p >= 0 && p <= 1)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s is a probability: use 0 to 1", naming.Setting(setting, p)));

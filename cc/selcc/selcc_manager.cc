@@ -422,7 +422,7 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
   // Every reply must be in before the frame may be used for anything else
   // (a late forward would land in it), so this wait ignores lock_timeout.
   const absl::Time hard_deadline =
-      absl::Now() + kReplyGrace + 2 * options().inject_message_delay;
+      absl::Now() + kReplyGrace + 2 * options().testing_faults.message_delay;
   if (!t.slot->Wait(hard_deadline, &outcome)) {
     return absl::UnavailableError(absl::StrFormat(
         "compute node(s) did not answer an invalidation of %s within %s; "

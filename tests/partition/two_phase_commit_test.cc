@@ -199,9 +199,9 @@ class TwoPhaseCommitTest : public ::testing::TestWithParam<cc::Protocol> {};
 // every kind of failure happened.
 TEST_P(TwoPhaseCommitTest, TransfersStayAtomicUnderInjectedFailures) {
   engine::EngineOptions o = Options(GetParam());
-  o.partitioned.inject_no_vote = 0.05;
-  o.partitioned.inject_drop_message = 0.02;
-  o.partitioned.inject_abort_before_prepare = 0.05;
+  o.partitioned.testing_faults.no_vote = 0.05;
+  o.partitioned.testing_faults.drop_message = 0.02;
+  o.partitioned.testing_faults.abort_before_prepare = 0.05;
   o.partitioned.reply_timeout = absl::Milliseconds(50);
   Bank bank(o);
   ASSERT_TRUE(bank.ok());
