@@ -319,6 +319,14 @@ absl::Status TpccRun::StartLogging() {
       // from the newest checkpoint and replays the logs after it. In a
       // cluster every process logs before node 0 takes the checkpoint,
       // which reads through node 0's cache (coherent with the others').
+      if (m.board != nullptr) {
+        // Every process hands its cached lines back first: node 0's copy
+        // then reads the pool without invalidating lines of processes that
+        // wait on the board below, which answer no message meanwhile.
+        STRAND_RETURN_IF_ERROR(Showing("wal: writing back the caches", [&] {
+          return engine.WriteBackCaches();
+        }));
+      }
       STRAND_RETURN_IF_ERROR(engine.StartLogging(options_.WalOptionsForRun()));
       if (m.board != nullptr) {
         STRAND_RETURN_IF_ERROR(m.board->Arrive(kLogging));
