@@ -87,6 +87,24 @@ absl::Status WriteTruncationNote(const std::string& node_dir,
                              absl::StrCat(body, " crc=", Crc32c(body), "\n"));
 }
 
+absl::Status DeleteSegments(const std::string& node_dir,
+                            absl::Span<const uint64_t> indexes,
+                            absl::FunctionRef<void()> after_each_delete,
+                            LogTruncationStats* stats) {
+  for (uint64_t index : indexes) {
+    const std::string path = SegmentPath(node_dir, index);
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) stats->bytes_deleted += st.st_size;
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return absl::InternalError(
+          absl::StrFormat("delete %s: %s", path, std::strerror(errno)));
+    }
+    ++stats->segments_deleted;
+    after_each_delete();
+  }
+  return SyncDirectory(node_dir);
+}
+
 absl::StatusOr<LogTruncationStats> DiscardLog(
     const std::string& node_dir, uint64_t database_id, uint64_t ts,
     absl::FunctionRef<void()> after_each_delete) {
@@ -106,19 +124,12 @@ absl::StatusOr<LogTruncationStats> DiscardLog(
   note.truncated_ts = std::max(note.truncated_ts, ts);
   if (absl::Status s = WriteTruncationNote(node_dir, note); !s.ok()) return s;
   LogTruncationStats stats;
-  for (uint64_t index : (*reader)->segment_indexes()) {
-    const std::string path = SegmentPath(node_dir, index);
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0) stats.bytes_deleted += st.st_size;
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-      return absl::InternalError(
-          absl::StrFormat("delete %s: %s", path, std::strerror(errno)));
-    }
-    ++stats.segments_deleted;
-    after_each_delete();
+  if (absl::Status s = DeleteSegments(node_dir, (*reader)->segment_indexes(),
+                                      after_each_delete, &stats);
+      !s.ok()) {
+    return s;
   }
   stats.first_segment = note.first_segment;
-  if (absl::Status s = SyncDirectory(node_dir); !s.ok()) return s;
   return stats;
 }
 

@@ -25,6 +25,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "wal/log_format.h"
 
 namespace strand::wal {
@@ -58,6 +59,14 @@ struct LogTruncationStats {
   uint64_t first_segment = 0;  // the log's first segment now
   uint64_t segments_left = 0;  // in the log now, the one written included
 };
+
+// Deletes the node's segments `indexes` (after its note covers them),
+// adding their count and sizes to `*stats` and running
+// `after_each_delete` after each, then syncs the directory.
+absl::Status DeleteSegments(const std::string& node_dir,
+                            absl::Span<const uint64_t> indexes,
+                            absl::FunctionRef<void()> after_each_delete,
+                            LogTruncationStats* stats);
 
 // Truncates a log no writer has open, all of it: for recovery that
 // resumes in place, once a checkpoint of the recovered pool above every

@@ -584,18 +584,11 @@ absl::StatusOr<LogTruncationStats> LogWriter::Truncate(
   if (absl::Status s = WriteTruncationNote(node_dir_, note); !s.ok()) {
     return s;
   }
-  for (uint64_t index : doomed) {
-    const std::string path = SegmentPath(node_dir_, index);
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0) stats.bytes_deleted += st.st_size;
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-      return absl::InternalError(
-          absl::StrFormat("delete %s: %s", path, std::strerror(errno)));
-    }
-    ++stats.segments_deleted;
-    after_each_delete();
+  if (absl::Status s =
+          DeleteSegments(node_dir_, doomed, after_each_delete, &stats);
+      !s.ok()) {
+    return s;
   }
-  if (absl::Status s = SyncDirectory(node_dir_); !s.ok()) return s;
   return stats;
 }
 
