@@ -309,12 +309,8 @@ YcsbOptions OptionsFromFlags() {
   o.gcl_size = FLAGS_gcl_size;
   o.cache_mb = FLAGS_cache_mb;
   o.seed = FLAGS_seed;
-  auto fabric = rdma::FabricOptionsFromFlags();
-  ExitIfUsageError(fabric.status());
-  o.fabric = *fabric;
-  auto cpu_path = index::CpuPathSwitchesFromFlags();
-  ExitIfUsageError(cpu_path.status());
-  o.cpu_path = *cpu_path;
+  o.fabric = ValueOrExitIfUsageError(rdma::FabricOptionsFromFlags());
+  o.cpu_path = ValueOrExitIfUsageError(index::CpuPathSwitchesFromFlags());
   o.given = FlagsGiven();
   ExitIfUsageError(o.Validate(OptionNaming::Flags("YcsbOptions::")));
   return o;

@@ -212,10 +212,8 @@ BankOptions OptionsFromFlags() {
   o.threads = FLAGS_threads;
   o.duration_s = FLAGS_duration_s;
   o.cc = FLAGS_cc;
-  auto fabric = rdma::FabricOptionsFromFlags();
-  ExitIfUsageError(fabric.status());
-  o.engine.fabric = *fabric;
-  if (fabric->kind == rdma::FabricKind::kLoopback &&
+  o.engine.fabric = ValueOrExitIfUsageError(rdma::FabricOptionsFromFlags());
+  if (o.engine.fabric.kind == rdma::FabricKind::kLoopback &&
       !FlagsGiven().contains("compute_nodes")) {
     o.engine.fabric.compute_nodes = 2;  // show two nodes sharing the data
   }

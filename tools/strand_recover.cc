@@ -320,9 +320,7 @@ std::pair<RecoverOptions, RecoveryBase> OptionsFromFlags() {
   o.out_image = FLAGS_out_image;
   o.gcl_size = FLAGS_gcl_size;
   o.allow_log_data_loss = FLAGS_allow_log_data_loss;
-  auto fabric = rdma::FabricOptionsFromFlags();
-  ExitIfUsageError(fabric.status());
-  o.fabric = *fabric;
+  o.fabric = ValueOrExitIfUsageError(rdma::FabricOptionsFromFlags());
   o.given = FlagsGiven();
   absl::StatusOr<RecoveryBase> base = o.Validate();
   ExitIfUsageError(base.status());
