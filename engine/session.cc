@@ -53,10 +53,15 @@ Session::~Session() {
   if (watermark_slot_ != nullptr) db_.marks->FreeSlot(watermark_slot_);
 }
 
-void Session::BackOff(int attempt) {
+absl::Time Session::BackOff(int attempt, absl::Duration attempt_took) {
   const RetryPolicy& policy = engine_.options().retry;
   absl::Duration wait = policy.initial_backoff * (1 << std::min(attempt, 20));
-  wait = std::min(wait, policy.max_backoff);
+  // Never a bound shorter than a few times the attempt itself: two long
+  // transactions that abort each other (two scans that each latch every
+  // leaf they pass, under TO) restarted within a millisecond of each
+  // other would overlap again, for minutes; drawn from four times their
+  // length, one usually starts after the other has finished.
+  wait = std::min(wait, std::max(policy.max_backoff, 4 * attempt_took));
   // Jitter, so transactions that collided do not collide again in step.
   wait = absl::Nanoseconds(
       absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(wait) + 1));
@@ -66,11 +71,12 @@ void Session::BackOff(int attempt) {
     absl::Time now;
     while ((now = absl::Now()) < until) std::this_thread::yield();
     ThreadLedger::Mine().ChargeBusyWait(absl::ToInt64Nanoseconds(now - start));
-  } else {
-    absl::SleepFor(wait);
-    ThreadLedger::Mine().ChargeBlockedWait(
-        absl::ToInt64Nanoseconds(absl::Now() - start));
+    return now;
   }
+  absl::SleepFor(wait);
+  const absl::Time now = absl::Now();
+  ThreadLedger::Mine().ChargeBlockedWait(absl::ToInt64Nanoseconds(now - start));
+  return now;
 }
 
 namespace {
@@ -283,6 +289,7 @@ absl::Status Session::Attempts(std::string_view name,
                                bool wait_durable, Ran& ran,
                                CallCounts& counts) {
   const RetryPolicy& policy = engine_.options().retry;
+  absl::Time attempt_start = ran.start;
   for (int attempt = 0;; ++attempt) {
     if (watermark_slot_ == nullptr && db_.marks != nullptr) {
       // The log started after this session opened (Engine::StartLogging):
@@ -339,7 +346,7 @@ absl::Status Session::Attempts(std::string_view name,
       }
       return ran.outcome.status();
     }
-    BackOff(attempt);
+    attempt_start = BackOff(attempt, absl::Now() - attempt_start);
   }
 }
 

@@ -295,7 +295,9 @@ class Session {
   // acknowledgement timestamp is above `acknowledged`; counts the stats.
   void Deliver(std::vector<PendingCall>& calls, uint64_t acknowledged,
                const absl::Status& failure);
-  void BackOff(int attempt);
+  // Waits before attempt `attempt` + 1 (RetryPolicy); `attempt_took` is
+  // how long the aborted one ran. Returns the time it stopped waiting.
+  absl::Time BackOff(int attempt, absl::Duration attempt_took);
 
   EngineImpl& engine_;
   const rdma::ComputeNodeId node_;
