@@ -108,7 +108,9 @@ TEST_P(WalPipelineTest, AcknowledgesOnlyDurableCommits) {
   ASSERT_EQ(records.size(), static_cast<size_t>(kCalls));
   for (int i = 0; i < kCalls; ++i) {
     const wal::LogRecord& r = records[i];
-    if (i > 0) ASSERT_GT(r.header.commit_ts, records[i - 1].header.commit_ts);
+    if (i > 0) {
+      ASSERT_GT(r.header.commit_ts, records[i - 1].header.commit_ts);
+    }
     const LogPosition end{
         r.segment_index,
         r.offset + wal::EncodedRecordBytes(r.header.payload_bytes)};
