@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test. Usage: scripts/test.sh [asan|tsan]
 #   scripts/test.sh        # Release build in build/
-#   scripts/test.sh asan   # ASan + UBSan build in build-asan/
+#   scripts/test.sh asan   # ASan + UBSan build in build-asan/ (GoogleTest
+#                          # suites only)
 #   scripts/test.sh tsan   # TSan build in build-tsan/
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ctest_args=()
 case "${1:-}" in
   "") dir=build; args=() ;;
   asan)
-    # Benchmarks and examples only drive the engine the suites test; the
-    # Release run covers their command lines.
+    # The GoogleTest suites only (label gtest): benchmarks, examples and the
+    # command-line and figure checks drive the engine the suites test, and
+    # the Release run covers them.
     dir=build-asan
     args=(-DSTRAND_SANITIZE=address -DSTRAND_BUILD_BENCHMARKS=OFF
           -DSTRAND_BUILD_EXAMPLES=OFF)
+    ctest_args=(-L gtest)
     ;;
   tsan)
     dir=build-tsan; args=(-DSTRAND_SANITIZE=thread)
@@ -24,4 +28,4 @@ case "${1:-}" in
   *) echo "usage: scripts/test.sh [asan|tsan]" >&2; exit 2 ;;
 esac
 scripts/build.sh "$dir" "${args[@]}"
-ctest --test-dir "$dir" --output-on-failure -j "$(nproc)"
+ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" "${ctest_args[@]}"
