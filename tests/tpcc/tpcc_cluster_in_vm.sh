@@ -85,6 +85,12 @@ echo "=== [tpcc cluster] deleted rows' slots reused across processes"
   --peer_timeout_s=30 --json >/dev/null
 status=$?
 check "reuse: launcher exit status 0" [ $status = 0 ]
+if [ $status != 0 ]; then  # what each process said, to say why
+  for f in compute-0.err compute-1.err; do
+    echo "--- $f (last 30 lines)"
+    tail -30 "$work/reuse/$f" 2>/dev/null
+  done
+fi
 json="$(grep '^{' "$work/reuse/compute-0.out" | tail -1)"
 check "reuse: the epochs met in the pool" [ "$(report epochs)" = pool ]
 check "reuse: consistency ok" [ "$(report consistency_ok)" = True ]
