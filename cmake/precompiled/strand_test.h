@@ -2,12 +2,11 @@
 // libraries' set, GoogleTest and GoogleMock, and the few standard headers
 // tests use more than the libraries do (cmake/PrecompiledHeaders.cmake).
 
-#include "cmake/precompiled/strand.h"
-
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <tuple>
 
+#include "cmake/precompiled/strand.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
