@@ -433,7 +433,10 @@ absl::StatusOr<RecoveryReport> ReplayLogs(
         auto& at = index ? index_at : table_at;
         auto& objects_ops = index ? indexes : tables;
         auto [it, fresh] = at.try_emplace(op.object_id, objects_ops.size());
-        if (fresh) objects_ops.push_back({.object_id = op.object_id});
+        if (fresh) {
+          objects_ops.emplace_back();
+          objects_ops.back().object_id = op.object_id;
+        }
         objects_ops[it->second].ops.emplace_back(op, static_cast<uint32_t>(i));
       }
     }
