@@ -26,8 +26,9 @@ namespace strand::engine {
 struct RetryPolicy {
   int max_retries = 1000;
   // Exponential back-off between attempts, with jitter, up to max_backoff
-  // or four times the aborted attempt's duration, whichever is longer (so
-  // long transactions that abort each other do not restart in step).
+  // or four times the aborted attempt's duration (at most 100 ms),
+  // whichever is longer (so long transactions that abort each other do
+  // not restart in step).
   absl::Duration initial_backoff = absl::Microseconds(1);
   absl::Duration max_backoff = absl::Milliseconds(1);
 };

@@ -60,8 +60,12 @@ absl::Time Session::BackOff(int attempt, absl::Duration attempt_took) {
   // transactions that abort each other (two scans that each latch every
   // leaf they pass, under TO) restarted within a millisecond of each
   // other would overlap again, for minutes; drawn from four times their
-  // length, one usually starts after the other has finished.
-  wait = std::min(wait, std::max(policy.max_backoff, 4 * attempt_took));
+  // length, one usually starts after the other has finished. Capped, so
+  // an attempt that ended on a timeout (a stalled disk, a lost reply)
+  // does not make the next one wait seconds.
+  constexpr absl::Duration kLongestBackoff = absl::Milliseconds(100);
+  wait = std::min(wait, std::max(policy.max_backoff,
+                                 std::min(4 * attempt_took, kLongestBackoff)));
   // Jitter, so transactions that collided do not collide again in step.
   wait = absl::Nanoseconds(
       absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(wait) + 1));
