@@ -53,7 +53,9 @@ Session::~Session() {
   if (watermark_slot_ != nullptr) db_.marks->FreeSlot(watermark_slot_);
 }
 
-absl::Time Session::BackOff(int attempt, absl::Duration attempt_took) {
+absl::Time Session::BackOff(int attempt, absl::Time attempt_start) {
+  const absl::Time start = absl::Now();
+  const absl::Duration attempt_took = start - attempt_start;
   const RetryPolicy& policy = engine_.options().retry;
   absl::Duration wait = policy.initial_backoff * (1 << std::min(attempt, 20));
   // Never a bound shorter than a few times the attempt itself: two long
@@ -69,7 +71,6 @@ absl::Time Session::BackOff(int attempt, absl::Duration attempt_took) {
   // Jitter, so transactions that collided do not collide again in step.
   wait = absl::Nanoseconds(
       absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(wait) + 1));
-  const absl::Time start = absl::Now();
   if (wait < absl::Microseconds(50)) {
     const absl::Time until = start + wait;
     absl::Time now;
@@ -350,7 +351,7 @@ absl::Status Session::Attempts(std::string_view name,
       }
       return ran.outcome.status();
     }
-    attempt_start = BackOff(attempt, absl::Now() - attempt_start);
+    attempt_start = BackOff(attempt, attempt_start);
   }
 }
 

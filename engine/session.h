@@ -295,9 +295,9 @@ class Session {
   // acknowledgement timestamp is above `acknowledged`; counts the stats.
   void Deliver(std::vector<PendingCall>& calls, uint64_t acknowledged,
                const absl::Status& failure);
-  // Waits before attempt `attempt` + 1 (RetryPolicy); `attempt_took` is
-  // how long the aborted one ran. Returns the time it stopped waiting.
-  absl::Time BackOff(int attempt, absl::Duration attempt_took);
+  // Waits before attempt `attempt` + 1 (RetryPolicy); the aborted one
+  // started at `attempt_start`. Returns the time it stopped waiting.
+  absl::Time BackOff(int attempt, absl::Time attempt_start);
 
   EngineImpl& engine_;
   const rdma::ComputeNodeId node_;
