@@ -86,10 +86,7 @@ echo "=== [tpcc cluster] deleted rows' slots reused across processes"
 status=$?
 check "reuse: launcher exit status 0" [ $status = 0 ]
 if [ $status != 0 ]; then  # what each process said, to say why
-  for f in compute-0.err compute-1.err; do
-    echo "--- $f (last 30 lines)"
-    tail -30 "$work/reuse/$f" 2>/dev/null
-  done
+  show_tails "$work/reuse" 30 compute-0.err compute-1.err
 fi
 json="$(grep '^{' "$work/reuse/compute-0.out" | tail -1)"
 check "reuse: the epochs met in the pool" [ "$(report epochs)" = pool ]
@@ -123,8 +120,7 @@ kill_mid_run "$work/kill" 2 \
   "${small[@]}" --duration_s=120 --peer_timeout_s=5
 status=$launch_status
 cat "$work/kill/launch.txt"
-echo "--- compute-0.err (tail)"
-tail -5 "$work/kill/compute-0.err"
+show_tails "$work/kill" 5 compute-0.err
 check "launcher exit status non-zero" [ $status != 0 ]
 check "launcher named compute node 1" \
   grep -q "compute node 1 ($addr:7101) exited with status" "$work/kill/launch.txt"
@@ -173,10 +169,7 @@ kill_mid_run "$work/memkill" 2 "strand_memnode --cluster=$work/cluster.txt" \
   "${small[@]}" --duration_s=120 --peer_timeout_s=30
 status=$launch_status
 cat "$work/memkill/launch.txt"
-for n in 0 1; do
-  echo "--- compute-$n.err (tail)"
-  tail -4 "$work/memkill/compute-$n.err"
-done
+show_tails "$work/memkill" 4 compute-0.err compute-1.err
 check "memory node killed: launcher exit status non-zero" [ $status != 0 ]
 check "memory node killed: launcher named it" \
   grep -q "memory node 0 ($addr:7000) died during the run" \
