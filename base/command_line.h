@@ -10,8 +10,10 @@
 #include <set>
 #include <source_location>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace strand {
 
@@ -39,6 +41,15 @@ void ParseCommandLineOrExit(
 // Exits as ExitWithUsageError does with `status`'s message, unless `status`
 // is OK: a binary's options Validate (base/option_checks.h) feeds it.
 void ExitIfUsageError(const absl::Status& status);
+
+// `value`'s value, or exits as ExitIfUsageError does: for the parts of a
+// binary's options another layer reads from its own flags
+// (rdma::FabricOptionsFromFlags, index::CpuPathSwitchesFromFlags).
+template <typename T>
+T ValueOrExitIfUsageError(absl::StatusOr<T> value) {
+  ExitIfUsageError(value.status());
+  return *std::move(value);
+}
 
 // The flags set on the command line or in a --flagfile, by name: what a
 // binary's options check a flag that has no effect against (a flag left

@@ -8,7 +8,7 @@
 //   absl::StatusOr<int64_t> Transfer(Txn& txn, ...) {
 //     STRAND_ASSIGN_OR_RETURN(TupleAddress at, txn.Lookup(by_id, key));
 //     STRAND_ASSIGN_OR_RETURN(TupleBuffer * row, txn.Modify(accounts, at));
-//     STRAND_RETURN_IF_ERROR(txn.AddIndexEntries(accounts, view, at));
+//     STRAND_RETURN_IF_ERROR(txn.Delete(accounts, at));
 //     ...
 //   }
 //

@@ -29,27 +29,24 @@ LedgerHolder& Holder() {
 
 }  // namespace
 
+#define STRAND_ONE(f) +1
+static_assert(sizeof(ThreadLedger::Snapshot) ==
+                  (0 STRAND_LEDGER_SNAPSHOT_FIELDS(STRAND_ONE)) *
+                      sizeof(int64_t),
+              "a Snapshot field is missing from STRAND_LEDGER_SNAPSHOT_FIELDS");
+#undef STRAND_ONE
+
 ThreadLedger::Snapshot& ThreadLedger::Snapshot::operator+=(const Snapshot& o) {
-  cpu_ns += o.cpu_ns;
-  fabric_model_ns += o.fabric_model_ns;
-  fabric_spin_ns += o.fabric_spin_ns;
-  fabric_emulation_ns += o.fabric_emulation_ns;
-  busy_wait_ns += o.busy_wait_ns;
-  blocked_wait_ns += o.blocked_wait_ns;
-  voluntary_switches += o.voluntary_switches;
-  involuntary_switches += o.involuntary_switches;
+#define STRAND_ADD(f) f += o.f;
+  STRAND_LEDGER_SNAPSHOT_FIELDS(STRAND_ADD)
+#undef STRAND_ADD
   return *this;
 }
 
 ThreadLedger::Snapshot& ThreadLedger::Snapshot::operator-=(const Snapshot& o) {
-  cpu_ns -= o.cpu_ns;
-  fabric_model_ns -= o.fabric_model_ns;
-  fabric_spin_ns -= o.fabric_spin_ns;
-  fabric_emulation_ns -= o.fabric_emulation_ns;
-  busy_wait_ns -= o.busy_wait_ns;
-  blocked_wait_ns -= o.blocked_wait_ns;
-  voluntary_switches -= o.voluntary_switches;
-  involuntary_switches -= o.involuntary_switches;
+#define STRAND_SUB(f) f -= o.f;
+  STRAND_LEDGER_SNAPSHOT_FIELDS(STRAND_SUB)
+#undef STRAND_SUB
   return *this;
 }
 

@@ -94,6 +94,15 @@ class ThreadLedger {
 // CPU time of the calling thread, nanoseconds.
 int64_t ThreadCpuNanos();
 
+// Every field of Snapshot, for its arithmetic (thread_ledger.cc). A field
+// added above goes here too (thread_ledger.cc checks the count).
+// clang-format off
+#define STRAND_LEDGER_SNAPSHOT_FIELDS(X) \
+  X(cpu_ns) X(fabric_model_ns) X(fabric_spin_ns) X(fabric_emulation_ns) \
+  X(busy_wait_ns) X(blocked_wait_ns) \
+  X(voluntary_switches) X(involuntary_switches)
+// clang-format on
+
 }  // namespace strand
 
 #endif  // STRAND_BASE_THREAD_LEDGER_H_

@@ -167,9 +167,7 @@ CoherenceOptions OptionsFromFlags() {
   o.priority_matching = FLAGS_priority_matching;
   o.handler_threads = FLAGS_handler_threads;
   o.lock_timeout_ms = FLAGS_lock_timeout_ms;
-  auto fabric = rdma::FabricOptionsFromFlags();
-  ExitIfUsageError(fabric.status());
-  o.fabric = *fabric;
+  o.fabric = ValueOrExitIfUsageError(rdma::FabricOptionsFromFlags());
   o.given = FlagsGiven();
   ExitIfUsageError(o.Validate(OptionNaming::Flags("CoherenceOptions::")));
   return o;

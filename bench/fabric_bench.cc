@@ -370,9 +370,7 @@ FabricBenchOptions OptionsFromFlags() {
   o.batch_sizes = FLAGS_batch_sizes;
   o.payload_bytes = FLAGS_payload_bytes;
   o.duration_s = FLAGS_duration_s;
-  auto fabric = rdma::FabricOptionsFromFlags();
-  ExitIfUsageError(fabric.status());
-  o.fabric = *fabric;
+  o.fabric = ValueOrExitIfUsageError(rdma::FabricOptionsFromFlags());
   o.given = FlagsGiven();
   ExitIfUsageError(o.Validate(OptionNaming::Flags("FabricBenchOptions::")));
   return o;

@@ -309,12 +309,8 @@ YcsbOptions OptionsFromFlags() {
   o.gcl_size = FLAGS_gcl_size;
   o.cache_mb = FLAGS_cache_mb;
   o.seed = FLAGS_seed;
-  auto fabric = rdma::FabricOptionsFromFlags();
-  ExitIfUsageError(fabric.status());
-  o.fabric = *fabric;
-  auto cpu_path = index::CpuPathSwitchesFromFlags();
-  ExitIfUsageError(cpu_path.status());
-  o.cpu_path = *cpu_path;
+  o.fabric = ValueOrExitIfUsageError(rdma::FabricOptionsFromFlags());
+  o.cpu_path = ValueOrExitIfUsageError(index::CpuPathSwitchesFromFlags());
   o.given = FlagsGiven();
   ExitIfUsageError(o.Validate(OptionNaming::Flags("YcsbOptions::")));
   return o;
@@ -429,14 +425,15 @@ void PrintSetup(const YcsbOptions& o, const Database& db, uint64_t cache_mb,
                 const LoadFigures& load, std::ostream& out) {
   out << absl::StrFormat(
       "ycsb_bench: protocol=%s compute_nodes=%d threads/node=%d rtt_ns=%d "
-      "gcl_size=%d cache_mb=%d prefetch=%s optimistic_reads=%s records=%d "
-      "value_bytes=%d distribution=%s%s\n"
+      "gcl_size=%d cache_mb=%d prefetch=%s optimistic_reads=%s "
+      "identity_frames=%s records=%d value_bytes=%d distribution=%s%s\n"
       "load: %.2f s (%.0f inserts/s); tree: height %d, %d leaves, %d inner "
       "nodes, %.1f MiB of GCLs\n",
       o.protocol, db.nodes.size(), o.threads, o.fabric.rtt_ns, o.gcl_size,
       cache_mb, cc::PrefetchScopeName(o.cpu_path.prefetch),
-      o.cpu_path.tuning.optimistic_reads ? "true" : "false", o.records,
-      o.value_bytes, o.distribution,
+      o.cpu_path.tuning.optimistic_reads ? "true" : "false",
+      o.cpu_path.identity_frames ? "true" : "false", o.records, o.value_bytes,
+      o.distribution,
       o.zipf() ? absl::StrFormat("(theta=%.2f)", o.zipf_theta) : "",
       load.seconds, o.records / load.seconds, load.tree.height,
       load.tree.leaves, load.tree.inner_nodes, TreeMiB(o, load));

@@ -136,6 +136,7 @@ cc::CcOptions YcsbOptions::CcOptionsForRun() const {
   o.gcl_size = gcl_size;
   o.cache_bytes = cache_mb << 20;
   o.prefetch = cpu_path.prefetch;
+  o.identity_frames = cpu_path.identity_frames;
   return o;
 }
 
@@ -151,6 +152,7 @@ void YcsbOptions::AddJson(JsonLine& json) const {
       .Add("prefetch", cc::PrefetchScopeName(cpu_path.prefetch))
       .Add("index_leaf_hint", cpu_path.tuning.leaf_hint)
       .Add("optimistic_reads", cpu_path.tuning.optimistic_reads)
+      .Add("identity_frames", cpu_path.identity_frames)
       .Add("seed", seed);
 }
 

@@ -35,20 +35,11 @@ ExclusiveGuard::~ExclusiveGuard() {
                          << " failed: " << s;
 }
 
-uint8_t* ExclusiveGuard::MutableRange(uint32_t offset, uint32_t length) {
+void ExclusiveGuard::BadWrite(uint32_t offset, uint32_t length) const {
   CHECK(owns_lock()) << "write through a guard that holds no latch";
-  CHECK_LE(uint64_t{offset} + length, payload_bytes_)
-      << "write past the end of GCL " << handle_.gcl;
-  if (length > 0) {
-    if (dirty_begin_ == dirty_end_) {
-      dirty_begin_ = offset;
-      dirty_end_ = offset + length;
-    } else {
-      dirty_begin_ = std::min(dirty_begin_, offset);
-      dirty_end_ = std::max(dirty_end_, offset + length);
-    }
-  }
-  return handle_.payload + offset;
+  LOG(FATAL) << "write of [" << offset << ", " << uint64_t{offset} + length
+             << ") past the end of GCL " << handle_.gcl << " ("
+             << payload_bytes_ << " payload bytes)";
 }
 
 absl::Status ExclusiveGuard::Unlock() {
@@ -97,7 +88,7 @@ absl::StatusOr<std::unique_ptr<GclManager>> GclManager::Create(
   }
   switch (options.protocol) {
     case Protocol::kSel:
-      return SelManager::Create(fabric, node, options);
+      return sel::SelManager::Create(fabric, node, options);
     case Protocol::kSelcc: {
       CcOptions resolved = options;
       if (resolved.cache_bytes == CcOptions::kAutoCacheBytes) {

@@ -35,7 +35,8 @@ constexpr OptionSetting kCacheBytes{"cache_bytes", "cache_mb",
 constexpr OptionSetting kHandlerThreads{"handler_threads", "handler_threads"};
 constexpr OptionSetting kLockTimeout{"lock_timeout", "lock_timeout_ms"};
 constexpr OptionSetting kLeaseGamma{"lease_gamma", "lease_gamma"};
-constexpr OptionSetting kInjectDropProbability{"inject_drop_probability", ""};
+constexpr OptionSetting kInjectDropProbability{
+    "testing_faults.drop_probability", ""};
 
 }  // namespace
 
@@ -73,10 +74,12 @@ absl::Status CcOptions::Validate(uint64_t chunk_bytes,
         "%s must be >= 0 (0 gives a contended line up at the next unlock)",
         naming.Setting(kLeaseGamma, lease_gamma)));
   }
-  if (!(inject_drop_probability >= 0 && inject_drop_probability < 1)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s must be in [0, 1)",
-        naming.Setting(kInjectDropProbability, inject_drop_probability)));
+  if (!(testing_faults.drop_probability >= 0 &&
+        testing_faults.drop_probability < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s must be in [0, 1)",
+                        naming.Setting(kInjectDropProbability,
+                                       testing_faults.drop_probability)));
   }
   return absl::OkStatus();
 }

@@ -41,6 +41,14 @@ enum class PrefetchScope {
 absl::StatusOr<PrefetchScope> ParsePrefetchScope(const std::string& name);
 const char* PrefetchScopeName(PrefetchScope scope);
 
+// Faults a protocol test injects into SELCC's invalidation handling.
+struct CcFaults {
+  // Delay before a handler processes an invalidation.
+  absl::Duration message_delay = absl::ZeroDuration();
+  // The probability that a handler drops an invalidation as if busy.
+  double drop_probability = 0;
+};
+
 struct CcOptions {
   Protocol protocol = Protocol::kSelcc;
 
@@ -88,11 +96,14 @@ struct CcOptions {
 
   // What index/ prefetches (--prefetch). Changes no result.
   PrefetchScope prefetch = PrefetchScope::kNarrow;
+  // SELCC's identity frames (--identity_frames, selcc/cache.h): a miss
+  // takes the frame its GCL's address names when that is free, and a hit
+  // looks there before the frame table. Changes no result.
+  bool identity_frames = true;
 
-  // Fault injection for protocol tests: delay before a handler processes
-  // an invalidation, and the probability it drops one as if busy.
-  absl::Duration inject_message_delay = absl::ZeroDuration();
-  double inject_drop_probability = 0;
+  // Faults the protocol tests inject (no flag sets them; a deployment
+  // leaves them off).
+  CcFaults testing_faults;
 
   uint32_t payload_bytes() const { return gcl_size - 8; }
 

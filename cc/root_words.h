@@ -20,6 +20,9 @@ enum class RootWord : uint32_t {
   kTimestampOracle = 1,  // txn/: the global timestamp counter (FAA)
   kDatabaseId = 2,       // wal/: id of the database the pool holds
   kReclaimEpoch = 3,     // txn/: the epoch of deleted slots' reuse (FAA)
+  // engine/: every compute node may delete its log's records up to this
+  // commit timestamp (a verified checkpoint holds them; only grows).
+  kLogTruncateTs = 4,
 };
 
 inline rdma::GlobalAddress RootWordAddress(RootWord word) {

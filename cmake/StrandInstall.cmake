@@ -19,12 +19,15 @@ install(TARGETS ${strand_targets} strand_strand strand_memnode
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-# Public headers: every header of the layers the libraries hold.
-foreach(layer base rdma cc storage index wal txn partition engine)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}
-          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-          FILES_MATCHING PATTERN "*.h")
-endforeach()
+# Headers: the public API as include/strand/*.h, and what it includes of
+# the layers under include/strand/internal/, every strand include
+# rewritten to that path (cmake/InstallHeaders.cmake says why).
+install(CODE "
+  set(SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")
+  set(INCLUDE_DIR \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}\")
+  set(LAYERS \"base;rdma;cc;storage;index;wal;txn;partition;engine\")
+  include(\"${PROJECT_SOURCE_DIR}/cmake/InstallHeaders.cmake\")
+")
 
 install(EXPORT strandTargets NAMESPACE strand::
         DESTINATION ${STRAND_CMAKE_DIR})

@@ -3,8 +3,9 @@
 # (find_package): strand_<layer> is strand::<layer>, and strand::strand is
 # everything up to engine/ (the embedding API).
 #
-# Every header is included as "layer/file.h", from the source root while
-# building and from <prefix>/include once installed.
+# An application includes "strand/...": include/strand/ here, installed
+# as <prefix>/include/strand/ (cmake/InstallHeaders.cmake). Inside strand
+# every header is included as "layer/file.h", from the source root.
 
 include(GNUInstallDirs)
 
@@ -15,6 +16,7 @@ foreach(layer IN LISTS STRAND_LIBRARIES)
   set(target strand_${layer})
   target_include_directories(${target} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   # The headers are C++20: so must be every program that includes them.
   target_compile_features(${target} PUBLIC cxx_std_20)

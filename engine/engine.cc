@@ -1,857 +1,175 @@
 #include "engine/engine.h"
 
-#include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
-#include "cc/root_words.h"
-#include "engine/crashable_log_files.h"
-#include "engine/epoch_ticker.h"
-#include "engine/failure_monitor.h"
-#include "engine/node_runtime.h"
+#include "engine/engine_impl.h"
+#include "engine/image.h"
+#include "engine/node_reclaim.h"
 #include "engine/session.h"
-#include "glog/logging.h"
-#include "index/blink_tree.h"
-#include "partition/coordinator.h"
-#include "partition/node.h"
 
 namespace strand::engine {
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
     const EngineOptions& options) {
-  if (absl::Status s = options.Validate(); !s.ok()) return s;
-  EngineOptions effective = options;
-  if (options.failover.enabled) {
-    // What surviving a failure takes below the engine
-    // (docs/design/node_failure.md).
-    effective.fabric.fencing = true;
-    effective.cc.write_through = true;
-  }
-  std::unique_ptr<Engine> engine(new Engine(effective));
-  auto fabric = rdma::CreateFabric(effective.fabric);
-  if (!fabric.ok()) return fabric.status();
-  engine->fabric_ = *std::move(fabric);
-  std::optional<ImageInfo> image;
-  if (!options.image_path.empty()) {
-    // Before any compute node touches the pool (engine/image.h).
-    auto restored =
-        RestoreImage(*engine->fabric_, options.image_path, options.cc.gcl_size);
-    if (!restored.ok()) return restored.status();
-    image = *restored;
-  }
-  engine->nodes_.resize(engine->fabric_->compute_node_count());
-  for (rdma::ComputeNodeId id : engine->fabric_->local_compute_nodes()) {
-    auto node = NodeRuntime::Create(*engine->fabric_, id, effective.cc,
-                                    effective.algorithm, effective.index);
-    if (!node.ok()) return node.status();
-    engine->nodes_[id] = *std::move(node);
-    engine->nodes_[id]->SetValidateIndexReads(options.validate_index_reads);
-    engine->nodes_[id]->SetOptimisticTupleReads(options.optimistic_tuple_reads);
-    if (engine->first_node_ == nullptr) {
-      engine->first_node_ = engine->nodes_[id].get();
-    }
-  }
-  if (engine->first_node_ == nullptr) {
-    return absl::FailedPreconditionError(
-        "this process hosts no compute node: check "
-        "EngineOptions::fabric.node_id (--node_id)");
-  }
-  if (absl::Status s = engine->StartEpochs(); !s.ok()) return s;
-  if (absl::Status s = engine->StartRecoveryAndLogging(); !s.ok()) return s;
-  if (options.mode == EngineMode::kPartitioned) {
-    if (absl::Status s = engine->StartPartitioned(); !s.ok()) return s;
-  }
-  if (options.failover.enabled) {
-    if (absl::Status s = engine->StartFailover(); !s.ok()) return s;
-  }
-  return engine;
+  auto impl = EngineImpl::Open(options);
+  if (!impl.ok()) return impl.status();
+  return std::unique_ptr<Engine>(new Engine(*std::move(impl)));
 }
 
-absl::Status Engine::OpenRing(NodeRuntime& node) {
-  absl::StatusOr<std::unique_ptr<txn::RedoRing>> ring;
-  {
-    absl::MutexLock admin(&node.admin_mu());
-    ring = txn::RedoRing::Open(*fabric_, node.admin().endpoint(), node.id(),
-                               {.bytes = options_.failover.redo_ring_bytes,
-                                .full_timeout = absl::Seconds(60)});
-  }
-  if (!ring.ok()) return ring.status();
-  node.SetRing(*std::move(ring));
-  return absl::OkStatus();
-}
+Engine::Engine(std::unique_ptr<EngineImpl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
 
-absl::Status Engine::StartFailover() {
-  for (auto& node : nodes_) {
-    if (node == nullptr) continue;
-    if (absl::Status s = OpenRing(*node); !s.ok()) return s;
-  }
-  absl::StatusOr<txn::Membership> membership = txn::Membership::Open(
-      fabric_->compute_node_count(), options_.failover.node_lease);
-  if (!membership.ok()) return membership.status();
-  membership_.emplace(*membership);
-  monitor_ = std::make_unique<FailureMonitor>(
-      *membership_,
-      [this](rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed) {
-        return Reclaim(reclaimer, failed);
-      });
-  for (auto& node : nodes_) {
-    if (node == nullptr) continue;
-    if (absl::Status s = monitor_->Attach(node->id(), node->manager());
-        !s.ok()) {
-      return s;
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<ReclaimReport> Engine::Reclaim(rdma::ComputeNodeId reclaimer,
-                                              rdma::ComputeNodeId failed) {
-  NodeRuntime* node = nodes_[reclaimer].get();
-  absl::StatusOr<std::unique_ptr<cc::ThreadContext>> ctx =
-      node->manager().NewThreadContext();
-  if (!ctx.ok()) return ctx.status();
-  ReclaimContext context;
-  context.fabric = fabric_.get();
-  context.membership = &*membership_;
-  context.self = reclaimer;
-  context.endpoint = &(*ctx)->endpoint();
-  context.log = node->log();
-  context.gcl_size = options_.cc.gcl_size;
-  context.on_stage = [this] { monitor_->Refresh(); };
-  return ReclaimNode(context, failed);
-}
-
-absl::Status Engine::CheckFailover(rdma::ComputeNodeId node) const {
-  if (monitor_ == nullptr) {
-    return absl::FailedPreconditionError(
-        "failure injection needs EngineOptions::failover (--node_lease_ms)");
-  }
-  if (node >= nodes_.size() || nodes_[node] == nullptr) {
-    return absl::NotFoundError(
-        absl::StrFormat("compute node %d is not hosted by this process", node));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Engine::FailNode(rdma::ComputeNodeId node) {
-  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
-  {
-    absl::MutexLock lock(&mu_);
-    if ((failed_nodes_ >> node) & 1) {
-      return absl::FailedPreconditionError(
-          absl::StrFormat("compute node %d failed already", node));
-    }
-    failed_nodes_ |= uint64_t{1} << node;
-  }
-  monitor_->Detach(node);
-  // As a process that died: nothing it does reaches anyone any more, and
-  // its log keeps what it had made durable.
-  if (absl::Status s = fabric_->Crash(node); !s.ok()) return s;
-  if (node < log_files_.size() && log_files_[node] != nullptr) {
-    log_files_[node]->Crash();
-  }
-  // Its threads waiting for an acknowledgement stop waiting (a crash
-  // would have ended them): nothing of theirs will be acknowledged.
-  if (txn::CommitWatermark* watermark = nodes_[node]->watermark()) {
-    watermark->Failed(absl::UnavailableError(absl::StrFormat(
-        "compute node %d failed (injected): its outcomes since its last "
-        "acknowledgement are not acknowledged",
-        node)));
-  }
-  if (first_node_ == nodes_[node].get()) {
-    for (auto& other : nodes_) {
-      if (other != nullptr && other->id() != node) first_node_ = other.get();
-    }
-  }
-  LOG(WARNING) << "compute node " << node << " failed (injected)";
-  return absl::OkStatus();
-}
-
-absl::Status Engine::WaitReclaimed(rdma::ComputeNodeId node,
-                                   absl::Duration timeout) {
-  if (monitor_ == nullptr) {
-    return absl::FailedPreconditionError(
-        "no failover: EngineOptions::failover (--node_lease_ms)");
-  }
-  return monitor_->WaitReclaimed(node, timeout);
-}
-
-absl::Status Engine::RejoinNode(rdma::ComputeNodeId node,
-                                absl::Duration timeout) {
-  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
-  if (options_.mode == EngineMode::kPartitioned) {
-    return absl::UnimplementedError(
-        "a compute node's rejoin in partitioned mode is not built yet");
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    if (((failed_nodes_ >> node) & 1) == 0) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "compute node %d did not fail (Engine::FailNode)", node));
-    }
-    for (const auto& stats : session_stats_) {
-      if (stats->node == node && stats.use_count() > 1) {
-        return absl::FailedPreconditionError(absl::StrFormat(
-            "compute node %d still has sessions: destroy them before it "
-            "rejoins",
-            node));
-      }
-    }
-  }
-  if (absl::Status s = monitor_->WaitReclaimed(node, timeout); !s.ok()) {
-    return s;
-  }
-  retired_cache_stats_ += nodes_[node]->manager().Stats();
-  // The dead incarnation: its log fails to close (its files stopped), its
-  // cache is dropped (every write-back fails: it is still fenced).
-  nodes_[node].reset();
-  absl::StatusOr<rdma::ComputeNode*> compute = fabric_->compute_node(node);
-  if (!compute.ok()) return compute.status();
-  if (absl::Status s = (*compute)->ResetHandlers(); !s.ok()) return s;
-  if (absl::Status s = fabric_->Unfence(node); !s.ok()) return s;
-  if (node < log_files_.size() && log_files_[node] != nullptr) {
-    log_files_[node]->Restart();
-  }
-  auto fresh = NodeRuntime::Create(*fabric_, node, options_.cc,
-                                   options_.algorithm, options_.index);
-  if (!fresh.ok()) return fresh.status();
-  NodeRuntime& r = **fresh;
-  r.SetValidateIndexReads(options_.validate_index_reads);
-  r.SetOptimisticTupleReads(options_.optimistic_tuple_reads);
-  r.SetEpochs(epochs_by_node_[node]);
-  {
-    absl::MutexLock lock(&mu_);
-    for (const storage::TableDescriptor& table : table_descriptors_) {
-      if (absl::Status s = r.AddTable(table); !s.ok()) return s;
-    }
-    for (const IndexAdded& index : index_descriptors_) {
-      if (absl::Status s = r.AddIndex(index.index, index.table, index.key);
-          !s.ok()) {
-        return s;
-      }
-    }
-  }
-  if (wal_started_.has_value()) {
-    if (absl::Status s = StartNodeLogging(r, *wal_started_); !s.ok()) return s;
-  }
-  if (absl::Status s = OpenRing(r); !s.ok()) return s;
-  nodes_[node] = *std::move(fresh);
-  if (absl::Status s = monitor_->Attach(node, nodes_[node]->manager());
-      !s.ok()) {
-    return s;
-  }
-  absl::MutexLock lock(&mu_);
-  failed_nodes_ &= ~(uint64_t{1} << node);
-  LOG(WARNING) << "compute node " << node << " rejoined with an empty cache";
-  return absl::OkStatus();
-}
-
-absl::Status Engine::PauseHeartbeats(rdma::ComputeNodeId node) {
-  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
-  monitor_->Pause(node);
-  return absl::OkStatus();
-}
-
-absl::Status Engine::ResumeHeartbeats(rdma::ComputeNodeId node) {
-  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
-  monitor_->Resume(node);
-  return absl::OkStatus();
-}
-
-std::vector<ReclaimReport> Engine::ReclaimReports() const {
-  if (monitor_ == nullptr) return {};
-  return monitor_->reports();
-}
-
-absl::Time Engine::DeclaredFailedAt(rdma::ComputeNodeId node) const {
-  if (monitor_ == nullptr) return absl::InfinitePast();
-  return monitor_->declared_at(node);
-}
-
-absl::Status Engine::StartEpochs() {
-  epochs_by_node_.assign(nodes_.size(), nullptr);
-  // Every transaction that could hold a deleted row's address must
-  // announce where the reclaimer sees it: in one manager when this process
-  // hosts every compute node, through the pool's words otherwise
-  // (txn/epoch_manager.h, "Across processes").
-  if (!options_.epochs_in_pool &&
-      fabric_->local_compute_nodes().size() ==
-          static_cast<size_t>(fabric_->compute_node_count())) {
-    epochs_.push_back(std::make_unique<txn::EpochManager>());
-    for (auto& node : nodes_) {
-      if (node == nullptr) continue;
-      node->SetEpochs(epochs_.back().get());
-      epochs_by_node_[node->id()] = epochs_.back().get();
-    }
-    return absl::OkStatus();
-  }
-  std::vector<EpochTicker::Node> ticked;
-  for (auto& node : nodes_) {
-    if (node == nullptr) continue;
-    absl::StatusOr<std::unique_ptr<txn::EpochManager>> epochs;
-    {
-      absl::MutexLock admin(&node->admin_mu());
-      epochs = txn::EpochManager::InPool(node->admin().endpoint(),
-                                         fabric_->compute_node_count());
-    }
-    if (!epochs.ok()) return epochs.status();
-    epochs_.push_back(*std::move(epochs));
-    node->SetEpochs(epochs_.back().get());
-    epochs_by_node_[node->id()] = epochs_.back().get();
-    ticked.push_back({epochs_.back().get(), &node->manager()});
-  }
-  auto ticker = EpochTicker::Start(ticked);
-  if (!ticker.ok()) return ticker.status();
-  epoch_ticker_ = *std::move(ticker);
-  return absl::OkStatus();
-}
-
-absl::Status Engine::StartPartitioned() {
-  auto map = partition::PartitionMap::Create(options_.partitioned.partitions,
-                                             fabric_->compute_node_count());
-  if (!map.ok()) return map.status();
-  partition_map_ = std::make_unique<partition::PartitionMap>(*map);
-  partition_nodes_.resize(nodes_.size());
-  for (auto& node : nodes_) {
-    if (node == nullptr) continue;
-    partition::Node::Config config;
-    config.fabric = fabric_.get();
-    config.id = node->id();
-    config.db = &node->db();
-    config.manager = &node->manager();
-    config.fragments = &fragments_;
-    config.map = partition_map_.get();
-    config.options = options_.partitioned;
-    auto started = partition::Node::Start(config);
-    if (!started.ok()) return started.status();
-    partition_nodes_[node->id()] = *std::move(started);
-  }
-  // Every hosted node routes the protocol's messages before any greets.
-  for (auto& node : partition_nodes_) {
-    if (node == nullptr) continue;
-    if (absl::Status s = node->Greet(); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-partition::PartitionStats Engine::PartitionStats() const {
-  partition::PartitionStats sum;
-  for (const auto& node : partition_nodes_) {
-    if (node != nullptr) sum += node->Stats();
-  }
-  return sum;
-}
-
-absl::Status Engine::StartRecoveryAndLogging() {
-  NodeRuntime& first = *first_node_;
-  absl::MutexLock admin(&first.admin_mu());
-  const rdma::GlobalAddress id_word =
-      cc::RootWordAddress(cc::RootWord::kDatabaseId);
-  auto id = first.manager().FetchAndAdd(first.admin(), id_word, 0);
-  if (!id.ok()) return id.status();
-  database_id_ = *id;
-  if (database_id_ == 0) {
-    // The first open of a pool names its database (so an image taken later
-    // carries the id its logs will be checked against); a lost race uses
-    // the winner's id.
-    const uint64_t fresh =
-        (static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) *
-         0x9E3779B97F4A7C15ULL) |
-        1;
-    auto old = first.manager().CompareAndSwap(first.admin(), id_word, 0, fresh);
-    if (!old.ok()) return old.status();
-    database_id_ = *old == 0 ? fresh : *old;
-  }
-  if (!options_.recover_wal_dir.empty()) {
-    const rdma::GlobalAddress oracle =
-        cc::RootWordAddress(cc::RootWord::kTimestampOracle);
-    auto image_ts = first.manager().FetchAndAdd(first.admin(), oracle, 0);
-    if (!image_ts.ok()) return image_ts.status();
-    auto report = ReplayLogs(
-        first.manager(), first.admin(), first.catalog(),
-        options_.recover_wal_dir, database_id_, *image_ts,
-        {.allow_log_data_loss = options_.recover_allow_log_data_loss});
-    if (!report.ok()) return report.status();
-    LOG(INFO) << report->Summary();
-    recovery_report_ = *std::move(report);
-  }
-  if (options_.wal.dir.empty()) return absl::OkStatus();
-  return StartLogging(options_.wal);
-}
-
-absl::Status Engine::StartLogging(const WalOptions& wal) {
-  if (closed_) {
-    return absl::FailedPreconditionError("the engine is closed (SaveImage)");
-  }
-  if (wal.dir.empty()) {
-    return absl::InvalidArgumentError("StartLogging needs WalOptions::dir");
-  }
-  for (auto& node : nodes_) {
-    if (node != nullptr && node->log() != nullptr) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "compute node %d logs already (to %s)", node->id(), wal.dir));
-    }
-  }
-  for (auto& node : nodes_) {
-    if (node == nullptr) continue;
-    if (absl::Status s = StartNodeLogging(*node, wal); !s.ok()) return s;
-  }
-  wal_started_ = wal;
-  return absl::OkStatus();
-}
-
-absl::Status Engine::StartNodeLogging(NodeRuntime& runtime,
-                                      const WalOptions& wal) {
-  if (options_.failover.enabled && !wal.early_lock_release) {
-    return absl::InvalidArgumentError(
-        "EngineOptions::failover needs the log to acknowledge by the durable "
-        "watermark (WalOptions::early_lock_release)");
-  }
-  NodeRuntime* node = &runtime;
-  {
-    wal::LogWriterOptions log;
-    log.wal_dir = wal.dir;
-    log.database_id = database_id_;
-    log.compute_node_id = node->id();
-    log.io_mode = wal.io_mode;
-    log.segment_bytes = wal.segment_bytes;
-    log.group_commit_window = wal.group_commit_window;
-    std::unique_ptr<txn::CommitWatermark> watermark;
-    if (wal.early_lock_release) {
-      auto opened = txn::CommitWatermark::Open(
-          node->manager(), *node->db().oracle, node->id(),
-          fabric_->compute_node_count(), {.ack_timeout = wal.ack_timeout});
-      if (!opened.ok()) return opened.status();
-      watermark = *std::move(opened);
-      log.observer = watermark.get();
-      log.observer_interval = wal.watermark_interval;
-    }
-    wal::LogFileFactory* files = wal.file_factory != nullptr
-                                     ? wal.file_factory
-                                     : &wal::UringLogFileFactory();
-    if (options_.failover.enabled) {
-      // Engine::FailNode stops them as a crash would.
-      if (log_files_.size() <= node->id()) log_files_.resize(node->id() + 1);
-      if (log_files_[node->id()] == nullptr) {
-        log_files_[node->id()] = std::make_unique<CrashableLogFiles>(files);
-      }
-      files = log_files_[node->id()].get();
-    }
-    auto writer = wal::LogWriter::Open(log, files);
-    if (!writer.ok()) return writer.status();
-    node->SetLog(*std::move(writer), std::move(watermark));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Engine::WriteBackCaches() {
-  if (closed_) {
-    return absl::FailedPreconditionError("the engine is closed (SaveImage)");
-  }
-  for (auto& node : nodes_) {
-    if (node == nullptr) continue;
-    if (absl::Status s = node->manager().WriteBackAll(); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-wal::LogWriter* Engine::log(rdma::ComputeNodeId node) {
-  auto r = runtime(node);
-  return r.ok() ? (*r)->log() : nullptr;
-}
-
-absl::StatusOr<ImageInfo> Engine::SaveImage(const std::string& path) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (closed_) {
-      return absl::FailedPreconditionError("the engine is closed already");
-    }
-    closed_ = true;
-    frozen_ = true;
-  }
-  absl::Status log_status;
-  for (auto& node : nodes_) {
-    if (node == nullptr || node->log() == nullptr) continue;
-    if (absl::Status s = node->log()->Close(); !s.ok() && log_status.ok()) {
-      log_status = s;
-    }
-  }
-  // Its thread contexts belong to the managers destroyed next.
-  epoch_ticker_.reset();
-  StopFailover();
-  // Destroying the managers writes back and releases every cached line.
-  partition_nodes_.clear();
-  nodes_.clear();
-  first_node_ = nullptr;
-  if (!log_status.ok()) return log_status;
-  return WriteImage(*fabric_, path, options_.cc.gcl_size);
-}
-
-Engine::Engine(const EngineOptions& options) : options_(options) {}
-
-void Engine::StopFailover() {
-  if (monitor_ == nullptr) return;
-  // Nodes that close leave in good order: nothing to reclaim.
-  for (auto& node : nodes_) {
-    if (node == nullptr) continue;
-    absl::MutexLock lock(&mu_);
-    if (((failed_nodes_ >> node->id()) & 1) == 0) {
-      (void)monitor_->Leave(node->id());
-    }
-  }
-  monitor_.reset();
-}
-
-Engine::~Engine() {
-  // Logs first: their durability callbacks (partitioned mode's votes) run
-  // while every node is still there.
-  for (auto& node : nodes_) {
-    if (node != nullptr && node->log() != nullptr) (void)node->log()->Close();
-  }
-  // Partitioned mode's nodes before the runtimes they run branches on.
-  partition_nodes_.clear();
-  // The ticker's and the monitor's contexts belong to the runtimes'
-  // managers.
-  epoch_ticker_.reset();
-  StopFailover();
-  // Runtimes (managers and their handler threads) before the fabric.
-  nodes_.clear();
-  fabric_.reset();
-}
+const EngineOptions& Engine::options() const { return impl_->options(); }
 
 std::vector<rdma::ComputeNodeId> Engine::local_compute_nodes() const {
-  return fabric_->local_compute_nodes();
-}
-
-absl::Status Engine::CheckNotFrozen(std::string_view what) const {
-  if (frozen_) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s after the first session: create tables and indexes and register "
-        "procedures before opening sessions",
-        std::string(what)));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<NodeRuntime*> Engine::runtime(rdma::ComputeNodeId node) const {
-  if (closed_) {
-    return absl::FailedPreconditionError(
-        "the engine was closed by SaveImage: open a new one from the image");
-  }
-  if (node >= nodes_.size() || nodes_[node] == nullptr) {
-    return absl::NotFoundError(
-        absl::StrFormat("compute node %d is not hosted by this process", node));
-  }
-  return nodes_[node].get();
-}
-
-absl::StatusOr<cc::GclManager*> Engine::manager(rdma::ComputeNodeId node) {
-  auto r = runtime(node);
-  if (!r.ok()) return r.status();
-  return &(*r)->manager();
-}
-
-absl::StatusOr<txn::TableId> Engine::AddTable(
-    const storage::TableDescriptor& table) {
-  for (auto& node : nodes_) {
-    if (node == nullptr) continue;
-    if (absl::Status s = node->AddTable(table); !s.ok()) return s;
-  }
-  const auto id = static_cast<txn::TableId>(schemas_.size());
-  table_descriptors_.push_back(table);
-  schemas_.push_back(std::make_unique<storage::Schema>(table.schema));
-  tables_by_name_[table.name] = id;
-  table_catalog_ids_.push_back(table.id);
-  return id;
-}
-
-absl::StatusOr<txn::IndexId> Engine::AddIndex(
-    const storage::IndexDescriptor& index) {
-  txn::TableId table = txn::kNoTable;
-  for (size_t t = 0; t < table_catalog_ids_.size(); ++t) {
-    if (table_catalog_ids_[t] == index.spec.table_id) {
-      table = static_cast<txn::TableId>(t);
-    }
-  }
-  std::unique_ptr<txn::IndexKey> key;
-  if (!index.spec.key_columns.empty()) {
-    if (table == txn::kNoTable) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "index %s has key columns: open its table before it (OpenTable)",
-          index.name));
-    }
-    auto made = txn::IndexKey::Create(*schemas_[table], index.spec.key_columns);
-    if (!made.ok()) return made.status();
-    if (made->width() != index.spec.key_width) {
-      return absl::DataLossError(absl::StrFormat(
-          "index %s: its key columns make %d-byte keys, the catalog says %d",
-          index.name, made->width(), index.spec.key_width));
-    }
-    key = std::make_unique<txn::IndexKey>(*std::move(made));
-  }
-  for (auto& node : nodes_) {
-    if (node == nullptr) continue;
-    if (absl::Status s = node->AddIndex(index, table, key.get()); !s.ok()) {
-      return s;
-    }
-  }
-  const auto id = static_cast<txn::IndexId>(indexes_by_name_.size());
-  indexes_by_name_[index.name] = id;
-  index_descriptors_.push_back({index, table, key.get()});
-  index_keys_.push_back(std::move(key));
-  return id;
-}
-
-const txn::IndexKey* Engine::index_key(txn::IndexId index) const {
-  absl::MutexLock lock(&mu_);
-  return index < index_keys_.size() ? index_keys_[index].get() : nullptr;
+  return impl_->local_compute_nodes();
 }
 
 absl::StatusOr<txn::TableId> Engine::CreateTable(
     std::string_view name, const storage::Schema& schema,
     const storage::TableOptions& options) {
-  absl::MutexLock lock(&mu_);
-  if (absl::Status s = CheckNotFrozen("CreateTable"); !s.ok()) return s;
-  storage::TableDescriptor table;
-  {
-    absl::MutexLock admin(&first_node_->admin_mu());
-    auto created = first_node_->catalog().CreateTable(first_node_->admin(),
-                                                      name, schema, options);
-    if (!created.ok()) return created.status();
-    table = *std::move(created);
-  }
-  return AddTable(table);
+  return impl_->CreateTable(name, schema, options);
 }
 
 absl::StatusOr<txn::TableId> Engine::OpenTable(std::string_view name) {
-  absl::MutexLock lock(&mu_);
-  if (auto it = tables_by_name_.find(std::string(name));
-      it != tables_by_name_.end()) {
-    return it->second;
-  }
-  if (absl::Status s = CheckNotFrozen("OpenTable"); !s.ok()) return s;
-  storage::TableDescriptor table;
-  {
-    absl::MutexLock admin(&first_node_->admin_mu());
-    auto found = first_node_->catalog().FindTable(first_node_->admin(), name);
-    if (!found.ok()) return found.status();
-    table = *std::move(found);
-  }
-  return AddTable(table);
+  return impl_->OpenTable(name);
 }
 
 absl::StatusOr<txn::IndexId> Engine::CreateIndex(
     std::string_view name, txn::TableId table,
     const std::vector<std::string>& key_columns, bool unique) {
-  absl::MutexLock lock(&mu_);
-  if (absl::Status s = CheckNotFrozen("CreateIndex"); !s.ok()) return s;
-  if (table >= schemas_.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "CreateIndex %s: no table with id %d", std::string(name), table));
-  }
-  const storage::Schema& schema = *schemas_[table];
-  storage::IndexSpec spec;
-  spec.table_id = table_catalog_ids_[table];
-  spec.unique = unique;
-  for (const std::string& column : key_columns) {
-    absl::StatusOr<size_t> c = schema.ColumnIndex(column);
-    if (!c.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("CreateIndex %s: the table has no column %s",
-                          std::string(name), column));
-    }
-    spec.key_columns.push_back(static_cast<uint16_t>(*c));
-  }
-  auto key = txn::IndexKey::Create(schema, spec.key_columns);
-  if (!key.ok()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "CreateIndex %s: %s", std::string(name), key.status().message()));
-  }
-  spec.key_width = key->width();
-  return CreateIndexWithSpec(name, std::move(spec));
+  return impl_->CreateIndex(name, table, key_columns, unique);
 }
 
 absl::StatusOr<txn::IndexId> Engine::CreateIndex(std::string_view name,
                                                  txn::TableId table,
                                                  uint16_t key_width,
                                                  bool unique) {
-  absl::MutexLock lock(&mu_);
-  if (absl::Status s = CheckNotFrozen("CreateIndex"); !s.ok()) return s;
-  if (table >= schemas_.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "CreateIndex %s: no table with id %d", std::string(name), table));
-  }
-  storage::IndexSpec spec;
-  spec.table_id = table_catalog_ids_[table];
-  spec.key_width = key_width;
-  spec.unique = unique;
-  return CreateIndexWithSpec(name, std::move(spec));
-}
-
-absl::StatusOr<txn::IndexId> Engine::CreateIndexWithSpec(
-    std::string_view name, storage::IndexSpec spec) {
-  const uint16_t key_width = spec.key_width;
-  const bool unique = spec.unique;
-  storage::IndexDescriptor index;
-  {
-    absl::MutexLock admin(&first_node_->admin_mu());
-    cc::GclManager& manager = first_node_->manager();
-    cc::ThreadContext& ctx = first_node_->admin();
-    auto created =
-        first_node_->catalog().CreateIndex(ctx, name, spec, [&](uint32_t) {
-          return index::BLinkTree::Create(
-              manager, ctx, {.key_width = key_width, .unique = unique});
-        });
-    if (!created.ok()) return created.status();
-    index = *std::move(created);
-  }
-  return AddIndex(index);
+  return impl_->CreateIndex(name, table, key_width, unique);
 }
 
 absl::StatusOr<txn::IndexId> Engine::OpenIndex(std::string_view name) {
-  absl::MutexLock lock(&mu_);
-  if (auto it = indexes_by_name_.find(std::string(name));
-      it != indexes_by_name_.end()) {
-    return it->second;
-  }
-  if (absl::Status s = CheckNotFrozen("OpenIndex"); !s.ok()) return s;
-  storage::IndexDescriptor index;
-  {
-    absl::MutexLock admin(&first_node_->admin_mu());
-    auto found = first_node_->catalog().FindIndex(first_node_->admin(), name);
-    if (!found.ok()) return found.status();
-    index = *std::move(found);
-  }
-  return AddIndex(index);
+  return impl_->OpenIndex(name);
 }
 
-const storage::Schema& Engine::schema(txn::TableId table) const {
-  absl::MutexLock lock(&mu_);
-  CHECK_LT(table, schemas_.size()) << "no table with id " << table;
-  return *schemas_[table];
+const txn::IndexKey* Engine::index_key(txn::IndexId index) const {
+  return impl_->index_key(index);
 }
+
+absl::StatusOr<const storage::Schema*> Engine::schema(
+    txn::TableId table) const {
+  return impl_->schema(table);
+}
+
+uint32_t Engine::max_row_bytes() const { return impl_->max_row_bytes(); }
 
 absl::StatusOr<ProcedureId> Engine::Register(ErasedProcedure procedure) {
-  absl::MutexLock lock(&mu_);
-  if (absl::Status s = CheckNotFrozen("RegisterProcedure"); !s.ok()) return s;
-  if (procedure.name.empty()) {
-    return absl::InvalidArgumentError("a procedure needs a name");
-  }
-  if (procedures_by_name_.contains(procedure.name)) {
-    return absl::AlreadyExistsError(absl::StrFormat(
-        "a procedure named %s is already registered", procedure.name));
-  }
-  const auto id = static_cast<ProcedureId>(procedures_.size());
-  procedures_by_name_[procedure.name] = id;
-  procedures_.push_back(std::move(procedure));
-  return id;
+  return impl_->Register(std::move(procedure));
+}
+
+absl::StatusOr<
+    std::pair<partition::FragmentId, const partition::ErasedFragment*>>
+Engine::RegisterErasedFragment(std::string name, partition::ErasedFragment fn) {
+  return impl_->RegisterFragment(std::move(name), std::move(fn));
 }
 
 absl::StatusOr<ProcedureId> Engine::FindProcedure(std::string_view name) const {
-  return FindProcedureOfTypes(name, std::nullopt);
+  return impl_->FindProcedure(name);
 }
 
 absl::StatusOr<ProcedureId> Engine::FindProcedureOfTypes(
     std::string_view name, const std::optional<ProcedureTypes>& types) const {
-  absl::MutexLock lock(&mu_);
-  auto it = procedures_by_name_.find(std::string(name));
-  if (it == procedures_by_name_.end()) {
-    return absl::NotFoundError(
-        absl::StrFormat("no procedure named %s", std::string(name)));
-  }
-  const ErasedProcedure& procedure = procedures_[it->second];
-  if (types.has_value() && !(procedure.types == *types)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("procedure %s is %s, not %s", procedure.name,
-                        procedure.types.describe(), types->describe()));
-  }
-  return it->second;
+  return impl_->FindProcedureOfTypes(name, types);
 }
 
-const std::string& Engine::procedure_name(ProcedureId id) const {
-  return procedures_.at(id).name;
+absl::StatusOr<std::string> Engine::procedure_name(ProcedureId id) const {
+  return impl_->procedure_name(id);
 }
 
-size_t Engine::procedure_count() const {
-  absl::MutexLock lock(&mu_);
-  return procedures_.size();
-}
+size_t Engine::procedure_count() const { return impl_->procedure_count(); }
 
 absl::StatusOr<std::unique_ptr<Session>> Engine::NewSession(
     rdma::ComputeNodeId node) {
-  {
-    absl::MutexLock lock(&mu_);
-    if ((failed_nodes_ >> node) & 1) {
-      return absl::UnavailableError(absl::StrFormat(
-          "compute node %d failed: no sessions until it rejoins", node));
-    }
-  }
-  auto r = runtime(node);
-  if (!r.ok()) return r.status();
-  auto ctx = (*r)->manager().NewThreadContext();
-  if (!ctx.ok()) return ctx.status();
-  txn::CommitWatermark::Slot* slot = nullptr;
-  if (txn::CommitWatermark* watermark = (*r)->watermark(); watermark) {
-    auto taken = watermark->NewSlot();
-    if (!taken.ok()) return taken.status();
-    slot = *taken;
-  }
-  auto stats = std::make_shared<SessionStats>();
-  stats->node = node;
-  absl::MutexLock lock(&mu_);
-  frozen_ = true;
-  {
-    absl::MutexLock stats_lock(&stats->mu);
-    stats->by_procedure.resize(procedures_.size());
-  }
-  session_stats_.push_back(stats);
-  std::unique_ptr<partition::Coordinator> coordinator;
-  if (options_.mode == EngineMode::kPartitioned) {
-    auto c = partition::Coordinator::Create(*partition_nodes_[node]);
-    if (!c.ok()) {
-      if (slot != nullptr) (*r)->watermark()->FreeSlot(slot);
-      return c.status();
-    }
-    coordinator = *std::move(c);
-  }
-  return std::unique_ptr<Session>(
-      new Session(*this, node, (*r)->db(), *std::move(ctx), slot,
-                  std::move(stats), std::move(coordinator)));
+  return impl_->NewSession(node);
 }
 
-std::vector<ProcedureStats> Engine::Stats() const {
-  absl::MutexLock lock(&mu_);
-  std::vector<ProcedureStats> sum(procedures_.size());
-  for (const auto& s : session_stats_) {
-    absl::MutexLock stats_lock(&s->mu);
-    for (size_t i = 0; i < s->by_procedure.size(); ++i) {
-      sum[i].Merge(s->by_procedure[i]);
-    }
-  }
-  return sum;
-}
+std::vector<ProcedureStats> Engine::Stats() const { return impl_->Stats(); }
 
 std::vector<ProcedureStats> Engine::Stats(rdma::ComputeNodeId node) const {
-  absl::MutexLock lock(&mu_);
-  std::vector<ProcedureStats> sum(procedures_.size());
-  for (const auto& s : session_stats_) {
-    if (s->node != node) continue;
-    absl::MutexLock stats_lock(&s->mu);
-    for (size_t i = 0; i < s->by_procedure.size(); ++i) {
-      sum[i].Merge(s->by_procedure[i]);
-    }
-  }
-  return sum;
+  return impl_->Stats(node);
 }
 
-cc::CacheStats Engine::CacheStats() const {
-  cc::CacheStats sum = retired_cache_stats_;
-  for (const auto& node : nodes_) {
-    if (node != nullptr) sum += node->manager().Stats();
-  }
-  return sum;
+const partition::PartitionMap* Engine::partition_map() const {
+  return impl_->partition_map();
 }
+
+partition::PartitionStats Engine::PartitionStats() const {
+  return impl_->PartitionStats();
+}
+
+cc::CacheStats Engine::CacheStats() const { return impl_->CacheStats(); }
 
 rdma::FabricCounters Engine::FabricCounters() const {
-  return fabric_->Counters();
+  return impl_->FabricCounters();
+}
+
+uint64_t Engine::database_id() const { return impl_->database_id(); }
+
+const RecoveryReport* Engine::recovery_report() const {
+  return impl_->recovery_report();
+}
+
+absl::Status Engine::WriteBackCaches() { return impl_->WriteBackCaches(); }
+
+absl::StatusOr<ImageInfo> Engine::WriteImage(const std::string& path) {
+  return engine::WriteImage(impl_->fabric(), path,
+                            impl_->options().cc.gcl_size);
+}
+
+absl::Status Engine::StartLogging(const WalOptions& wal) {
+  return impl_->StartLogging(wal);
+}
+
+absl::StatusOr<ImageInfo> Engine::SaveImage(const std::string& path) {
+  return impl_->SaveImage(path);
+}
+
+absl::StatusOr<CheckpointResult> Engine::Checkpoint(std::string_view kind) {
+  return impl_->Checkpoint(kind);
+}
+
+std::vector<CheckpointResult> Engine::CheckpointHistory() const {
+  return impl_->CheckpointHistory();
+}
+
+bool Engine::checkpoint_running() const { return impl_->checkpoint_running(); }
+
+absl::Status Engine::FailNode(rdma::ComputeNodeId node) {
+  return impl_->FailNode(node);
+}
+
+absl::Status Engine::WaitReclaimed(rdma::ComputeNodeId node,
+                                   absl::Duration timeout) {
+  return impl_->WaitReclaimed(node, timeout);
+}
+
+absl::Status Engine::RejoinNode(rdma::ComputeNodeId node,
+                                absl::Duration timeout) {
+  return impl_->RejoinNode(node, timeout);
+}
+
+absl::Status Engine::PauseHeartbeats(rdma::ComputeNodeId node) {
+  return impl_->PauseHeartbeats(node);
+}
+
+absl::Status Engine::ResumeHeartbeats(rdma::ComputeNodeId node) {
+  return impl_->ResumeHeartbeats(node);
+}
+
+std::vector<ReclaimReport> Engine::ReclaimReports() const {
+  return impl_->ReclaimReports();
+}
+
+absl::Time Engine::DeclaredFailedAt(rdma::ComputeNodeId node) const {
+  return impl_->DeclaredFailedAt(node);
 }
 
 }  // namespace strand::engine

@@ -33,71 +33,77 @@
 //
 // Errors: every method a caller can misuse returns a Status saying what
 // to change; option errors name the field (EngineOptions::Validate).
+//
+// The class is the API alone: its state is an EngineImpl (engine_impl.h,
+// internal), so this header reaches the options, the procedure and
+// fragment types and the ids, not the layers below.
 
-#include <any>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "cc/cache_stats.h"
-#include "cc/gcl_manager.h"
+#include "engine/checkpoint_result.h"
 #include "engine/engine_options.h"
-#include "engine/image.h"
-#include "engine/node_reclaim.h"
+#include "engine/image_info.h"
 #include "engine/procedure.h"
 #include "engine/procedure_stats.h"
-#include "engine/recovery.h"
-#include "partition/fragment.h"
+#include "partition/fragment_registry.h"
 #include "partition/options.h"
-#include "partition/partition_map.h"
-#include "rdma/fabric.h"
-#include "storage/catalog.h"
-#include "storage/schema.h"
+#include "rdma/counters.h"
+#include "rdma/global_address.h"
 #include "storage/table_options.h"
-#include "txn/database.h"
-#include "txn/epoch_manager.h"
-#include "txn/index_key.h"
-#include "txn/membership.h"
+#include "txn/ids.h"
 
 namespace strand::partition {
-class Node;
+class PartitionMap;
 }  // namespace strand::partition
+namespace strand::storage {
+class Schema;
+}  // namespace strand::storage
+namespace strand::txn {
+class IndexKey;
+}  // namespace strand::txn
 
 namespace strand::engine {
 
-class CrashableLogFiles;
-class EpochTicker;
-class FailureMonitor;
+class EngineImpl;
+class EngineInternals;
 class Session;
-class NodeRuntime;
+struct ReclaimReport;
+struct RecoveryReport;
 
 class Engine {
  public:
   static absl::StatusOr<std::unique_ptr<Engine>> Open(
       const EngineOptions& options);
   ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
-  const EngineOptions& options() const { return options_; }
+  const EngineOptions& options() const;
   std::vector<rdma::ComputeNodeId> local_compute_nodes() const;
 
   // Tables and indexes, by name in the shared catalog. Create fails with
   // AlreadyExists for a taken name; Open with NotFound for an unknown one.
   // `options` fix the table's layout (storage/table_options.h: e.g. one
   // row per page for small rows that different nodes update); Open takes
-  // them from the table.
+  // them from the table. A row may have at most max_row_bytes() bytes of
+  // columns (InvalidArgument naming the table and
+  // EngineOptions::cc.gcl_size otherwise).
   absl::StatusOr<txn::TableId> CreateTable(
       std::string_view name, const storage::Schema& schema,
       const storage::TableOptions& options = {});
   absl::StatusOr<txn::TableId> OpenTable(std::string_view name);
   // An index over `table` whose key is the values of `key_columns` (names
   // of the table's columns, in key order; txn/index_key.h says how they
-  // encode), so that Txn::AddIndexEntries adds its entries from a tuple.
+  // encode): transactions keep its entries as they write rows.
   // The catalog records the columns: OpenIndex on any node knows them.
   absl::StatusOr<txn::IndexId> CreateIndex(
       std::string_view name, txn::TableId table,
@@ -113,9 +119,14 @@ class Engine {
   // The key of an index created with key columns (null otherwise); valid
   // as long as the engine.
   const txn::IndexKey* index_key(txn::IndexId index) const;
-  // The schema of a table this engine created or opened; the reference
-  // stays valid as long as the engine.
-  const storage::Schema& schema(txn::TableId table) const;
+  // The schema of a table this engine created or opened, valid as long as
+  // the engine; InvalidArgument for an unknown id. (Txn::NewRow gives an
+  // empty row of a table without it.)
+  absl::StatusOr<const storage::Schema*> schema(txn::TableId table) const;
+  // The most bytes of columns a row may have: a row lives in one GCL
+  // (EngineOptions::cc.gcl_size, less the GCL's and the page's headers and
+  // the row's own 16). CreateTable refuses wider rows.
+  uint32_t max_row_bytes() const;
 
   // Registers `fn`, any callable absl::StatusOr<Result>(txn::Txn&,
   // Args...) (procedure.h), under `name` (AlreadyExists if taken). Returns
@@ -137,18 +148,17 @@ class Engine {
   template <typename In, typename Out, typename Fn>
   absl::StatusOr<partition::Fragment<In, Out>> RegisterFragment(
       std::string name, Fn fn) {
-    absl::MutexLock lock(&mu_);
-    if (absl::Status s = CheckNotFrozen("RegisterFragment"); !s.ok()) {
-      return s;
-    }
+    auto registered = RegisterErasedFragment(
+        std::move(name), partition::EraseFragment<In, Out>(std::move(fn)));
+    if (!registered.ok()) return registered.status();
     partition::Fragment<In, Out> f;
-    f.id = fragments_.Add(std::move(name),
-                          partition::EraseFragment<In, Out>(std::move(fn)));
-    f.fn = fragments_.Find(f.id);
+    f.id = registered->first;
+    f.fn = registered->second;
     return f;
   }
+  // Unimplemented if no procedure has this name.
   absl::StatusOr<ProcedureId> FindProcedure(std::string_view name) const;
-  // The typed handle of procedure `name`: NotFound if there is none,
+  // The typed handle of procedure `name`: Unimplemented if there is none,
   // InvalidArgument naming both signatures if it is not `Signature`.
   //   auto transfer = engine->FindProcedure<bool(int64_t, int64_t)>("t");
   template <typename Signature>
@@ -159,7 +169,8 @@ class Engine {
     if (!id.ok()) return id.status();
     return Procedure<Signature>(*id);
   }
-  const std::string& procedure_name(ProcedureId id) const;
+  // InvalidArgument for an id no procedure has.
+  absl::StatusOr<std::string> procedure_name(ProcedureId id) const;
   size_t procedure_count() const;
 
   // A session on compute node `node` (hosted by this process).
@@ -169,47 +180,47 @@ class Engine {
   std::vector<ProcedureStats> Stats() const;
   // Per-procedure stats of the sessions of one compute node.
   std::vector<ProcedureStats> Stats(rdma::ComputeNodeId node) const;
-  // Partitioned mode: who owns which partition (null in shared mode), and
-  // the two-phase commit counters of the hosted nodes.
-  const partition::PartitionMap* partition_map() const {
-    return partition_map_.get();
-  }
+  // Partitioned mode: who owns which partition (null in shared mode;
+  // partition/partition_map.h), and the two-phase commit counters of the
+  // hosted nodes.
+  const partition::PartitionMap* partition_map() const;
   partition::PartitionStats PartitionStats() const;
   // Coherence and fabric counters of the hosted compute nodes.
   cc::CacheStats CacheStats() const;
   rdma::FabricCounters FabricCounters() const;
-  // For the engine's own users only (tools, tests): a hosted node's manager.
-
-  absl::StatusOr<cc::GclManager*> manager(rdma::ComputeNodeId node);
-  // Where the transactions of hosted node `node` announce themselves and
-  // its deletes queue slots for reuse (txn/epoch_manager.h): one manager
-  // for every node when this process hosts them all, else one per node
-  // sharing epochs through the pool. Null if `node` is not hosted here.
-  const txn::EpochManager* epochs(rdma::ComputeNodeId node) const {
-    return node < epochs_by_node_.size() ? epochs_by_node_[node] : nullptr;
-  }
-  rdma::Fabric& fabric() { return *fabric_; }
 
   // Write-ahead log (EngineOptions::wal). The pool's database id (set by
-  // the first Open of a pool, RootWord::kDatabaseId), the log of a hosted node
-  // (null without a log), and what recovery did at Open (empty unless
-  // EngineOptions::recover_wal_dir).
-  uint64_t database_id() const { return database_id_; }
-  wal::LogWriter* log(rdma::ComputeNodeId node);
-  const std::optional<RecoveryReport>& recovery_report() const {
-    return recovery_report_;
-  }
+  // the first Open of a pool, RootWord::kDatabaseId), and what recovery
+  // did at Open (null unless EngineOptions::recover_wal_dir;
+  // engine/recovery.h).
+  uint64_t database_id() const;
+  const RecoveryReport* recovery_report() const;
 
   // A pool image while the compute processes of a cluster stay up
   // (engine/image.h): each writes back and gives up every line its hosted
-  // compute nodes cache (cc::GclManager::WriteBackAll), one writes the
-  // image (WriteImage) once all have, then each starts its log. No session
-  // may be running a transaction meanwhile.
+  // compute nodes cache (WriteBackCaches), one writes the image
+  // (WriteImage) once all have, then each starts its log (StartLogging).
+  // No session may be running a transaction meanwhile.
   absl::Status WriteBackCaches();
+  absl::StatusOr<ImageInfo> WriteImage(const std::string& path);
   // Starts the write-ahead log on every hosted compute node of an engine
   // opened without one, as EngineOptions::wal would have at Open.
   // FailedPrecondition if a log runs already.
   absl::Status StartLogging(const WalOptions& wal);
+
+  // Checkpoints (engine/checkpointer.h, docs/design/checkpoints.md): takes
+  // one now, while sessions run, publishes it in wal.dir and truncates the
+  // logs it makes obsolete. `kind`: "on_demand", or "initial" for one
+  // taken before any transaction was logged (after a load: nothing older
+  // is needed, so the logs may be truncated at once). FailedPrecondition
+  // without a log, or in a process that does not host compute node 0
+  // (which takes every checkpoint of a deployment).
+  absl::StatusOr<CheckpointResult> Checkpoint(
+      std::string_view kind = "on_demand");
+  // Every checkpoint this engine took (periodic ones too), oldest first,
+  // and whether one is being taken now.
+  std::vector<CheckpointResult> CheckpointHistory() const;
+  bool checkpoint_running() const;
 
   // Failover (EngineOptions::failover; docs/design/node_failure.md).
   // FailNode is in-process failure injection: hosted compute node `node`
@@ -225,7 +236,10 @@ class Engine {
   // `timeout`), then brings it back with an empty cache and its log
   // continued; it takes work (NewSession) once every member saw it join.
   // Its old sessions must be gone (FailedPrecondition otherwise), and no
-  // thread may open a session on it meanwhile. Shared mode only.
+  // thread may open a session on it meanwhile, nor take a checkpoint if
+  // it is compute node 0 (whose checkpointer starts again with it).
+  // Shared mode only, with each hosted node's epochs in this process
+  // (not EngineOptions::epochs_in_pool).
   absl::Status RejoinNode(rdma::ComputeNodeId node,
                           absl::Duration timeout = absl::Seconds(30));
   // For tests of a node that pauses: its heartbeats stop while its
@@ -233,8 +247,9 @@ class Engine {
   // fence it: whatever it does then fails); ResumeHeartbeats beats again.
   absl::Status PauseHeartbeats(rdma::ComputeNodeId node);
   absl::Status ResumeHeartbeats(rdma::ComputeNodeId node);
-  // The reclaims this process ran, oldest first, and when it declared
-  // `node` failed (InfinitePast: it did not, or the node is live again).
+  // The reclaims this process ran, oldest first (engine/node_reclaim.h
+  // defines ReclaimReport), and when it declared `node` failed
+  // (InfinitePast: it did not, or the node is live again).
   std::vector<ReclaimReport> ReclaimReports() const;
   absl::Time DeclaredFailedAt(rdma::ComputeNodeId node) const;
 
@@ -246,102 +261,16 @@ class Engine {
   absl::StatusOr<ImageInfo> SaveImage(const std::string& path);
 
  private:
-  friend class Session;
-  struct SessionStats {
-    rdma::ComputeNodeId node;
-    mutable absl::Mutex mu;
-    std::vector<ProcedureStats> by_procedure ABSL_GUARDED_BY(mu);
-  };
-
-  explicit Engine(const EngineOptions& options);
+  friend class EngineInternals;
+  explicit Engine(std::unique_ptr<EngineImpl> impl);
   absl::StatusOr<ProcedureId> Register(ErasedProcedure procedure);
-  // Checks the types too, unless nullopt.
   absl::StatusOr<ProcedureId> FindProcedureOfTypes(
       std::string_view name, const std::optional<ProcedureTypes>& types) const;
-  absl::Status CheckNotFrozen(std::string_view what) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<NodeRuntime*> runtime(rdma::ComputeNodeId node) const;
-  // Adds a table or index to every hosted node's Database.
-  absl::StatusOr<txn::TableId> AddTable(const storage::TableDescriptor& table)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<txn::IndexId> AddIndex(const storage::IndexDescriptor& index)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Both CreateIndex: records `spec` (its key width set) under `name`.
-  absl::StatusOr<txn::IndexId> CreateIndexWithSpec(std::string_view name,
-                                                   storage::IndexSpec spec)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<
+      std::pair<partition::FragmentId, const partition::ErasedFragment*>>
+  RegisterErasedFragment(std::string name, partition::ErasedFragment fn);
 
-  // Restores the image, replays logs and opens the logs (Open's steps).
-  absl::Status StartRecoveryAndLogging();
-  // Partitioned mode: the partition map and every hosted node's side of it.
-  absl::Status StartPartitioned();
-  // The epoch managers of the hosted nodes (and their ticker, in the pool).
-  absl::Status StartEpochs();
-  // `runtime`'s log (and watermark) as `wal` says.
-  absl::Status StartNodeLogging(NodeRuntime& runtime, const WalOptions& wal);
-  // Failover: every hosted node's redo ring, the membership and the
-  // failure monitor; StopFailover: the hosted nodes leave, the monitor
-  // stops.
-  absl::Status StartFailover();
-  void StopFailover();
-  absl::Status OpenRing(NodeRuntime& node);
-  absl::StatusOr<ReclaimReport> Reclaim(rdma::ComputeNodeId reclaimer,
-                                        rdma::ComputeNodeId failed);
-  absl::Status CheckFailover(rdma::ComputeNodeId node) const;
-
-  const EngineOptions options_;
-  std::unique_ptr<rdma::Fabric> fabric_;
-  uint64_t database_id_ = 0;
-  std::optional<RecoveryReport> recovery_report_;
-  bool closed_ = false;  // by SaveImage
-  // One shared by every hosted node, or one per hosted node in the pool;
-  // declared before nodes_, so they outlive their tables and transactions.
-  std::vector<std::unique_ptr<txn::EpochManager>> epochs_;
-  std::vector<txn::EpochManager*> epochs_by_node_;  // by node id
-  // In the pool only. Reset before nodes_ (its contexts are theirs).
-  std::unique_ptr<EpochTicker> epoch_ticker_;
-  // One per hosted compute node, indexed by node id (null if not hosted).
-  std::vector<std::unique_ptr<NodeRuntime>> nodes_;
-  NodeRuntime* first_node_ = nullptr;  // runs catalog operations
-
-  mutable absl::Mutex mu_;
-  bool frozen_ ABSL_GUARDED_BY(mu_) = false;
-  // unique_ptr: schema() hands out references that must survive later
-  // tables being added.
-  std::vector<std::unique_ptr<storage::Schema>> schemas_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, txn::TableId> tables_by_name_
-      ABSL_GUARDED_BY(mu_);
-  std::vector<uint32_t> table_catalog_ids_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, txn::IndexId> indexes_by_name_
-      ABSL_GUARDED_BY(mu_);
-  // By IndexId; null for an index without key columns. unique_ptr: every
-  // node's Database points at them.
-  std::vector<std::unique_ptr<txn::IndexKey>> index_keys_ ABSL_GUARDED_BY(mu_);
-  std::vector<ErasedProcedure> procedures_;  // fixed once frozen
-  absl::flat_hash_map<std::string, ProcedureId> procedures_by_name_
-      ABSL_GUARDED_BY(mu_);
-  std::vector<std::shared_ptr<SessionStats>> session_stats_
-      ABSL_GUARDED_BY(mu_);
-  partition::FragmentRegistry fragments_;
-  std::unique_ptr<partition::PartitionMap> partition_map_;
-  std::vector<std::unique_ptr<partition::Node>> partition_nodes_;  // by id
-
-  // Failover (EngineOptions::failover).
-  std::optional<txn::Membership> membership_;
-  std::unique_ptr<FailureMonitor> monitor_;
-  // By node id, with a log: what FailNode stops.
-  std::vector<std::unique_ptr<CrashableLogFiles>> log_files_;
-  std::optional<WalOptions> wal_started_;  // for a rejoining node's log
-  uint64_t failed_nodes_ ABSL_GUARDED_BY(mu_) = 0;  // by FailNode
-  // What a rejoining node's runtime opens again.
-  std::vector<storage::TableDescriptor> table_descriptors_ ABSL_GUARDED_BY(mu_);
-  struct IndexAdded {
-    storage::IndexDescriptor index;
-    txn::TableId table;
-    const txn::IndexKey* key;
-  };
-  std::vector<IndexAdded> index_descriptors_ ABSL_GUARDED_BY(mu_);
-  cc::CacheStats retired_cache_stats_;  // of runtimes replaced by a rejoin
+  std::unique_ptr<EngineImpl> impl_;
 };
 
 }  // namespace strand::engine

@@ -13,8 +13,13 @@ constexpr OptionSetting kMaxBackoff{"retry.max_backoff", ""};
 constexpr OptionSetting kWalDir{"wal.dir", "wal_dir"};
 constexpr OptionSetting kWatermarkInterval{"wal.watermark_interval", ""};
 constexpr OptionSetting kAckTimeout{"wal.ack_timeout", ""};
-constexpr OptionSetting kRecoverWalDir{"recover_wal_dir", ""};
 constexpr OptionSetting kAlgorithm{"algorithm", "cc"};
+constexpr OptionSetting kCheckpointInterval{"checkpoint_interval",
+                                            "checkpoint_interval_s"};
+constexpr OptionSetting kCheckpointRate{"checkpoint_read_mb_per_s",
+                                        "checkpoint_read_mb_per_s"};
+constexpr OptionSetting kCheckpointsKept{"checkpoints_kept", ""};
+constexpr OptionSetting kRecoveryThreads{"recovery_threads", ""};
 constexpr OptionSetting kFailover{"failover.enabled", "node_lease_ms"};
 constexpr OptionSetting kNodeLease{"failover.node_lease", "node_lease_ms"};
 constexpr OptionSetting kRedoRing{"failover.redo_ring_bytes", "redo_ring_mb",
@@ -74,11 +79,28 @@ absl::Status EngineOptions::Validate(const OptionNaming& naming) const {
         absl::FormatDuration(retry.initial_backoff), naming.Name(kMaxBackoff),
         absl::FormatDuration(retry.max_backoff)));
   }
-  if (!wal.dir.empty() && wal.dir == recover_wal_dir) {
+  if (checkpoint_interval < absl::ZeroDuration() ||
+      (checkpoint_interval > absl::ZeroDuration() &&
+       checkpoint_interval < absl::Milliseconds(100))) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s is the log being recovered (%s): after recovery, log to a fresh "
-        "directory (engine/recovery.h explains why)",
-        naming.Setting(kWalDir, wal.dir), naming.Name(kRecoverWalDir)));
+        "%s must be 0 (no periodic checkpoints) or at least 100ms",
+        naming.Setting(kCheckpointInterval,
+                       absl::FormatDuration(checkpoint_interval))));
+  }
+  if (!(checkpoint_read_mb_per_s >= 0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s must be >= 0 (0: no limit)",
+        naming.Setting(kCheckpointRate, checkpoint_read_mb_per_s)));
+  }
+  if (checkpoints_kept < 1 || checkpoints_kept > 100) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s must be from 1 to 100",
+                        naming.Setting(kCheckpointsKept, checkpoints_kept)));
+  }
+  if (recovery_threads < 0 || recovery_threads > 256) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s must be from 0 (one per core) to 256",
+                        naming.Setting(kRecoveryThreads, recovery_threads)));
   }
   if (wal.watermark_interval <= absl::ZeroDuration() ||
       wal.watermark_interval > absl::Seconds(1)) {

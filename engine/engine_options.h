@@ -13,7 +13,7 @@
 #include "absl/time/time.h"
 #include "base/option_naming.h"
 #include "cc/options.h"
-#include "index/blink_tree.h"
+#include "index/blink_tree_tuning.h"
 #include "partition/options.h"
 #include "rdma/fabric_options.h"
 #include "txn/cc_algorithm.h"
@@ -25,7 +25,10 @@ namespace strand::engine {
 // aborts and errors are never retried.
 struct RetryPolicy {
   int max_retries = 1000;
-  // Exponential back-off between attempts, with jitter.
+  // Exponential back-off between attempts, with jitter, up to max_backoff
+  // or four times the aborted attempt's duration (at most 100 ms),
+  // whichever is longer (so long transactions that abort each other do
+  // not restart in step).
   absl::Duration initial_backoff = absl::Microseconds(1);
   absl::Duration max_backoff = absl::Milliseconds(1);
 };
@@ -110,13 +113,29 @@ struct EngineOptions {
   RetryPolicy retry;
   WalOptions wal;
   FailoverOptions failover;
-  // Recovery (engine/recovery.h). `image_path`: restore every memory node
-  // from this image (engine/image.h; loopback fabric only) before opening.
-  // `recover_wal_dir`: then replay the logs found there over it, merged in
-  // commit-timestamp order. The engine's own log (wal.dir) must be another
-  // directory: the replayed log describes the image, not what follows.
+  // Checkpoints (engine/checkpointer.h; docs/design/checkpoints.md), once
+  // a log runs (wal.dir, or Engine::StartLogging), taken by the process
+  // hosting compute node 0, in the log's directory: every
+  // `checkpoint_interval` while transactions run (0: only on demand,
+  // Engine::Checkpoint), copying at most `checkpoint_read_mb_per_s` MiB/s
+  // of tuples and index entries (0: no limit), keeping the newest
+  // `checkpoints_kept` and the logs back to the oldest of them.
+  absl::Duration checkpoint_interval = absl::ZeroDuration();
+  double checkpoint_read_mb_per_s = 0;
+  int checkpoints_kept = 2;
+  // Recovery (engine/recovery.h). `recover_wal_dir`: rebuild the pool from
+  // the newest usable checkpoint there (engine/checkpoint_load.h) or, if
+  // none, from `image_path` (engine/image.h; loopback fabric only), then
+  // replay the logs found there, merged in commit-timestamp order. With
+  // `recover_wal_dir` == wal.dir the engine resumes in place: it
+  // checkpoints the recovered pool, drops the logs that checkpoint makes
+  // obsolete, and appends to the same directory (every compute node must
+  // be in this process). `image_path` alone restores the image and
+  // replays nothing. `recovery_threads` load a checkpoint's tables and
+  // indexes in parallel (0: one per core).
   std::string image_path;
   std::string recover_wal_dir;
+  int recovery_threads = 0;
   // A log damaged before its end (a corrupt or missing record that later
   // records prove was durable, wal/log_reader.h) fails Open with DataLoss
   // naming the node, segment, offset and LSN. true: replay each log only

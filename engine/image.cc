@@ -23,12 +23,12 @@ namespace strand::engine {
 namespace {
 
 constexpr uint64_t kImageMagic = 0x4d49444e41525453;  // "STRANDIM"
-// 2: the GCL size at byte 48.
-constexpr uint32_t kImageVersion = 2;
+// 2: the GCL size at byte 48; 3: the compute node count at byte 52.
+constexpr uint32_t kImageVersion = 3;
 constexpr size_t kImageHeaderBytes = 64;
 
-absl::StatusOr<rdma::LoopbackFabric*> Loopback(rdma::Fabric& fabric) {
-  auto* loopback = dynamic_cast<rdma::LoopbackFabric*>(&fabric);
+absl::StatusOr<rdma::loopback::LoopbackFabric*> Loopback(rdma::Fabric& fabric) {
+  auto* loopback = dynamic_cast<rdma::loopback::LoopbackFabric*>(&fabric);
   if (loopback == nullptr) {
     return absl::UnimplementedError(
         "restoring a pool image needs the loopback fabric "
@@ -38,7 +38,8 @@ absl::StatusOr<rdma::LoopbackFabric*> Loopback(rdma::Fabric& fabric) {
   return loopback;
 }
 
-absl::StatusOr<uint8_t*> Region(rdma::LoopbackFabric& fabric, int node) {
+absl::StatusOr<uint8_t*> Region(rdma::loopback::LoopbackFabric& fabric,
+                                int node) {
   return fabric.Translate(rdma::GlobalAddress(node, 0),
                           fabric.memory_node_bytes());
 }
@@ -53,7 +54,7 @@ class RegionReader {
 
   static absl::StatusOr<RegionReader> For(rdma::Fabric& fabric) {
     RegionReader reader;
-    reader.loopback_ = dynamic_cast<rdma::LoopbackFabric*>(&fabric);
+    reader.loopback_ = dynamic_cast<rdma::loopback::LoopbackFabric*>(&fabric);
     if (reader.loopback_ != nullptr) return reader;
     const std::vector<rdma::ComputeNodeId> local = fabric.local_compute_nodes();
     if (local.empty()) {
@@ -97,7 +98,7 @@ class RegionReader {
  private:
   RegionReader() = default;
 
-  rdma::LoopbackFabric* loopback_ = nullptr;
+  rdma::loopback::LoopbackFabric* loopback_ = nullptr;
   std::unique_ptr<rdma::Endpoint> endpoint_;
   std::vector<uint8_t> buffer_;
 };
@@ -166,6 +167,7 @@ absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
   info.region_bytes = fabric.memory_node_bytes();
   info.chunk_bytes = fabric.chunk_bytes();
   info.gcl_size = gcl_size;
+  info.compute_nodes = static_cast<uint32_t>(fabric.compute_node_count());
   auto database_id =
       reader->Word(0, cc::RootWordAddress(cc::RootWord::kDatabaseId).offset());
   if (!database_id.ok()) return database_id.status();
@@ -188,6 +190,7 @@ absl::StatusOr<ImageInfo> WriteImage(rdma::Fabric& fabric,
   Put<uint64_t>(header, 32, info.region_bytes);
   Put<uint64_t>(header, 40, info.chunk_bytes);
   Put<uint32_t>(header, 48, gcl_size);
+  Put<uint32_t>(header, 52, info.compute_nodes);
   if (absl::Status s = WriteAll(file.fd, header, sizeof(header), tmp); !s.ok())
     return s;
   off_t node_header_at = sizeof(header);
@@ -259,6 +262,7 @@ absl::StatusOr<ImageInfo> ReadHeader(int fd, const std::string& path) {
   info.region_bytes = Get<uint64_t>(header, 32);
   info.chunk_bytes = Get<uint64_t>(header, 40);
   info.gcl_size = version >= 2 ? Get<uint32_t>(header, 48) : 0;
+  info.compute_nodes = version >= 3 ? Get<uint32_t>(header, 52) : 0;
   return info;
 }
 
@@ -276,7 +280,7 @@ absl::StatusOr<ImageInfo> RestoreImage(rdma::Fabric& fabric,
                                        uint32_t gcl_size) {
   auto loopback = Loopback(fabric);
   if (!loopback.ok()) return loopback.status();
-  rdma::LoopbackFabric& f = **loopback;
+  rdma::loopback::LoopbackFabric& f = **loopback;
   Fd file;
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (file.fd < 0) return Errno("opening image", path);
@@ -290,7 +294,8 @@ absl::StatusOr<ImageInfo> RestoreImage(rdma::Fabric& fabric,
     return absl::FailedPreconditionError(absl::StrFormat(
         "image %s was taken with %d memory nodes of %d MiB, chunks of %d "
         "bytes; this engine has %d of %d MiB, chunks of %d: use the same "
-        "--memory_nodes, --pool_mb and --chunk_kb",
+        "EngineOptions::fabric.memory_nodes, pool_bytes and chunk_bytes "
+        "(--memory_nodes, --pool_mb, --chunk_kb)",
         path, info.memory_nodes, region_bytes >> 20, info.chunk_bytes,
         f.memory_node_count(), f.memory_node_bytes() >> 20, f.chunk_bytes()));
   }
@@ -299,8 +304,8 @@ absl::StatusOr<ImageInfo> RestoreImage(rdma::Fabric& fabric,
     return absl::FailedPreconditionError(absl::StrFormat(
         "image %s was taken by an engine with GCLs of %d bytes, this engine "
         "has %d: every page and index node of the image is one GCL, so open "
-        "it with --gcl_size=%d",
-        path, info.gcl_size, gcl_size, info.gcl_size));
+        "it with EngineOptions::cc.gcl_size=%d (--gcl_size=%d)",
+        path, info.gcl_size, gcl_size, info.gcl_size, info.gcl_size));
   }
   for (uint32_t n = 0; n < info.memory_nodes; ++n) {
     char node_header[16];

@@ -14,10 +14,12 @@
 // Allocator state (each node's chunk bump pointer) lives in the region, so
 // tuples that existed at the image keep their addresses after a restore.
 //
-// File (little endian; version 2, version 1 had no gcl_size):
+// File (little endian; version 3; version 2 had no compute_nodes, version
+// 1 no gcl_size either):
 //   0 magic u64 "STRANDIM"  8 version u32  12 memory_nodes u32
 //  16 database_id u64      24 timestamp u64   32 region_bytes u64
-//  40 chunk_bytes u64      48 gcl_size u32    52 reserved (zero) up to 64
+//  40 chunk_bytes u64      48 gcl_size u32    52 compute_nodes u32
+//  56 reserved (zero) up to 64
 //   then per memory node: used_bytes u64, crc32c u32, 0 u32, used_bytes of
 //   the region from offset 0 (header, root area, allocated chunks).
 // Written to <path>.tmp, fsynced and renamed, so a crash leaves the old
@@ -38,19 +40,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "engine/image_info.h"
 #include "rdma/fabric.h"
 
 namespace strand::engine {
-
-struct ImageInfo {
-  uint64_t database_id = 0;  // RootWord::kDatabaseId (0: never logged)
-  uint64_t timestamp = 0;    // the oracle word when the image was taken
-  uint32_t memory_nodes = 0;
-  uint64_t region_bytes = 0;  // per memory node (--pool_mb)
-  uint64_t chunk_bytes = 0;   // allocation chunk (--chunk_kb)
-  uint32_t gcl_size = 0;      // 0: unknown (a version 1 image)
-  uint64_t bytes = 0;  // of region data in the file (0 from ReadImageHeader)
-};
 
 // Writes the image of `fabric`'s memory nodes (nobody may be using them),
 // whose GCLs are `gcl_size` bytes. Over a remote fabric it costs one READ

@@ -31,6 +31,8 @@ absl::Status NodeRuntime::AddTable(const storage::TableDescriptor& table) {
   if (!heap.ok()) return heap.status();
   tables_.push_back(*std::move(heap));
   db_.tables.push_back(tables_.back().get());
+  db_.table_names.push_back(table.name);
+  db_.declared_indexes.emplace_back();
   return absl::OkStatus();
 }
 
@@ -46,15 +48,22 @@ absl::Status NodeRuntime::AddIndex(const storage::IndexDescriptor& index,
   db_.index_catalog_ids.push_back(index.id);
   db_.index_tables.push_back(table);
   db_.index_keys.push_back(key);
+  db_.index_names.push_back(index.name);
+  if (key != nullptr) {
+    db_.declared_indexes[table].push_back(
+        static_cast<txn::IndexId>(db_.indexes.size() - 1));
+  }
   return absl::OkStatus();
 }
 
 void NodeRuntime::SetLog(std::unique_ptr<wal::LogWriter> log,
-                         std::unique_ptr<txn::CommitWatermark> watermark) {
-  watermark_ = std::move(watermark);
+                         std::unique_ptr<txn::CommitWatermark> marks,
+                         bool acknowledge_by_marks) {
+  watermark_ = std::move(marks);
   log_ = std::move(log);
   db_.log = log_.get();
-  db_.watermark = watermark_.get();
+  db_.marks = watermark_.get();
+  db_.watermark = acknowledge_by_marks ? watermark_.get() : nullptr;
   if (ring_ != nullptr) HoldRingForLog();
 }
 
@@ -66,8 +75,8 @@ void NodeRuntime::SetRing(std::unique_ptr<txn::RedoRing> ring) {
 
 void NodeRuntime::HoldRingForLog() {
   // A record's room comes back once this node's log made it durable.
-  txn::CommitWatermark* watermark = watermark_.get();
-  ring_->set_durable_mark([watermark] { return watermark->node_mark(); });
+  txn::CommitWatermark* marks = watermark_.get();
+  ring_->set_durable_mark([marks] { return marks->node_mark(); });
 }
 
 }  // namespace strand::engine

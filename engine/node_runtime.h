@@ -44,12 +44,17 @@ class NodeRuntime {
   absl::Status AddIndex(const storage::IndexDescriptor& index,
                         txn::TableId table, const txn::IndexKey* key);
 
-  // Commits log to `log` from now on (before the first session), and are
-  // acknowledged by `watermark` if not null (`log`'s observer).
+  // Commits log to `log` from now on (before the first session); `marks`
+  // (`log`'s observer) tracks the node's durable timestamp marks, and
+  // acknowledges the commits if `acknowledge_by_marks` (early lock
+  // release).
   void SetLog(std::unique_ptr<wal::LogWriter> log,
-              std::unique_ptr<txn::CommitWatermark> watermark);
+              std::unique_ptr<txn::CommitWatermark> marks,
+              bool acknowledge_by_marks);
   wal::LogWriter* log() { return log_.get(); }
-  txn::CommitWatermark* watermark() { return watermark_.get(); }
+  // The durable marks (null without a log): every transaction holds a
+  // slot of them.
+  txn::CommitWatermark* marks() { return watermark_.get(); }
   // Failover (EngineOptions::failover): commits put their record in
   // `ring` as they write through (txn::Database::ring). Before the first
   // commit; with a log, after SetLog.

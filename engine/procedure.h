@@ -43,7 +43,12 @@
 
 #include "absl/status/statusor.h"
 #include "base/type_name.h"
-#include "txn/txn.h"
+
+// A procedure's Txn& is all this header needs of txn/: the procedures
+// themselves include txn/txn.h (strand/txn.h).
+namespace strand::txn {
+class Txn;
+}  // namespace strand::txn
 
 namespace strand::engine {
 

@@ -1,51 +1,63 @@
 #ifndef STRAND_ENGINE_RECOVERY_H_
 #define STRAND_ENGINE_RECOVERY_H_
 
-// Recovery: rebuild the pool from an initial image (engine/image.h) plus
-// the logs of all compute nodes (wal/), merged in commit-timestamp order
+// Recovery: rebuild the pool from a base (the newest usable checkpoint,
+// engine/checkpoint_load.h, or an initial image, engine/image.h) plus the
+// logs of all compute nodes (wal/), merged in commit-timestamp order
 // (wal/log_merger.h). Memory nodes are volatile; nothing else survives.
 //
-// Why replay is logical, not physical: heap pages allocated after the image
+// Why replay is logical, not physical: heap pages allocated after the base
 // and B-link node splits are not logged, so a record's tuple address may
-// name a page the image does not have. Replay therefore goes through the
-// storage and index APIs on an engine opened over the restored image, one
-// thread, one record at a time in commit-timestamp order:
-//   kInsert       HeapTable::Insert of the logged tuple; the tuple gets a
-//                 new address, remembered as old -> new;
+// name a page the base does not have. Replay therefore goes through the
+// storage and index APIs, one record at a time in commit-timestamp order,
+// and maps the logged addresses to where the tuples now are.
+//
+// Over an image (exact: taken with nothing running), an address no replayed
+// insert produced names a tuple of the image, which kept its address:
+//   kInsert       HeapTable::Insert of the logged tuple; old -> new;
 //   kIndexInsert  BLinkTree::Insert(key, mapped value);
 //   kIndexRemove  Delete(key) (unique) or DeleteEntry(key, mapped value);
-//   kUpdate       the after-image written at the mapped address (offset
-//                 within the tuple, columns only);
+//   kUpdate       the after-image written at the mapped address;
 //   kDelete       HeapTable::Delete at the mapped address.
-// "Mapped": an address some replayed kInsert produced maps to where replay
-// put it; any other address names a tuple of the image, which kept its
-// address (the image restores the allocator state too). A heap slot a
-// commit inserted into is never reused (only slots of aborted inserts are,
-// and those are in no log), so an old address is inserted at most once in
-// a log.
-// Records with commit_ts <= the image's timestamp are already in it and
-// skipped. Afterwards the timestamp oracle is moved past the largest
-// commit timestamp of any record read, replayed or cut.
+// Over a checkpoint (a fuzzy copy: each tuple and index key as it was at
+// some moment of the copy, all at or after its start timestamp S), every
+// address is mapped (the load put every copied tuple somewhere new) and
+// the records above S are replayed with idempotent rules
+// (docs/design/checkpoints.md argues each against every interleaving):
+//   kInsert       a mapped address: overwrite that tuple and make it live;
+//                 else insert and map;
+//   kUpdate, kDelete  skipped for an unmapped address;
+//   kIndexInsert  skipped for an unmapped value; else an upsert (a unique
+//                 key present with another value gets this one);
+//   kIndexRemove  removes only the entry with this key and mapped value;
+//                 skipped for an unmapped value.
+// Records at or below the base's timestamp are in it and skipped.
+// Afterwards the timestamp oracle is moved past the largest commit
+// timestamp of any record read, replayed or cut.
 //
 // Correctness: the log holds exactly the acknowledged-or-not-yet commits
 // whose record became durable, each record atomic (one CRC); conflicting
 // commits replay in their serialization order (txn/concurrency_control.h),
 // so every tuple and index entry ends at its last committed value. Torn
 // tails are cut by the reader (reported below); a log damaged before its
-// end (a corrupt or missing record, wal/log_reader.h) fails recovery with
-// DataLoss unless RecoveryOptions::allow_log_data_loss; a log of another
-// database or a newer format version fails it too (FailedPrecondition).
+// end (a corrupt, missing or truncated segment, a missing node directory,
+// wal/log_reader.h, wal/log_merger.h) fails recovery with DataLoss unless
+// RecoveryOptions::allow_log_data_loss; a log of another database or a
+// newer format version fails it too (FailedPrecondition).
 //
-// The replayed addresses differ from the logged ones, so the recovered pool
-// must not be extended by appending to the same log: save a new image
-// (strand_recover --out_image) and start a fresh log directory.
+// The replayed addresses differ from the logged ones, so appending to the
+// same log afterwards needs a checkpoint of the recovered pool first:
+// Engine::Open does that when it resumes in place (recover_wal_dir ==
+// wal.dir, engine_options.h).
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "cc/gcl_manager.h"
+#include "engine/checkpoint_load.h"
 #include "storage/catalog.h"
 #include "wal/log_merger.h"
 #include "wal/log_reader.h"
@@ -59,13 +71,36 @@ struct RecoveryOptions {
   // the recovered state may miss some before it; the report names the
   // damage. An explicit opt-in for when the lost log cannot be restored.
   bool allow_log_data_loss = false;
+  // Over a checkpoint: threads that replay tables, then indexes, in
+  // parallel (each object's ops stay in commit order).
+  int threads = 1;
 };
 
 struct RecoveryReport {
+  // The base: "checkpoint" or "image", its path, and its timestamp (S).
+  std::string base_kind;
+  std::string base_path;
   uint64_t image_timestamp = 0;
+  // Newer checkpoints not used, and why (engine/checkpoint_load.h).
+  std::vector<std::string> bases_passed_over;
+  // A checkpoint base: what loading it did.
+  uint64_t checkpoint_tuples = 0;
+  uint64_t checkpoint_entries = 0;
+  uint64_t checkpoint_bytes = 0;
+  absl::Duration load_time;    // the image or checkpoint
+  absl::Duration read_time;    // reading and merging the logs
+  absl::Duration replay_time;  // applying the records
+  // The same phases in CPU seconds of the whole process (all threads):
+  // the work, whatever else the machine runs.
+  double load_cpu_s = 0, read_cpu_s = 0, replay_cpu_s = 0;
   uint64_t records_replayed = 0;
-  uint64_t records_skipped = 0;  // already in the image
+  uint64_t records_skipped = 0;   // already in the base
+  uint64_t segments_skipped = 0;  // all in the base: not even read
+  uint64_t replayed_bytes = 0;    // their payloads
   uint64_t ops_replayed = 0;
+  // Over a checkpoint: ops the idempotent rules found already applied or
+  // moot (an unmapped address or value; docs/design/checkpoints.md).
+  uint64_t ops_already_applied = 0;
   uint64_t max_commit_ts = 0;
   uint64_t dropped_bytes = 0;  // summed over the nodes' cut tails
   std::vector<wal::LogReaderStats> nodes;
@@ -90,11 +125,24 @@ struct RecoveryReport {
   std::string Summary() const;
 };
 
+// What the logs are replayed over.
+struct ReplayBase {
+  uint64_t timestamp = 0;  // S: records at or below it are in the base
+  // A checkpoint's end timestamp E: a cluster watermark at least this
+  // high was persisted (wal/log_merger.h).
+  uint64_t watermark_floor = 0;
+  // Compute nodes whose logs must exist (0: unknown).
+  uint32_t compute_nodes = 0;
+  // A checkpoint base: its identities mapped to the pool's (extended by
+  // replayed inserts); null: an image, whose addresses are the pool's.
+  LoadedCheckpoint* checkpoint = nullptr;
+};
+
 // Replays `wal_dir`'s logs into the pool `manager` sees (through `ctx`),
 // whose catalog names every table and index the logs mention.
 absl::StatusOr<RecoveryReport> ReplayLogs(
     cc::GclManager& manager, cc::ThreadContext& ctx, storage::Catalog& catalog,
-    const std::string& wal_dir, uint64_t database_id, uint64_t image_timestamp,
+    const std::string& wal_dir, uint64_t database_id, const ReplayBase& base,
     const RecoveryOptions& options = {});
 
 }  // namespace strand::engine

@@ -1,12 +1,16 @@
 #include "engine/session.h"
 
 #include <array>
+#include <exception>
 #include <optional>
+#include <string>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "base/thread_ledger.h"
+#include "engine/engine_impl.h"
 #include "glog/logging.h"
 #include "txn/txn.h"
 
@@ -29,11 +33,11 @@ void Session::AckNow(txn::Txn& txn, Ran& ran) {
   }
 }
 
-Session::Session(Engine& engine, rdma::ComputeNodeId node,
+Session::Session(EngineImpl& engine, rdma::ComputeNodeId node,
                  const txn::Database& db,
                  std::unique_ptr<cc::ThreadContext> ctx,
                  txn::CommitWatermark::Slot* watermark_slot,
-                 std::shared_ptr<Engine::SessionStats> stats,
+                 std::shared_ptr<SessionStats> stats,
                  std::unique_ptr<partition::Coordinator> coordinator)
     : engine_(engine),
       node_(node),
@@ -46,34 +50,67 @@ Session::Session(Engine& engine, rdma::ComputeNodeId node,
 
 Session::~Session() {
   Drain();
-  if (watermark_slot_ != nullptr) db_.watermark->FreeSlot(watermark_slot_);
+  if (watermark_slot_ != nullptr) db_.marks->FreeSlot(watermark_slot_);
 }
 
-void Session::BackOff(int attempt) {
+absl::Time Session::BackOff(int attempt, absl::Time attempt_start) {
+  const absl::Time start = absl::Now();
+  const absl::Duration attempt_took = start - attempt_start;
   const RetryPolicy& policy = engine_.options().retry;
   absl::Duration wait = policy.initial_backoff * (1 << std::min(attempt, 20));
-  wait = std::min(wait, policy.max_backoff);
+  // Never a bound shorter than a few times the attempt itself: two long
+  // transactions that abort each other (two scans that each latch every
+  // leaf they pass, under TO) restarted within a millisecond of each
+  // other would overlap again, for minutes; drawn from four times their
+  // length, one usually starts after the other has finished. Capped, so
+  // an attempt that ended on a timeout (a stalled disk, a lost reply)
+  // does not make the next one wait seconds.
+  constexpr absl::Duration kLongestBackoff = absl::Milliseconds(100);
+  wait = std::min(wait, std::max(policy.max_backoff,
+                                 std::min(4 * attempt_took, kLongestBackoff)));
   // Jitter, so transactions that collided do not collide again in step.
   wait = absl::Nanoseconds(
       absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(wait) + 1));
-  const absl::Time start = absl::Now();
   if (wait < absl::Microseconds(50)) {
     const absl::Time until = start + wait;
     absl::Time now;
     while ((now = absl::Now()) < until) std::this_thread::yield();
     ThreadLedger::Mine().ChargeBusyWait(absl::ToInt64Nanoseconds(now - start));
-  } else {
-    absl::SleepFor(wait);
-    ThreadLedger::Mine().ChargeBlockedWait(
-        absl::ToInt64Nanoseconds(absl::Now() - start));
+    return now;
   }
+  absl::SleepFor(wait);
+  const absl::Time now = absl::Now();
+  ThreadLedger::Mine().ChargeBlockedWait(absl::ToInt64Nanoseconds(now - start));
+  return now;
+}
+
+namespace {
+
+// How messages name what ran: a procedure by its name, an interactive
+// transaction (empty name) as such.
+std::string WhatRan(std::string_view name) {
+  return name.empty() ? std::string("an interactive transaction")
+                      : "procedure " + std::string(name);
+}
+
+absl::Status CallbackUsedSession() {
+  return absl::FailedPreconditionError(
+      "a CallAsync callback used its own session: callbacks run inside the "
+      "session's calls and must not call it");
+}
+
+}  // namespace
+
+absl::StatusOr<ProcedureId> Session::FindProcedureId(
+    std::string_view name) const {
+  return engine_.FindProcedure(name);
 }
 
 absl::StatusOr<std::any> Session::CallErased(ProcedureId id,
                                              const ProcedureTypes& types,
                                              const std::any& args) {
-  CHECK(!delivering_) << "a CallAsync callback called its session";
-  Ran ran = Run(id, types, args, /*wait_durable=*/true);
+  if (delivering_) return CallbackUsedSession();
+  Ran ran = RunProcedure(id, types, args, /*wait_durable=*/true);
   // Earlier pipelined calls waited for smaller LSNs than this one: report
   // them before this call returns, so outcomes stay in call order.
   if (!pending_.empty()) Poll();
@@ -82,7 +119,10 @@ absl::StatusOr<std::any> Session::CallErased(ProcedureId id,
 
 void Session::CallAsyncErased(ProcedureId id, const ProcedureTypes& types,
                               const std::any& args, ErasedCallback done) {
-  CHECK(!delivering_) << "a CallAsync callback called its session";
+  if (delivering_) {
+    done(CallbackUsedSession());
+    return;
+  }
   if (db_.log == nullptr || max_unacknowledged_ == 0) {
     // Nothing to pipeline: the outcome is due before we return anyway. Run
     // it as Call does (no queue entry, stats counted once), after every
@@ -95,13 +135,16 @@ void Session::CallAsyncErased(ProcedureId id, const ProcedureTypes& types,
     return;
   }
   pending_.push_back(
-      {Run(id, types, args, /*wait_durable=*/false), std::move(done)});
+      {RunProcedure(id, types, args, /*wait_durable=*/false), std::move(done)});
   Poll();
   while (pending_.size() > max_unacknowledged_) WaitForOldest();
 }
 
 size_t Session::Poll() {
-  CHECK(!delivering_) << "a CallAsync callback called its session";
+  if (delivering_) {
+    LOG(ERROR) << CallbackUsedSession();
+    return 0;
+  }
   if (pending_.empty()) return 0;
   wal::LogWriter* const log = db_.log;
   txn::CommitWatermark* const watermark = db_.watermark;
@@ -180,21 +223,40 @@ void Session::WaitForOldest() {
 }
 
 void Session::Drain() {
+  if (delivering_) {
+    LOG(ERROR) << CallbackUsedSession();
+    return;
+  }
   while (!pending_.empty()) WaitForOldest();
 }
 
-Session::Ran Session::Run(ProcedureId id, const ProcedureTypes& types,
-                          const std::any& args, bool wait_durable) {
+absl::Status Session::RunErased(
+    absl::FunctionRef<absl::Status(txn::Txn&)> body) {
+  if (delivering_) return CallbackUsedSession();
+  Ran ran;
+  ran.start = absl::Now();
+  CallCounts counts;
+  const absl::Status status =
+      Attempts(/*name=*/"", body, /*wait_durable=*/true, ran, counts);
+  // As Call: earlier pipelined calls' outcomes come first.
+  if (!pending_.empty()) Poll();
+  return status;
+}
+
+Session::Ran Session::RunProcedure(ProcedureId id, const ProcedureTypes& types,
+                                   const std::any& args, bool wait_durable) {
   Ran ran;
   ran.id = id;
   ran.start = absl::Now();
-  if (id >= engine_.procedures_.size()) {
-    ran.outcome =
-        absl::NotFoundError(absl::StrFormat("no procedure with id %d", id));
+  const ErasedProcedure* registered = engine_.procedure(id);
+  if (registered == nullptr) {
+    ran.outcome = absl::UnimplementedError(
+        absl::StrFormat("no procedure with id %d is registered (%d are)", id,
+                        engine_.procedure_count()));
     ran.id = 0;  // stats are by valid id; nothing is counted for this one
     return ran;
   }
-  const ErasedProcedure& procedure = engine_.procedures_[id];
+  const ErasedProcedure& procedure = *registered;
   if (!(procedure.types == types)) {
     ran.outcome = absl::InvalidArgumentError(absl::StrFormat(
         "procedure %s is %s; called as %s (an untyped call passes exactly "
@@ -202,13 +264,45 @@ Session::Ran Session::Run(ProcedureId id, const ProcedureTypes& types,
         procedure.name, procedure.types.describe(), types.describe()));
     return ran;
   }
+  CallCounts counts;
+  const absl::Status status = Attempts(
+      procedure.name,
+      [&](txn::Txn& txn) {
+        ran.outcome = procedure.body(txn, args);
+        return ran.outcome.status();
+      },
+      wait_durable, ran, counts);
+  if (!status.ok()) ran.outcome = status;
+  {
+    absl::MutexLock lock(&stats_->mu);
+    ProcedureStats& stats = stats_->by_procedure[id];
+    stats.calls++;
+    for (size_t i = 0; i < counts.aborts.size(); ++i) {
+      stats.aborts[i] += counts.aborts[i];
+    }
+    stats.gave_up += counts.gave_up ? 1 : 0;
+    if (counts.commit_latency_ns) {
+      stats.commits++;
+      stats.latency.Record(*counts.commit_latency_ns);
+    }
+  }
+  return ran;
+}
+
+absl::Status Session::Attempts(std::string_view name,
+                               absl::FunctionRef<absl::Status(txn::Txn&)> body,
+                               bool wait_durable, Ran& ran,
+                               CallCounts& counts) {
   const RetryPolicy& policy = engine_.options().retry;
-  // This call's counts, added to the session's stats at the end (a whole
-  // ProcedureStats per call would build and merge a latency histogram).
-  std::array<uint64_t, txn::kAbortReasonCount> aborts{};
-  bool gave_up = false;
-  std::optional<int64_t> commit_latency_ns;
+  absl::Time attempt_start = ran.start;
   for (int attempt = 0;; ++attempt) {
+    if (watermark_slot_ == nullptr && db_.marks != nullptr) {
+      // The log started after this session opened (Engine::StartLogging):
+      // every transaction of a logging node holds a slot of its marks.
+      auto slot = db_.marks->NewSlot();
+      if (!slot.ok()) return slot.status();
+      watermark_slot_ = *slot;
+    }
     txn::Txn txn(db_, *ctx_, *cc_);
     txn.set_watermark_slot(watermark_slot_);
     if (coordinator_ != nullptr) {
@@ -217,61 +311,66 @@ Session::Ran Session::Run(ProcedureId id, const ProcedureTypes& types,
     }
     absl::Status status = txn.Begin();
     if (status.ok()) {
-      ran.outcome = procedure.body(txn, args);
-      if (!ran.outcome.ok()) {
-        status = ran.outcome.status();
-      } else {
+      status = RunBody(name, body, txn);
+      if (status.ok()) {
         status = wait_durable ? txn.Commit() : txn.CommitNoWait();
       }
     }
     if (status.ok()) {
       ran.committed = true;
       if (wait_durable) {
-        commit_latency_ns = absl::ToInt64Nanoseconds(absl::Now() - ran.start);
+        counts.commit_latency_ns =
+            absl::ToInt64Nanoseconds(absl::Now() - ran.start);
       } else {
         AckLater(txn, ran);
       }
-      break;
+      return absl::OkStatus();
     }
     // An error the procedure returned without the transaction aborting is
     // the procedure's decision: a user abort.
     if (txn.active()) txn.Abort(txn::AbortReason::kUser);
     const txn::AbortReason reason = txn.abort_reason();
-    aborts[static_cast<int>(reason)]++;
+    counts.aborts[static_cast<int>(reason)]++;
     if (!txn::IsRetryable(reason) || attempt >= policy.max_retries) {
-      if (!txn::IsRetryable(reason)) {
-        ran.outcome = status;
-      } else {
-        gave_up = true;
-        ran.outcome = txn::WithAbortReason(
-            absl::AbortedError(absl::StrFormat(
-                "procedure %s gave up after %d retries; last: %s",
-                procedure.name, attempt, status.message())),
-            reason);
+      ran.outcome = status;
+      if (txn::IsRetryable(reason)) {
+        counts.gave_up = true;
+        ran.outcome =
+            txn::WithAbortReason(absl::AbortedError(absl::StrFormat(
+                                     "%s gave up after %d retries; last: %s",
+                                     WhatRan(name), attempt, status.message())),
+                                 reason);
       }
       // The decision may rest on writes not durable yet
-      // (Txn::AckTimestamp).
+      // (Txn::AckTimestamp): the outcome may become the reason it cannot
+      // be reported.
       if (wait_durable) {
         AckNow(txn, ran);
       } else {
         AckLater(txn, ran);
       }
-      break;
+      return ran.outcome.status();
     }
-    BackOff(attempt);
+    attempt_start = BackOff(attempt, attempt_start);
   }
-  {
-    absl::MutexLock lock(&stats_->mu);
-    ProcedureStats& stats = stats_->by_procedure[id];
-    stats.calls++;
-    for (size_t i = 0; i < aborts.size(); ++i) stats.aborts[i] += aborts[i];
-    stats.gave_up += gave_up ? 1 : 0;
-    if (commit_latency_ns) {
-      stats.commits++;
-      stats.latency.Record(*commit_latency_ns);
-    }
+}
+
+absl::Status Session::RunBody(std::string_view name,
+                              absl::FunctionRef<absl::Status(txn::Txn&)> body,
+                              txn::Txn& txn) {
+  // An exception must not leave the session (or skip the rollback): it
+  // ends the transaction like an error the procedure returned.
+  try {
+    return body(txn);
+  } catch (const std::exception& e) {
+    txn.Abort(txn::AbortReason::kError);
+    return absl::UnknownError(
+        absl::StrFormat("%s threw %s", WhatRan(name), e.what()));
+  } catch (...) {
+    txn.Abort(txn::AbortReason::kError);
+    return absl::UnknownError(absl::StrFormat(
+        "%s threw an exception that is no std::exception", WhatRan(name)));
   }
-  return ran;
 }
 
 }  // namespace strand::engine

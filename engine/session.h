@@ -48,12 +48,21 @@
 // (from the call to its acknowledgement) is recorded, only when its
 // outcome is delivered; aborted attempts count when they happen.
 //
-// Callbacks run on the session's thread and must not use the session.
+// Callbacks run on the session's thread and must not use the session
+// (a call from one fails with FailedPrecondition).
+//
+// Errors of a call itself: Unimplemented for a procedure id or name that
+// is not registered (NotFound stays free for the procedures' own "no such
+// key"); InvalidArgument for an untyped call with other types; Unknown
+// when the procedure (or Run's function) threw an exception, which rolls
+// the transaction back and never leaves the call.
 
 #include <any>
+#include <array>
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -61,6 +70,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/random/random.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -75,6 +85,9 @@
 #include "wal/log_format.h"
 
 namespace strand::engine {
+
+class EngineImpl;
+struct SessionStats;
 
 class Session {
  public:
@@ -127,7 +140,7 @@ class Session {
   }
   template <typename Result, typename... Args>
   absl::StatusOr<Result> Call(std::string_view name, Args... args) {
-    auto id = engine_.FindProcedure(name);
+    auto id = FindProcedureId(name);
     if (!id.ok()) return id.status();
     return Call<Result>(*id, std::move(args)...);
   }
@@ -160,6 +173,38 @@ class Session {
                     TypedCallback(std::move(on_acknowledged)));
   }
 
+  // An interactive transaction (as FoundationDB's db.run): runs
+  // fn(txn::Txn&) as one transaction on this session's node and commits
+  // it if fn returns OK, retrying conflicts as Call does, so fn may run
+  // more than once and must not have effects outside the transaction
+  // that a retry would repeat. fn returns absl::Status or
+  // absl::StatusOr<T>, and so does Run. Unlike procedures, fn needs no
+  // registration and may be any callable, defined at any time; it runs on
+  // this thread, and Engine::Stats does not count it. With a log, Run
+  // returns once the commit is durable, as Call.
+  //   absl::StatusOr<int64_t> balance = session->Run(
+  //       [&](txn::Txn& txn) -> absl::StatusOr<int64_t> { ... });
+  template <typename Fn>
+  std::invoke_result_t<Fn&, txn::Txn&> Run(Fn&& fn) {
+    using Result = std::invoke_result_t<Fn&, txn::Txn&>;
+    if constexpr (std::is_same_v<Result, absl::Status>) {
+      return RunErased(fn);
+    } else {
+      static_assert(procedure_internal::StatusOrValue<Result>::kIsStatusOr,
+                    "Session::Run's function returns absl::Status or "
+                    "absl::StatusOr<T>");
+      std::optional<typename Result::value_type> value;
+      absl::Status status = RunErased([&](txn::Txn& txn) -> absl::Status {
+        Result r = fn(txn);
+        if (!r.ok()) return r.status();
+        value.emplace(*std::move(r));
+        return absl::OkStatus();
+      });
+      if (!status.ok()) return status;
+      return *std::move(value);
+    }
+  }
+
   // Delivers the outcomes whose wait is over, without blocking. Returns
   // how many it delivered.
   size_t Poll();
@@ -172,7 +217,7 @@ class Session {
   void set_max_unacknowledged(size_t n) { max_unacknowledged_ = n; }
 
  private:
-  friend class Engine;
+  friend class EngineImpl;
   using ErasedCallback = absl::AnyInvocable<void(absl::StatusOr<std::any>)>;
 
   // What running a call (every attempt) gave.
@@ -188,11 +233,13 @@ class Session {
     ErasedCallback done;
   };
 
-  Session(Engine& engine, rdma::ComputeNodeId node, const txn::Database& db,
+  Session(EngineImpl& engine, rdma::ComputeNodeId node, const txn::Database& db,
           std::unique_ptr<cc::ThreadContext> ctx,
           txn::CommitWatermark::Slot* watermark_slot,
-          std::shared_ptr<Engine::SessionStats> stats,
+          std::shared_ptr<SessionStats> stats,
           std::unique_ptr<partition::Coordinator> coordinator);
+  // Engine::FindProcedure, for the calls by name.
+  absl::StatusOr<ProcedureId> FindProcedureId(std::string_view name) const;
 
   template <typename Result>
   static ErasedCallback TypedCallback(
@@ -211,10 +258,30 @@ class Session {
                                       const std::any& args);
   void CallAsyncErased(ProcedureId id, const ProcedureTypes& types,
                        const std::any& args, ErasedCallback done);
+  // What a call's attempts add to its procedure's stats.
+  struct CallCounts {
+    std::array<uint64_t, txn::kAbortReasonCount> aborts{};
+    bool gave_up = false;
+    std::optional<int64_t> commit_latency_ns;
+  };
   // Runs the call's attempts. `wait_durable`: commit with Txn::Commit (the
   // commit is counted here) rather than CommitNoWait (counted at delivery).
-  Ran Run(ProcedureId id, const ProcedureTypes& types, const std::any& args,
-          bool wait_durable);
+  Ran RunProcedure(ProcedureId id, const ProcedureTypes& types,
+                   const std::any& args, bool wait_durable);
+  absl::Status RunErased(absl::FunctionRef<absl::Status(txn::Txn&)> body);
+  // Attempts of `body` (procedure `name`; empty: an interactive
+  // transaction), each a transaction committed if it returns OK, retried
+  // on conflicts with back-off: OK once one committed, else the last
+  // attempt's error (which also becomes ran.outcome). Fills
+  // ran.committed and ran.ack_ts, and `counts`.
+  absl::Status Attempts(std::string_view name,
+                        absl::FunctionRef<absl::Status(txn::Txn&)> body,
+                        bool wait_durable, Ran& ran, CallCounts& counts);
+  // body(txn), with an exception turned into the transaction's abort and
+  // an Unknown status.
+  static absl::Status RunBody(std::string_view name,
+                              absl::FunctionRef<absl::Status(txn::Txn&)> body,
+                              txn::Txn& txn);
   // The timestamp `ran`'s outcome waits for (Txn::AckTimestamp); an
   // uncommitted outcome that cannot learn it becomes that error.
   static void AckLater(txn::Txn& txn, Ran& ran);
@@ -228,16 +295,19 @@ class Session {
   // acknowledgement timestamp is above `acknowledged`; counts the stats.
   void Deliver(std::vector<PendingCall>& calls, uint64_t acknowledged,
                const absl::Status& failure);
-  void BackOff(int attempt);
+  // Waits before attempt `attempt` + 1 (RetryPolicy); the aborted one
+  // started at `attempt_start`. Returns the time it stopped waiting.
+  absl::Time BackOff(int attempt, absl::Time attempt_start);
 
-  Engine& engine_;
+  EngineImpl& engine_;
   const rdma::ComputeNodeId node_;
   const txn::Database& db_;
   const std::unique_ptr<cc::ThreadContext> ctx_;
   // With db_.watermark: this session's slot (the engine's to give back).
-  txn::CommitWatermark::Slot* const watermark_slot_;
+  // Taken at the first transaction if the log started after the session.
+  txn::CommitWatermark::Slot* watermark_slot_;
   const std::unique_ptr<txn::ConcurrencyControl> cc_;
-  const std::shared_ptr<Engine::SessionStats> stats_;
+  const std::shared_ptr<SessionStats> stats_;
   // Partitioned mode: the coordinator of this session's transactions.
   const std::unique_ptr<partition::Coordinator> coordinator_;
   absl::BitGen rng_;

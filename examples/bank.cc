@@ -28,6 +28,7 @@
 #include "base/run_output.h"
 #include "base/status_macros.h"
 #include "engine/engine.h"
+#include "engine/engine_internals.h"
 #include "engine/engine_options.h"
 #include "engine/session.h"
 #include "index/key_codec.h"
@@ -91,8 +92,8 @@ absl::StatusOr<Bank> Define(Engine& engine, bool create) {
   if (create) {
     STRAND_ASSIGN_OR_RETURN(bank.accounts,
                             engine.CreateTable("accounts", schema));
-    // Keyed by the id column: inserts add their entries themselves
-    // (Txn::AddIndexEntries).
+    // Declared on the id column: every Insert adds its entry, Update and
+    // Delete keep it, with no help from the procedures.
     STRAND_ASSIGN_OR_RETURN(
         bank.by_id, engine.CreateIndex("accounts_by_id", bank.accounts, {"id"},
                                        /*unique=*/true));
@@ -113,7 +114,7 @@ absl::StatusOr<Bank> Define(Engine& engine, bool create) {
   }
   const txn::TableId accounts = bank.accounts;
   const txn::IndexId by_id = bank.by_id;
-  const storage::Schema* s = &engine.schema(accounts);
+  STRAND_ASSIGN_OR_RETURN(const storage::Schema* s, engine.schema(accounts));
 
   auto open = engine.RegisterProcedure(
       "open",
@@ -122,8 +123,7 @@ absl::StatusOr<Bank> Define(Engine& engine, bool create) {
           storage::TupleBuffer row(*s);
           row.SetInt(0, id);
           row.SetInt(1, kInitialBalance);
-          STRAND_ASSIGN_OR_RETURN(auto at, txn.Insert(accounts, row));
-          STRAND_RETURN_IF_ERROR(txn.AddIndexEntries(accounts, row.view(), at));
+          STRAND_RETURN_IF_ERROR(txn.Insert(accounts, row).status());
         }
         return true;
       });
@@ -212,10 +212,8 @@ BankOptions OptionsFromFlags() {
   o.threads = FLAGS_threads;
   o.duration_s = FLAGS_duration_s;
   o.cc = FLAGS_cc;
-  auto fabric = rdma::FabricOptionsFromFlags();
-  ExitIfUsageError(fabric.status());
-  o.engine.fabric = *fabric;
-  if (fabric->kind == rdma::FabricKind::kLoopback &&
+  o.engine.fabric = ValueOrExitIfUsageError(rdma::FabricOptionsFromFlags());
+  if (o.engine.fabric.kind == rdma::FabricKind::kLoopback &&
       !FlagsGiven().contains("compute_nodes")) {
     o.engine.fabric.compute_nodes = 2;  // show two nodes sharing the data
   }
@@ -327,7 +325,8 @@ void Report(const BankOptions& o, Engine& engine, const Outcome& out,
       out.wrong == 0 ? "always exact" : "WRONG", stats.ToString());
   const double txns = std::max<double>(transfers, 1);
   JsonLine j = output.Record();
-  rdma::AddFabricJson(o.engine.fabric, engine.fabric(), j);
+  rdma::AddFabricJson(o.engine.fabric, engine::EngineInternals::fabric(engine),
+                      j);
   j.Add("bench", "bank")
       .Add("cc", o.cc)
       .Add("accounts", o.accounts)

@@ -9,6 +9,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
 #include "index/blink_node.h"
+#include "index/blink_tree_thread_state.h"
 #include "index/key_codec.h"
 
 namespace strand::index {
@@ -44,18 +45,6 @@ void PrefetchNode(const uint8_t* payload, uint32_t bytes) {
   }
 }
 
-// The rightmost-leaf shortcut's memory (BLinkTreeTuning::leaf_hint): per
-// thread, direct-mapped by (tree, key prefix). A slot lost to another
-// (tree, prefix) only costs that key a descent.
-struct LeafHintSlot {
-  uint64_t tree = 0;  // BLinkTree::id_; 0: empty
-  size_t prefix = 0;  // hash of (tree, key prefix)
-  uint64_t leaf = 0;  // raw GlobalAddress
-};
-constexpr size_t kLeafHintSlots = 256;  // 6 KiB per thread
-thread_local std::array<LeafHintSlot, kLeafHintSlots> leaf_hints;
-thread_local LeafHintStats leaf_hint_stats;
-thread_local OptimisticReadStats optimistic_read_stats;
 std::atomic<uint64_t> next_tree_id{1};
 
 absl::Status Corrupt(GlobalAddress gcl, const char* what) {
@@ -93,8 +82,9 @@ absl::StatusOr<GlobalAddress> BLinkTree::Create(
   if (BLinkNode::Capacity(manager.payload_bytes(), width) <
       kMinEntriesPerNode) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "a B-link node of --gcl_size=%d holds fewer than %d keys of %d bytes "
-        "(with fences); use a larger --gcl_size or a narrower key",
+        "a B-link node of EngineOptions::cc.gcl_size=%d (--gcl_size) holds "
+        "fewer than %d keys of %d bytes (with fences); use a larger gcl_size "
+        "or a narrower key",
         manager.options().gcl_size, kMinEntriesPerNode, width));
   }
   auto root = manager.Allocate(ctx);
@@ -138,18 +128,13 @@ absl::StatusOr<std::unique_ptr<BLinkTree>> BLinkTree::Open(
       GlobalAddress::FromRaw(Load<uint64_t>(p + kAnchorRootOffset)), tuning));
 }
 
-LeafHintStats BLinkTree::ThreadLeafHintStats() { return leaf_hint_stats; }
-
-OptimisticReadStats BLinkTree::ThreadOptimisticReadStats() {
-  return optimistic_read_stats;
+LeafHintStats BLinkTree::ThreadLeafHintStats(cc::ThreadContext& ctx) {
+  return StateOf(ctx).leaf_hint_stats;
 }
 
-OptimisticReadStats& BLinkTree::MutableOptimisticReadStats() {
-  return optimistic_read_stats;
-}
-
-void BLinkTree::CountLeafHint(bool hit) {
-  ++(hit ? leaf_hint_stats.hits : leaf_hint_stats.misses);
+OptimisticReadStats BLinkTree::ThreadOptimisticReadStats(
+    cc::ThreadContext& ctx) {
+  return StateOf(ctx).optimistic_read_stats;
 }
 
 BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
@@ -170,16 +155,20 @@ BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
       id_(next_tree_id.fetch_add(1, std::memory_order_relaxed)),
       root_hint_(root.raw()) {}
 
-GlobalAddress BLinkTree::HintedLeaf(std::string_view key) const {
+GlobalAddress BLinkTree::HintedLeaf(cc::ThreadContext& ctx,
+                                    std::string_view key) const {
   const size_t prefix = absl::HashOf(id_, key.substr(0, hint_prefix_));
-  const LeafHintSlot& slot = leaf_hints[prefix % kLeafHintSlots];
+  const LeafHintSlot& slot =
+      StateOf(ctx).leaf_hints[prefix % ThreadState::kLeafHintSlots];
   if (slot.tree != id_ || slot.prefix != prefix) return GlobalAddress();
   return GlobalAddress::FromRaw(slot.leaf);
 }
 
-void BLinkTree::RememberLeaf(std::string_view key, GlobalAddress leaf) const {
+void BLinkTree::RememberLeaf(cc::ThreadContext& ctx, std::string_view key,
+                             GlobalAddress leaf) const {
   const size_t prefix = absl::HashOf(id_, key.substr(0, hint_prefix_));
-  leaf_hints[prefix % kLeafHintSlots] = {id_, prefix, leaf.raw()};
+  StateOf(ctx).leaf_hints[prefix % ThreadState::kLeafHintSlots] = {id_, prefix,
+                                                                   leaf.raw()};
 }
 
 bool BLinkTree::Covers(const uint8_t* payload, std::string_view key) const {
@@ -189,20 +178,20 @@ bool BLinkTree::Covers(const uint8_t* payload, std::string_view key) const {
 }
 
 absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LatchHintedLeaf(
-    cc::ThreadContext& ctx, std::string_view key, cc::LockOptions lock) {
-  const GlobalAddress hinted = HintedLeaf(key);
+    cc::ThreadContext& ctx, GlobalAddress hinted, std::string_view key,
+    cc::LockOptions lock) {
   if (hinted.is_null()) return cc::ExclusiveGuard();
   auto x = manager_.XLock(ctx, hinted, lock);
   if (absl::IsAborted(x.status())) {  // busy under no_wait: descend
-    CountLeafHint(false);
+    CountLeafHint(ctx, false);
     return cc::ExclusiveGuard();
   }
   if (!x.ok()) return x.status();
   if (Covers(x->data(), key)) {
-    CountLeafHint(true);
+    CountLeafHint(ctx, true);
     return x;
   }
-  CountLeafHint(false);
+  CountLeafHint(ctx, false);
   if (absl::Status s = x->Unlock(); !s.ok()) return s;
   return cc::ExclusiveGuard();
 }
@@ -265,6 +254,13 @@ absl::Status BLinkTree::CheckBounds(
   return absl::OkStatus();
 }
 
+std::string_view BLinkTree::InternalKeyInto(std::string_view key,
+                                            uint64_t value, char* out) const {
+  std::memcpy(out, key.data(), key_width_);
+  EncodeUint64(out + key_width_, value);
+  return std::string_view(out, width_);
+}
+
 std::string BLinkTree::InternalKey(std::string_view key, uint64_t value) const {
   std::string k(key);
   if (!unique_) {
@@ -294,7 +290,7 @@ BLinkTree::OptimisticStop BLinkTree::DescendOptimistic(cc::ThreadContext& ctx,
                                                        int stop_level,
                                                        Path* path) {
   OptimisticStop stop{GlobalAddress::FromRaw(root_hint_.load()), -1, true};
-  OptimisticReadStats& stats = optimistic_read_stats;
+  OptimisticReadStats& stats = MutableOptimisticReadStats(ctx);
   int failures = 0;
   while (stop.level < 0 || stop.level > stop_level) {
     const cc::OptimisticToken token = manager_.OptimisticRead(ctx, stop.at);
@@ -426,7 +422,8 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
   if (leaf_hint_) {
     // No latch is held here, so the hinted leaf may be waited for. A split
     // after it finds no path and descends to post its separator.
-    auto hinted = LatchHintedLeaf(ctx, key, cc::LockOptions{});
+    auto hinted =
+        LatchHintedLeaf(ctx, HintedLeaf(ctx, key), key, cc::LockOptions{});
     if (!hinted.ok()) return hinted.status();
     if (hinted->owns_lock()) return hinted;
   }
@@ -467,7 +464,7 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
     const BLinkNode n(x->data(), width_);
     if (!n.valid() || !n.is_leaf()) return Corrupt(x->gcl(), "not a leaf");
     if (n.BelowHigh(key)) {
-      if (leaf_hint_) RememberLeaf(key, x->gcl());
+      if (leaf_hint_) RememberLeaf(ctx, key, x->gcl());
       return *std::move(x);
     }
     auto next = manager_.XLock(ctx, GlobalAddress::FromRaw(n.right()));
@@ -629,7 +626,7 @@ bool BLinkTree::FindLeavesOptimistic(cc::ThreadContext& ctx,
                                      absl::Span<const RankedKey> ranked,
                                      absl::Span<GlobalAddress> leaves,
                                      absl::Span<Probe> probes) {
-  OptimisticReadStats& stats = optimistic_read_stats;
+  OptimisticReadStats& stats = MutableOptimisticReadStats(ctx);
   // The parent of the current run of keys, read with no latch; one token
   // serves the run, validated after each key's child is read (each
   // validation covers every read before it).
@@ -697,7 +694,7 @@ bool BLinkTree::FindLeavesOptimistic(cc::ThreadContext& ctx,
 
 std::optional<BLinkTree::LeafSearch> BLinkTree::SearchLeafOptimistic(
     cc::ThreadContext& ctx, GlobalAddress leaf, std::string_view key) {
-  OptimisticReadStats& stats = optimistic_read_stats;
+  OptimisticReadStats& stats = MutableOptimisticReadStats(ctx);
   const cc::OptimisticToken token = manager_.OptimisticRead(ctx, leaf);
   if (!token.ok()) {
     ++stats.unavailable;
@@ -755,14 +752,10 @@ absl::Status BLinkTree::InsertBatch(cc::ThreadContext& ctx,
   // non-unique tree's are (key, big-endian value) pairs as InternalKey
   // builds them, here all in one buffer (inline for a commit's few entries:
   // no allocation).
-  absl::InlinedVector<char, 512> pairs;
-  if (!unique_) {
-    pairs.resize(entries.size() * width_);
-    for (size_t i = 0; i < entries.size(); ++i) {
-      char* p = pairs.data() + i * width_;
-      std::memcpy(p, entries[i].key.data(), key_width_);
-      EncodeUint64(p + key_width_, entries[i].value);
-    }
+  absl::InlinedVector<char, 512> pairs(unique_ ? 0 : entries.size() * width_);
+  for (size_t i = 0; !unique_ && i < entries.size(); ++i) {
+    InternalKeyInto(entries[i].key, entries[i].value,
+                    pairs.data() + i * width_);
   }
   auto key = [&](size_t i) {
     return unique_ ? entries[i].key
@@ -789,7 +782,9 @@ absl::Status BLinkTree::InsertBatch(cc::ThreadContext& ctx,
     for (;;) {
       const BLinkNode n(leaf->data(), width_);
       const std::string_view k = key(i);
-      const uint32_t pos = n.LowerBound(k, from);
+      const uint32_t pos = from > 0     ? n.LowerBound(k, from)
+                           : leaf_hint_ ? n.LowerBoundAfterLastInsert(k)
+                                        : n.LowerBound(k);
       if (pos < n.count() && n.key(pos) == k) {
         return absl::AlreadyExistsError(
             unique_ ? "key already in the unique index"
@@ -915,7 +910,7 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
   if (leaf_hint_ && added && level == 0) {
     // The half that got the new key is where its run goes on (after an
     // ascending split, the new right node).
-    RememberLeaf(added->key, pos >= mid ? *right : guard.gcl());
+    RememberLeaf(ctx, added->key, pos >= mid ? *right : guard.gcl());
   }
   // Readers can now reach the right half through the right link; the
   // separator in the parent is only a shortcut, posted after the release.
@@ -943,10 +938,17 @@ absl::Status BLinkTree::SplitLeafOf(cc::ThreadContext& ctx,
   // empty left range).
   const BLinkNode n(leaf->data(), width_);
   const uint32_t pos = n.LowerBound(internal);
-  const bool above_low = n.low_is_min() || CompareKeys(internal, n.low()) > 0;
+  // A leftmost node's low fence reads as zeros, and no key sorts below the
+  // zero key: split there, the left range would be empty and its separator
+  // (zeros) would equal the parent's first key, which never takes it.
+  const bool above_low = CompareKeys(internal, n.low()) > 0;
   const bool at_key =
       above_low && (pos == n.count() || (pos > 0 && n.last_insert() == pos) ||
                     n.count() * 2 <= capacity_);
+  // A leaf other committers emptied since the prepare, asked for at its
+  // low fence, has no middle to split at: the retried prepare finds room,
+  // or asks again at a key above the fence.
+  if (!at_key && n.count() < 2) return leaf->Unlock();
   return Split(
       ctx, *std::move(leaf), std::nullopt, 0, &path,
       at_key ? std::optional<std::string_view>(internal) : std::nullopt);

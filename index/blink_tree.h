@@ -76,6 +76,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "cc/gcl_manager.h"
+#include "index/blink_tree_tuning.h"
 
 namespace strand::index {
 
@@ -86,58 +87,18 @@ struct BLinkTreeOptions {
   bool unique = true;
 };
 
-// Runtime switches of a tree's CPU path, chosen per opened tree (not kept
-// in the pool, so nodes that open one tree may differ), each with the old
-// behaviour as the ablation.
-struct BLinkTreeTuning {
-  // The rightmost-leaf shortcut for ascending inserts (--index_leaf_hint).
-  // Each thread remembers, per tree and per key prefix (the user key
-  // without its last min(4, width / 2) bytes: a TPC-C district's orders),
-  // the leaf it last changed; the next insert or commit-time change of a
-  // key with that prefix latches that leaf directly instead of descending
-  // from the root, and uses it only when, under the exclusive latch, the
-  // leaf's fences cover the key (low <= key < high). Leaves are never
-  // freed or merged, a low fence never changes and a high fence only
-  // shrinks by a split that links the right half first (blink_node.h), so
-  // a leaf that covers a key under its latch is the one leaf that holds
-  // it. Otherwise (the leaf split past the key, a key below it, a busy
-  // latch under no-wait) the latch goes and the insert descends as
-  // without the hint.
-  bool leaf_hint = true;
-  // Optimistic reads of inner nodes (--optimistic_reads). Descents read
-  // the nodes above the leaves with no latch (cc::GclManager::
-  // OptimisticRead), validate after taking the child pointer or right link
-  // from a node, and latch only the leaf, as every operation did before.
-  // A latch on a cache hit writes the latch word, so the upper nodes every
-  // transaction reads (the root, level 1) kept moving between the cores
-  // that read them; an optimistic read writes nothing. Why a pointer read
-  // this way is safe to follow although the node may change right after
-  // the validation: nodes are never freed or merged and split only to the
-  // right, so the child named is at or left of the key's node at its level
-  // at any later moment, and the descent moves right from it as it does
-  // after a latch released too early (Lehman-Yao). A node that is not
-  // cached, held exclusively, or changes under the read (a few retries)
-  // is latched as without the switch, and so is every node of a protocol
-  // without a cache (SEL). Changes no result. false: every node latched,
-  // coupled (the ablation).
-  // Lookups and LookupBatch read their leaves the same way (a leaf that
-  // validates and whose high fence is above the key holds the key: low
-  // fences never change), and ValidateRead checks a leaf's version with
-  // no latch; so a point lookup on a cached tree writes nothing shared.
-  // Scans and every change still latch their leaves.
-  bool optimistic_reads = true;
-};
-
-// What the optimistic reads of inner nodes did on the calling thread, in
-// all trees, since the thread started (tests and profiles).
+// What the optimistic reads of inner nodes did on one thread (through one
+// cc::ThreadContext), in all trees, since the context was made (tests and
+// profiles).
 struct OptimisticReadStats {
   uint64_t validated = 0;    // node reads that validated
   uint64_t invalidated = 0;  // node reads that did not (a writer came in)
   uint64_t unavailable = 0;  // OptimisticRead said not available
 };
 
-// What the rightmost-leaf shortcut did on the calling thread, in all
-// trees, since the thread started (tests and profiles).
+// What the rightmost-leaf shortcut did on one thread (through one
+// cc::ThreadContext), in all trees, since the context was made (tests and
+// profiles).
 struct LeafHintStats {
   uint64_t hits = 0;    // the hinted leaf covered the key and was used
   uint64_t misses = 0;  // a hint existed but the insert descended
@@ -179,11 +140,10 @@ class BLinkTree {
       cc::GclManager& manager, cc::ThreadContext& ctx,
       rdma::GlobalAddress anchor, const BLinkTreeTuning& tuning = {});
 
-  // The calling thread's shortcut counters (BLinkTreeTuning::leaf_hint).
-  static LeafHintStats ThreadLeafHintStats();
-  // The calling thread's optimistic read counters
-  // (BLinkTreeTuning::optimistic_reads).
-  static OptimisticReadStats ThreadOptimisticReadStats();
+  // `ctx`'s shortcut counters (BLinkTreeTuning::leaf_hint).
+  static LeafHintStats ThreadLeafHintStats(cc::ThreadContext& ctx);
+  // `ctx`'s optimistic read counters (BLinkTreeTuning::optimistic_reads).
+  static OptimisticReadStats ThreadOptimisticReadStats(cc::ThreadContext& ctx);
 
   uint16_t key_width() const { return key_width_; }
   bool unique() const { return unique_; }
@@ -302,9 +262,11 @@ class BLinkTree {
   // a removed entry is present, each leaf has room; with `to_ts` (TO) also
   // that no leaf was read or changed at a timestamp above it. Changes
   // nothing in the tree. Never waits for a latch while it holds a leaf
-  // (blink_tree_changes.cc). Errors: AlreadyExists, NotFound, Aborted
-  // (TO's rule failed: retry the transaction), InvalidArgument (a key of
-  // the wrong width). On any error the caller releases `held`.
+  // (blink_tree_changes.cc). Errors: AlreadyExists, NotFound (then
+  // changes[*split_at], `changes` in the tree's order, is the change that
+  // failed), Aborted (TO's rule failed: retry the transaction),
+  // InvalidArgument (a key of the wrong width). On any error the caller
+  // releases `held`.
   absl::StatusOr<Prepared> PrepareChanges(cc::ThreadContext& ctx,
                                           absl::Span<Change> changes,
                                           LeafGuards& held,
@@ -352,21 +314,29 @@ class BLinkTree {
             uint16_t key_width, bool unique, rdma::GlobalAddress root,
             const BLinkTreeTuning& tuning);
 
+  // What a thread keeps for every tree it uses, on its context
+  // (cc::ThreadContext::Local): the leaf hints and the counters.
+  struct ThreadState;
+  static ThreadState& StateOf(cc::ThreadContext& ctx);
   // The rightmost-leaf shortcut (BLinkTreeTuning::leaf_hint). The leaf
-  // this thread last changed for internal key `key`'s prefix, or null.
-  rdma::GlobalAddress HintedLeaf(std::string_view key) const;
-  void RememberLeaf(std::string_view key, rdma::GlobalAddress leaf) const;
-  // Counts a use of a hint into the thread's LeafHintStats.
-  static void CountLeafHint(bool hit);
-  // The calling thread's counters behind ThreadOptimisticReadStats.
-  static OptimisticReadStats& MutableOptimisticReadStats();
+  // `ctx`'s thread last changed for internal key `key`'s prefix, or null.
+  rdma::GlobalAddress HintedLeaf(cc::ThreadContext& ctx,
+                                 std::string_view key) const;
+  void RememberLeaf(cc::ThreadContext& ctx, std::string_view key,
+                    rdma::GlobalAddress leaf) const;
+  // Counts a use of a hint into `ctx`'s LeafHintStats.
+  static void CountLeafHint(cc::ThreadContext& ctx, bool hit);
+  // `ctx`'s counters behind ThreadOptimisticReadStats.
+  static OptimisticReadStats& MutableOptimisticReadStats(
+      cc::ThreadContext& ctx);
   // Whether the latched node `payload` is a leaf whose fences cover `key`.
   bool Covers(const uint8_t* payload, std::string_view key) const;
-  // The hinted leaf of `key`, X-latched with `lock`, when its fences cover
-  // the key; else a guard that owns nothing (no hint, or a busy latch under
-  // no_wait, or fences that do not cover it). Errors other than a busy
+  // `hinted` (HintedLeaf of `key`), X-latched with `lock`, when its fences
+  // cover the key; else a guard that owns nothing (no hint, or a busy latch
+  // under no_wait, or fences that do not cover it). Errors other than a busy
   // latch are returned.
   absl::StatusOr<cc::ExclusiveGuard> LatchHintedLeaf(cc::ThreadContext& ctx,
+                                                     rdma::GlobalAddress hinted,
                                                      std::string_view key,
                                                      cc::LockOptions lock);
 
@@ -375,6 +345,10 @@ class BLinkTree {
   absl::Status CheckBounds(std::optional<std::string_view> low,
                            std::optional<std::string_view> high) const;
   std::string InternalKey(std::string_view key, uint64_t value) const;
+  // A non-unique tree's internal key of (key, value), written into `out`
+  // (width_ bytes); the view is of `out`.
+  std::string_view InternalKeyInto(std::string_view key, uint64_t value,
+                                   char* out) const;
 
   // Where an optimistic descent stopped: the node to go on from, not
   // latched, and its level when known (-1: not read yet).
@@ -507,7 +481,8 @@ class BLinkTree {
   // Bytes of a user key that name its hint (BLinkTreeTuning::leaf_hint).
   const uint32_t hint_prefix_;
   // Never reused within the process: a thread's hints name the tree by it,
-  // so a tree opened later at the same address finds none of them.
+  // so a tree opened later at the same address (or another manager's tree
+  // that a context also used) finds none of them.
   const uint64_t id_;
   std::atomic<uint64_t> root_hint_;  // raw GlobalAddress of a recent root
 };

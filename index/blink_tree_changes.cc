@@ -21,6 +21,7 @@
 #include "glog/logging.h"
 #include "index/blink_node.h"
 #include "index/blink_tree.h"
+#include "index/blink_tree_thread_state.h"
 
 namespace strand::index {
 
@@ -42,14 +43,14 @@ absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
     // covers the key (BLinkTreeTuning::leaf_hint): a held one through its
     // guard (never latched twice), else latched with no_wait like every
     // leaf here.
-    const GlobalAddress hinted = HintedLeaf(key);
+    const GlobalAddress hinted = HintedLeaf(ctx, key);
     if (!hinted.is_null()) {
       if (auto it = held.find(hinted); it != held.end()) {
         const bool covers = Covers(it->second.data(), key);
-        CountLeafHint(covers);
+        CountLeafHint(ctx, covers);
         if (covers) return &it->second;
       } else {
-        auto x = LatchHintedLeaf(ctx, key, kNoWait);
+        auto x = LatchHintedLeaf(ctx, hinted, key, kNoWait);
         if (!x.ok()) return x.status();
         if (x->owns_lock()) {
           return &held.emplace(hinted, *std::move(x)).first->second;
@@ -105,7 +106,7 @@ absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
     const BLinkNode n(at->data(), width_);
     if (!n.valid() || !n.is_leaf()) return NotALeaf(leaf);
     if (n.BelowHigh(key)) {
-      if (leaf_hint_) RememberLeaf(key, leaf);
+      if (leaf_hint_) RememberLeaf(ctx, key, leaf);
       if (at != &walking) return at;
       return &held.emplace(leaf, std::move(walking)).first->second;
     }
@@ -119,85 +120,141 @@ absl::StatusOr<BLinkTree::Prepared> BLinkTree::PrepareChanges(
   for (const Change& c : changes) {
     if (absl::Status s = CheckKey(c.key); !s.ok()) return s;
   }
+  // The internal keys: a unique tree's are the user keys, a non-unique
+  // tree's (key, value) pairs, built into one buffer (inline for a commit's
+  // few changes: no allocation per key).
+  absl::InlinedVector<char, 512> pairs(unique_ ? 0 : changes.size() * width_);
+  for (size_t i = 0; !unique_ && i < changes.size(); ++i) {
+    InternalKeyInto(changes[i].key, changes[i].value,
+                    pairs.data() + i * width_);
+  }
+  auto key_of = [&](uint32_t i) {
+    return unique_ ? changes[i].key
+                   : std::string_view(pairs.data() + i * width_, width_);
+  };
   // The tree's order; of two changes of one internal key the removal
   // first (a transaction may remove a key and add it again).
-  absl::InlinedVector<std::pair<std::string, Change>, 16> sorted;
-  sorted.reserve(changes.size());
-  for (const Change& c : changes) {
-    sorted.emplace_back(InternalKey(c.key, c.value), c);
-  }
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    const int k = CompareKeys(a.first, b.first);
-    return k != 0 ? k < 0 : (a.second.remove && !b.second.remove);
+  absl::InlinedVector<uint32_t, 16> order(changes.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const int k = CompareKeys(key_of(a), key_of(b));
+    return k != 0 ? k < 0 : (changes[a].remove && !changes[b].remove);
   });
-  // Entries each leaf gains (negative: loses) by the changes so far.
-  absl::flat_hash_map<GlobalAddress, int64_t> growth;
+  absl::InlinedVector<Change, 16> sorted;
+  sorted.reserve(changes.size());
+  for (uint32_t i : order) sorted.push_back(changes[i]);
+  auto put_back_sorted = [&] {
+    for (size_t j = 0; j < sorted.size(); ++j) changes[j] = sorted[j];
+  };
+  // The changes of one leaf are consecutive: keys in order, and the leaves
+  // latched so far cannot split, so each covers one contiguous run of
+  // them. So a key below the current leaf's high fence goes there too (it
+  // is above the previous key, hence above the low fence) with no new
+  // lookup; the leaf keeps one running count of the entries it gains
+  // (negative: loses), and each search in it starts at the previous one's
+  // position (the entries before it are below the previous key).
+  cc::ExclusiveGuard* current = nullptr;
+  int64_t growth = 0;
+  uint32_t from = 0;
   for (size_t i = 0; i < sorted.size(); ++i) {
-    const std::string& key = sorted[i].first;
-    Change& c = sorted[i].second;
-    auto leaf = LatchLeafForChange(ctx, key, held);
-    if (absl::IsAborted(leaf.status())) return Prepared::kBusy;
-    if (!leaf.ok()) return leaf.status();
-    c.leaf = (*leaf)->gcl();
-    const BLinkNode n((*leaf)->data(), width_);
-    if (to_ts && (n.read_ts() > *to_ts || n.write_ts() > *to_ts)) {
+    const std::string_view key = key_of(order[i]);
+    Change& c = sorted[i];
+    const bool same_leaf =
+        current != nullptr && BLinkNode(current->data(), width_).BelowHigh(key);
+    if (!same_leaf) {
+      auto leaf = LatchLeafForChange(ctx, key, held);
+      if (absl::IsAborted(leaf.status())) return Prepared::kBusy;
+      if (!leaf.ok()) return leaf.status();
+      current = *leaf;
+      growth = 0;
+    }
+    c.leaf = current->gcl();
+    const BLinkNode n(current->data(), width_);
+    if (!same_leaf && to_ts &&
+        (n.read_ts() > *to_ts || n.write_ts() > *to_ts)) {
       return absl::AbortedError(absl::StrFormat(
           "TO: index leaf %s was read at %d or changed at %d, after this "
           "transaction's %d",
           c.leaf.ToString(), n.read_ts(), n.write_ts(), *to_ts));
     }
-    const uint32_t pos = n.LowerBound(key);
+    const uint32_t pos = same_leaf    ? n.LowerBound(key, from)
+                         : leaf_hint_ ? n.LowerBoundAfterLastInsert(key)
+                                      : n.LowerBound(key);
+    from = pos;
     const bool present = pos < n.count() && n.key(pos) == key;
-    const bool follows_same_key = i > 0 && sorted[i - 1].first == key;
+    const bool follows_same_key = i > 0 && key_of(order[i - 1]) == key;
+    // On an error *split_at names the change that failed (in `changes`,
+    // now in the tree's order), for the caller's message.
+    auto failed = [&](absl::Status status) {
+      *split_at = i;
+      put_back_sorted();
+      return status;
+    };
     if (c.remove) {
       // A second removal of one key finds it gone.
       if (follows_same_key || !present) {
-        return absl::NotFoundError("key not in the index");
+        return failed(absl::NotFoundError("entry not in the index"));
       }
-      --growth[c.leaf];
+      --growth;
     } else {
       // Present is fine when this transaction removes it just before.
-      if (follows_same_key ? !sorted[i - 1].second.remove : present) {
-        return absl::AlreadyExistsError(
+      if (follows_same_key ? !sorted[i - 1].remove : present) {
+        return failed(absl::AlreadyExistsError(
             unique_ ? "key already in the unique index"
-                    : "(key, value) pair already in the index");
+                    : "(key, value) pair already in the index"));
       }
-      if (n.count() + ++growth[c.leaf] > capacity_) {
+      if (n.count() + ++growth > capacity_) {
         *split_at = i;
-        for (size_t j = 0; j < sorted.size(); ++j)
-          changes[j] = sorted[j].second;
+        put_back_sorted();
         return Prepared::kNeedSplit;
       }
     }
   }
-  for (size_t j = 0; j < sorted.size(); ++j) changes[j] = sorted[j].second;
+  put_back_sorted();
   return Prepared::kReady;
 }
 
 void BLinkTree::ApplyChanges(absl::Span<const Change> changes, LeafGuards& held,
                              std::optional<uint64_t> to_ts) {
+  char pair[kMaxKeyWidth + 8];
   // Removals first: a leaf never holds more than its prepared size, and a
   // removed key is gone before it is added again.
   for (const bool removals : {true, false}) {
+    // The changes of one leaf are consecutive and in key order
+    // (PrepareChanges), so a leaf's guard is looked up once, and each
+    // search in it starts where the previous change left the entries
+    // below its key.
+    GlobalAddress current;
+    cc::ExclusiveGuard* leaf = nullptr;
+    uint32_t from = 0;
     for (const Change& c : changes) {
       if (c.remove != removals) continue;
-      auto it = held.find(c.leaf);
-      CHECK(it != held.end()) << "index leaf " << c.leaf.ToString()
-                              << " of a prepared change is not latched";
-      cc::ExclusiveGuard& leaf = it->second;
-      const std::string key = InternalKey(c.key, c.value);
-      const BLinkNode n(leaf.data(), width_);
-      const uint32_t pos = n.LowerBound(key);
+      const bool same_leaf = leaf != nullptr && c.leaf == current;
+      if (!same_leaf) {
+        auto it = held.find(c.leaf);
+        CHECK(it != held.end()) << "index leaf " << c.leaf.ToString()
+                                << " of a prepared change is not latched";
+        current = c.leaf;
+        leaf = &it->second;
+      }
+      const std::string_view key =
+          unique_ ? c.key : InternalKeyInto(c.key, c.value, pair);
+      const BLinkNode n(leaf->data(), width_);
+      const uint32_t pos = same_leaf    ? n.LowerBound(key, from)
+                           : leaf_hint_ ? n.LowerBoundAfterLastInsert(key)
+                                        : n.LowerBound(key);
       if (c.remove) {
         CHECK(pos < n.count() && n.key(pos) == key)
             << "a prepared removal's key is gone from its latched leaf";
-        BLinkNode::RemoveAt(leaf, width_, pos);
+        BLinkNode::RemoveAt(*leaf, width_, pos);
+        from = pos;
       } else {
         CHECK(n.count() < capacity_) << "a prepared leaf has no room";
-        BLinkNode::InsertAt(leaf, width_, pos, key, c.value);
+        BLinkNode::InsertAt(*leaf, width_, pos, key, c.value);
+        from = pos + 1;
       }
       if (to_ts && n.write_ts() < *to_ts) {
-        BLinkNode::PutWord(leaf, BLinkNode::kWriteTsOffset, *to_ts);
+        BLinkNode::PutWord(*leaf, BLinkNode::kWriteTsOffset, *to_ts);
       }
     }
   }
@@ -247,7 +304,7 @@ absl::Status BLinkTree::ValidateRead(cc::ThreadContext& ctx,
       const uint64_t version =
           UnlatchedBLinkNode(token.data(), payload_bytes_, width_, capacity_)
               .version();
-      OptimisticReadStats& stats = MutableOptimisticReadStats();
+      OptimisticReadStats& stats = MutableOptimisticReadStats(ctx);
       if (!cc::GclManager::Validate(token)) {
         ++stats.invalidated;
       } else {
@@ -255,7 +312,7 @@ absl::Status BLinkTree::ValidateRead(cc::ThreadContext& ctx,
         if (version == read.version) return absl::OkStatus();
       }
     } else {
-      ++MutableOptimisticReadStats().unavailable;
+      ++MutableOptimisticReadStats(ctx).unavailable;
     }
   }
   auto g = manager_.SLock(ctx, read.leaf, kNoWait);

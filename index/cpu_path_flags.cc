@@ -22,6 +22,13 @@ DEFINE_bool(optimistic_reads, true,
             "node that changed or is not cached is latched. false: latch "
             "every node (the ablation)");
 
+DEFINE_bool(identity_frames, true,
+            "SELCC caches a GCL, when it can, in the frame its address "
+            "names, so a cache hit finds its frame from the address instead "
+            "of loading the frame table's slot first (a cache miss of its "
+            "own at random); false: every hit asks the frame table (the "
+            "ablation)");
+
 namespace strand::index {
 
 absl::StatusOr<CpuPathSwitches> CpuPathSwitchesFromFlags() {
@@ -29,6 +36,7 @@ absl::StatusOr<CpuPathSwitches> CpuPathSwitchesFromFlags() {
   if (!prefetch.ok()) return prefetch.status();
   CpuPathSwitches s;
   s.prefetch = *prefetch;
+  s.identity_frames = FLAGS_identity_frames;
   s.tuning.leaf_hint = FLAGS_index_leaf_hint;
   s.tuning.optimistic_reads = FLAGS_optimistic_reads;
   return s;

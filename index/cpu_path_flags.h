@@ -7,6 +7,7 @@
 //                            (cc::CcOptions::prefetch)
 //   --index_leaf_hint        BLinkTreeTuning::leaf_hint
 //   --optimistic_reads       BLinkTreeTuning::optimistic_reads
+//   --identity_frames        cc::CcOptions::identity_frames
 // Link strand_index_flags into a binary to get them.
 
 #include "absl/status/statusor.h"
@@ -17,6 +18,7 @@ namespace strand::index {
 
 struct CpuPathSwitches {
   cc::PrefetchScope prefetch = cc::PrefetchScope::kNarrow;
+  bool identity_frames = true;
   BLinkTreeTuning tuning;
 };
 

@@ -12,12 +12,11 @@
 // strings are copied into a fixed field and padded with NUL bytes, so they
 // order like strcmp as long as they contain no NUL themselves.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
-
-#include "glog/logging.h"
 
 namespace strand::index {
 
@@ -38,11 +37,12 @@ class KeyBuilder {
     return *this;
   }
 
-  // The key padded with NUL bytes to `width`. CHECKs that it fits: a key
-  // wider than its index is a programming error, not a runtime condition.
+  // The key padded with NUL bytes to `width`. Fields wider than `width`
+  // are kept whole, never cut: the key then has the wrong width, and the
+  // index it is given to refuses it (InvalidArgument naming the index and
+  // the key) instead of finding some other key's row.
   std::string Build(size_t width) const {
-    CHECK_LE(bytes_.size(), width) << "key fields exceed the key width";
-    std::string key(width, '\0');
+    std::string key(std::max(width, bytes_.size()), '\0');
     bytes_.copy(key.data(), bytes_.size());
     return key;
   }

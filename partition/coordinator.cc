@@ -59,7 +59,8 @@ void Coordinator::SendRound(Kind kind, absl::Span<const rdma::ComputeNodeId> to,
   for (rdma::ComputeNodeId n : to) {
     node_.Count(kind);
     const bool droppable = kind == Kind::kWork || kind == Kind::kPrepare;
-    if (droppable && node_.Inject(node_.options().inject_drop_message)) {
+    if (droppable &&
+        node_.Inject(node_.options().testing_faults.drop_message)) {
       continue;  // lost on the way: the round times out
     }
     sent.push_back(n);
@@ -123,7 +124,7 @@ absl::Status Coordinator::StartCalls(absl::Span<Call> calls) {
     m.body_bytes = static_cast<uint32_t>(body.size());
     m.calls = count;
     node_.Count(Kind::kWork);
-    if (node_.Inject(node_.options().inject_drop_message)) continue;
+    if (node_.Inject(node_.options().testing_faults.drop_message)) continue;
     to.push_back(n);
     messages.push_back(MakeMessage(Kind::kWork, m));
   }
@@ -257,7 +258,7 @@ absl::Status Coordinator::CommitLocalOnly(txn::Txn& local) {
 
 absl::Status Coordinator::CommitDistributed(txn::Txn& local) {
   const absl::Time prepare_start = absl::Now();
-  if (node_.Inject(node_.options().inject_abort_before_prepare)) {
+  if (node_.Inject(node_.options().testing_faults.abort_before_prepare)) {
     return Fail(local, absl::AbortedError("injected abort before PREPARE"));
   }
   // Every latch the local commit needs, and the commit timestamp while all

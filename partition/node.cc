@@ -285,7 +285,7 @@ void Node::Count(Kind kind) {
 absl::Status Node::Send(rdma::Endpoint& endpoint, rdma::ComputeNodeId to,
                         Kind kind, const Header& h, bool droppable) {
   Count(kind);
-  if (droppable && Inject(config_.options.inject_drop_message)) {
+  if (droppable && Inject(config_.options.testing_faults.drop_message)) {
     return absl::OkStatus();  // lost on the way
   }
   return endpoint.Send(to, MakeMessage(kind, h));
@@ -394,7 +394,7 @@ std::shared_ptr<Node::Branch> Node::FindBranch(uint64_t gtid, bool create,
     }
     b->ctx = *std::move(ctx);
   }
-  if (txn::CommitWatermark* watermark = config_.db->watermark; watermark) {
+  if (txn::CommitWatermark* watermark = config_.db->marks; watermark) {
     if (!free_watermark_slots_.empty()) {
       b->watermark_slot = free_watermark_slots_.back();
       free_watermark_slots_.pop_back();
@@ -540,7 +540,8 @@ void Node::OnPrepare(const Header& h, rdma::ComputeNodeId from,
     send_now();
     return;
   }
-  if (b->abort_requested.load() || Inject(config_.options.inject_no_vote) ||
+  if (b->abort_requested.load() ||
+      Inject(config_.options.testing_faults.no_vote) ||
       !b->txn->PrepareBranch(h.commit_ts).ok()) {
     EndBranch(*b);
     send_now();

@@ -16,6 +16,13 @@
 
 namespace strand::partition {
 
+// Faults a 2PC test injects, probabilities in [0, 1].
+struct PartitionFaults {
+  double no_vote = 0;               // a participant votes no
+  double drop_message = 0;          // a work, prepare or vote message is lost
+  double abort_before_prepare = 0;  // the coordinator aborts after the work
+};
+
 struct PartitionedOptions {
   // Partitions 1..partitions, split into contiguous ranges over the
   // compute nodes (partition_map.h). TPC-C: the warehouses.
@@ -38,12 +45,9 @@ struct PartitionedOptions {
   // mailboxes (protocol.h).
   int slots_per_node = 64;
 
-  // Fault injection for tests, probabilities in [0, 1]: a participant
-  // votes no; a message of the protocol (work, prepare, vote) is dropped;
-  // the coordinator aborts after the work, before PREPARE.
-  double inject_no_vote = 0;
-  double inject_drop_message = 0;
-  double inject_abort_before_prepare = 0;
+  // Faults the 2PC tests inject (no flag sets them; a deployment leaves
+  // them off).
+  PartitionFaults testing_faults;
 
   // InvalidArgument naming the setting as `naming` says
   // (base/option_naming.h).
@@ -79,6 +83,17 @@ struct PartitionStats {
   PartitionStats& operator+=(const PartitionStats& o);
   friend PartitionStats operator-(PartitionStats a, const PartitionStats& b);
 };
+
+// Every counter of PartitionStats, for its arithmetic (options.cc). A
+// counter added above goes here too (options.cc checks the count).
+// clang-format off
+#define STRAND_PARTITION_STATS_FIELDS(X) \
+  X(transactions) X(distributed) X(participants) X(aborted) \
+  X(requests) X(replies) X(prepares) X(votes) X(commits) X(aborts) X(acks) \
+  X(read_only_votes) X(forced_writes) \
+  X(execute_ns) X(prepare_ns) X(commit_ns) \
+  X(branch_hold_ns) X(branches_ended) X(coordinator_hold_ns)
+// clang-format on
 
 }  // namespace strand::partition
 

@@ -11,7 +11,7 @@ absl::StatusOr<std::unique_ptr<BlockAllocator>> BlockAllocator::Create(
       block_bytes > fabric.chunk_bytes()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "block size %d is not valid: use a multiple of 8 up to the chunk "
-        "size %d (--chunk_kb)",
+        "size %d (EngineOptions::fabric.chunk_bytes, --chunk_kb)",
         block_bytes, fabric.chunk_bytes()));
   }
   return std::unique_ptr<BlockAllocator>(
@@ -74,7 +74,8 @@ absl::StatusOr<std::vector<GlobalAddress>> BlockAllocator::TakeChunk(
   }
   return absl::ResourceExhaustedError(absl::StrFormat(
       "the memory pool is exhausted: %d memory node(s) of %d MiB are full; "
-      "raise --pool_mb (or --memory_nodes)",
+      "raise EngineOptions::fabric.pool_bytes (--pool_mb) or "
+      "fabric.memory_nodes (--memory_nodes)",
       memory_nodes_, region_bytes_ >> 20));
 }
 

@@ -4,40 +4,35 @@
 
 namespace strand::rdma {
 
+#define STRAND_ONE(f) +1
+static_assert(sizeof(FabricCounters) ==
+                  (0 STRAND_FABRIC_COUNTERS_FIELDS(STRAND_ONE)) *
+                      sizeof(uint64_t),
+              "a FabricCounters counter is missing from "
+              "STRAND_FABRIC_COUNTERS_FIELDS");
+#undef STRAND_ONE
+
 FabricCounters& FabricCounters::operator+=(const FabricCounters& o) {
-  round_trips += o.round_trips;
-  reads += o.reads;
-  writes += o.writes;
-  cas += o.cas;
-  faa += o.faa;
-  peer_writes += o.peer_writes;
-  bytes_read += o.bytes_read;
-  bytes_written += o.bytes_written;
-  messages_sent += o.messages_sent;
-  messages_received += o.messages_received;
+#define STRAND_ADD(f) f += o.f;
+  STRAND_FABRIC_COUNTERS_FIELDS(STRAND_ADD)
+#undef STRAND_ADD
   return *this;
 }
 
 FabricCounters& FabricCounters::operator-=(const FabricCounters& o) {
-  round_trips -= o.round_trips;
-  reads -= o.reads;
-  writes -= o.writes;
-  cas -= o.cas;
-  faa -= o.faa;
-  peer_writes -= o.peer_writes;
-  bytes_read -= o.bytes_read;
-  bytes_written -= o.bytes_written;
-  messages_sent -= o.messages_sent;
-  messages_received -= o.messages_received;
+#define STRAND_SUB(f) f -= o.f;
+  STRAND_FABRIC_COUNTERS_FIELDS(STRAND_SUB)
+#undef STRAND_SUB
   return *this;
 }
 
 std::string FabricCounters::ToString() const {
-  return absl::StrFormat(
-      "round_trips=%d reads=%d writes=%d cas=%d faa=%d peer_writes=%d "
-      "bytes_read=%d bytes_written=%d messages_sent=%d messages_received=%d",
-      round_trips, reads, writes, cas, faa, peer_writes, bytes_read,
-      bytes_written, messages_sent, messages_received);
+  std::string out;
+#define STRAND_PRINT(f) \
+  absl::StrAppendFormat(&out, "%s%s=%d", out.empty() ? "" : " ", #f, f);
+  STRAND_FABRIC_COUNTERS_FIELDS(STRAND_PRINT)
+#undef STRAND_PRINT
+  return out;
 }
 
 FabricCounters EndpointCounters::Snapshot() const {

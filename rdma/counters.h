@@ -48,6 +48,23 @@ struct FabricCounters {
   std::string ToString() const;
 };
 
+// Every counter of FabricCounters, for the code that treats them all alike
+// (counters.cc). A counter added above goes here too (counters.cc checks
+// the count).
+// clang-format off
+#define STRAND_FABRIC_COUNTERS_FIELDS(X) \
+  X(round_trips) \
+  X(reads) \
+  X(writes) \
+  X(cas) \
+  X(faa) \
+  X(peer_writes) \
+  X(bytes_read) \
+  X(bytes_written) \
+  X(messages_sent) \
+  X(messages_received)
+// clang-format on
+
 // The live counters of one endpoint. Only the owning thread adds, so an
 // increment is a relaxed load and store (no locked instruction on the data
 // path); any thread may take a Snapshot() at any time.

@@ -173,7 +173,7 @@ absl::StatusOr<std::unique_ptr<Fabric>> CreateFabric(
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   switch (options.kind) {
     case FabricKind::kLoopback:
-      return LoopbackFabric::Create(options);
+      return loopback::LoopbackFabric::Create(options);
     case FabricKind::kVerbs:
       return verbs::VerbsFabric::Create(options);
   }

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The CPU path's ablation: TPC-C 50/50 New-Order/Payment, one compute node,
 --rtt_ns=0, at 1 thread/1 warehouse and 2 threads/2 warehouses, with the
-optimistic-read switches all on, tuple reads latched, and everything latched;
-the variants alternate within each round.
+CPU-path switches all on, identity frames off, tuple reads
+latched, and everything latched; the variants alternate within each round.
 
 CPU per committed transaction = process user+sys CPU of a 10 s run minus a
 2 s run, over the difference in commits (the load and warm-up cancel out).
@@ -17,6 +17,7 @@ import statistics
 import subprocess
 
 VARIANTS = [('all_on', []),
+            ('no_identity_frames', ['--noidentity_frames']),
             ('tuples_latched', ['--nooptimistic_tuple_reads']),
             ('all_latched', ['--nooptimistic_tuple_reads',
                              '--nooptimistic_reads'])]
@@ -41,7 +42,8 @@ def main():
     results = {}
     for r in range(a.rounds):
         for config, config_args in CONFIGS:
-            order = VARIANTS[r % 3:] + VARIANTS[:r % 3]
+            k = r % len(VARIANTS)
+            order = VARIANTS[k:] + VARIANTS[:k]
             for variant, variant_args in order:
                 short, short_cpu, _ = run(a.tpcc, config_args + variant_args, 2)
                 long, long_cpu, percent = run(a.tpcc,

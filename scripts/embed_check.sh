@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds and runs examples/embed/, an application that is its own CMake
 # project, the two ways an application gets strand:
-#   1. find_package: installs BUILD_DIR (a built strand) to a fresh prefix
-#      and builds the example against it;
+#   1. find_package: installs BUILD_DIR (a built strand) to a fresh prefix,
+#      checks that its include/ holds strand/ alone (public headers, and
+#      the internal ones under strand/internal/) and that the example
+#      includes "strand/..." only, and builds the example against it;
 #   2. add_subdirectory: builds the example with this source tree inside
 #      (strand's libraries only; GoogleTest hidden, since it must not be
 #      needed).
@@ -25,6 +27,24 @@ fi
 
 echo "--- find_package: cmake --install $build, then examples/embed"
 quiet cmake --install "$build" --prefix "$work/prefix"
+# The install holds strand's headers under include/strand/ only, and none
+# of them names a header by a path the application could also have.
+top="$(ls "$work/prefix/include")"
+if [ "$top" != "strand" ]; then
+  echo "embed_check: include/ holds more than strand/: $top" >&2
+  exit 1
+fi
+layers='base|rdma|cc|storage|index|wal|txn|partition|engine'
+if grep -rEn "#include \"($layers)/" "$work/prefix/include"; then
+  echo "embed_check: installed headers above include layer paths" >&2
+  exit 1
+fi
+# The example includes strand's public headers only.
+if grep -En '#include "' examples/embed/main.cc | grep -Ev '"(strand|absl)/'; then
+  echo "embed_check: examples/embed includes the headers above;" \
+    "an application includes \"strand/...\" only" >&2
+  exit 1
+fi
 quiet cmake -S examples/embed -B "$work/installed" -G Ninja \
   -DCMAKE_PREFIX_PATH="$work/prefix" "${launcher[@]}"
 quiet cmake --build "$work/installed"

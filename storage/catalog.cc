@@ -93,7 +93,9 @@ uint32_t EntriesPerGcl(uint32_t payload_bytes) {
 absl::StatusOr<std::unique_ptr<Catalog>> Catalog::Open(cc::GclManager& manager,
                                                        cc::ThreadContext& ctx) {
   if (EntriesPerGcl(manager.payload_bytes()) == 0) {
-    return absl::InvalidArgumentError("--gcl_size too small for the catalog");
+    return absl::InvalidArgumentError(
+        "EngineOptions::cc.gcl_size (--gcl_size) is too small for the "
+        "catalog");
   }
   const GlobalAddress word = cc::RootWordAddress(cc::RootWord::kCatalog);
   // The cc/ API has no plain read of a global word: FAA(0) reads it.

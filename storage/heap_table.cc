@@ -17,11 +17,21 @@ using rdma::GlobalAddress;
 
 namespace {
 
-// HeapTable::instance_: a table's key in each thread's cache of its insert
-// pages.
+// HeapTable::instance_: a table's key in each context's cache of its
+// insert pages.
 std::atomic<uint64_t> next_instance{1};
 
 }  // namespace
+
+// Direct-mapped by table: TPC-C inserts into four tables per thread, whose
+// instances are consecutive.
+struct HeapTable::InsertPageCache {
+  struct Entry {
+    uint64_t table = 0;  // HeapTable::instance_; 0: empty
+    InsertPage* insert_page = nullptr;
+  };
+  std::array<Entry, 16> entries;
+};
 
 // A page stores its slot count in a u16 (heap_page.h).
 static_assert(TupleAddress::kMaxSlots <= UINT16_MAX);
@@ -34,8 +44,9 @@ absl::StatusOr<GlobalAddress> HeapTable::Create(cc::GclManager& manager,
   if (heap_page::SlotsPerPage(manager.payload_bytes(), schema.tuple_bytes(),
                               TupleAddress::kMaxSlots) == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "a tuple of %d bytes does not fit a GCL of --gcl_size=%d (payload "
-        "%d bytes, %d of them page header)",
+        "a tuple of %d bytes does not fit a GCL of "
+        "EngineOptions::cc.gcl_size=%d (--gcl_size; payload %d bytes, %d of "
+        "them page header)",
         schema.tuple_bytes(), manager.options().gcl_size,
         manager.payload_bytes(), heap_page::kPageHeaderBytes));
   }
@@ -84,6 +95,7 @@ HeapTable::HeapTable(cc::GclManager& manager, GlobalAddress root,
       table_id_(table_id),
       schema_(std::move(schema)),
       tuple_bytes_(schema_.tuple_bytes()),
+      max_rows_per_page_(max_rows_per_page),
       slots_per_page_(
           heap_page::SlotsPerPage(manager.payload_bytes(), tuple_bytes_,
                                   TupleAddress::kMaxSlots, max_rows_per_page)),
@@ -217,21 +229,15 @@ absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
   return TupleAddress::Encode(mine.page, mine.next_slot++);
 }
 
-HeapTable::InsertPage& HeapTable::InsertPageOf(const cc::ThreadContext& ctx) {
-  // Direct-mapped by table: TPC-C inserts into four tables per thread,
-  // whose instances are consecutive.
-  struct Cached {
-    uint64_t table = 0;
-    const cc::ThreadContext* ctx = nullptr;
-    InsertPage* entry = nullptr;
-  };
-  thread_local std::array<Cached, 16> cache;
-  Cached& cached = cache[instance_ % cache.size()];
-  if (cached.table == instance_ && cached.ctx == &ctx) return *cached.entry;
+HeapTable::InsertPage& HeapTable::InsertPageOf(cc::ThreadContext& ctx) {
+  InsertPageCache& cache = ctx.Local<InsertPageCache>();
+  InsertPageCache::Entry& cached =
+      cache.entries[instance_ % cache.entries.size()];
+  if (cached.table == instance_) return *cached.insert_page;
   std::lock_guard<std::mutex> lock(mu_);
   std::unique_ptr<InsertPage>& entry = insert_pages_[&ctx];
   if (entry == nullptr) entry = std::make_unique<InsertPage>();
-  cached = {instance_, &ctx, entry.get()};
+  cached = {instance_, entry.get()};
   return *entry;
 }
 
@@ -331,6 +337,48 @@ absl::Status HeapTable::Update(cc::ThreadContext& ctx, TupleAddress address,
     std::memcpy(guard->MutableRange(base + first, last - first + 1),
                 tuple.data() + first, last - first + 1);
   }
+  return guard->Unlock();
+}
+
+absl::Status HeapTable::UpdateRange(cc::ThreadContext& ctx,
+                                    TupleAddress address, uint32_t offset,
+                                    absl::Span<const uint8_t> bytes) {
+  if (absl::Status s = CheckAddress(address); !s.ok()) return s;
+  if (offset < kTupleHeaderBytes || offset + bytes.size() > tuple_bytes_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "bytes %d..%d are not within the columns of a %d-byte tuple", offset,
+        offset + bytes.size(), tuple_bytes_));
+  }
+  auto guard = manager_.XLock(ctx, address.gcl());
+  if (!guard.ok()) return guard.status();
+  if (absl::Status s = CheckLive(guard->data(), address); !s.ok()) return s;
+  if (!bytes.empty()) {
+    std::memcpy(guard->MutableRange(SlotOffset(address.slot()) + offset,
+                                    static_cast<uint32_t>(bytes.size())),
+                bytes.data(), bytes.size());
+  }
+  return guard->Unlock();
+}
+
+absl::Status HeapTable::Overwrite(cc::ThreadContext& ctx, TupleAddress address,
+                                  absl::Span<const uint8_t> tuple) {
+  if (absl::Status s = CheckAddress(address); !s.ok()) return s;
+  if (tuple.size() != tuple_bytes_) {
+    return absl::InvalidArgumentError(
+        "overwrite with a tuple of the wrong size");
+  }
+  auto guard = manager_.XLock(ctx, address.gcl());
+  if (!guard.ok()) return guard.status();
+  if (!heap_page::IsPageOf(guard->data(), table_id_)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is not in a page of table %d", address.ToString(), table_id_));
+  }
+  uint8_t* dst = guard->MutableRange(SlotOffset(address.slot()), tuple_bytes_);
+  TupleHeader header;
+  header.set_flags(TupleHeader::kLive);
+  std::memcpy(dst, &header, kTupleHeaderBytes);
+  std::memcpy(dst + kTupleHeaderBytes, tuple.data() + kTupleHeaderBytes,
+              tuple_bytes_ - kTupleHeaderBytes);
   return guard->Unlock();
 }
 

@@ -90,6 +90,10 @@ class HeapTable {
   const Schema& schema() const { return schema_; }
   rdma::GlobalAddress root() const { return root_; }
   uint32_t table_id() const { return table_id_; }
+  // The options it was created with (kept in its root).
+  TableOptions options() const {
+    return TableOptions{.max_rows_per_page = max_rows_per_page_};
+  }
   // Rows a page holds: what fits a GCL, capped by max_rows_per_page.
   uint32_t slots_per_page() const { return slots_per_page_; }
   // Where slot `slot` starts in its page's payload: for txn/, which latches
@@ -129,9 +133,23 @@ class HeapTable {
   // write-back carries exactly that. NotFound if empty or deleted.
   absl::Status Update(cc::ThreadContext& ctx, TupleAddress address,
                       absl::Span<const uint8_t> tuple);
+  // Writes `bytes` at `offset` within the live tuple at `address` (past its
+  // header); marks dirty only them. One latch, no copy of the tuple: a
+  // logged after-image replayed (engine/recovery.h). NotFound if the slot
+  // holds no live tuple; InvalidArgument if the range leaves the columns.
+  absl::Status UpdateRange(cc::ThreadContext& ctx, TupleAddress address,
+                           uint32_t offset, absl::Span<const uint8_t> bytes);
   // Overwrites one column; marks dirty only that column's bytes.
   absl::Status UpdateColumn(cc::ThreadContext& ctx, TupleAddress address,
                             size_t column, absl::Span<const uint8_t> value);
+
+  // Writes the whole of `tuple` into the slot at `address` with a fresh
+  // live header, whatever the slot held (a live, deleted or pending
+  // tuple). For recovery's idempotent replay only
+  // (docs/design/checkpoints.md): an insert of a logged address that
+  // recovery already placed makes that tuple live with the logged bytes.
+  absl::Status Overwrite(cc::ThreadContext& ctx, TupleAddress address,
+                         absl::Span<const uint8_t> tuple);
 
   // Marks the tuple deleted (only its flags byte is written back). NotFound
   // if it already is, or the slot is empty.
@@ -202,6 +220,7 @@ class HeapTable {
   const uint32_t table_id_;
   const Schema schema_;
   const uint32_t tuple_bytes_;
+  const uint32_t max_rows_per_page_;
   const uint32_t slots_per_page_;
 
   // Each inserting thread's current page and the next slot to hand out in
@@ -213,13 +232,16 @@ class HeapTable {
     rdma::GlobalAddress page;
     uint32_t next_slot = 0;
   };
-  // `ctx`'s entry, found without mu_ once this thread has used it (a
-  // per-thread cache): the common insert, a next slot on the thread's own
-  // page with no free slot waiting, then takes no table-wide lock, which
-  // at two threads cost 5% of TPC-C's CPU in futex waits.
-  InsertPage& InsertPageOf(const cc::ThreadContext& ctx);
+  // `ctx`'s entry, found without mu_ once `ctx` has used it (a cache on
+  // the context): the common insert, a next slot on the thread's own page
+  // with no free slot waiting, then takes no table-wide lock, which at two
+  // threads cost 5% of TPC-C's CPU in futex waits.
+  InsertPage& InsertPageOf(cc::ThreadContext& ctx);
+  // That cache (cc::ThreadContext::Local), for every table `ctx` inserts
+  // into.
+  struct InsertPageCache;
 
-  // Keys the per-thread cache; unique in the process, never reused, so a
+  // Keys the contexts' caches; unique in the process, never reused, so a
   // cache entry of a table that is gone never matches again.
   const uint64_t instance_;
   // std::mutex, not absl::Mutex: the distribution's abseil is not built

@@ -1,10 +1,11 @@
 #include "storage/schema.h"
 
 #include <cstring>
-#include <limits>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
+#include "base/coding.h"
 #include "glog/logging.h"
 #include "storage/tuple_header.h"
 
@@ -49,54 +50,57 @@ int MaxDecimalScale(uint16_t length) {
   }
 }
 
-template <typename T>
-T Load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
+using schema_internal::FitsSigned;
+using schema_internal::LoadSigned;
+using schema_internal::StoreSigned;
 
-// The signed integer of `bytes` (1, 2, 4 or 8) bytes at p, sign-extended.
-int64_t LoadSigned(const uint8_t* p, uint16_t bytes) {
-  switch (bytes) {
-    case 1:
-      return Load<int8_t>(p);
-    case 2:
-      return Load<int16_t>(p);
-    case 4:
-      return Load<int32_t>(p);
-    default:
-      return Load<int64_t>(p);
+constexpr uint32_t Bit(ColumnType type) { return Schema::TypeBit(type); }
+constexpr uint32_t kIntTypes = Schema::kIntTypes;
+constexpr uint32_t kDoubleType = Bit(ColumnType::kDouble);
+constexpr uint32_t kDecimalType = Bit(ColumnType::kDecimal);
+constexpr uint32_t kCharType = Bit(ColumnType::kChar);
+
+// Keeps the first misuse in *errors (or logs it if there is nowhere to keep
+// it): accessors never abort the process.
+void Record(absl::Status* errors, absl::Status error) {
+  if (errors == nullptr) {
+    LOG_FIRST_N(ERROR, 10) << "misused tuple accessor: " << error;
+    return;
   }
+  if (errors->ok()) *errors = std::move(error);
 }
 
-template <typename T>
-void StoreChecked(uint8_t* p, int64_t value, const Column& c) {
-  CHECK(value >= std::numeric_limits<T>::min() &&
-        value <= std::numeric_limits<T>::max())
-      << value << " does not fit " << c.length << "-byte "
-      << ColumnTypeName(c.type) << " column " << c.name;
-  const T v = static_cast<T>(value);
-  std::memcpy(p, &v, sizeof(T));
-}
-
-// Stores `value` in the c.length bytes at p; CHECKs that it fits.
-void StoreSigned(uint8_t* p, int64_t value, const Column& c) {
-  switch (c.length) {
-    case 1:
-      return StoreChecked<int8_t>(p, value, c);
-    case 2:
-      return StoreChecked<int16_t>(p, value, c);
-    case 4:
-      return StoreChecked<int32_t>(p, value, c);
-    default:
-      return StoreChecked<int64_t>(p, value, c);
+// `schema`'s column `column` if its type is in `types`; else records why
+// not (naming the column) and returns null.
+const Column* FindColumn(const Schema& schema, size_t column, uint32_t types,
+                         const char* accessor, absl::Status* errors) {
+  if (column >= schema.column_count()) {
+    Record(errors, absl::InvalidArgumentError(absl::StrFormat(
+                       "%s(%d): no such column, the row has %d", accessor,
+                       column, schema.column_count())));
+    return nullptr;
   }
+  const Column& c = schema.column(column);
+  if ((Bit(c.type) & types) == 0) {
+    Record(errors, absl::InvalidArgumentError(
+                       absl::StrFormat("%s on column %s, which is %s", accessor,
+                                       c.name, ColumnTypeName(c.type))));
+    return nullptr;
+  }
+  return &c;
 }
 
-bool IsInt(ColumnType type) {
-  return type == ColumnType::kInt8 || type == ColumnType::kInt16 ||
-         type == ColumnType::kInt32 || type == ColumnType::kInt64;
+const Column* FindColumn(const Schema& schema, std::string_view column,
+                         uint32_t types, const char* accessor,
+                         absl::Status* errors) {
+  absl::StatusOr<size_t> i = schema.ColumnIndex(column);
+  if (!i.ok()) {
+    Record(errors, absl::InvalidArgumentError(absl::StrFormat(
+                       "%s(\"%s\"): the row has no column of that name",
+                       accessor, column)));
+    return nullptr;
+  }
+  return FindColumn(schema, *i, types, accessor, errors);
 }
 
 }  // namespace
@@ -175,6 +179,7 @@ absl::StatusOr<Schema> Schema::Create(std::vector<ColumnSpec> specs) {
     offset += length;
   }
   schema.tuple_bytes_ = offset;
+  schema.fingerprint_ = absl::HashOf(schema.Serialize());
   return schema;
 }
 
@@ -190,14 +195,14 @@ absl::StatusOr<size_t> Schema::ColumnIndex(std::string_view name) const {
 std::string Schema::Serialize() const {
   std::string out(8 + columns_.size() * kColumnRecord, '\0');
   const uint32_t count = columns_.size();
-  std::memcpy(out.data(), &kSchemaMagic, 4);
-  std::memcpy(out.data() + 4, &count, 4);
+  EncodeFixed<uint32_t>(out.data(), kSchemaMagic);
+  EncodeFixed<uint32_t>(out.data() + 4, count);
   char* p = out.data() + 8;
   for (const Column& c : columns_) {
     std::memcpy(p, c.name.data(), c.name.size());
     p[kNameField] = static_cast<char>(c.type);
     p[kNameField + 1] = static_cast<char>(c.scale);
-    std::memcpy(p + kNameField + 2, &c.length, 2);
+    EncodeFixed<uint16_t>(p + kNameField + 2, c.length);
     p += kColumnRecord;
   }
   return out;
@@ -205,10 +210,10 @@ std::string Schema::Serialize() const {
 
 absl::StatusOr<Schema> Schema::Deserialize(std::string_view bytes) {
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
-  if (bytes.size() < 8 || Load<uint32_t>(p) != kSchemaMagic) {
+  if (bytes.size() < 8 || DecodeFixed<uint32_t>(p) != kSchemaMagic) {
     return absl::DataLossError("stored schema has no valid header");
   }
-  const uint32_t count = Load<uint32_t>(p + 4);
+  const uint32_t count = DecodeFixed<uint32_t>(p + 4);
   if (bytes.size() < 8 + uint64_t{count} * kColumnRecord) {
     return absl::DataLossError("stored schema is truncated");
   }
@@ -220,7 +225,7 @@ absl::StatusOr<Schema> Schema::Deserialize(std::string_view bytes) {
                      strnlen(reinterpret_cast<const char*>(r), kNameField));
     spec.type = static_cast<ColumnType>(r[kNameField]);
     spec.scale = r[kNameField + 1];
-    spec.length = Load<uint16_t>(r + kNameField + 2);
+    spec.length = DecodeFixed<uint16_t>(r + kNameField + 2);
     specs.push_back(std::move(spec));
   }
   return Create(std::move(specs));
@@ -239,57 +244,108 @@ bool operator==(const Schema& a, const Schema& b) {
   return true;
 }
 
-int64_t TupleView::GetInt(size_t column) const {
-  const Column& c = schema_->column(column);
-  CHECK(IsInt(c.type)) << "column " << c.name << " is "
-                       << ColumnTypeName(c.type);
-  return LoadSigned(bytes_ + c.offset, c.length);
+const Column* TupleView::Find(size_t column, uint32_t types,
+                              const char* accessor) const {
+  return FindColumn(*schema_, column, types, accessor, errors_);
+}
+
+const Column* TupleView::Find(std::string_view column, uint32_t types,
+                              const char* accessor) const {
+  return FindColumn(*schema_, column, types, accessor, errors_);
 }
 
 double TupleView::GetDouble(size_t column) const {
-  const Column& c = schema_->column(column);
-  CHECK(c.type == ColumnType::kDouble) << "column " << c.name;
-  return Load<double>(bytes_ + c.offset);
+  const Column* c = Find(column, kDoubleType, "GetDouble");
+  return c == nullptr ? 0 : DecodeFixed<double>(bytes_ + c->offset);
 }
 
-int64_t TupleView::GetDecimal(size_t column) const {
-  const Column& c = schema_->column(column);
-  CHECK(c.type == ColumnType::kDecimal) << "column " << c.name;
-  return LoadSigned(bytes_ + c.offset, c.length);
+namespace {
+
+std::string_view CharsAt(const uint8_t* bytes, const Column* c) {
+  if (c == nullptr) return {};
+  const char* p = reinterpret_cast<const char*>(bytes + c->offset);
+  return std::string_view(p, strnlen(p, c->length));
 }
 
-std::string_view TupleView::GetChars(size_t column) const {
-  const Column& c = schema_->column(column);
-  CHECK(c.type == ColumnType::kChar) << "column " << c.name;
-  const char* p = reinterpret_cast<const char*>(bytes_ + c.offset);
-  return std::string_view(p, strnlen(p, c.length));
+}  // namespace
+
+int64_t TupleView::GetInt(std::string_view column) const {
+  const Column* c = Find(column, kIntTypes, "GetInt");
+  return c == nullptr ? 0 : LoadSigned(bytes_ + c->offset, c->length);
 }
 
-void TupleBuffer::SetInt(size_t column, int64_t value) {
-  const Column& c = schema_->column(column);
-  CHECK(IsInt(c.type)) << "column " << c.name << " is "
-                       << ColumnTypeName(c.type);
-  StoreSigned(bytes_.data() + c.offset, value, c);
+double TupleView::GetDouble(std::string_view column) const {
+  const Column* c = Find(column, kDoubleType, "GetDouble");
+  return c == nullptr ? 0 : DecodeFixed<double>(bytes_ + c->offset);
+}
+
+int64_t TupleView::GetDecimal(std::string_view column) const {
+  const Column* c = Find(column, kDecimalType, "GetDecimal");
+  return c == nullptr ? 0 : LoadSigned(bytes_ + c->offset, c->length);
+}
+
+std::string_view TupleView::GetChars(std::string_view column) const {
+  return CharsAt(bytes_, Find(column, kCharType, "GetChars"));
+}
+
+const Column* TupleBuffer::Find(size_t column, uint32_t types,
+                                const char* accessor) {
+  return FindColumn(*schema_, column, types, accessor, &status_);
+}
+
+const Column* TupleBuffer::Find(std::string_view column, uint32_t types,
+                                const char* accessor) {
+  return FindColumn(*schema_, column, types, accessor, &status_);
+}
+
+void TupleBuffer::SetIntColumn(const Column* c, int64_t value) {
+  if (c == nullptr) return;
+  if (!FitsSigned(value, c->length)) {
+    Record(&status_, absl::InvalidArgumentError(absl::StrFormat(
+                         "%d does not fit column %s (%d-byte %s)", value,
+                         c->name, c->length, ColumnTypeName(c->type))));
+    return;
+  }
+  StoreSigned(bytes_.data() + c->offset, value, c->length);
+}
+
+void TupleBuffer::SetDoubleColumn(const Column* c, double value) {
+  if (c == nullptr) return;
+  EncodeFixed<double>(bytes_.data() + c->offset, value);
+}
+
+void TupleBuffer::SetCharsColumn(const Column* c, std::string_view value) {
+  if (c == nullptr) return;
+  if (value.size() > c->length) {
+    Record(&status_, absl::InvalidArgumentError(absl::StrFormat(
+                         "a string of %d bytes does not fit column %s "
+                         "(char of %d)",
+                         value.size(), c->name, c->length)));
+    return;
+  }
+  uint8_t* p = bytes_.data() + c->offset;
+  std::memcpy(p, value.data(), value.size());
+  std::memset(p + value.size(), 0, c->length - value.size());
 }
 
 void TupleBuffer::SetDouble(size_t column, double value) {
-  const Column& c = schema_->column(column);
-  CHECK(c.type == ColumnType::kDouble) << "column " << c.name;
-  std::memcpy(bytes_.data() + c.offset, &value, 8);
+  SetDoubleColumn(Find(column, kDoubleType, "SetDouble"), value);
 }
 
-void TupleBuffer::SetDecimal(size_t column, int64_t units) {
-  const Column& c = schema_->column(column);
-  CHECK(c.type == ColumnType::kDecimal) << "column " << c.name;
-  StoreSigned(bytes_.data() + c.offset, units, c);
+void TupleBuffer::SetInt(std::string_view column, int64_t value) {
+  SetIntColumn(Find(column, kIntTypes, "SetInt"), value);
 }
 
-void TupleBuffer::SetChars(size_t column, std::string_view value) {
-  const Column& c = schema_->column(column);
-  CHECK(c.type == ColumnType::kChar) << "column " << c.name;
-  uint8_t* p = bytes_.data() + c.offset;
-  std::memset(p, 0, c.length);
-  std::memcpy(p, value.data(), std::min<size_t>(value.size(), c.length));
+void TupleBuffer::SetDouble(std::string_view column, double value) {
+  SetDoubleColumn(Find(column, kDoubleType, "SetDouble"), value);
+}
+
+void TupleBuffer::SetDecimal(std::string_view column, int64_t units) {
+  SetIntColumn(Find(column, kDecimalType, "SetDecimal"), units);
+}
+
+void TupleBuffer::SetChars(std::string_view column, std::string_view value) {
+  SetCharsColumn(Find(column, kCharType, "SetChars"), value);
 }
 
 }  // namespace strand::storage

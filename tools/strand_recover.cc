@@ -1,27 +1,32 @@
-// strand_recover: rebuilds a memory pool from an initial image plus the
-// logs of every compute node, merged in commit-timestamp order
-// (engine/recovery.h), and optionally writes the result as a new image.
+// strand_recover: rebuilds a memory pool from a base (the newest usable
+// checkpoint in --wal_dir, engine/checkpoint_load.h, or else the pool image
+// --image) plus the logs of every compute node, merged in commit-timestamp
+// order (engine/recovery.h), and optionally writes the result as an image.
 //
-//   strand_recover --image=/ssd/db.img --wal_dir=/ssd/wal
-//       --out_image=/ssd/db-recovered.img
+//   strand_recover --wal_dir=/ssd/wal [--image=/ssd/db.img]
+//       [--out_image=/ssd/db-recovered.img]
 //
 // The pool's layout (memory nodes, their size, the chunk and GCL sizes)
-// is read from the image; --memory_nodes, --pool_mb, --chunk_kb and
-// --gcl_size are needed only for an image too old to record its GCL size,
-// and if given must match it.
+// is read from the base: the checkpoint's manifest or the image's header;
+// --memory_nodes, --pool_mb, --chunk_kb and --gcl_size are needed only
+// for an image too old to record its GCL size, and if given must match.
 //
-// Prints what was replayed and, per node, how its log ended (a torn tail
-// of a crash is cut: the bytes dropped are printed). A log damaged before
-// its end (a corrupt or missing record that later records prove was
-// durable, wal/log_reader.h) is an error naming the node, segment, offset
-// and LSN; --allow_log_data_loss recovers up to it instead, and says so.
+// Prints the base (and every newer checkpoint passed over, with why: a
+// damaged or unfinished copy, logs truncated past it), how long loading it
+// and replaying the logs took (records/s, MiB/s), and per node how its log
+// ended (a torn tail of a crash is cut: the bytes dropped are printed). A
+// log damaged before its end (a corrupt, missing or truncated segment, a
+// missing node-<id>/, wal/log_reader.h) is an error naming the node,
+// segment, offset and LSN; --allow_log_data_loss recovers up to it
+// instead, and says so.
 //
 // Exit status: 0 recovered (with --allow_log_data_loss possibly losing
 // data, which the report and the JSON say); 1 recovery failed (damaged or
-// foreign log, corrupt image, replay error); 2 command-line misuse, found
-// before any replay (missing or unusable --image / --wal_dir / --out_image,
-// a layout flag that contradicts the image). --json: one JSON object on
-// stdout and nothing else (the human report goes to stderr).
+// foreign log, no usable checkpoint or image, replay error); 2
+// command-line misuse, found before any replay (missing or unusable
+// --image / --wal_dir / --out_image, a layout flag that contradicts the
+// base). --json: one JSON object on stdout and nothing else (the human
+// report goes to stderr).
 
 #include <gflags/gflags.h>
 
@@ -29,6 +34,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -42,13 +48,26 @@
 #include "base/run_output.h"
 #include "base/status_macros.h"
 #include "engine/engine.h"
+#include "engine/engine_internals.h"
 #include "engine/image.h"
 #include "rdma/fabric_flags.h"
+#include "wal/checkpoint.h"
 
 namespace strand {
 
+// The pool layout recovery rebuilds: the newest published checkpoint's
+// (its manifest), or the image's header.
+struct RecoveryBase {
+  std::string name;  // "the checkpoint <dir>" or "the image <file>"
+  uint32_t memory_nodes = 0;
+  uint64_t region_bytes = 0;
+  uint64_t chunk_bytes = 0;
+  uint32_t gcl_size = 0;
+};
+
 // What strand_recover is told: one field per flag, checked together by
-// Validate before any replay (the image's header is read, nothing else).
+// Validate before any replay (the newest checkpoint's manifest or the
+// image's header is read, nothing else).
 struct RecoverOptions {
   std::string image;
   std::string wal_dir;
@@ -58,8 +77,8 @@ struct RecoverOptions {
   rdma::FabricOptions fabric;
   std::set<std::string> given;
 
-  // The image's header, with the layout flags checked against it.
-  absl::StatusOr<engine::ImageInfo> Validate() const;
+  // The base's layout, with the layout flags checked against it.
+  absl::StatusOr<RecoveryBase> Validate() const;
   void AddJson(JsonLine& json) const;
 };
 
@@ -71,13 +90,15 @@ const strand::RecoverOptions kDefaults;
 }  // namespace
 
 DEFINE_string(image, kDefaults.image.c_str(),
-              "Initial pool image (engine/image.h), required");
+              "Pool image (engine/image.h) to start from when --wal_dir holds "
+              "no usable checkpoint; required if it holds none");
 DEFINE_string(wal_dir, kDefaults.wal_dir.c_str(),
               "Directory of the logs to replay (the run's --wal_dir, holding "
               "one node-<id>/ per compute node), required");
 DEFINE_string(out_image, kDefaults.out_image.c_str(),
-              "Write the recovered pool here (continue from it with a fresh "
-              "--wal_dir); checked for writability before the replay");
+              "Write the recovered pool here (open it with tpcc "
+              "--check_image, or continue from it with a fresh --wal_dir); "
+              "checked for writability before the replay");
 DEFINE_uint32(gcl_size, kDefaults.gcl_size,
               "GCL size of the run that wrote the image; 0 (default): the "
               "image's own. Needed only for images of format 1, which do not "
@@ -97,36 +118,68 @@ namespace {
 
 using engine::ImageInfo;
 
-// A flag the user set whose value contradicts the image's: misuse.
+// A flag the user set whose value contradicts the base's: misuse.
 absl::Status CheckLayoutFlag(const RecoverOptions& o, const char* flag,
-                             uint64_t given, uint64_t image_value,
-                             uint64_t unit) {
-  if (!o.given.contains(flag) || given == image_value) return absl::OkStatus();
+                             uint64_t given, uint64_t base_value, uint64_t unit,
+                             const std::string& base) {
+  if (!o.given.contains(flag) || given == base_value) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat(
-      "--%s=%d contradicts the image %s, which has %d: drop the flag (the "
-      "layout is read from the image) or give the image of that run",
-      flag, given / unit, o.image, image_value / unit));
+      "--%s=%d contradicts %s, which has %d: drop the flag (the layout is "
+      "read from it) or give the base of that run",
+      flag, given / unit, base, base_value / unit));
+}
+
+absl::Status CheckLayoutFlags(const RecoverOptions& o,
+                              const RecoveryBase& base) {
+  STRAND_RETURN_IF_ERROR(CheckLayoutFlag(o, "memory_nodes",
+                                         o.fabric.memory_nodes,
+                                         base.memory_nodes, 1, base.name));
+  STRAND_RETURN_IF_ERROR(CheckLayoutFlag(o, "pool_mb", o.fabric.pool_bytes,
+                                         base.region_bytes, uint64_t{1} << 20,
+                                         base.name));
+  return CheckLayoutFlag(o, "chunk_kb", o.fabric.chunk_bytes, base.chunk_bytes,
+                         1024, base.name);
+}
+
+// The layout of the newest published checkpoint in --wal_dir (what the
+// engine tries first: an older one it may fall back to was taken from the
+// same pool), if there is one.
+std::optional<RecoveryBase> NewestCheckpoint(const RecoverOptions& o) {
+  auto listed = wal::ListCheckpoints(o.wal_dir);
+  if (!listed.ok()) return std::nullopt;
+  for (const wal::CheckpointEntry& e : *listed) {
+    if (!e.published) continue;
+    auto manifest = wal::ReadManifest(e.dir);
+    if (!manifest.ok()) continue;
+    // A checkpoint is logical: any pool that holds it would do, but the
+    // run's own layout surely does.
+    return RecoveryBase{.name = "the checkpoint " + e.dir,
+                        .memory_nodes = manifest->memory_nodes,
+                        .region_bytes = manifest->region_bytes,
+                        .chunk_bytes = manifest->chunk_bytes,
+                        .gcl_size = manifest->gcl_size};
+  }
+  return std::nullopt;
 }
 
 // The image's header, and the layout flags checked against it.
 absl::StatusOr<ImageInfo> CheckImage(const RecoverOptions& o) {
   if (o.image.empty()) {
     return absl::InvalidArgumentError(
-        "--image=FILE is required (the pool image to start from, e.g. the "
-        "load.img of a tpcc --wal=on run)");
+        "--wal_dir holds no checkpoint: --image=FILE is required (the pool "
+        "image to start from, e.g. the load.img of a run that logged "
+        "without checkpoints)");
   }
   absl::StatusOr<ImageInfo> image = engine::ReadImageHeader(o.image);
   if (!image.ok()) {
     return absl::InvalidArgumentError("--image: " +
                                       std::string(image.status().message()));
   }
-  STRAND_RETURN_IF_ERROR(CheckLayoutFlag(
-      o, "memory_nodes", o.fabric.memory_nodes, image->memory_nodes, 1));
-  STRAND_RETURN_IF_ERROR(CheckLayoutFlag(o, "pool_mb", o.fabric.pool_bytes,
-                                         image->region_bytes,
-                                         uint64_t{1} << 20));
-  STRAND_RETURN_IF_ERROR(CheckLayoutFlag(o, "chunk_kb", o.fabric.chunk_bytes,
-                                         image->chunk_bytes, 1024));
+  STRAND_RETURN_IF_ERROR(
+      CheckLayoutFlags(o, RecoveryBase{.name = "the image " + o.image,
+                                       .memory_nodes = image->memory_nodes,
+                                       .region_bytes = image->region_bytes,
+                                       .chunk_bytes = image->chunk_bytes}));
   if (image->gcl_size == 0) {
     if (o.gcl_size == 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -199,15 +252,39 @@ absl::Status CheckOutImage(const RecoverOptions& o) {
 
 }  // namespace
 
-absl::StatusOr<ImageInfo> RecoverOptions::Validate() const {
+absl::StatusOr<RecoveryBase> RecoverOptions::Validate() const {
   if (fabric.kind != rdma::FabricKind::kLoopback) {
     return absl::InvalidArgumentError(
-        "pool images are restored on --fabric=loopback only");
+        "recovery runs on --fabric=loopback only");
   }
-  STRAND_ASSIGN_OR_RETURN(const ImageInfo info, CheckImage(*this));
+  // An image given is checked first (the fallback the engine takes if no
+  // checkpoint is usable), then the logs, then the newest checkpoint.
+  std::optional<ImageInfo> info;
+  if (!image.empty()) {
+    STRAND_ASSIGN_OR_RETURN(info, CheckImage(*this));
+  }
   STRAND_RETURN_IF_ERROR(CheckWalDir(*this));
+  std::optional<RecoveryBase> base = NewestCheckpoint(*this);
+  if (base.has_value()) {
+    STRAND_RETURN_IF_ERROR(CheckLayoutFlags(*this, *base));
+    if (gcl_size != 0 && gcl_size != base->gcl_size) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--gcl_size=%d contradicts %s, whose GCLs are %d bytes: drop "
+          "--gcl_size (it is read from it)",
+          gcl_size, base->name, base->gcl_size));
+    }
+  } else {
+    if (!info.has_value()) {
+      STRAND_ASSIGN_OR_RETURN(info, CheckImage(*this));  // says it is needed
+    }
+    base = RecoveryBase{.name = "the image " + image,
+                        .memory_nodes = info->memory_nodes,
+                        .region_bytes = info->region_bytes,
+                        .chunk_bytes = info->chunk_bytes,
+                        .gcl_size = info->gcl_size};
+  }
   STRAND_RETURN_IF_ERROR(CheckOutImage(*this));
-  return info;
+  return *base;
 }
 
 void RecoverOptions::AddJson(JsonLine& json) const {
@@ -234,22 +311,20 @@ std::string NodesJson(const engine::RecoveryReport& report) {
   return "[" + absl::StrJoin(nodes, ",") + "]";
 }
 
-// The options from the flags, validated, and the image's layout: exits
+// The options from the flags, validated, and the base's layout: exits
 // with status 2 naming the flag on any misuse, before any replay.
-std::pair<RecoverOptions, ImageInfo> OptionsFromFlags() {
+std::pair<RecoverOptions, RecoveryBase> OptionsFromFlags() {
   RecoverOptions o;
   o.image = FLAGS_image;
   o.wal_dir = FLAGS_wal_dir;
   o.out_image = FLAGS_out_image;
   o.gcl_size = FLAGS_gcl_size;
   o.allow_log_data_loss = FLAGS_allow_log_data_loss;
-  auto fabric = rdma::FabricOptionsFromFlags();
-  ExitIfUsageError(fabric.status());
-  o.fabric = *fabric;
+  o.fabric = ValueOrExitIfUsageError(rdma::FabricOptionsFromFlags());
   o.given = FlagsGiven();
-  absl::StatusOr<ImageInfo> image = o.Validate();
-  ExitIfUsageError(image.status());
-  return {o, *image};
+  absl::StatusOr<RecoveryBase> base = o.Validate();
+  ExitIfUsageError(base.status());
+  return {o, *base};
 }
 
 void PrintReport(const RecoverOptions& o, const engine::RecoveryReport& report,
@@ -259,7 +334,7 @@ void PrintReport(const RecoverOptions& o, const engine::RecoveryReport& report,
   for (const wal::LogReaderStats& n : report.nodes) log_records += n.records;
   if (log_records == 0) {
     std::cerr << "strand_recover: warning: the logs in " << o.wal_dir
-              << " hold no record: the recovered pool is the image as it "
+              << " hold no record: the recovered pool is the base as it "
                  "was\n";
   }
   if (report.data_lost) {
@@ -270,21 +345,27 @@ void PrintReport(const RecoverOptions& o, const engine::RecoveryReport& report,
 
 int Main() {
   RunOutput output = RunOutput::FromFlags();
-  const auto [options, image] = OptionsFromFlags();
+  const auto [options, base] = OptionsFromFlags();
   engine::EngineOptions engine_options;
   engine_options.fabric = options.fabric;
-  engine_options.fabric.memory_nodes = static_cast<int>(image.memory_nodes);
-  engine_options.fabric.pool_bytes = image.region_bytes;
-  engine_options.fabric.chunk_bytes = image.chunk_bytes;
-  engine_options.cc.gcl_size = image.gcl_size;
+  engine_options.fabric.memory_nodes = static_cast<int>(base.memory_nodes);
+  engine_options.fabric.pool_bytes = base.region_bytes;
+  engine_options.fabric.chunk_bytes = base.chunk_bytes;
+  if (!options.given.contains("populate_memory")) {
+    // Recovery fills the pool it uses: committing the rest of the regions
+    // in the background (the binaries' default, for measured runs) only
+    // competes with it for the CPU.
+    engine_options.fabric.populate_memory = rdma::PopulateMode::kOnFirstTouch;
+  }
+  engine_options.cc.gcl_size = base.gcl_size;
   engine_options.image_path = options.image;
   engine_options.recover_wal_dir = options.wal_dir;
   engine_options.recover_allow_log_data_loss = options.allow_log_data_loss;
   if (absl::Status s = engine_options.Validate(
           strand::OptionNaming::Flags("EngineOptions::"));
       !s.ok()) {
-    std::cerr << "strand_recover: the image's layout is not usable: " << s
-              << "\n";
+    std::cerr << "strand_recover: the layout of " << base.name
+              << " is not usable: " << s << "\n";
     return 1;
   }
   auto engine = engine::Engine::Open(engine_options);
@@ -295,10 +376,30 @@ int Main() {
   const engine::RecoveryReport& report = *(*engine)->recovery_report();
   PrintReport(options, report, output.human());
   JsonLine json = output.Record();
-  // The layout as restored from the image (the fabric flags' names).
-  rdma::AddFabricJson(engine_options.fabric, (*engine)->fabric(), json);
+  // The layout as restored from the base (the fabric flags' names).
+  rdma::AddFabricJson(engine_options.fabric,
+                      engine::EngineInternals::fabric(**engine), json);
   options.AddJson(json);
-  json.Add("gcl_size", static_cast<uint64_t>(image.gcl_size))
+  const double replay_s = absl::ToDoubleSeconds(report.replay_time);
+  json.Add("base_kind", report.base_kind)
+      .Add("base", report.base_path)
+      .Add("bases_passed_over", report.bases_passed_over.size())
+      .Add("load_s", absl::ToDoubleSeconds(report.load_time))
+      .Add("load_cpu_s", report.load_cpu_s)
+      .Add("read_logs_cpu_s", report.read_cpu_s)
+      .Add("replay_cpu_s", report.replay_cpu_s)
+      .Add("read_logs_s", absl::ToDoubleSeconds(report.read_time))
+      .Add("replay_s", replay_s)
+      .Add("checkpoint_tuples", report.checkpoint_tuples)
+      .Add("checkpoint_entries", report.checkpoint_entries)
+      .Add("checkpoint_bytes", report.checkpoint_bytes)
+      .Add("replayed_bytes", report.replayed_bytes)
+      .Add("replay_records_per_s",
+           replay_s > 0 ? report.records_replayed / replay_s : 0.0)
+      .Add("replay_mb_per_s",
+           replay_s > 0 ? report.replayed_bytes / 1048576.0 / replay_s : 0.0)
+      .Add("ops_already_applied", report.ops_already_applied)
+      .Add("gcl_size", static_cast<uint64_t>(base.gcl_size))
       .Add("image_timestamp", report.image_timestamp)
       .Add("records_replayed", report.records_replayed)
       .Add("ops_replayed", report.ops_replayed)
@@ -336,9 +437,9 @@ int Main() {
 int main(int argc, char** argv) {
   strand::ParseCommandLineOrExit(
       &argc, &argv,
-      "Rebuilds a strand pool from an image and the logs of every compute "
-      "node.\n"
-      "Usage: strand_recover --image=FILE --wal_dir=DIR [--out_image=FILE] "
+      "Rebuilds a strand pool from a checkpoint (or an image) and the logs of "
+      "every compute node.\n"
+      "Usage: strand_recover --wal_dir=DIR [--image=FILE] [--out_image=FILE] "
       "[--allow_log_data_loss] [--json|--csv]\n"
       "Exit status: 0 recovered, 1 recovery failed, 2 command-line misuse.");
   return strand::Main();

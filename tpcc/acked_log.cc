@@ -1,5 +1,9 @@
 #include "tpcc/acked_log.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -11,6 +15,19 @@ namespace strand::tpcc {
 
 absl::StatusOr<std::unique_ptr<AckedLogWriter>> AckedLogWriter::Open(
     const std::string& path) {
+  // A run killed in the middle of a write left a partial last record:
+  // cut it, so the records this run appends stay whole (a run that carries
+  // on after a crash appends to its predecessor's file).
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 &&
+      st.st_size % static_cast<off_t>(sizeof(AckedNewOrder)) != 0 &&
+      ::truncate(path.c_str(),
+                 st.st_size - st.st_size % static_cast<off_t>(
+                                               sizeof(AckedNewOrder))) != 0) {
+    return absl::InternalError(
+        absl::StrFormat("cutting the partial last record of %s: %s", path,
+                        std::strerror(errno)));
+  }
   auto file = AppendOnlyFile::Open(path);
   if (!file.ok()) return file.status();
   return std::unique_ptr<AckedLogWriter>(new AckedLogWriter(*std::move(file)));

@@ -32,7 +32,8 @@ static_assert(sizeof(AckedNewOrder) == 16, "one fixed-size record");
 // Appends records; thread-safe (each Append is one write(2) on O_APPEND).
 class AckedLogWriter {
  public:
-  // Creates `path` or appends to it.
+  // Creates `path` or appends to it, after cutting a partial last record
+  // a killed writer left.
   static absl::StatusOr<std::unique_ptr<AckedLogWriter>> Open(
       const std::string& path);
 

@@ -9,10 +9,11 @@
 //   node 0                          every other node
 //   create the tables    kSchema -> open them
 //   load its warehouses and ITEM    load its warehouses     -> kLoaded
-//   with --wal=on, once all loaded: write back the cache    -> kWrittenBack
-//   once all wrote back: the image
-//     (<wal_dir>/load.img) kImaged -> start its log (node-<id>/ in its
-//   start its log                      own --wal_dir)
+//   with --wal=on, once all loaded: start its log (node-<id>/ in its own
+//                                   --wal_dir)              -> kLogging
+//   once all log: checkpoint the
+//     load (<wal_dir>/checkpoint-<n>/)
+//                 kCheckpointed ->  wait for it
 //   run (warm-up, measure)          run                     -> kRan, with
 //   combine, check consistency                                 its figures
 //   kChecked ->                     stay up (serving SELCC) until kChecked
@@ -35,8 +36,8 @@ namespace strand::tpcc {
 enum ClusterStep : uint64_t {
   kSchemaCreated = 1,  // node 0 created the tables: open them
   kLoaded = 2,         // this node loaded its warehouses
-  kWrittenBack = 3,    // --wal=on: this node's cache is written back
-  kImaged = 4,         // --wal=on: node 0 wrote the load image
+  kLogging = 3,        // --wal=on: this node logs every commit
+  kCheckpointed = 4,   // --wal=on: node 0 checkpointed the load
   kRan = 5,            // this node ran and published its figures
   kChecked = 6,        // node 0 combined and checked: the others may stop
 };

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "engine/engine_internals.h"
 #include "storage/catalog.h"
 #include "storage/heap_table.h"
 
@@ -445,7 +446,8 @@ std::string ConsistencyResult::ToString() const {
 }
 
 absl::StatusOr<CatalogReader> CatalogReader::Open(engine::Engine& engine) {
-  auto manager = engine.manager(engine.local_compute_nodes().front());
+  auto manager = engine::EngineInternals::manager(
+      engine, engine.local_compute_nodes().front());
   if (!manager.ok()) return manager.status();
   auto ctx = (*manager)->NewThreadContext();
   if (!ctx.ok()) return ctx.status();

@@ -46,7 +46,8 @@ absl::StatusOr<engine::ProcedureId> RegisterDelivery(engine::Engine& engine,
               }
               STRAND_RETURN_IF_ERROR(del);
               const int o_id = no->GetInt(new_order::kOId);
-              txn.RemoveIndexEntry(t.new_order_pk, no_key, noa);
+              STRAND_RETURN_IF_ERROR(
+                  txn.RemoveIndexEntry(t.new_order_pk, no_key, noa));
               STRAND_ASSIGN_OR_RETURN(
                   auto oa, txn.Lookup(t.order_pk, OrderKey(in.w, d, o_id)));
               STRAND_ASSIGN_OR_RETURN(storage::TupleBuffer * o,

@@ -15,6 +15,7 @@
 #include "base/progress_line.h"
 #include "base/run_progress.h"
 #include "engine/call_status.h"
+#include "engine/engine_internals.h"
 #include "engine/session.h"
 #include "tpcc/deferred_delivery.h"
 #include "tpcc/delivery.h"
@@ -27,8 +28,9 @@
 namespace strand::tpcc {
 namespace {
 
-// One thread's measured counts.
-struct ThreadResult {
+// One thread's measured counts, on cache lines of their own: the thread
+// writes them on every call.
+struct alignas(64) ThreadResult {
   std::array<TypeResult, kTxnTypes> by_type;
   DeferredDeliveryStats deliveries;
   uint64_t commits = 0;
@@ -50,7 +52,7 @@ uint64_t RetriedAborts(const std::vector<engine::ProcedureStats>& stats) {
 WalRunStats SumWalStats(engine::Engine& engine) {
   WalRunStats sum;
   for (rdma::ComputeNodeId node : engine.local_compute_nodes()) {
-    const wal::LogWriter* log = engine.log(node);
+    const wal::LogWriter* log = engine::EngineInternals::log(engine, node);
     if (log == nullptr) continue;
     const wal::LogWriterStats s = log->stats();
     sum.records += s.records;
@@ -63,8 +65,9 @@ WalRunStats SumWalStats(engine::Engine& engine) {
 // What every worker of a run shares: the database, the options, and the
 // switches that open and close the measured window.
 struct SharedRun {
-  SharedRun(TpccDatabase& database, const DriverOptions& driver_options)
-      : db(database), options(driver_options) {
+  SharedRun(TpccDatabase& database, const DriverOptions& driver_options,
+            int workers)
+      : db(database), options(driver_options), commits(workers) {
     const Procedures& p = db.procedures();
     ids = {p.new_order, p.payment, p.order_status, p.delivery, p.stock_level};
   }
@@ -72,11 +75,24 @@ struct SharedRun {
   TpccDatabase& db;
   const DriverOptions& options;
   std::array<engine::ProcedureId, kTxnTypes> ids;
-  std::atomic<bool> measuring{false};
+  // The flags every call reads, and each worker's commit count for the
+  // progress line, on cache lines of their own: one counter that every
+  // worker bumped per commit, next to the flags all read per call, made
+  // the line move between the cores several times per transaction.
+  alignas(64) std::atomic<bool> measuring{false};
   std::atomic<bool> stop{false};
   std::atomic<int> running{0};
-  // Measured commits of every worker, for the progress line.
-  std::atomic<uint64_t> commits{0};
+  struct alignas(64) Counter {
+    std::atomic<uint64_t> n{0};
+  };
+  // Measured commits of each worker, for the progress line.
+  std::vector<Counter> commits;
+
+  uint64_t TotalCommits() const {
+    uint64_t sum = 0;
+    for (const Counter& c : commits) sum += c.n.load();
+    return sum;
+  }
 };
 
 // One terminal: a thread with a session on its compute node, running the
@@ -213,7 +229,9 @@ void Worker::Record(int type, absl::Time start, const absl::Status& status) {
     ++t.commits;
     ++out_.commits;
     t.latency.Record(nanos);
-    run_.commits.fetch_add(1, std::memory_order_relaxed);
+    std::atomic<uint64_t>& mine = run_.commits[index_].n;
+    mine.store(mine.load(std::memory_order_relaxed) + 1,
+               std::memory_order_relaxed);
   } else if (engine::IsUserAbort(status)) {
     ++t.user_aborts;
   } else {
@@ -349,7 +367,7 @@ void Measure(SharedRun& run, uint64_t aborts_at_start) {
       break;
     }
     absl::SleepFor(absl::Milliseconds(10));
-    progress.Poll(run.commits.load(), [&] {
+    progress.Poll(run.TotalCommits(), [&] {
       return std::optional<uint64_t>(RetriedAborts(engine.Stats()));
     });
   }
@@ -444,10 +462,10 @@ double RunResult::abort_rate() const {
 
 absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
                                     const DriverOptions& options) {
-  SharedRun run(db, options);
   const std::vector<rdma::ComputeNodeId> nodes =
       db.engine().local_compute_nodes();
   const int total_threads = nodes.size() * options.threads_per_node;
+  SharedRun run(db, options, total_threads);
   const uint64_t quota =
       options.txns == 0 ? 0
                         : (options.txns + total_threads - 1) / total_threads;
@@ -469,6 +487,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   }
   WarmUp(run);
   const CountersAtStart before(db.engine());
+  const absl::Time window_start = absl::Now();
   window.Start();
   run.measuring = true;
   Measure(run, RetriedAborts(before.stats));
@@ -480,6 +499,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   for (auto& t : threads) t.join();
   RunResult result = Collect(run, before, nodes, results);
   result.seconds = window.seconds();
+  result.window_start = window_start;
   result.workers = window.workers();
   result.process_cpu_s = window.process_cpu_s();
   result.worker_threads = total_threads;

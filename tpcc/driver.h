@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "base/cost_breakdown.h"
 #include "base/latency_histogram.h"
 #include "cc/cache_stats.h"
@@ -106,6 +107,8 @@ struct WalRunStats {
 
 struct RunResult {
   double seconds = 0;
+  // When the measured window opened (checkpoints are placed against it).
+  absl::Time window_start;
   std::array<TypeResult, kTxnTypes> by_type;
   std::vector<uint64_t> commits_by_node;  // indexed by compute node id
   rdma::FabricCounters fabric;

@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
+#include "engine/engine_internals.h"
 #include "engine/session.h"
 #include "partition/partition_map.h"
 #include "rdma/memory_node_layout.h"
@@ -92,10 +93,9 @@ void SetAddress(TupleBuffer& t, size_t first, Random& r) {
 absl::Status Put(Txn& txn, txn::TableId table, const TupleBuffer& t,
                  txn::IndexId index, const std::string& key,
                  storage::TupleAddress* out = nullptr) {
-  auto a = txn.Insert(table, t);
-  if (!a.ok()) return a.status();
-  txn.AddIndexEntry(index, key, *a);
-  if (out != nullptr) *out = *a;
+  STRAND_ASSIGN_OR_RETURN(const storage::TupleAddress a, txn.Insert(table, t));
+  STRAND_RETURN_IF_ERROR(txn.AddIndexEntry(index, key, a));
+  if (out != nullptr) *out = a;
   return absl::OkStatus();
 }
 
@@ -317,7 +317,7 @@ absl::StatusOr<int64_t> LoadCustomerNames(const LoadContext& context, Txn& txn,
     const auto& [key, id] = keys[rank - 1];
     auto a = txn.Lookup(t.customer_pk, CustomerKey(w, d, id));
     if (!a.ok()) return a.status();
-    txn.AddIndexEntry(t.customer_by_name, key, *a);
+    STRAND_RETURN_IF_ERROR(txn.AddIndexEntry(t.customer_by_name, key, *a));
   }
   return int64_t{0};  // entries, not rows
 }
@@ -336,7 +336,8 @@ absl::StatusOr<int64_t> LoadOrderCustomers(const LoadContext& context, Txn& txn,
     const int o = order_of[c];
     auto a = txn.Lookup(t.order_pk, OrderKey(w, d, o));
     if (!a.ok()) return a.status();
-    txn.AddIndexEntry(t.order_by_customer, OrderCustomerKey(w, d, c, o), *a);
+    STRAND_RETURN_IF_ERROR(txn.AddIndexEntry(t.order_by_customer,
+                                             OrderCustomerKey(w, d, c, o), *a));
   }
   return int64_t{0};
 }
@@ -412,7 +413,8 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   const partition::PartitionMap* owners = engine_.partition_map();
   std::optional<partition::PartitionMap> split;
   const std::vector<rdma::ComputeNodeId> local = engine_.local_compute_nodes();
-  const int compute_nodes = engine_.fabric().compute_node_count();
+  const int compute_nodes =
+      engine::EngineInternals::fabric(engine_).compute_node_count();
   if (owners == nullptr && local.size() < static_cast<size_t>(compute_nodes)) {
     auto map = partition::PartitionMap::Create(warehouses, compute_nodes);
     if (!map.ok()) return map.status();
@@ -581,7 +583,7 @@ absl::Status Loader::Run(const std::vector<Task>& tasks,
 }
 
 absl::StatusOr<uint64_t> PoolBytesTaken(engine::Engine& engine) {
-  rdma::Fabric& fabric = engine.fabric();
+  rdma::Fabric& fabric = engine::EngineInternals::fabric(engine);
   auto node = fabric.compute_node(engine.local_compute_nodes().front());
   if (!node.ok()) return node.status();
   auto ep = (*node)->NewEndpoint();

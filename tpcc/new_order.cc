@@ -232,15 +232,17 @@ absl::Status InsertOrder(txn::Txn& txn, const Tables& t,
   o.SetInt(order::kOlCnt, in.ol_cnt);
   o.SetInt(order::kAllLocal, all_local ? 1 : 0);
   STRAND_ASSIGN_OR_RETURN(auto oa, txn.Insert(t.order, o));
-  txn.AddIndexEntry(t.order_pk, OrderKey(in.w, in.d, o_id), oa);
-  txn.AddIndexEntry(t.order_by_customer,
-                    OrderCustomerKey(in.w, in.d, in.c, o_id), oa);
+  STRAND_RETURN_IF_ERROR(
+      txn.AddIndexEntry(t.order_pk, OrderKey(in.w, in.d, o_id), oa));
+  STRAND_RETURN_IF_ERROR(txn.AddIndexEntry(
+      t.order_by_customer, OrderCustomerKey(in.w, in.d, in.c, o_id), oa));
   storage::TupleBuffer no(*t.new_order_schema);
   no.SetInt(new_order::kOId, o_id);
   no.SetInt(new_order::kDId, in.d);
   no.SetInt(new_order::kWId, in.w);
   STRAND_ASSIGN_OR_RETURN(auto noa, txn.Insert(t.new_order, no));
-  txn.AddIndexEntry(t.new_order_pk, NewOrderKey(in.w, in.d, o_id), noa);
+  STRAND_RETURN_IF_ERROR(
+      txn.AddIndexEntry(t.new_order_pk, NewOrderKey(in.w, in.d, o_id), noa));
   return absl::OkStatus();
 }
 
@@ -280,8 +282,8 @@ absl::StatusOr<int64_t> InsertOrderLines(txn::Txn& txn, const Tables& t,
     ol.SetDecimal(order_line::kAmount, amount);
     ol.SetChars(order_line::kDistInfo, dist_info);
     STRAND_ASSIGN_OR_RETURN(auto ola, txn.Insert(t.order_line, ol));
-    txn.AddIndexEntry(t.order_line_pk, OrderLineKey(in.w, in.d, o_id, i + 1),
-                      ola);
+    STRAND_RETURN_IF_ERROR(txn.AddIndexEntry(
+        t.order_line_pk, OrderLineKey(in.w, in.d, o_id, i + 1), ola));
   }
   return sum;
 }

@@ -64,7 +64,9 @@ absl::StatusOr<txn::TableId> Create(engine::Engine& e, bool create,
   if (!s.ok()) return s.status();
   auto id = create ? e.CreateTable(name, *s, options) : e.OpenTable(name);
   if (!id.ok()) return id.status();
-  *schema = &e.schema(*id);
+  auto made = e.schema(*id);
+  if (!made.ok()) return made.status();
+  *schema = *made;
   return *id;
 }
 
@@ -185,18 +187,18 @@ absl::StatusOr<Tables> DefineTables(engine::Engine& e, bool create) {
                 CreateIndex(e, create, "item_pk", t.item, kItemKeyWidth));
   STRAND_ASSIGN(t.stock_pk,
                 CreateIndex(e, create, "stock_pk", t.stock, kStockKeyWidth));
-#undef STRAND_ASSIGN
   // The engine keeps schemas in a vector that grew meanwhile: take the
   // pointers now that every table exists.
-  t.warehouse_schema = &e.schema(t.warehouse);
-  t.district_schema = &e.schema(t.district);
-  t.customer_schema = &e.schema(t.customer);
-  t.history_schema = &e.schema(t.history);
-  t.new_order_schema = &e.schema(t.new_order);
-  t.order_schema = &e.schema(t.order);
-  t.order_line_schema = &e.schema(t.order_line);
-  t.item_schema = &e.schema(t.item);
-  t.stock_schema = &e.schema(t.stock);
+  STRAND_ASSIGN(t.warehouse_schema, e.schema(t.warehouse));
+  STRAND_ASSIGN(t.district_schema, e.schema(t.district));
+  STRAND_ASSIGN(t.customer_schema, e.schema(t.customer));
+  STRAND_ASSIGN(t.history_schema, e.schema(t.history));
+  STRAND_ASSIGN(t.new_order_schema, e.schema(t.new_order));
+  STRAND_ASSIGN(t.order_schema, e.schema(t.order));
+  STRAND_ASSIGN(t.order_line_schema, e.schema(t.order_line));
+  STRAND_ASSIGN(t.item_schema, e.schema(t.item));
+  STRAND_ASSIGN(t.stock_schema, e.schema(t.stock));
+#undef STRAND_ASSIGN
   return t;
 }
 

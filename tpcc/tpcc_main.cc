@@ -9,14 +9,13 @@
 //   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --acked_log=/tmp/acked
 //   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --wal_pipeline=0   # no pipelining
 //
-// With --wal=on the load runs unlogged, every compute node writes back its
-// cache, the pool is saved as an image (<wal_dir>/load.img, engine/image.h;
-// by compute node 0 in a cluster) and the run goes on with every commit
-// logged under <wal_dir>/node-<id>; after a crash,
-//   strand_recover --image=<wal_dir>/load.img --wal_dir=<wal_dir>
-//       --out_image=recovered.img   (one command)
-// rebuilds the database (the image records the pool's layout and GCL
-// size), and
+// With --wal=on the load runs unlogged, then every commit is logged under
+// <wal_dir>/node-<id> and compute node 0 checkpoints the load into
+// <wal_dir>/checkpoint-<n>/ (and again every --checkpoint_interval_s,
+// truncating the logs; docs/design/checkpoints.md). After a crash, the
+// same command carries on from the recovered run (one process), or
+//   strand_recover --wal_dir=<wal_dir> --out_image=recovered.img
+// rebuilds the database (the checkpoint records the pool's layout), and
 //   tpcc --check_image=recovered.img --acked_log=... --warehouses=N
 // checks it.
 
@@ -111,13 +110,28 @@ DEFINE_int32(customers, kDefaults.customers,
 DEFINE_string(wal, kDefaults.wal.c_str(),
               "Write-ahead log: off, or on (every committing transaction is "
               "acknowledged only once its redo record is durable in "
-              "--wal_dir; the load is unlogged and saved as "
-              "<wal_dir>/load.img first, by compute node 0 in a cluster)");
+              "--wal_dir; the load is unlogged, then checkpointed into "
+              "<wal_dir>/checkpoint-<n>/ by compute node 0 before the run)");
 DEFINE_string(wal_dir, kDefaults.wal_dir.c_str(),
               "Directory of the log (one node-<id>/ per compute node) and of "
-              "the load image; required with --wal=on, must hold no log yet. "
-              "In a cluster each process logs to its own host's directory: "
-              "to recover, gather every node-<id>/ next to load.img");
+              "the checkpoints; required with --wal=on. If it holds a "
+              "previous run's checkpoints and logs, that run is recovered "
+              "and this one carries on in the same directory instead of "
+              "loading (give the same --warehouses, --items, --customers; "
+              "one process only). In a cluster each process logs to its own "
+              "host's directory: to recover, gather every node-<id>/ next "
+              "to the checkpoints");
+DEFINE_double(checkpoint_interval_s, kDefaults.checkpoint_interval_s,
+              "With --wal=on: also take a fuzzy checkpoint every N seconds "
+              "while the run goes on, then truncate the logs before the "
+              "older of the two kept (docs/design/checkpoints.md); 0: only "
+              "the one after the load");
+DEFINE_double(checkpoint_read_mb_per_s, kDefaults.checkpoint_read_mb_per_s,
+              "With --wal=on: rate limit of a checkpoint's copy, in MiB/s of "
+              "tuples and index entries (0: none)");
+DEFINE_int32(wal_segment_mb, kDefaults.wal_segment_mb,
+             "With --wal=on: size of a log segment file in MiB, the unit in "
+             "which logs are truncated after a checkpoint");
 DEFINE_bool(wal_early_lock_release, kDefaults.wal_early_lock_release,
             "With --wal=on: release a committing transaction's latches when "
             "its log record is appended instead of when it is durable (the "
@@ -214,18 +228,14 @@ TpccOptions OptionsFromFlags() {
   o.items = FLAGS_items;
   o.customers = FLAGS_customers;
   o.seed = FLAGS_seed;
-  auto fabric = rdma::FabricOptionsFromFlags();
-  ExitIfUsageError(fabric.status());
-  o.fabric = *fabric;
+  o.fabric = ValueOrExitIfUsageError(rdma::FabricOptionsFromFlags());
   o.threads = FLAGS_threads;
   o.cc = FLAGS_cc;
   o.protocol = FLAGS_protocol;
   o.mode = FLAGS_mode;
   o.gcl_size = FLAGS_gcl_size;
   o.cache_mb = FLAGS_cache_mb;
-  auto cpu_path = index::CpuPathSwitchesFromFlags();
-  ExitIfUsageError(cpu_path.status());
-  o.cpu_path = *cpu_path;
+  o.cpu_path = ValueOrExitIfUsageError(index::CpuPathSwitchesFromFlags());
   o.optimistic_tuple_reads = FLAGS_optimistic_tuple_reads;
   o.validate_index_reads = FLAGS_validate_index_reads;
   o.epochs_in_pool = FLAGS_epochs_in_pool;
@@ -245,6 +255,9 @@ TpccOptions OptionsFromFlags() {
   o.wal_early_lock_release = FLAGS_wal_early_lock_release;
   o.wal_pipeline = FLAGS_wal_pipeline;
   o.wal_group_commit_us = FLAGS_wal_group_commit_us;
+  o.checkpoint_interval_s = FLAGS_checkpoint_interval_s;
+  o.checkpoint_read_mb_per_s = FLAGS_checkpoint_read_mb_per_s;
+  o.wal_segment_mb = FLAGS_wal_segment_mb;
   o.acked_log = FLAGS_acked_log;
   o.delivery_results = FLAGS_delivery_results;
   o.memory_breakdown = FLAGS_memory_breakdown;
@@ -274,7 +287,8 @@ int main(int argc, char** argv) {
       "[--cc=2pl|to|occ] [--protocol=selcc|sel] [--mix=standard] "
       "[--duration_s=10] [--mode=shared|partitioned [--distributed_pct=P]] "
       "[--wal=off|on --wal_dir=DIR "
-      "[--wal_pipeline=N] [--wal_early_lock_release]] [--acked_log=FILE] "
+      "[--wal_pipeline=N] [--wal_early_lock_release] "
+      "[--checkpoint_interval_s=S]] [--acked_log=FILE] "
       "[--json|--csv] [--progress_json=FILE]");
   // Debian builds abseil without NDEBUG, which leaves absl::Mutex's
   // deadlock detector on: a graph update on every lock, ~200 instructions

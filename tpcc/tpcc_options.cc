@@ -43,6 +43,11 @@ constexpr OptionSetting kEarlyLockRelease{"wal_early_lock_release",
 constexpr OptionSetting kWalPipeline{"wal_pipeline", "wal_pipeline"};
 constexpr OptionSetting kGroupCommit{"wal_group_commit_us",
                                      "wal_group_commit_us"};
+constexpr OptionSetting kCheckpointInterval{"checkpoint_interval_s",
+                                            "checkpoint_interval_s"};
+constexpr OptionSetting kCheckpointRead{"checkpoint_read_mb_per_s",
+                                        "checkpoint_read_mb_per_s"};
+constexpr OptionSetting kSegmentMb{"wal_segment_mb", "wal_segment_mb"};
 constexpr OptionSetting kCheckImage{"check_image", "check_image"};
 
 // The driver's cap on --warehouses, below what the schema's int16
@@ -90,6 +95,9 @@ constexpr absl::string_view kRunOnlyFlags[] = {"threads",
                                                "wal_early_lock_release",
                                                "wal_pipeline",
                                                "wal_group_commit_us",
+                                               "checkpoint_interval_s",
+                                               "checkpoint_read_mb_per_s",
+                                               "wal_segment_mb",
                                                "delivery_results",
                                                "memory_breakdown",
                                                "peer_timeout_s",
@@ -103,6 +111,7 @@ constexpr absl::string_view kRunOnlyFlags[] = {"threads",
                                                "prefetch",
                                                "index_leaf_hint",
                                                "optimistic_reads",
+                                               "identity_frames",
                                                "fabric",
                                                "memory_nodes",
                                                "compute_nodes",
@@ -270,7 +279,8 @@ absl::Status CheckWal(const TpccOptions& o, const OptionNaming& naming) {
           "--wal_dir is given but --wal=off: add --wal=on");
     }
     for (const OptionSetting& s :
-         {kEarlyLockRelease, kWalPipeline, kGroupCommit}) {
+         {kEarlyLockRelease, kWalPipeline, kGroupCommit, kCheckpointInterval,
+          kCheckpointRead, kSegmentMb}) {
       if (o.given.contains(std::string(s.flag))) {
         return absl::InvalidArgumentError(
             absl::StrCat(naming.Name(s), " needs --wal=on"));
@@ -286,16 +296,24 @@ absl::Status CheckWal(const TpccOptions& o, const OptionNaming& naming) {
       CheckInRange(naming, kWalPipeline, o.wal_pipeline, -1, 100000));
   STRAND_RETURN_IF_ERROR(
       CheckInRange(naming, kGroupCommit, o.wal_group_commit_us, -1, 1000000));
+  STRAND_RETURN_IF_ERROR(
+      CheckInRange(naming, kSegmentMb, o.wal_segment_mb, 1, 4096, "MiB"));
+  if (o.checkpoint_interval_s != 0) {
+    STRAND_RETURN_IF_ERROR(CheckInRange(naming, kCheckpointInterval,
+                                        o.checkpoint_interval_s, 0.1, 86400.0,
+                                        "seconds (or 0: none)"));
+  }
+  STRAND_RETURN_IF_ERROR(CheckInRange(naming, kCheckpointRead,
+                                      o.checkpoint_read_mb_per_s, 0.0, 1e6,
+                                      "MiB/s (0: no limit)"));
   STRAND_RETURN_IF_ERROR(CheckWritableDirectory(naming, kWalDir, o.wal_dir,
                                                 /*may_create=*/true));
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(o.wal_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with("node-") || name == "load.img") {
-      return absl::InvalidArgumentError(
-          absl::StrCat(naming.Setting(kWalDir, o.wal_dir), " already holds ",
-                       name, " of an earlier run: give a fresh directory"));
-    }
+  if (o.resumes() && o.over_verbs()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        naming.Setting(kWalDir, o.wal_dir),
+        " holds an earlier run: carrying on from it needs every compute node "
+        "in one process; over verbs, gather the logs and recover with "
+        "strand_recover, or give a fresh directory"));
   }
   return absl::OkStatus();
 }
@@ -398,6 +416,29 @@ TpccOptions::WalPlan TpccOptions::ResolvedWal() const {
   return plan;
 }
 
+bool TpccOptions::resumes() const {
+  if (!logging() || wal_dir.empty()) return false;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(wal_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("node-") || name.starts_with("checkpoint-")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+engine::WalOptions TpccOptions::WalOptionsForRun() const {
+  engine::WalOptions log;
+  if (!logging()) return log;
+  const WalPlan plan = ResolvedWal();
+  log.dir = wal_dir;
+  log.early_lock_release = plan.early_lock_release;
+  log.group_commit_window = absl::Microseconds(plan.group_commit_us);
+  log.segment_bytes = static_cast<uint64_t>(wal_segment_mb) << 20;
+  return log;
+}
+
 uint64_t TpccOptions::PoolBytesNeeded() const {
   return PoolBytesFor(warehouses, scale(), /*run_bytes=*/0);
 }
@@ -427,6 +468,7 @@ engine::EngineOptions TpccOptions::EngineOptionsForRun() const {
   options.cc.protocol = coherence();
   options.cc.gcl_size = gcl_size;
   options.cc.prefetch = cpu_path.prefetch;
+  options.cc.identity_frames = cpu_path.identity_frames;
   options.cc.cache_bytes =
       cache_mb != 0
           ? cache_mb << 20
@@ -447,6 +489,18 @@ engine::EngineOptions TpccOptions::EngineOptionsForRun() const {
   options.partitioned.one_phase_local = twopc_one_phase_local;
   options.partitioned.read_only_vote = twopc_read_only_vote;
   options.partitioned.parallel_prepare = twopc_parallel_prepare;
+  options.checkpoint_interval = absl::Seconds(checkpoint_interval_s);
+  options.checkpoint_read_mb_per_s = checkpoint_read_mb_per_s;
+  if (resumes()) {
+    // Recover the earlier run and carry on logging in the same directory
+    // (engine/recovery.h): the engine opens with the log running. A run
+    // logged before checkpoints existed starts from its load image.
+    options.recover_wal_dir = wal_dir;
+    options.wal = WalOptionsForRun();
+    const std::string image = wal_dir + "/load.img";
+    std::error_code ec;
+    if (std::filesystem::exists(image, ec)) options.image_path = image;
+  }
   return options;
 }
 
@@ -466,6 +520,7 @@ void TpccOptions::AddJson(JsonLine& json) const {
       .Add("index_leaf_hint", cpu_path.tuning.leaf_hint)
       .Add("optimistic_reads", cpu_path.tuning.optimistic_reads)
       .Add("optimistic_tuple_reads", optimistic_tuple_reads)
+      .Add("identity_frames", cpu_path.identity_frames)
       .Add("seed", seed)
       .Add("validate_index_reads", validate_index_reads)
       .Add("epochs_in_pool", epochs_in_pool)
@@ -476,6 +531,9 @@ void TpccOptions::AddJson(JsonLine& json) const {
       .Add("wal_early_lock_release", log.early_lock_release)
       .Add("wal_pipeline", static_cast<int64_t>(log.pipeline))
       .Add("wal_group_commit_us", static_cast<int64_t>(log.group_commit_us))
+      .Add("wal_segment_mb", static_cast<int64_t>(wal_segment_mb))
+      .Add("checkpoint_interval_s", checkpoint_interval_s)
+      .Add("checkpoint_read_mb_per_s", checkpoint_read_mb_per_s)
       .Add("acked_log", acked_log)
       .Add("delivery_results", delivery_results)
       .Add("memory_breakdown", memory_breakdown)

@@ -69,6 +69,13 @@ struct TpccOptions {
   bool wal_early_lock_release = false;
   int wal_pipeline = -1;
   int wal_group_commit_us = -1;
+  // Checkpoints (docs/design/checkpoints.md): one after the load, then one
+  // every checkpoint_interval_s (0: none more), copying at most
+  // checkpoint_read_mb_per_s MiB/s (0: no limit); logs are truncated in
+  // segments of wal_segment_mb.
+  double checkpoint_interval_s = 0;
+  double checkpoint_read_mb_per_s = 0;
+  int wal_segment_mb = 64;
 
   // Side files and extra reports.
   std::string acked_log;
@@ -98,6 +105,9 @@ struct TpccOptions {
   HomeWarehouse home() const;
   Scale scale() const;
   bool logging() const { return wal == "on"; }
+  // With --wal=on: wal_dir holds an earlier run's logs or checkpoints, which
+  // this run recovers and carries on from instead of loading.
+  bool resumes() const;
   bool over_verbs() const { return fabric.kind == rdma::FabricKind::kVerbs; }
   // Compute nodes this process hosts: all on loopback, one over verbs.
   int local_compute_nodes() const {
@@ -112,6 +122,8 @@ struct TpccOptions {
     int group_commit_us = 0;
   };
   WalPlan ResolvedWal() const;
+  // The engine's log options of this run (ResolvedWal's, in wal_dir).
+  engine::WalOptions WalOptionsForRun() const;
 
   // Pool bytes the load of the warehouses needs, at least, with room for
   // the rows a run inserts, over all memory nodes.
@@ -122,7 +134,8 @@ struct TpccOptions {
   void SizePool();
 
   // The engine's options; an automatic cache (cache_mb 0) is sized for the
-  // warehouses a node works on.
+  // warehouses a node works on. A run that resumes opens the engine with
+  // the earlier run recovered and the log running.
   engine::EngineOptions EngineOptionsForRun() const;
 
   // The configuration into a --json record: every flag under its name (the

@@ -10,10 +10,12 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "base/command_line.h"
 #include "base/progress_line.h"
 #include "base/status_macros.h"
+#include "engine/engine_internals.h"
 #include "engine/image.h"
 #include "partition/partition_map.h"
 #include "rdma/fabric_options.h"
@@ -32,7 +34,8 @@ uint64_t SlotsReclaimed(const engine::Engine& engine) {
   uint64_t sum = 0;
   const txn::EpochManager* last = nullptr;
   for (rdma::ComputeNodeId node : engine.local_compute_nodes()) {
-    const txn::EpochManager* epochs = engine.epochs(node);
+    const txn::EpochManager* epochs =
+        engine::EngineInternals::epochs(engine, node);
     if (epochs != nullptr && epochs != last) sum += epochs->reclaimed();
     last = epochs;
   }
@@ -165,7 +168,7 @@ absl::Status TpccRun::Open() {
     engine = engine::Engine::Open(engine_options);
   });
   if (!engine.ok()) return engine.status();
-  rdma::Fabric& fabric = (*engine)->fabric();
+  rdma::Fabric& fabric = engine::EngineInternals::fabric(**engine);
   const std::vector<rdma::ComputeNodeId> local =
       (*engine)->local_compute_nodes();
   // The record's head: version, commit, and the deployment as served.
@@ -176,13 +179,17 @@ absl::Status TpccRun::Open() {
   config_.cache_mb = options_.coherence() == cc::Protocol::kSelcc
                          ? engine_options.cc.cache_bytes >> 20
                          : 0;
-  const txn::EpochManager* epochs = (*engine)->epochs(local.front());
+  const txn::EpochManager* epochs =
+      engine::EngineInternals::epochs(**engine, local.front());
   config_.epochs = epochs->pool() != nullptr ? "pool" : "process";
   const Scale scale = options_.scale();
   if (local.size() == static_cast<size_t>(fabric.compute_node_count())) {
+    // A run that carries on finds the tables the recovery rebuilt.
     STRAND_ASSIGN_OR_RETURN(
         db_, TpccDatabase::Define(*std::move(engine), scale, options_.seed,
-                                  TpccDatabase::TablesAt::kCreate));
+                                  options_.resumes()
+                                      ? TpccDatabase::TablesAt::kOpen
+                                      : TpccDatabase::TablesAt::kCreate));
     return absl::OkStatus();
   }
   return JoinCluster(*std::move(engine));
@@ -191,7 +198,7 @@ absl::Status TpccRun::Open() {
 // A compute process of a verbs deployment: one node per process, the
 // tables created by node 0 and opened by the others once it has.
 absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
-  rdma::Fabric& fabric = engine->fabric();
+  rdma::Fabric& fabric = engine::EngineInternals::fabric(*engine);
   member_.self = engine->local_compute_nodes().front();
   member_.processes = config_.processes = fabric.compute_node_count();
   STRAND_ASSIGN_OR_RETURN(
@@ -253,6 +260,7 @@ absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
 }
 
 absl::Status TpccRun::Load() {
+  if (options_.resumes()) return Resume();
   STRAND_ASSIGN_OR_RETURN(
       load_, db_->loader().Load(options_.warehouses, options_.threads,
                                 options_.seed, /*show_progress=*/true));
@@ -274,6 +282,20 @@ absl::Status TpccRun::Load() {
   return PrintMemory(load_.pool_bytes_used, /*after_run=*/false);
 }
 
+absl::Status TpccRun::Resume() {
+  engine::Engine& engine = db_->engine();
+  human_ << "wal: carrying on from the run in " << options_.wal_dir << "\n"
+         << engine.recovery_report()->Summary() << "\n";
+  for (const engine::CheckpointResult& c : engine.CheckpointHistory()) {
+    human_ << "wal: " << c.Summary() << "\n";
+  }
+  human_ << std::flush;  // crash tests wait for these lines
+  if (auto used = PoolBytesTaken(engine); used.ok()) {
+    load_.pool_bytes_used = *used;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TpccRun::PrintMemory(uint64_t pool_bytes, bool after_run) {
   if (!options_.memory_breakdown || !member_.leads()) return absl::OkStatus();
   absl::StatusOr<MemoryBreakdown> breakdown;
@@ -290,50 +312,58 @@ absl::Status TpccRun::PrintMemory(uint64_t pool_bytes, bool after_run) {
 
 absl::Status TpccRun::StartLogging() {
   if (options_.logging()) {
-    // Image the loaded pool, then go on from it with the log on: recovery
-    // replays the logs over this image. Every compute node writes back its
-    // cache first (in a cluster, every process: the image is read from the
-    // memory nodes), so the image holds the whole load.
-    const absl::Time image_start = absl::Now();
-    const std::string image_path = options_.wal_dir + "/load.img";
     engine::Engine& engine = db_->engine();
-    STRAND_RETURN_IF_ERROR(Showing("wal: writing back the caches",
-                                   [&] { return engine.WriteBackCaches(); }));
     ClusterMember& m = member_;
-    if (m.board != nullptr)
-      STRAND_RETURN_IF_ERROR(m.board->Arrive(kWrittenBack));
-    if (m.leads()) {
+    if (!options_.resumes()) {
+      // Log from now on, then checkpoint the loaded pool: recovery starts
+      // from the newest checkpoint and replays the logs after it. In a
+      // cluster every process logs before node 0 takes the checkpoint,
+      // which reads through node 0's cache (coherent with the others').
       if (m.board != nullptr) {
-        STRAND_RETURN_IF_ERROR(m.board->WaitForAll(kWrittenBack));
+        // Every process hands its cached lines back first: node 0's copy
+        // then reads the pool without invalidating lines of processes that
+        // wait on the board below, which answer no message meanwhile.
+        STRAND_RETURN_IF_ERROR(Showing("wal: writing back the caches", [&] {
+          return engine.WriteBackCaches();
+        }));
       }
-      absl::StatusOr<engine::ImageInfo> image;
-      ProgressLine::RunShowing("wal: writing the load image", [&] {
-        image =
-            engine::WriteImage(engine.fabric(), image_path, options_.gcl_size);
-      });
-      if (!image.ok()) return image.status();
-      human_ << absl::StrFormat(
-          "wal: load image %s, %.1f MiB in %.2f s\n", image_path,
-          image->bytes / 1048576.0,
-          absl::ToDoubleSeconds(absl::Now() - image_start));
-      if (m.board != nullptr) STRAND_RETURN_IF_ERROR(m.board->Arrive(kImaged));
-    } else {
-      STRAND_RETURN_IF_ERROR(
-          Showing("wal: waiting for compute node 0's load image",
-                  [&] { return m.board->WaitFor(0, kImaged); }));
+      STRAND_RETURN_IF_ERROR(engine.StartLogging(options_.WalOptionsForRun()));
+      if (m.board != nullptr) {
+        STRAND_RETURN_IF_ERROR(m.board->Arrive(kLogging));
+      }
+      if (m.leads()) {
+        if (m.board != nullptr) {
+          STRAND_RETURN_IF_ERROR(
+              Showing("wal: waiting for every compute process to log",
+                      [&] { return m.board->WaitForAll(kLogging); }));
+        }
+        absl::StatusOr<engine::CheckpointResult> initial;
+        ProgressLine::RunShowing("wal: checkpointing the load", [&] {
+          initial = engine.Checkpoint("initial");
+        });
+        if (!initial.ok()) return initial.status();
+        human_ << "wal: " << initial->Summary() << "\n";
+        if (m.board != nullptr) {
+          STRAND_RETURN_IF_ERROR(m.board->Arrive(kCheckpointed));
+        }
+      } else {
+        STRAND_RETURN_IF_ERROR(
+            Showing("wal: waiting for compute node 0's checkpoint",
+                    [&] { return m.board->WaitFor(0, kCheckpointed); }));
+      }
     }
     const TpccOptions::WalPlan plan = options_.ResolvedWal();
-    engine::WalOptions log;
-    log.dir = options_.wal_dir;
-    log.early_lock_release = plan.early_lock_release;
-    log.group_commit_window = absl::Microseconds(plan.group_commit_us);
-    STRAND_RETURN_IF_ERROR(engine.StartLogging(log));
     human_ << absl::StrFormat(
         "wal: on, dir %s, io direct (buffered, with a warning, where the "
-        "file system refuses O_DIRECT), early_lock_release %s, pipeline %d; "
-        "after a crash: strand_recover --image=%s --wal_dir=%s%s\n",
+        "file system refuses O_DIRECT), early_lock_release %s, pipeline %d, "
+        "segments of %d MiB, checkpoints %s; after a crash: run again with "
+        "the same --wal_dir to carry on, or strand_recover --wal_dir=%s%s\n",
         options_.wal_dir, plan.early_lock_release ? "on" : "off", plan.pipeline,
-        image_path, options_.wal_dir,
+        options_.wal_segment_mb,
+        options_.checkpoint_interval_s > 0
+            ? absl::StrFormat("every %.1f s", options_.checkpoint_interval_s)
+            : std::string("after the load only"),
+        options_.wal_dir,
         m.board != nullptr
             ? " (with every compute node's node-<id>/ gathered there)"
             : "");
@@ -358,8 +388,9 @@ absl::Status TpccRun::Drive() {
   // when it is done, not beside it.
   const absl::Time populate_start = absl::Now();
   ProgressLine::RunShowing(
-      "memory: committing the fabric's memory before the run",
-      [&] { db_->engine().fabric().WaitUntilPopulated(); });
+      "memory: committing the fabric's memory before the run", [&] {
+        engine::EngineInternals::fabric(db_->engine()).WaitUntilPopulated();
+      });
   const absl::Duration populate_wait = absl::Now() - populate_start;
   if (populate_wait > absl::Milliseconds(100)) {
     human_ << absl::StrFormat(
@@ -501,6 +532,30 @@ int TpccRun::FinishFollower() {
 void TpccRun::PrintRecord(const RunConfig& config, const ConsistencyResult& c) {
   JsonLine record = deployment_;
   AddJsonReport(config, load_, run_, c, record);
+  // The checkpoints and what they cost, placed in the measured window
+  // (--progress_json's seconds).
+  std::vector<std::string> checkpoints;
+  for (const engine::CheckpointResult& ck : db_->engine().CheckpointHistory()) {
+    JsonLine j;
+    j.Add("sequence", ck.sequence)
+        .Add("kind", ck.kind)
+        .Add("start_s", absl::ToDoubleSeconds(ck.started - run_.window_start))
+        .Add("duration_s", absl::ToDoubleSeconds(ck.total))
+        .Add("cpu_s", ck.cpu_s)
+        .Add("copy_s", absl::ToDoubleSeconds(ck.copy))
+        .Add("wait_s", absl::ToDoubleSeconds(ck.wait_start + ck.wait_end))
+        .Add("publish_s", absl::ToDoubleSeconds(ck.publish))
+        .Add("tuples", ck.tuples)
+        .Add("index_entries", ck.index_entries)
+        .Add("bytes_written", ck.bytes_written)
+        .Add("bytes_read", ck.bytes_read)
+        .Add("truncated_to_ts", ck.truncated_to_ts)
+        .Add("log_segments_deleted", ck.log_segments_deleted)
+        .Add("log_bytes_deleted", ck.log_bytes_deleted);
+    checkpoints.push_back(j.str());
+  }
+  record.AddRaw("checkpoints", "[" + absl::StrJoin(checkpoints, ",") + "]")
+      .Add("resumed", options_.resumes());
   if (config.scope == "deployment") {
     record.Add("pool_bytes_after_run", pool_after_run_)
         .Add("pool_growth_mb_per_million_txns", growth_mb_per_million_);

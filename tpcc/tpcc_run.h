@@ -7,7 +7,9 @@
 //             process's compute node meets the others on the cluster
 //             board, tpcc/cluster_run.h has the steps)
 //   Load      this process's share of the warehouses
-//   Log       with --wal=on: the load image, then every commit logged
+//   Log       with --wal=on: every commit logged, then a checkpoint of
+//             the load (or, when --wal_dir holds an earlier run, that run
+//             recovered instead of the load, and the log carried on)
 //   Drive     warm-up and the measured run (tpcc/driver.h)
 //   Report    this node's figures, the deployment's on compute node 0
 //   Check     the consistency conditions of clause 3.3.2
@@ -60,6 +62,8 @@ class TpccRun {
   absl::Status Open();
   absl::Status JoinCluster(std::unique_ptr<engine::Engine> engine);
   absl::Status Load();
+  // Instead of the load: reports the earlier run the engine recovered.
+  absl::Status Resume();
   absl::Status StartLogging();
   absl::Status Drive();
   // Node 0 of a verbs deployment: every node's figures, summed.

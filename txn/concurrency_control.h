@@ -29,105 +29,15 @@
 // order (what the redo log needs): 2PL and OCC take theirs while holding
 // every latch they conflict on; TO's serialization order is its timestamps.
 //
-// Index reads (index_writes.h). A Lookup (key found or absent), LookupBatch
-// or Scan records every index leaf it read with the leaf's version; the
-// leaves cover the key range read (index/blink_tree.h), and any entry
-// added to or removed from that range changes one of their versions. A
-// commit's index changes are write locks: PrepareIndexWrites latches their
-// leaves exclusively before the validation below and keeps them until the
-// changes are applied (after the redo append). Then per algorithm:
-//   2PL   after its locks and its index leaves are held, the commit checks
-//         that every leaf read still has its version (no_wait: a leaf
-//         latched by another commit counts as changed) and only then takes
-//         commit_ts. Serialization point s = that moment with every lock
-//         held: each tuple read is locked; each leaf read is unchanged from
-//         the read until its check, an interval that contains s (the reads
-//         came before, the checks after all locks were taken and before
-//         commit_ts). So every read, scans included, returns what it would
-//         at s, and every write (tuple or index entry) is applied under a
-//         latch held since before s: T is equivalent to running atomically
-//         at s, and commit_ts order is s order for conflicting pairs. This
-//         is optimistic for the index only; tuples stay locked, so "no-wait
-//         never waits" still holds: no step waits for a latch another
-//         transaction keeps to its commit (the bounded waits are listed in
-//         index_writes.h and storage/heap_table.h).
-//   OCC   the leaves are validated exactly like tuple versions, after every
-//         write latch and index leaf is held (Silo's argument, with the
-//         leaf as the record and its version as the TID): a leaf unchanged
-//         from the read to its check after the write locks were all taken
-//         was unchanged at that point, which is the serialization point,
-//         and a committer that changes the leaf holds it latched from
-//         before its own validation, so two transactions that each read a
-//         range the other writes cannot both pass (the one validating
-//         second finds the other's leaf latched or changed).
-//   TO    a leaf carries read_ts and write_ts for its whole key range (a
-//         split copies them to the new right node). The commit checks, per
-//         leaf it read, that the version is unchanged and write_ts <=
-//         start_ts, and raises read_ts to start_ts (a leaf latched by
-//         another commit aborts: no_wait); per leaf it changes, that
-//         read_ts and write_ts are <= start_ts, and stamps write_ts. So a
-//         scan or lookup is ordered against every change of its range by
-//         timestamp, as a tuple read is against tuple writes: a change with
-//         a smaller timestamp that comes later finds read_ts above it and
-//         aborts; one with a larger timestamp made before the check aborts
-//         the reader (version or write_ts).
-// A commit's own index changes are applied after its checks, so they never
-// fail its own validation; a leaf it must split first (no room) does, and
-// the retry finds room.
-//
-// Logging (Database::log; write_set.h). Every algorithm logs the same way:
-// after its validation succeeded and its commit timestamp is taken, with
-// every write page and index leaf latched exclusively, ApplyWrites appends
-// ONE redo record {commit_ts, redo ops} to the node's log, then applies the
-// index changes (releasing their leaves) and the tuple writes;
-// FinishCommit waits until the record is durable and only then releases
-// the page latches; Txn::Commit returns OK (the acknowledgement) after
-// that. Why replaying all nodes' records in
-// commit-timestamp order rebuilds the committed state, per algorithm:
-//   2PL   T takes commit_ts while holding every lock (latch) it took; a
-//         transaction U that conflicts with T on a tuple gets that page's
-//         latch only after T released it, i.e. after T's commit_ts was
-//         taken, and takes its own commit_ts later still (FAA is
-//         linearizable): conflict order = commit_ts order. With a log, 2PL
-//         also latches the pages of its inserted tuples at commit, so a
-//         reader reaching them through the new index entries waits too.
-//   TO    commit_ts = start_ts. A write to X commits only if X's read_ts and
-//         write_ts are <= start_ts (checked under X's page latch), and a
-//         read of X aborts if X's write_ts > start_ts; so every conflicting
-//         pair on a tuple is ordered by start_ts, which is the order replay
-//         uses. Inserted tuples are stamped with write_ts = start_ts, so a
-//         reader with a smaller timestamp that finds one through the index
-//         aborts.
-//   OCC   commit_ts is taken after validation with every write latch held
-//         and every read still current (Silo's argument): a writer U of a
-//         tuple T read either committed before T validated (then U's
-//         commit_ts, taken under U's latch before it released it, is smaller)
-//         or T's validation would fail; a writer of a tuple T wrote waits for
-//         T's latch and takes its commit_ts later.
-// Durability at acknowledgement, synchronous commits (no watermark): the
-// record is durable before the latches are released, so any transaction, on any compute node, that reads or
-// overwrites these tuple writes does so after they are durable; its own
-// record (later in its own log) can never survive a crash that loses this
-// one. Records are appended before the tuple writes become visible, so
-// within one node's log a dependent always has a larger LSN.
-//   What latches do not cover: index leaves are released once the changes
-//   are applied, before the record is durable (holding them through the
-//   flush would make every reader of a hot leaf wait for the disk), so
-//   index entries are visible from then on. A transaction that only
-//   observes an entry's presence or absence (a scan that does not read the
-//   tuple) on ANOTHER node could commit durably first. Tuple reads are
-//   covered (the tuple's page is latched), which is what the TPC-C and
-//   bank workloads do; on one compute node the LSN order covers it too.
-// Early lock release and pipelined acknowledgement (Database::watermark,
-// commit_watermark.h; the argument for every algorithm, SELCC, SEL and
-// partitioned mode is docs/design/durable_acks.md): latches are released
-// right after the append, and an outcome is acknowledged only once the
-// cluster's durable watermark covers its timestamp. A dependent always has
-// a larger timestamp than what it depends on (the orders above), so every
-// commit it depends on, on any node, is durable by then, index-only
-// observations included; Txn::Commit waits for it, Txn::CommitNoWait
-// leaves the wait to its caller (engine/session.h, CallAsync). Recovery
-// replays only up to the largest cluster watermark a log persisted.
+// Index reads are serializable too: a lookup, absent key or scan records
+// the leaves it read and each algorithm validates them at commit as it
+// does tuples (index_writes.h). Every algorithm logs one redo record per
+// commit, appended with its write latches held, and acknowledges only
+// once the record is durable, or with early lock release once the
+// cluster's durable watermark covers its timestamp (commit_watermark.h).
+// The argument, per algorithm, for scans, for replay in commit-timestamp
+// order and for acknowledgement: docs/design/concurrency_control.md and
+// docs/design/durable_acks.md.
 
 #include <memory>
 

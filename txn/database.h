@@ -8,11 +8,13 @@
 // outlive every transaction.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cc/gcl_manager.h"
 #include "storage/heap_table.h"
 #include "txn/cc_algorithm.h"
+#include "txn/ids.h"
 #include "txn/timestamp_oracle.h"
 #include "wal/log_writer.h"
 
@@ -27,10 +29,6 @@ class EpochManager;
 class IndexKey;
 class RedoRing;
 
-using TableId = uint32_t;
-using IndexId = uint32_t;
-inline constexpr TableId kNoTable = UINT32_MAX;
-
 struct Database {
   cc::GclManager* manager = nullptr;
   TimestampOracle* oracle = nullptr;
@@ -42,19 +40,31 @@ struct Database {
   std::vector<uint32_t> index_catalog_ids;
   // By IndexId: the table it indexes (kNoTable if not open here), and for
   // an index declared with key columns how its keys are built from that
-  // table's tuples (null: by hand). Txn::AddIndexEntries reads them.
+  // table's tuples (null: by hand). Txn keeps declared indexes with them.
   std::vector<TableId> index_tables;
   std::vector<const IndexKey*> index_keys;
+  // By TableId: the indexes declared with key columns on the table, which
+  // every Insert, Update, Modify and Delete keeps (Txn).
+  std::vector<std::vector<IndexId>> declared_indexes;
+  // Names, for the messages of errors a procedure can cause.
+  std::vector<std::string> table_names;  // by TableId
+  std::vector<std::string> index_names;  // by IndexId
 
   // The compute node's write-ahead log, or null (no logging). With a log,
   // a commit is acknowledged only once it is durable, and so is every
   // commit it may depend on (concurrency_control.h, "Logging").
   wal::LogWriter* log = nullptr;
-  // With a log: acknowledge by the cluster's durable watermark
-  // (commit_watermark.h). A commit releases its latches once its record is
-  // appended (early lock release) and is acknowledged once the watermark
-  // covers its timestamp. Null: a commit holds its latches until its own
-  // record is durable, and is acknowledged then.
+  // With a log: the node's durable timestamp marks (commit_watermark.h).
+  // Every transaction holds one of its slots while it may log, so the
+  // cluster mark C says "every commit with a timestamp <= C, on every node,
+  // is durable and applied": what a checkpoint waits for
+  // (docs/design/checkpoints.md). Kept in both commit modes.
+  CommitWatermark* marks = nullptr;
+  // With a log and early lock release: `marks` again, and commits are
+  // acknowledged by it. A commit releases its latches once its record is
+  // appended and is acknowledged once the cluster mark covers its
+  // timestamp. Null: a commit holds its latches until its own record is
+  // durable, and is acknowledged then.
   CommitWatermark* watermark = nullptr;
   // Record the index leaves every Lookup, LookupBatch and Scan read, and
   // validate them at commit: what makes scans and absent-key lookups

@@ -25,43 +25,9 @@
 // to the tables once every announced epoch is > e (ignoring the sealer's own
 // transaction, which has ended).
 //
-// Why that suffices: let R be a transaction that found row X's index entry
-// and D the commit that deleted X and removed the entry. R's lookup read
-// the entry's leaf before D's removal changed it; both hold the leaf's
-// latch, so R's Enter happens before R's lookup, before D's removal,
-// before the seal of X's batch (which reads E = e), before the scan of the
-// announcements that would reclaim it (release/acquire chains through the
-// leaf's latch word and this class's atomics, within one process). So that scan
-// sees R's announcement (or R has ended): R read E no later than the seal did,
-// its epoch is <= e and X's batch waits for it. A transaction R' whose
-// announcement is > e read E after the seal incremented it, so after D's
-// removal: its lookups can no longer find X's entry, and X's address can reach
-// it only through the new row's index entries, once an insert reused the slot.
-// The same holds for a delete on another compute node of this process: every
-// node's transactions announce here, and latches order them across nodes.
-//
-// Per algorithm, what the reader R of X's address then sees (it is still
-// active, so the slot still holds X, live or marked deleted):
-//   2PL  R latches X's page at its read, not at its lookup; in between
-//        only the epoch keeps the slot X's. The read then finds X, or X
-//        deleted (NotFound). From the read to R's commit R holds the
-//        page's shared latch, so no delete of X commits meanwhile.
-//   TO   R reads under a short latch and again at commit (its writes,
-//        by address): each time the slot is X's, live or deleted
-//        (NotFound, or an abort by timestamps: the delete stamped a newer
-//        write_ts).
-//   OCC  R copies X under a short shared latch and validates X's version
-//        at commit by address: a delete in between changed the version
-//        (R aborts); without the epoch a reused slot would also fail the
-//        check, but R's procedure would have run on the other row's
-//        contents first.
-// Scans of the heap itself (HeapTable::Scan) are outside transactions
-// (tpcc's consistency check on a quiet database).
-//
-// Ordering for the redo log: a transaction that reuses the slot began after
-// the seal, so after D's commit took its timestamp (TO's timestamp is taken
-// at Begin, after Enter), and commits with a larger one; replay in commit
-// timestamp order sees the delete before the reinsert.
+// Why no reader can see another row through a reused slot, per
+// algorithm and across processes, and why the redo log replays a delete
+// before the insert that reuses its slot: docs/design/slot_reuse.md.
 //
 // Cost on the hot path: Enter is one load of E and one CAS on the
 // transaction's own announcement record (a thread gets the record it used
@@ -91,24 +57,6 @@
 //     reclaims.
 //   - A batch sealed at e goes back once every B[n] > e (one round trip reads
 //     them all), in place of every local announcement > e.
-// Why a published P > e is safe: let R on node n be a transaction that found
-// X's entry, and X's batch sealed at e by the FAA that returned e. As above,
-// R's Enter, lookup, D's removal and the seal happen in that order (the leaf's
-// latch orders them across processes too: SELCC latches are sequentially
-// consistent), so R announced a cached E <= e. Let S be the publish of P. If S
-// saw R's announcement, P <= e. If not and R had not ended, R claimed or added
-// its record after S read it or the record count (seq_cst), so R looked X up
-// after S loaded c >= P > e; but the cache holds a value > e only once this
-// process read E after the FAA that returned e, after D's removal, and R could
-// not have found X. So R had ended before S, before B[n] > e was written,
-// before any process read it and handed X back. A valid bound stays valid
-// (transactions that begin later cannot find X), so B[n] keeps the maximum, and
-// a bound that an earlier incarnation of node n left in the pool is valid for
-// the new one (whose transactions announce what E was after the restart). By
-// the same cases an insert that reuses X began after the seal on every node,
-// which the redo log's order needs (above). Operations on the pool words are
-// RDMA atomics, linearizable at the memory node; they order these steps across
-// processes as the atomics of this class do within one.
 //
 // Limits: a transaction that stays open holds back every batch sealed
 // after it began (the slots wait, nothing breaks). A record's sealed
@@ -123,7 +71,8 @@
 // in the pool).
 //
 // Application contract: a delete must remove the row's index entries in
-// the same transaction (Txn::RemoveIndexEntries), and an address is only
+// the same transaction (Txn::Delete does it for declared indexes;
+// Txn::RemoveIndexEntry for those declared by width), and an address is only
 // good within the transaction that looked it up (or, across transactions,
 // while the row is known not to be deleted): a stale entry or a remembered
 // address of a deleted row may lead to another row once its slot is

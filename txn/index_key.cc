@@ -1,5 +1,9 @@
 #include "txn/index_key.h"
 
+#include <cstring>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "index/key_codec.h"
 
@@ -63,7 +67,10 @@ absl::StatusOr<IndexKey> IndexKey::Create(const storage::Schema& schema,
     return absl::InvalidArgumentError(
         absl::StrFormat("a key of %d bytes is too wide", width));
   }
-  return IndexKey(std::move(columns), static_cast<uint16_t>(width));
+  std::vector<Column> fields;
+  for (uint16_t c : columns) fields.push_back(schema.column(c));
+  return IndexKey(std::move(columns), std::move(fields),
+                  static_cast<uint16_t>(width));
 }
 
 std::string IndexKey::Build(const storage::TupleView& tuple) const {
@@ -91,10 +98,32 @@ std::string IndexKey::Build(const storage::TupleView& tuple) const {
         key.String(tuple.GetChars(c), column.length);
         break;
       case ColumnType::kDouble:
-        LOG(FATAL) << "IndexKey::Create refuses double key columns";
+        break;  // IndexKey::Create refuses double key columns
     }
   }
   return key.Build(width_);
+}
+
+std::string IndexKey::Describe(std::string_view key) const {
+  std::string out;
+  size_t at = 0;
+  for (const Column& column : fields_) {
+    const uint16_t field = FieldWidth(column);
+    if (at + field > key.size()) break;
+    const char* p = key.data() + at;
+    absl::StrAppend(&out, out.empty() ? "" : ", ", column.name, "=");
+    if (column.type == ColumnType::kChar) {
+      absl::StrAppend(&out, "'",
+                      absl::CEscape(absl::string_view(p, strnlen(p, field))),
+                      "'");
+    } else if (field == 8) {
+      absl::StrAppend(&out, index::DecodeInt64(p));
+    } else {
+      absl::StrAppend(&out, index::DecodeInt32(p));
+    }
+    at += field;
+  }
+  return out;
 }
 
 }  // namespace strand::txn

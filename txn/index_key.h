@@ -3,8 +3,8 @@
 
 // An index key made of a tuple's columns: the index declares its key
 // columns once (Engine::CreateIndex(name, table, {"w_id", "o_id"}, ...)),
-// and inserts add their entries without building keys by hand
-// (Txn::AddIndexEntries). The hand-built keys of index/key_codec.h remain
+// and the transaction keeps their entries from the rows
+// (txn/declared_indexes.h). The hand-built keys of index/key_codec.h remain
 // for indexes declared by width only, and for lookups.
 //
 // Encoding: field after field, as KeyBuilder writes them, so the byte
@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -43,12 +44,19 @@ class IndexKey {
 
   // The key of `tuple`, a tuple of the schema given to Create.
   std::string Build(const storage::TupleView& tuple) const;
+  // `key` (width() bytes, as Build makes them) as its columns' values, for
+  // messages: "city=-7, name='eve'".
+  std::string Describe(std::string_view key) const;
 
  private:
-  IndexKey(std::vector<uint16_t> columns, uint16_t width)
-      : columns_(std::move(columns)), width_(width) {}
+  IndexKey(std::vector<uint16_t> columns, std::vector<storage::Column> fields,
+           uint16_t width)
+      : columns_(std::move(columns)),
+        fields_(std::move(fields)),
+        width_(width) {}
 
   std::vector<uint16_t> columns_;
+  std::vector<storage::Column> fields_;  // the key columns, in key order
   uint16_t width_;
 };
 

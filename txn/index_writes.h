@@ -45,16 +45,21 @@ inline constexpr int kPrepareAttempts = 64;
 std::optional<uint64_t> LeafTimestamp(const TxnState& txn);
 
 // Latches and checks (see above). Errors: AlreadyExists or NotFound (abort
-// reason kError: retrying would meet the same key), Aborted (kConflict).
+// reason kError), Aborted (kConflict).
 // On error no leaf stays latched.
 absl::Status PrepareIndexWrites(TxnState& txn);
-// PrepareIndexWrites, except that its AlreadyExists or NotFound becomes the
-// conflict it is (Aborted, kValidation: retried) when a read of the
-// transaction is stale: `validate_tuples` (OCC's tuple versions; OkStatus
-// for 2PL and TO, whose tuple reads cannot be stale here) or an index
-// read fails. Then the key was added or removed by a commit this
-// transaction should have seen (two New-Orders that read one district's
-// next order id both add that order's key).
+// PrepareIndexWrites, except that its errors become the conflicts they
+// are (Aborted, retried):
+//   - AlreadyExists, when Txn checked every unique key free as it was
+//     added (declared indexes): another commit took one since (kConflict);
+//   - AlreadyExists from AddIndexEntry (checked only against the
+//     transaction's own entries) or NotFound, when a read of the
+//     transaction is stale (kValidation): `validate_tuples` (OCC's tuple
+//     versions; OkStatus for 2PL and TO, whose tuple reads cannot be
+//     stale here) or an index read fails. Then the key was added or
+//     removed by a commit this transaction should have seen (two
+//     New-Orders that read one district's next order id both add that
+//     order's key).
 absl::Status PrepareIndexWritesOrConflict(
     TxnState& txn, absl::FunctionRef<absl::Status(TxnState&)> validate_tuples);
 // Checks every recorded leaf read (TO: raises their read_ts). Aborted

@@ -3,15 +3,19 @@
 #include <cstring>
 #include <optional>
 
+#include "absl/base/optimization.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "index/blink_tree.h"
 #include "storage/tuple_header.h"
+#include "txn/declared_indexes.h"
 #include "txn/epoch_manager.h"
+#include "txn/index_iterator.h"
 #include "txn/index_key.h"
 #include "txn/index_writes.h"
+#include "txn/own_writes.h"
 #include "txn/write_set.h"
 
 namespace strand::txn {
@@ -38,10 +42,10 @@ absl::Status Txn::Begin() {
   if (phase_ != Phase::kIdle) {
     return absl::FailedPreconditionError("a transaction begins only once");
   }
-  if (state_.db.watermark != nullptr) {
+  if (state_.db.marks != nullptr) {
     if (state_.watermark_slot == nullptr) {
       return absl::FailedPreconditionError(
-          "this compute node acknowledges by durable watermark: the "
+          "this compute node keeps durable timestamp marks: the "
           "transaction needs a slot (Txn::set_watermark_slot)");
     }
     // Before any timestamp is taken, here or by a 2PC coordinator for this
@@ -98,18 +102,22 @@ absl::Status Txn::Fail(absl::Status status) {
 
 absl::StatusOr<Access*> Txn::Touch(TableId table, storage::TupleAddress address,
                                    bool for_update) {
-  if (table >= state_.db.tables.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("no table with id ", table));
-  }
+  if (absl::Status s = CheckTable(table); !s.ok()) return s;
   // One hash probe for both outcomes: the slot for a new access is made
   // now and filled (or dropped) after the read. Algorithms' reads never
   // touch by_address, so `it` stays valid across cc_.Read.
   auto [it, fresh] = state_.by_address.try_emplace(address, nullptr);
   if (!fresh) {
     Access* access = it->second;
+    if (access->table != table) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "row %s is a row of table %s, not of table %s", address.ToString(),
+          state_.db.table_names[access->table], state_.db.table_names[table]));
+    }
     if (access->deleted) {
       return absl::NotFoundError(
-          absl::StrCat("tuple ", address.ToString(), " was deleted"));
+          absl::StrFormat("table %s: row %s was deleted by this transaction",
+                          state_.db.table_names[table], address.ToString()));
     }
     if (for_update && !access->writes()) {
       if (absl::Status s = cc_.PrepareWrite(state_, *access); !s.ok()) {
@@ -135,6 +143,56 @@ absl::StatusOr<Access*> Txn::Touch(TableId table, storage::TupleAddress address,
   return it->second;
 }
 
+absl::Status Txn::NoSuchTable(TableId table) const {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("no table with id %d (this engine has %d)", table,
+                      state_.db.tables.size()));
+}
+
+absl::Status Txn::CheckIndex(IndexId index) const {
+  if (ABSL_PREDICT_TRUE(index < state_.db.indexes.size())) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("no index with id %d (this engine has %d)", index,
+                      state_.db.indexes.size()));
+}
+
+absl::Status Txn::CheckKey(IndexId index, std::string_view key) const {
+  if (ABSL_PREDICT_TRUE(index < state_.db.indexes.size() &&
+                        key.size() == state_.db.indexes[index]->key_width())) {
+    return absl::OkStatus();
+  }
+  if (absl::Status s = CheckIndex(index); !s.ok()) return s;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "index %s takes %d-byte keys; key %s has %d bytes",
+      state_.db.index_names[index], state_.db.indexes[index]->key_width(),
+      DescribeKey(state_.db, index, key), key.size()));
+}
+
+absl::Status Txn::CheckRow(TableId table,
+                           const storage::TupleBuffer& row) const {
+  if (absl::Status s = CheckTable(table); !s.ok()) return s;
+  const storage::Schema& schema = state_.table(table).schema();
+  if (&row.schema() != &schema &&
+      row.schema().fingerprint() != schema.fingerprint()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("table %s: the row was built for another table's "
+                        "columns (use Txn::NewRow or the table's schema)",
+                        state_.db.table_names[table]));
+  }
+  if (!row.status().ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "table %s: %s", state_.db.table_names[table], row.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<storage::TupleBuffer> Txn::NewRow(TableId table) const {
+  if (absl::Status s = CheckTable(table); !s.ok()) return s;
+  return storage::TupleBuffer(state_.table(table).schema());
+}
+
 absl::StatusOr<storage::TupleView> Txn::Read(TableId table,
                                              storage::TupleAddress address) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
@@ -142,7 +200,8 @@ absl::StatusOr<storage::TupleView> Txn::Read(TableId table,
   if (!access.ok()) return access.status();
   const storage::Schema& schema = state_.table(table).schema();
   if ((*access)->modified) return (*access)->modified->view();
-  return storage::TupleView(schema, (*access)->original.data());
+  return storage::TupleView(schema, (*access)->original.data(),
+                            &(*access)->read_misuse);
 }
 
 absl::StatusOr<storage::TupleBuffer*> Txn::Modify(
@@ -152,14 +211,101 @@ absl::StatusOr<storage::TupleBuffer*> Txn::Modify(
   if (!access.ok()) return access.status();
   Access& a = **access;
   if (!a.modified) a.SetModified(state_.table(table).schema(), a.original);
+  if (!state_.db.declared_indexes[table].empty()) Track(state_, a);
   return a.modified;
+}
+
+absl::Status Txn::Update(TableId table, storage::TupleAddress address,
+                         const storage::TupleBuffer& row) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  if (absl::Status s = CheckRow(table, row); !s.ok()) return s;
+  auto access = Touch(table, address, /*for_update=*/true);
+  if (!access.ok()) return access.status();
+  Access& a = **access;
+  const storage::Schema& schema = state_.table(table).schema();
+  if (!state_.db.declared_indexes[table].empty()) {
+    Track(state_, a);
+    if (absl::Status s = SyncTracked(state_, table); !s.ok()) return Fail(s);
+    std::vector<std::string> keys = DeclaredKeys(state_, table, row.view());
+    storage::TupleAddress holder;
+    absl::Status unique = CheckUniqueKeys(state_, table, keys, &a, &holder);
+    if (absl::IsAlreadyExists(unique)) return unique;  // nothing changed
+    if (!unique.ok()) return Fail(unique);
+    WriteDeclaredEntries(state_, a, std::move(keys));
+  }
+  // The columns only: the header stays the transaction's (as read).
+  if (!a.modified) a.SetModified(schema, a.original);
+  std::memcpy(a.modified->data() + storage::kTupleHeaderBytes,
+              row.data() + storage::kTupleHeaderBytes,
+              schema.tuple_bytes() - storage::kTupleHeaderBytes);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<storage::TupleAddress> Txn::Insert(
     TableId table, const storage::TupleBuffer& tuple) {
+  return InsertRow(table, tuple, /*holder=*/nullptr);
+}
+
+absl::StatusOr<Txn::InsertOutcome> Txn::InsertIfAbsent(
+    TableId table, const storage::TupleBuffer& row) {
+  InsertOutcome outcome;
+  auto at = InsertRow(table, row, &outcome.address);
+  if (!at.ok()) return at.status();
+  if (!at->is_null()) {
+    outcome.address = *at;
+    outcome.inserted = true;
+  }
+  return outcome;
+}
+
+absl::StatusOr<storage::TupleAddress> Txn::Upsert(
+    TableId table, const storage::TupleBuffer& row) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
-  if (table >= state_.db.tables.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("no table with id ", table));
+  if (absl::Status s = CheckRow(table, row); !s.ok()) return s;
+  const Database& db = state_.db;
+  std::optional<IndexId> primary;
+  for (IndexId index : db.declared_indexes[table]) {
+    if (db.indexes[index]->unique()) {
+      primary = index;
+      break;
+    }
+  }
+  if (!primary) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "table %s has no unique index declared with key columns to upsert "
+        "by",
+        db.table_names[table]));
+  }
+  if (absl::Status s = SyncIndex(*primary); !s.ok()) return s;
+  auto existing = LookupOwnView(state_, *primary,
+                                db.index_keys[*primary]->Build(row.view()),
+                                /*record_absent=*/false);
+  if (!existing.ok()) return Fail(existing.status());
+  if (!existing->has_value()) return InsertRow(table, row, nullptr);
+  if (absl::Status s = Update(table, **existing, row); !s.ok()) return s;
+  return **existing;
+}
+
+absl::StatusOr<storage::TupleAddress> Txn::InsertRow(
+    TableId table, const storage::TupleBuffer& tuple,
+    storage::TupleAddress* holder) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  if (absl::Status s = CheckRow(table, tuple); !s.ok()) return s;
+  const bool declared = !state_.db.declared_indexes[table].empty();
+  std::vector<std::string> keys;
+  if (declared) {
+    // Checked before the heap is touched: a refused row leaves nothing.
+    if (absl::Status s = SyncTracked(state_, table); !s.ok()) return Fail(s);
+    keys = DeclaredKeys(state_, table, tuple.view());
+    storage::TupleAddress taken;
+    absl::Status unique =
+        CheckUniqueKeys(state_, table, keys, /*self=*/nullptr, &taken);
+    if (absl::IsAlreadyExists(unique)) {
+      if (holder == nullptr) return unique;
+      *holder = taken;
+      return storage::TupleAddress();
+    }
+    if (!unique.ok()) return Fail(unique);
   }
   // Not into a page this transaction holds latched (2PL: it read a tuple
   // there): the heap would wait for our own latch.
@@ -176,8 +322,13 @@ absl::StatusOr<storage::TupleAddress> Txn::Insert(
   access->original.assign(tuple.data(), tuple.data() + tuple.size());
   access->SetModified(state_.table(table).schema(),
                       absl::MakeConstSpan(tuple.data(), tuple.size()));
+  Access& a = *access;
   state_.by_address[*address] = access.get();
   state_.accesses.push_back(std::move(access));
+  if (declared) {
+    WriteDeclaredEntries(state_, a, std::move(keys));
+    Track(state_, a);
+  }
   return *address;
 }
 
@@ -185,28 +336,51 @@ absl::Status Txn::Delete(TableId table, storage::TupleAddress address) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
   auto access = Touch(table, address, /*for_update=*/true);
   if (!access.ok()) return access.status();
-  (*access)->deleted = true;
+  Access& a = **access;
+  if (!state_.db.declared_indexes[table].empty()) {
+    // The row's entries as they are now (its buffer may have moved them).
+    if (absl::Status s = SyncTracked(state_, table); !s.ok()) return Fail(s);
+    RemoveDeclaredEntries(state_, a);
+  }
+  a.deleted = true;
   return absl::OkStatus();
 }
 
-absl::Status Txn::CheckIndex(IndexId index) const {
-  if (index >= state_.db.indexes.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("no index with id ", index));
-  }
+absl::Status Txn::SyncTrackedOf(IndexId index) {
+  const TableId table = state_.db.index_tables[index];
+  if (table == kNoTable) return absl::OkStatus();
+  if (absl::Status s = SyncTracked(state_, table); !s.ok()) return Fail(s);
   return absl::OkStatus();
+}
+
+absl::Status Txn::LookupMisuse(IndexId index, std::string_view key) const {
+  if (absl::Status s = CheckKey(index, key); !s.ok()) return s;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "index %s is not unique: Scan it (or NewIterator) for key %s",
+      state_.db.index_names[index], DescribeKey(state_.db, index, key)));
 }
 
 absl::StatusOr<storage::TupleAddress> Txn::Lookup(IndexId index,
                                                   std::string_view key) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
   if (absl::Status s = CheckIndex(index); !s.ok()) return s;
-  state_.leaf_scratch.clear();
-  auto value =
-      state_.db.indexes[index]->Lookup(state_.ctx, key, &state_.leaf_scratch);
-  RecordLeafReads(index);
-  if (absl::IsNotFound(value.status())) return value.status();
-  if (!value.ok()) return Fail(value.status());
-  return storage::TupleAddress::FromRaw(*value);
+  if (absl::Status s = SyncIndex(index); !s.ok()) return s;
+  auto value = LookupOwnView(state_, index, key);
+  if (!value.ok()) {
+    // The tree checks the key's width and the index's kind before it
+    // reads anything: the procedure's mistake, not the transaction's end.
+    if (absl::IsInvalidArgument(value.status()) ||
+        absl::IsFailedPrecondition(value.status())) {
+      return LookupMisuse(index, key);
+    }
+    return Fail(value.status());
+  }
+  if (!value->has_value()) {
+    return absl::NotFoundError(
+        absl::StrFormat("index %s has no key %s", state_.db.index_names[index],
+                        DescribeKey(state_.db, index, key)));
+  }
+  return **value;
 }
 
 absl::Status Txn::LookupBatch(IndexId index,
@@ -219,16 +393,27 @@ absl::Status Txn::LookupBatch(IndexId index,
         absl::StrCat("LookupBatch: ", keys.size(), " keys but room for ",
                      addresses.size(), " addresses"));
   }
+  if (absl::Status s = SyncIndex(index); !s.ok()) return s;
   absl::InlinedVector<std::optional<uint64_t>, 16> values(keys.size());
   state_.leaf_scratch.clear();
   absl::Status s = state_.db.indexes[index]->LookupBatch(
       state_.ctx, keys, absl::MakeSpan(values), &state_.leaf_scratch);
-  RecordLeafReads(index);
-  if (!s.ok()) return Fail(s);  // as Lookup: only an absent key is no error
+  if (absl::IsInvalidArgument(s) || absl::IsFailedPrecondition(s)) {
+    // As Lookup: the tree checks these before it reads anything.
+    for (std::string_view key : keys) {
+      if (absl::Status bad = CheckKey(index, key); !bad.ok()) return bad;
+    }
+    if (!state_.db.indexes[index]->unique() && !keys.empty()) {
+      return LookupMisuse(index, keys[0]);
+    }
+  }
+  RecordLeafReads(state_, index);
+  if (!s.ok()) return Fail(s);
   for (size_t i = 0; i < keys.size(); ++i) {
     addresses[i] = values[i] ? storage::TupleAddress::FromRaw(*values[i])
                              : storage::TupleAddress();
   }
+  PatchOwnLookups(state_, index, keys, addresses);
   return absl::OkStatus();
 }
 
@@ -249,76 +434,67 @@ absl::Status Txn::Scan(IndexId index, std::optional<std::string_view> low,
                        uint64_t limit, ScanVisitor visit) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
   if (absl::Status s = CheckIndex(index); !s.ok()) return s;
-  index::BLinkTree& tree = *state_.db.indexes[index];
-  auto adapt = [&](std::string_view key, uint64_t value) {
-    return visit(key, storage::TupleAddress::FromRaw(value));
-  };
-  state_.leaf_scratch.clear();
-  absl::Status s = forward ? tree.Scan(state_.ctx, low, high, limit, adapt,
-                                       &state_.leaf_scratch)
-                           : tree.ScanBackward(state_.ctx, high, low, limit,
-                                               adapt, &state_.leaf_scratch);
-  RecordLeafReads(index);
+  for (std::optional<std::string_view> bound : {low, high}) {
+    if (!bound) continue;
+    if (absl::Status s = CheckKey(index, *bound); !s.ok()) return s;
+  }
+  if (absl::Status s = SyncIndex(index); !s.ok()) return s;
+  absl::Status s = ScanOwnView(state_, index, low, high, forward, limit, visit);
+  RecordLeafReads(state_, index);
   if (!s.ok()) return Fail(s);
   return absl::OkStatus();
 }
 
-void Txn::RecordLeafReads(IndexId index) {
-  if (!state_.db.validate_index_reads) return;
-  for (const index::LeafRead& read : state_.leaf_scratch) {
-    state_.leaf_reads.push_back({index, read});
-  }
+IndexIterator Txn::NewIterator(IndexId index, IndexRange range) {
+  return IndexIterator(*this, index, std::move(range));
 }
 
-void Txn::AddIndexEntry(IndexId index, std::string_view key,
-                        storage::TupleAddress value) {
-  state_.index_inserts.push_back({index, std::string(key), value});
-}
-
-void Txn::RemoveIndexEntry(IndexId index, std::string_view key,
-                           storage::TupleAddress value) {
-  state_.index_removes.push_back({index, std::string(key), value});
-}
-
-absl::Status Txn::AddIndexEntries(TableId table,
-                                  const storage::TupleView& tuple,
-                                  storage::TupleAddress value) {
-  return WriteDeclaredIndexes(table, nullptr, &tuple, value);
-}
-
-absl::Status Txn::RemoveIndexEntries(TableId table,
-                                     const storage::TupleView& tuple,
-                                     storage::TupleAddress value) {
-  return WriteDeclaredIndexes(table, &tuple, nullptr, value);
-}
-
-absl::Status Txn::UpdateIndexEntries(TableId table,
-                                     const storage::TupleView& before,
-                                     const storage::TupleView& after,
-                                     storage::TupleAddress value) {
-  return WriteDeclaredIndexes(table, &before, &after, value);
-}
-
-absl::Status Txn::WriteDeclaredIndexes(TableId table,
-                                       const storage::TupleView* before,
-                                       const storage::TupleView* after,
-                                       storage::TupleAddress value) {
+absl::Status Txn::AddIndexEntry(IndexId index, std::string_view key,
+                                storage::TupleAddress value) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  if (absl::Status s = CheckKey(index, key); !s.ok()) return s;
   const Database& db = state_.db;
-  if (table >= db.tables.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("no table with id ", table));
+  if (db.index_keys[index] != nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "index %s is declared with key columns: the transaction keeps its "
+        "entries (Insert, Update, Delete), AddIndexEntry may not",
+        db.index_names[index]));
   }
-  for (IndexId index = 0; index < db.index_keys.size(); ++index) {
-    const IndexKey* key = db.index_keys[index];
-    if (db.index_tables[index] != table || key == nullptr) continue;
-    std::string old_key = before != nullptr ? key->Build(*before) : "";
-    std::string new_key = after != nullptr ? key->Build(*after) : "";
-    // Both present and equal: the entry stays as it is.
-    if (before != nullptr && after != nullptr && old_key == new_key) continue;
-    if (before != nullptr) {
-      state_.index_removes.push_back({index, std::move(old_key), value});
-    }
-    if (after != nullptr) {
-      state_.index_inserts.push_back({index, std::move(new_key), value});
+  // A unique key is checked at commit, not here: a Lookup before tells
+  // the procedure sooner, and a bulk load reads no leaf per entry.
+  if (db.indexes[index]->unique()) state_.unchecked_unique_adds = true;
+  AddOwnEntry(state_, index, key, value);
+  return absl::OkStatus();
+}
+
+absl::Status Txn::RemoveIndexEntry(IndexId index, std::string_view key,
+                                   storage::TupleAddress value) {
+  if (absl::Status s = CheckActive(); !s.ok()) return s;
+  if (absl::Status s = CheckKey(index, key); !s.ok()) return s;
+  if (state_.db.index_keys[index] != nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "index %s is declared with key columns: the transaction keeps its "
+        "entries (Insert, Update, Delete), RemoveIndexEntry may not",
+        state_.db.index_names[index]));
+  }
+  RemoveOwnEntry(state_, index, key, value);
+  return absl::OkStatus();
+}
+
+absl::Status Txn::FinishStatements() {
+  if (!state_.tracked.empty()) {
+    if (absl::Status s = SyncTracked(state_, kNoTable); !s.ok()) return s;
+  }
+  for (const auto& a : state_.accesses) {
+    const absl::Status* misuse =
+        !a->read_misuse.ok() ? &a->read_misuse
+        : a->modified != nullptr && !a->modified->status().ok()
+            ? &a->modified->status()
+            : nullptr;
+    if (misuse != nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table %s, row %s: %s", state_.db.table_names[a->table],
+          a->address.ToString(), misuse->message()));
     }
   }
   return absl::OkStatus();
@@ -367,6 +543,7 @@ absl::Status Txn::FailCommit(absl::Status status) {
 
 absl::Status Txn::CommitImpl() {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
+  if (absl::Status s = FinishStatements(); !s.ok()) return FailCommit(s);
   if (absl::Status s = cc_.Commit(state_); !s.ok()) return FailCommit(s);
   phase_ = Phase::kCommitted;
   ReleaseWatermarkSlot();
@@ -376,6 +553,7 @@ absl::Status Txn::CommitImpl() {
 
 absl::Status Txn::PrepareBranch(uint64_t commit_ts) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
+  if (absl::Status s = FinishStatements(); !s.ok()) return FailCommit(s);
   if (absl::Status s = cc_.Prepare(state_, commit_ts); !s.ok()) {
     return FailCommit(s);
   }

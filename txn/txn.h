@@ -20,11 +20,30 @@
 // rules out phantoms (concurrency_control.h, "Index reads", argues it per
 // algorithm).
 //
-// Errors: a conflict returns Aborted and sets abort_reason() (kConflict or
-// kValidation); after any error the transaction is aborted and every later
-// call fails with FailedPrecondition. A procedure decides to roll back with
-// UserAbort(). Reads of a missing or deleted tuple return NotFound and do
-// not abort. Dropping an active Txn aborts it.
+// Read your own writes: every read sees the transaction's own writes,
+// index entries included (own_writes.h): a Lookup, LookupBatch, Scan or
+// iterator finds the keys it added and not those it removed, and Read
+// returns its own version of a row. Others' uncommitted writes are never
+// seen.
+//
+// Indexes declared with key columns (Engine::CreateIndex(name, table,
+// {"col", ...}, unique)) are kept by the transaction (declared_indexes.h):
+// Insert, Update, Upsert, InsertIfAbsent and Delete change their entries,
+// and so do changes made through Modify's buffer. Indexes declared by key
+// width are the procedure's: it builds their keys and calls AddIndexEntry
+// and RemoveIndexEntry. A unique key is checked when it is written: the
+// statement fails with AlreadyExists (naming the index and the key) and
+// the transaction goes on.
+//
+// Errors: a call the procedure got wrong (an unknown table or index, a
+// key of the wrong width, a row of another table, a misused column: see
+// storage/schema.h, a taken unique key, a missing row) returns a Status
+// naming what is wrong and leaves the transaction active; the statement
+// did nothing. A conflict returns Aborted and sets abort_reason()
+// (kConflict or kValidation); after it, or any other error of the layers
+// below, the transaction is aborted and every later call fails with
+// FailedPrecondition. A procedure decides to roll back with UserAbort().
+// Dropping an active Txn aborts it.
 //
 // Inserted tuples go into the heap at Insert() marked pending (invisible to
 // every reader and scan; their index entries are added at commit). Commit
@@ -32,25 +51,14 @@
 // that could fail, and hands the slot back to the table
 // (storage::HeapTable::ReleaseSlot): no index entry ever named it, so no
 // reader can hold its address. Slots of deleted rows are reused too, but
-// only once no transaction can still hold the address (epoch_manager.h):
-// a reader may have found the row through the index before the delete
-// committed and read the slot later (under OCC and TO without a latch held
-// since the lookup), on any compute node. Every transaction announces the
-// epoch it began in; a committed delete queues its slot with the epoch of
-// its commit, and the slot goes back to the table once every active
-// transaction began after that. So a reader that looked up key K reads
-// the row that had K, or finds it deleted (NotFound; TO may abort), never
-// a reused slot's new row, under 2PL, TO and OCC alike: the argument does
-// not use the algorithm's latches on the tuple, only that the lookup read
-// the entry before the delete's commit removed it (the leaf's latch
-// orders the two), so the reader announced an epoch no later than the
-// one the slot was queued with (epoch_manager.h argues it per
-// algorithm). With compute nodes in separate processes (verbs, one
-// process per node) the epochs are shared through the memory pool, so a
-// reader in another process holds the slot back the same way. A delete
-// must remove the row's index entries in the same transaction, and an
-// address is good only within the transaction that found it (or while its
-// row is known to live).
+// only once no transaction, on any compute node, can still hold the
+// address (epoch_manager.h; the argument is docs/design/slot_reuse.md):
+// a reader that looked up key K reads the row that had K, or finds it
+// deleted (NotFound; TO may abort), never a reused slot's new row. A delete
+// removes the row's declared index entries; those of indexes declared by
+// width the procedure must remove in the same transaction. An address is
+// good only within the transaction that found it (or while its row is
+// known to live).
 //
 // Size limit: every page and index leaf a transaction holds latched needs
 // a frame of its compute node's cache (SELCC), so a transaction touches at
@@ -64,6 +72,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/base/optimization.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -72,11 +81,20 @@
 #include "storage/tuple_address.h"
 #include "txn/concurrency_control.h"
 #include "txn/database.h"
+#include "txn/index_iterator.h"
 #include "txn/remote_branches.h"
 #include "txn/txn_state.h"
 #include "wal/log_format.h"
 
 namespace strand::txn {
+
+// An index range for Txn::NewIterator: user keys, inclusive; nullopt:
+// unbounded.
+struct IndexRange {
+  std::optional<std::string> low;
+  std::optional<std::string> high;
+  bool forward = true;
+};
 
 class Txn {
  public:
@@ -88,29 +106,61 @@ class Txn {
 
   absl::Status Begin();
 
+  // --- Rows. A row is at an address an index gave (or Insert); the
+  // address is good within this transaction (see below).
+
+  // An empty row of `table` to fill for Insert, Update or Upsert.
+  absl::StatusOr<storage::TupleBuffer> NewRow(TableId table) const;
   // The tuple at `address` (this transaction's own version if it wrote
-  // it). The view stays valid until the transaction ends.
+  // it). The view stays valid until the transaction ends. NotFound if the
+  // row is gone (deleted, by this transaction too).
   absl::StatusOr<storage::TupleView> Read(TableId table,
                                           storage::TupleAddress address);
   // A mutable copy of the tuple that becomes the new version at commit.
+  // Declared indexes follow what is written into it (checked before the
+  // table's indexes are next read, and at commit); Update says at once.
   absl::StatusOr<storage::TupleBuffer*> Modify(TableId table,
                                                storage::TupleAddress address);
-  // Inserts a tuple; add its index entries with AddIndexEntry.
-  absl::StatusOr<storage::TupleAddress> Insert(
-      TableId table, const storage::TupleBuffer& tuple);
+  // Replaces the row at `address` with `row` (a row of `table`); its
+  // declared index entries move with the key columns that changed.
+  // AlreadyExists if a unique declared key is taken by another row.
+  absl::Status Update(TableId table, storage::TupleAddress address,
+                      const storage::TupleBuffer& row);
+  // Inserts `row` and its entries in the table's declared indexes.
+  // AlreadyExists if a unique declared key is taken; entries of indexes
+  // declared by width are the procedure's (AddIndexEntry).
+  absl::StatusOr<storage::TupleAddress> Insert(TableId table,
+                                               const storage::TupleBuffer& row);
+  // Insert, unless a unique declared key of `row` is taken: then nothing
+  // is written, and `address` is the row that holds it.
+  struct InsertOutcome {
+    storage::TupleAddress address;
+    bool inserted = false;
+  };
+  absl::StatusOr<InsertOutcome> InsertIfAbsent(TableId table,
+                                               const storage::TupleBuffer& row);
+  // Insert, or Update of the row with the same key in the table's first
+  // unique declared index (its primary key): the row's address.
+  // FailedPrecondition if the table has no unique declared index;
+  // AlreadyExists if another unique declared key is taken.
+  absl::StatusOr<storage::TupleAddress> Upsert(TableId table,
+                                               const storage::TupleBuffer& row);
+  // Deletes the row and its entries in the table's declared indexes.
   absl::Status Delete(TableId table, storage::TupleAddress address);
 
-  // The value of `key` in unique index `index`; NotFound if absent. Sees
-  // committed entries only (not this transaction's AddIndexEntry).
+  // --- Indexes. Keys are the index's key width in bytes
+  // (index/key_codec.h builds them); another width is InvalidArgument
+  // naming the index and the key.
+
+  // The value of `key` in unique index `index`; NotFound if absent.
   absl::StatusOr<storage::TupleAddress> Lookup(IndexId index,
                                                std::string_view key);
   // Lookup of several keys of unique index `index` at once: `addresses[i]`
   // is keys[i]'s value, or the null address if it is absent. Their index
   // leaves' cache misses overlap (BLinkTree::LookupBatch), which pays when
   // the keys are independent and cold (a TPC-C order's items and stock).
-  // InvalidArgument (the transaction goes on) if the sizes differ or there
-  // is no such index; any other error, such as a key of the wrong width,
-  // aborts it, as Lookup's do.
+  // InvalidArgument (the transaction goes on) if the sizes differ, a key
+  // has the wrong width or there is no such index.
   absl::Status LookupBatch(IndexId index,
                            absl::Span<const std::string_view> keys,
                            absl::Span<storage::TupleAddress> addresses);
@@ -122,44 +172,31 @@ class Txn {
                 absl::Span<const storage::TupleAddress> addresses) const;
   // Visits entries of `index` with low <= key <= high (nullopt: unbounded)
   // in key order (backward if !forward), at most `limit`, while `visit`
-  // returns true. Committed entries only. The range read (to the last key
-  // visited) is validated at commit: an entry added to or removed from it
-  // by another commit in between aborts this transaction.
+  // returns true. The range read (to the last key visited) is validated
+  // at commit: an entry added to or removed from it by another commit in
+  // between aborts this transaction.
   using ScanVisitor = absl::FunctionRef<bool(std::string_view key,
                                              storage::TupleAddress value)>;
   absl::Status Scan(IndexId index, std::optional<std::string_view> low,
                     std::optional<std::string_view> high, bool forward,
                     uint64_t limit, ScanVisitor visit);
+  // The same range, one entry at a time (index_iterator.h).
+  IndexIterator NewIterator(IndexId index, IndexRange range = {});
 
-  // Index entries written at commit, removals before additions, so a
-  // transaction may remove a unique key and add it again (in either order
-  // of calls). A duplicate key in a unique index aborts the commit
-  // (AlreadyExists), as does removing an absent entry (NotFound), abort
-  // reason kError: retrying would meet the same key. Nothing of a failed
-  // commit is visible.
-  void AddIndexEntry(IndexId index, std::string_view key,
-                     storage::TupleAddress value);
-  void RemoveIndexEntry(IndexId index, std::string_view key,
-                        storage::TupleAddress value);
-  // The index entries of the tuple at `value` of `table`, for every index
-  // of the table declared with key columns (txn/index_key.h), their keys
-  // built from the tuple; indexes without key columns are left to the
-  // caller (AddIndexEntry). InvalidArgument if there is no such table (the
-  // transaction goes on).
-  //   STRAND_ASSIGN_OR_RETURN(TupleAddress at, txn.Insert(orders, row));
-  //   STRAND_RETURN_IF_ERROR(txn.AddIndexEntries(orders, row.view(), at));
-  // After an insert, and before a delete:
-  absl::Status AddIndexEntries(TableId table, const storage::TupleView& tuple,
-                               storage::TupleAddress value);
-  absl::Status RemoveIndexEntries(TableId table,
-                                  const storage::TupleView& tuple,
-                                  storage::TupleAddress value);
-  // After an update from `before` to `after`: moves the entries whose key
-  // changed (an unchanged key keeps its entry).
-  absl::Status UpdateIndexEntries(TableId table,
-                                  const storage::TupleView& before,
-                                  const storage::TupleView& after,
-                                  storage::TupleAddress value);
+  // Entries of an index declared by key width (declared indexes refuse
+  // them: InvalidArgument), written at commit, removals before additions,
+  // so a transaction may remove a unique key and add it again (in either
+  // order of calls). They are checked at commit, not here: a unique key
+  // another row has fails the commit (AlreadyExists), as does removing an
+  // entry the index does not have (NotFound), both naming the index and
+  // the key, abort reason kError (retrying would meet the same). To learn
+  // at the statement, Lookup the key first (the lookup is validated at
+  // commit), or declare the index with key columns. Bulk loads pay no
+  // leaf read per entry this way.
+  absl::Status AddIndexEntry(IndexId index, std::string_view key,
+                             storage::TupleAddress value);
+  absl::Status RemoveIndexEntry(IndexId index, std::string_view key,
+                                storage::TupleAddress value);
 
   // Commits and returns once the commit may be acknowledged (with a log:
   // it is durable, and so is every commit it may depend on; see
@@ -178,9 +215,9 @@ class Txn {
   // timestamp; otherwise the oracle's value now (one round trip), since
   // the procedure's decision may rest on reads of any commit before it.
   absl::StatusOr<uint64_t> AckTimestamp();
-  // With db().watermark, every transaction needs a slot of it
-  // (CommitWatermark::NewSlot), set before Begin; the caller keeps it for
-  // the next transaction.
+  // With db().marks (any node with a log), every transaction needs a slot
+  // of it (CommitWatermark::NewSlot), set before Begin; the caller keeps
+  // it for the next transaction.
   void set_watermark_slot(CommitWatermark::Slot* slot) {
     state_.watermark_slot = slot;
   }
@@ -238,14 +275,39 @@ class Txn {
   // Ends a commit that failed (the transaction active or prepared):
   // aborted with `status`'s reason, unless one was set already.
   absl::Status FailCommit(absl::Status status);
+  friend class IndexIterator;
+
+  absl::Status CheckTable(TableId table) const {
+    if (ABSL_PREDICT_TRUE(table < state_.db.tables.size())) {
+      return absl::OkStatus();
+    }
+    return NoSuchTable(table);
+  }
+  absl::Status NoSuchTable(TableId table) const;
   absl::Status CheckIndex(IndexId index) const;
-  // For each index of `table` declared with key columns: removes the
-  // entry of `before` and adds that of `after` (either may be null), when
-  // their keys differ.
-  absl::Status WriteDeclaredIndexes(TableId table,
-                                    const storage::TupleView* before,
-                                    const storage::TupleView* after,
-                                    storage::TupleAddress value);
+  // Why a Lookup of `key` in `index` was refused by the tree: the key's
+  // width or the index's kind.
+  absl::Status LookupMisuse(IndexId index, std::string_view key) const;
+  // CheckIndex, and that `key` has the index's width.
+  absl::Status CheckKey(IndexId index, std::string_view key) const;
+  // That `row` is a well-formed row of `table` (its schema, no misuse).
+  absl::Status CheckRow(TableId table, const storage::TupleBuffer& row) const;
+  // Before reading `index`: the rows of its table changed through Modify
+  // are synced with its entries (declared_indexes.h). A failure fails the
+  // transaction.
+  absl::Status SyncIndex(IndexId index) {
+    if (state_.tracked.empty()) return absl::OkStatus();
+    return SyncTrackedOf(index);
+  }
+  absl::Status SyncTrackedOf(IndexId index);
+  // Insert and InsertIfAbsent: a unique conflict is an error unless
+  // `holder` is given, then it is set and no row inserted.
+  absl::StatusOr<storage::TupleAddress> InsertRow(
+      TableId table, const storage::TupleBuffer& row,
+      storage::TupleAddress* holder);
+  // What a commit checks first: every tracked row synced, no misuse of a
+  // row or a view.
+  absl::Status FinishStatements();
   // The access for `address`, reading it first if new.
   absl::StatusOr<Access*> Touch(TableId table, storage::TupleAddress address,
                                 bool for_update);
@@ -255,9 +317,6 @@ class Txn {
   // Withdraws the transaction's epoch announcement (epoch_manager.h); a
   // commit first queues the slots of the rows it deleted for reuse.
   void LeaveEpoch(bool committed);
-  // Appends the leaves of state_.leaf_scratch (one index read's) to the
-  // leaves validated at commit.
-  void RecordLeafReads(IndexId index);
   // Turns a failed step into an abort with the right reason.
   absl::Status Fail(absl::Status status);
 

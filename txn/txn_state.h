@@ -37,6 +37,15 @@ struct Access {
   bool deleted = false;
   bool inserted = false;  // by this transaction: already in the heap, and
                           // unreachable until its index entries go in
+  // Tables with declared indexes (declared_indexes.h): the keys of this
+  // row's entries as the transaction's index writes have them, one per
+  // declared index of the table in order; empty until the row is first
+  // written. `tracked`: in TxnState::tracked (its buffer may change).
+  std::vector<std::string> indexed_keys;
+  bool tracked = false;
+  // The first misuse of a view Read gave of `original` (storage/schema.h):
+  // fails the commit, naming the table and row.
+  absl::Status read_misuse;
 
   uint64_t version() const;  // write_ts of `original`
   bool writes() const { return modified != nullptr || deleted; }
@@ -130,6 +139,27 @@ struct TxnState {
   std::vector<IndexLeafRead> leaf_reads;
   std::vector<index::LeafRead> leaf_scratch;   // one call's, before tagging
   std::vector<UnlatchedRead> unlatched_reads;  // 2PL's, in read order
+  // Rows of tables with declared indexes whose buffer the procedure may
+  // still change (Modify, Insert): their keys are compared with
+  // indexed_keys before the table's indexes are read and at commit.
+  std::vector<Access*> tracked;
+  // own_writes.h: how many entries of index_inserts and index_removes
+  // have each hash of (index, key), counted once they are long (a bulk
+  // insert), so that most searches of them are one probe.
+  absl::flat_hash_map<uint64_t, uint32_t> own_key_counts;
+  bool own_keys_counted = false;
+  // A unique key was added by AddIndexEntry, which checks the tree only at
+  // commit (index_writes.h, PrepareIndexWritesOrConflict).
+  bool unchecked_unique_adds = false;
+  // Leaves read to find a unique key absent before adding it (own_writes.h,
+  // LookupOwnView): validated only if the addition is cancelled, since the
+  // commit checks an added key's absence itself.
+  struct AbsentKeyRead {
+    IndexId index = 0;
+    std::string key;
+    index::LeafRead read;
+  };
+  std::vector<AbsentKeyRead> absent_key_reads;
   // During commit: the index leaves its changes go to, latched exclusively
   // (index_writes.h), and those changes by index.
   index::LeafGuards index_leaves;
@@ -142,7 +172,7 @@ struct TxnState {
   AbortReason abort_reason = AbortReason::kNone;
   // The transaction's announcement (db.epochs) while it runs.
   EpochManager::Slot epoch_slot = EpochManager::kNoSlot;
-  // With db.watermark: the slot that holds back the node's durable mark
+  // With db.marks: the slot that holds back the node's durable mark
   // below every timestamp this transaction may still log (Txn::Begin to
   // its end; commit_watermark.h). Owned by whoever runs the transaction.
   CommitWatermark::Slot* watermark_slot = nullptr;
@@ -170,6 +200,9 @@ struct TxnState {
     a->modified = nullptr;
     a->deleted = false;
     a->inserted = false;
+    a->indexed_keys.clear();
+    a->tracked = false;
+    a->read_misuse = absl::OkStatus();
     pool.push_back(std::move(a));
   }
 };

@@ -11,7 +11,14 @@ namespace strand::wal {
 namespace {
 
 constexpr size_t kHeaderCrcOffset = 12;
-constexpr size_t kHeaderCoveredBytes = 56;
+// The CRC covers bytes 0..55 up to version 5, 0..63 from version 6 (the
+// previous segment's largest commit timestamp).
+constexpr size_t kHeaderCoveredBytesV5 = 56;
+constexpr size_t kHeaderCoveredBytes = 64;
+
+size_t CoveredBytes(uint32_t format_version) {
+  return format_version >= 6 ? kHeaderCoveredBytes : kHeaderCoveredBytesV5;
+}
 
 template <typename T>
 void Put(char* dst, size_t offset, T value) {
@@ -23,11 +30,11 @@ T Get(const char* src, size_t offset) {
   return DecodeFixed<T>(src + offset);
 }
 
-uint32_t SegmentHeaderCrc(const char* block) {
+uint32_t SegmentHeaderCrc(const char* block, size_t covered) {
   char copy[kHeaderCoveredBytes];
-  std::memcpy(copy, block, kHeaderCoveredBytes);
+  std::memcpy(copy, block, covered);
   Put<uint32_t>(copy, kHeaderCrcOffset, 0);
-  return Crc32c(std::string_view(copy, kHeaderCoveredBytes));
+  return Crc32c(std::string_view(copy, covered));
 }
 
 // Bytes 12..15 of a record: how far behind its LSN the durable LSN was;
@@ -50,7 +57,11 @@ void EncodeSegmentHeader(const SegmentHeader& h, char* block) {
   Put<uint64_t>(block, 32, h.segment_index);
   Put<uint64_t>(block, 40, h.first_lsn);
   Put<uint64_t>(block, 48, h.segment_bytes);
-  Put<uint32_t>(block, kHeaderCrcOffset, SegmentHeaderCrc(block));
+  if (h.format_version >= 6) {
+    Put<uint64_t>(block, 56, h.previous_max_commit_ts_plus_one);
+  }
+  Put<uint32_t>(block, kHeaderCrcOffset,
+                SegmentHeaderCrc(block, CoveredBytes(h.format_version)));
 }
 
 absl::StatusOr<SegmentHeader> DecodeSegmentHeader(std::string_view block,
@@ -72,7 +83,7 @@ absl::StatusOr<SegmentHeader> DecodeSegmentHeader(std::string_view block,
         path, h.format_version, kFormatVersion));
   }
   if (Get<uint32_t>(block.data(), kHeaderCrcOffset) !=
-      SegmentHeaderCrc(block.data())) {
+      SegmentHeaderCrc(block.data(), CoveredBytes(h.format_version))) {
     return absl::DataLossError(
         absl::StrFormat("%s: segment header CRC mismatch", path));
   }
@@ -82,6 +93,8 @@ absl::StatusOr<SegmentHeader> DecodeSegmentHeader(std::string_view block,
   h.segment_index = Get<uint64_t>(block.data(), 32);
   h.first_lsn = Get<uint64_t>(block.data(), 40);
   h.segment_bytes = Get<uint64_t>(block.data(), 48);
+  h.previous_max_commit_ts_plus_one =
+      h.format_version >= 6 ? Get<uint64_t>(block.data(), 56) : 0;
   if (h.database_id != expected_database_id) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s belongs to database %#x, not to this database %#x; refusing to "

@@ -1,16 +1,19 @@
 #ifndef STRAND_WAL_LOG_FORMAT_H_
 #define STRAND_WAL_LOG_FORMAT_H_
 
-// The on-disk format of strand's write-ahead log (format version 6).
+// The on-disk format of strand's write-ahead log (format version 7).
 //
 // Versions: 1 had tuple redo ops only; 2 adds index-entry ops
 // (redo_record.h), same bytes otherwise; 3 adds the two-phase commit records
 // of partitioned mode (kPrepare, kDistributedCommit, kParticipantCommit);
 // 4 fills record bytes 12..15 with the writer's durable watermark (below;
 // zero in older versions, read as "unknown"); 5 adds kWatermark records and
-// the segment header's flags (kSegmentAckedByWatermark); 6 adds kAdopted
-// and kNodeExcluded (a failed node's commits taken over by a survivor,
-// failover_records.h). A reader accepts
+// the segment header's flags (kSegmentAckedByWatermark); 6 records in each
+// segment's header the largest commit timestamp of the segment before it
+// (so recovery from a checkpoint skips whole segments the checkpoint
+// holds without reading them), and creates segments atomically
+// (log_writer.h); 7 adds kAdopted and kNodeExcluded (a failed node's
+// commits taken over by a survivor, failover_records.h). A reader accepts
 // every version up to its own and refuses newer ones.
 //
 // Layout. Each compute node writes its own log: a directory
@@ -19,11 +22,13 @@
 // header block; records follow back to back (8-byte aligned) and the unused
 // rest of the segment is zeros. Records never straddle segments.
 //
-//   segment header (4096 bytes, little endian; CRC over bytes 0..55 with the
-//   crc field zero, the rest of the block zero):
+//   segment header (4096 bytes, little endian; CRC over bytes 0..63 (0..55
+//   before version 6) with the crc field zero, the rest of the block zero):
 //     0  magic u64 "STRANDWL"   8 format_version u32   12 header_crc u32
 //    16  database_id u64       24 compute_node_id u32  28 flags u32
 //    32  segment_index u64     40 first_lsn u64        48 segment_bytes u64
+//    56  previous segment's largest commit timestamp + 1 u64 (kWatermark
+//        records aside; 0: unknown, e.g. no previous segment)
 //
 //   record (40-byte header + payload, padded with zeros to 8 bytes):
 //     0  crc u32 (CRC32C of bytes 4..40+payload)   4 payload_bytes u32
@@ -80,7 +85,7 @@ namespace strand::wal {
 using Lsn = uint64_t;
 
 inline constexpr uint64_t kSegmentMagic = 0x4c57444e41525453;  // "STRANDWL"
-inline constexpr uint32_t kFormatVersion = 6;
+inline constexpr uint32_t kFormatVersion = 7;
 // Unit of O_DIRECT I/O and of the segment header.
 inline constexpr size_t kBlockBytes = 4096;
 inline constexpr size_t kSegmentHeaderBytes = kBlockBytes;
@@ -105,6 +110,9 @@ struct SegmentHeader {
   uint64_t segment_index = 0;  // 1, 2, 3, ... (the file name)
   Lsn first_lsn = 0;           // LSN of the segment's first record
   uint64_t segment_bytes = 0;  // preallocated size, header included
+  // Version 6: the largest commit timestamp (kWatermark records aside) of
+  // the segment before this one, plus one; 0: unknown.
+  uint64_t previous_max_commit_ts_plus_one = 0;
 };
 
 // Writes the header block (kSegmentHeaderBytes bytes) to `block`.

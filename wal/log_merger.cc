@@ -14,7 +14,8 @@
 namespace strand::wal {
 
 absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::Open(
-    const std::string& wal_dir, uint64_t database_id, DamagePolicy policy) {
+    const std::string& wal_dir, uint64_t database_id,
+    const LogMergerOptions& options) {
   std::error_code ec;
   if (!std::filesystem::is_directory(wal_dir, ec)) {
     return absl::NotFoundError(
@@ -35,19 +36,55 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::Open(
         absl::StrFormat("list %s: %s", wal_dir, ec.message()));
   }
   std::sort(nodes.begin(), nodes.end());
+  std::vector<uint32_t> missing;
+  for (uint32_t id = 0; id < options.compute_nodes; ++id) {
+    if (!std::binary_search(nodes.begin(), nodes.end(), id)) {
+      missing.push_back(id);
+    }
+  }
+  if (!missing.empty() && options.policy == DamagePolicy::kFail) {
+    return absl::DataLossError(absl::StrFormat(
+        "the log of compute node %d is missing: %s does not exist, but the "
+        "deployment had %d compute nodes (node-0 to node-%d), each of which "
+        "logged there; gather every node's node-<id>/ into %s. Without it "
+        "its commits, and every later commit of the others, are lost",
+        missing.front(), NodeDirectory(wal_dir, missing.front()),
+        options.compute_nodes, options.compute_nodes - 1, wal_dir));
+  }
   std::vector<std::unique_ptr<LogReader>> readers;
   for (uint32_t id : nodes) {
-    auto reader =
-        LogReader::Open(NodeDirectory(wal_dir, id), database_id, policy);
+    auto reader = LogReader::Open(NodeDirectory(wal_dir, id), database_id,
+                                  options.policy, options.skip_through_ts);
     if (!reader.ok()) return reader.status();
     readers.push_back(*std::move(reader));
   }
-  return FromReaders(std::move(readers));
+  auto merger = FromReaders(std::move(readers), options.watermark_floor,
+                            options.skip_through_ts);
+  if (!merger.ok() || missing.empty()) return merger;
+  // kStopAtDamage: a missing log is damaged at its start. Nothing of it
+  // was read, so the common cut is below every record.
+  LogMerger& m = **merger;
+  for (uint32_t id : missing) {
+    LogReaderStats stats;
+    stats.node = absl::StrFormat("node-%d", id);
+    stats.end = "missing";
+    stats.damage = absl::StrFormat(
+        "%s does not exist: the whole log of compute node %d is lost",
+        NodeDirectory(wal_dir, id), id);
+    m.stats_.push_back(std::move(stats));
+  }
+  m.dropped_at_cut_ += m.records_.size();
+  m.records_.clear();
+  m.damaged_ = true;
+  m.damage_cut_ts_ = 0;
+  return merger;
 }
 
 absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
-    std::vector<std::unique_ptr<LogReader>> readers) {
+    std::vector<std::unique_ptr<LogReader>> readers, uint64_t watermark_floor,
+    uint64_t skip_through_ts) {
   std::unique_ptr<LogMerger> merger(new LogMerger);
+  merger->watermark_cut_ts_ = watermark_floor;
   LogRecord r;
   uint64_t cut_ts = UINT64_MAX;
   std::vector<Exclusion> exclusions;
@@ -69,10 +106,17 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
         continue;
       }
       if (r.header.type == RecordType::kNodeExcluded) {
+        // Kept whatever its timestamp: it drops records above it.
         absl::StatusOr<Exclusion> e =
             DecodeExclusion(r.header.txn_id, r.payload);
         if (!e.ok()) return e.status();
         exclusions.push_back(*e);
+        continue;
+      }
+      if (r.header.commit_ts <= skip_through_ts) {
+        // In the checkpoint (with its two-phase records' decisions, which
+        // carry the same timestamp).
+        ++merger->records_skipped_;
         continue;
       }
       max_ts = std::max(max_ts, r.header.commit_ts);
@@ -95,6 +139,9 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
                                   std::string(r.payload), r.segment_flags});
     }
     merger->stats_.push_back(reader->stats());
+    merger->segments_skipped_ += reader->stats().segments_skipped;
+    merger->truncated_ts_ =
+        std::max(merger->truncated_ts_, reader->stats().truncated_ts);
     if (!reader->stats().damage.empty()) {
       merger->damaged_ = true;
       cut_ts = std::min(cut_ts, max_ts);

@@ -31,7 +31,10 @@
 //
 // Acknowledgement by watermark (log_format.h, kSegmentAckedByWatermark):
 // the records of such segments with a commit timestamp above the largest
-// cluster watermark any log persisted (kWatermark records) are dropped.
+// cluster watermark any log persisted (kWatermark records, or the
+// checkpoint's end timestamp E, LogMergerOptions::watermark_floor: the
+// checkpointer saw a cluster watermark >= E persisted, and truncation may
+// have deleted the records that said so) are dropped.
 // None of them was acknowledged, and each may depend on a record of
 // another node that the crash lost; every record at or below that mark is
 // durable in its node's log (txn/commit_watermark.h;
@@ -46,6 +49,12 @@
 // the failed node's own records in the excluded range: each is either
 // adopted or never reached memory, so no survivor depends on it. Both
 // happen before the watermark cut.
+//
+// The node set: with LogMergerOptions::compute_nodes = n (known from the
+// checkpoint manifest or the image), node-0 ... node-(n-1) must all exist;
+// a missing one is damage naming it (under kStopAtDamage: its log is read
+// as empty and damaged at its start, so the cut below drops every record
+// of the others too).
 //
 // Damage (log_reader.h): by default a node's damaged log fails Open. With
 // DamagePolicy::kStopAtDamage (recovery's explicit opt-in) each damaged log
@@ -91,19 +100,38 @@ struct TwoPhaseStats {
   uint64_t prepared_in_doubt = 0;    // no decision found: presumed aborted
 };
 
+struct LogMergerOptions {
+  // What each node's reader does with damage (see above).
+  DamagePolicy policy = DamagePolicy::kFail;
+  // The deployment's compute nodes, whose logs must all exist; 0: unknown
+  // (whatever node-<id>/ there are).
+  uint32_t compute_nodes = 0;
+  // A cluster watermark known to have been persisted (see above).
+  uint64_t watermark_floor = 0;
+  // Recovery from a checkpoint at this timestamp: records at or below it
+  // are not kept (nor, where a segment's successor says so, read:
+  // LogReader::Open).
+  uint64_t skip_through_ts = 0;
+};
+
 class LogMerger {
  public:
   // Reads every <wal_dir>/node-<id>/ log. A node's error (another database,
   // newer format version, a bug-shaped record) fails the whole open: replay
   // must not proceed with part of the committed history.
-  // `policy`: what each node's reader does with damage (see above).
   static absl::StatusOr<std::unique_ptr<LogMerger>> Open(
       const std::string& wal_dir, uint64_t database_id,
-      DamagePolicy policy = DamagePolicy::kFail);
+      const LogMergerOptions& options);
+  static absl::StatusOr<std::unique_ptr<LogMerger>> Open(
+      const std::string& wal_dir, uint64_t database_id,
+      DamagePolicy policy = DamagePolicy::kFail) {
+    return Open(wal_dir, database_id, LogMergerOptions{.policy = policy});
+  }
 
   // Merges the given per-node readers (each consumed to its end).
   static absl::StatusOr<std::unique_ptr<LogMerger>> FromReaders(
-      std::vector<std::unique_ptr<LogReader>> readers);
+      std::vector<std::unique_ptr<LogReader>> readers,
+      uint64_t watermark_floor = 0, uint64_t skip_through_ts = 0);
 
   // The next record in commit-timestamp order; false at the end.
   bool Next(MergedRecord* record);
@@ -127,6 +155,14 @@ class LogMerger {
   // The largest commit timestamp of any record read, dropped or not: new
   // transactions must start above it.
   uint64_t max_commit_ts_read() const { return max_commit_ts_read_; }
+  // Over every node: the largest timestamp up to which a node's log may
+  // have been truncated (log_truncation.h); a base older than it cannot
+  // be continued with these logs.
+  uint64_t truncated_ts() const { return truncated_ts_; }
+  // Records at or below LogMergerOptions::skip_through_ts read and not
+  // kept, and segments not read at all.
+  uint64_t records_skipped() const { return records_skipped_; }
+  uint64_t segments_skipped() const { return segments_skipped_; }
   // Failed nodes' records: adopted ones yielded, excluded ones dropped.
   uint64_t records_adopted() const { return adopted_; }
   uint64_t records_excluded() const { return excluded_; }
@@ -150,6 +186,9 @@ class LogMerger {
   uint64_t watermark_cut_ts_ = 0;
   uint64_t dropped_above_watermark_ = 0;
   uint64_t max_commit_ts_read_ = 0;
+  uint64_t truncated_ts_ = 0;
+  uint64_t records_skipped_ = 0;
+  uint64_t segments_skipped_ = 0;
   uint64_t adopted_ = 0;
   uint64_t excluded_ = 0;
 };

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "base/coding.h"
+#include "wal/log_truncation.h"
 
 namespace strand::wal {
 namespace {
@@ -46,7 +47,8 @@ absl::Status ReadRange(int fd, const std::string& path, uint64_t begin,
 // extents read as zeros, so only the extents that hold data are read
 // (SEEK_DATA/SEEK_HOLE) and `out` ends where the last of them ends: a
 // 64 MiB segment with 1 MiB of records costs a 1 MiB read.
-absl::Status ReadSegmentFile(const std::string& path, std::string* out) {
+absl::Status ReadSegmentFile(const std::string& path, std::string* out,
+                             uint64_t* file_bytes = nullptr) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ReadError("open", path, errno);
   out->clear();
@@ -55,6 +57,7 @@ absl::Status ReadSegmentFile(const std::string& path, std::string* out) {
   if (::fstat(fd, &st) != 0) {
     status = ReadError("stat", path, errno);
   } else {
+    if (file_bytes != nullptr) *file_bytes = static_cast<uint64_t>(st.st_size);
     uint64_t pos = 0;
     while (status.ok() && pos < static_cast<uint64_t>(st.st_size)) {
       const off_t data = ::lseek(fd, static_cast<off_t>(pos), SEEK_DATA);
@@ -133,12 +136,16 @@ LogReader::LogReader(std::string node_dir, uint64_t database_id,
 }
 
 absl::StatusOr<std::unique_ptr<LogReader>> LogReader::Open(
-    std::string node_dir, uint64_t database_id, DamagePolicy policy) {
+    std::string node_dir, uint64_t database_id, DamagePolicy policy,
+    uint64_t skip_through_ts) {
   std::error_code ec;
   if (!std::filesystem::is_directory(node_dir, ec)) {
     return absl::NotFoundError(
         absl::StrFormat("log directory %s does not exist", node_dir));
   }
+  absl::StatusOr<std::optional<TruncationNote>> note =
+      ReadTruncationNote(node_dir);
+  if (!note.ok() && policy == DamagePolicy::kFail) return note.status();
   std::vector<uint64_t> segments;
   for (const auto& entry : std::filesystem::directory_iterator(node_dir, ec)) {
     const std::string name = entry.path().filename().string();
@@ -153,8 +160,26 @@ absl::StatusOr<std::unique_ptr<LogReader>> LogReader::Open(
         absl::StrFormat("list %s: %s", node_dir, ec.message()));
   }
   std::sort(segments.begin(), segments.end());
-  return std::unique_ptr<LogReader>(new LogReader(
+  std::unique_ptr<LogReader> reader(new LogReader(
       std::move(node_dir), database_id, policy, std::move(segments)));
+  reader->skip_through_ts_ = skip_through_ts;
+  // A damaged note under kStopAtDamage: read as if there were none (a
+  // log that does not start at segment 1 is then damaged at its start).
+  if (note.ok()) reader->note_ = *note;
+  if (reader->note_.has_value()) {
+    reader->stats_.truncated_ts = reader->note_->truncated_ts;
+  }
+  return reader;
+}
+
+Lsn LogReader::end_lsn() const {
+  if (expected_lsn_ != 0) return expected_lsn_ - 1;
+  return note_.has_value() ? note_->first_lsn - 1 : 0;
+}
+
+uint64_t LogReader::last_segment_index() const {
+  const uint64_t noted = note_.has_value() ? note_->first_segment - 1 : 0;
+  return segments_.empty() ? noted : std::max(segments_.back(), noted);
 }
 
 std::string LogReader::EndOfRecords() const {
@@ -177,30 +202,95 @@ absl::Status LogReader::Damage(std::string_view what) {
   return absl::OkStatus();
 }
 
+std::optional<Lsn> LogReader::SkippableNext() {
+  if (skip_through_ts_ == 0 || next_segment_ + 1 >= segments_.size() ||
+      segments_[next_segment_ + 1] != segments_[next_segment_] + 1) {
+    return std::nullopt;
+  }
+  const std::string next = SegmentPath(node_dir_, segments_[next_segment_ + 1]);
+  const int fd = ::open(next.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string block(kSegmentHeaderBytes, '\0');
+  const ssize_t n = ::pread(fd, block.data(), block.size(), 0);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(block.size())) return std::nullopt;
+  absl::StatusOr<SegmentHeader> header =
+      DecodeSegmentHeader(block, database_id_, next);
+  // Anything doubtful: read the segment as usual (and meet what is wrong).
+  if (!header.ok() || header->previous_max_commit_ts_plus_one == 0 ||
+      header->previous_max_commit_ts_plus_one - 1 > skip_through_ts_) {
+    return std::nullopt;
+  }
+  return header->first_lsn;
+}
+
 absl::StatusOr<bool> LogReader::LoadNextSegment() {
   in_segment_ = false;
   if (next_segment_ >= segments_.size()) return false;
+  // A segment a checkpoint holds whole, with the next segment right after
+  // it, is stepped over: the next one then continues the log (its header
+  // names its first LSN). Not past a gap the truncation note does not
+  // explain, which is reported as usual.
+  while (next_segment_ + 1 < segments_.size()) {
+    if (previous_segment_index_ == 0 &&
+        (note_.has_value() ? segments_[next_segment_] > note_->first_segment
+                           : segments_[next_segment_] != 1)) {
+      break;
+    }
+    const std::optional<Lsn> next_first = SkippableNext();
+    if (!next_first.has_value()) break;
+    previous_segment_index_ = segments_[next_segment_++];
+    ++stats_.segments;
+    ++stats_.segments_skipped;
+    expected_lsn_ = *next_first;
+  }
   segment_index_ = segments_[next_segment_++];
   path_ = SegmentPath(node_dir_, segment_index_);
   ++stats_.segments;
-  const uint64_t expected_index = previous_segment_index_ + 1;
+  const bool first = previous_segment_index_ == 0;
+  // The first segment: 1, or with a truncation note the note's first
+  // segment, or one below it that a crash kept while the segments below
+  // the note's were being deleted (log_truncation.h).
+  const uint64_t expected_index =
+      !first               ? previous_segment_index_ + 1
+      : !note_.has_value() ? 1
+                           : std::min(note_->first_segment, segment_index_);
   previous_segment_index_ = segment_index_;
-  if (absl::Status s = ReadSegmentFile(path_, &data_); !s.ok()) return s;
+  uint64_t file_bytes = 0;
+  if (absl::Status s = ReadSegmentFile(path_, &data_, &file_bytes); !s.ok()) {
+    return s;
+  }
   const std::string_view data = data_;
-  const Lsn next_lsn = std::max<Lsn>(expected_lsn_, 1);
+  // The LSN the segment must start at; 0: any (a segment a truncation
+  // left in place, whose predecessors are gone).
+  Lsn next_lsn = std::max<Lsn>(expected_lsn_, 1);
+  if (first && note_.has_value()) {
+    next_lsn = segment_index_ == note_->first_segment ? note_->first_lsn : 0;
+  }
   if (segment_index_ != expected_index) {
     stats_.dropped_bytes += NonZeroTail(data, 0);
-    const std::string what =
-        expected_index == 1
-            ? absl::StrFormat(
-                  "segment %s is missing (the log starts with %s): the "
-                  "records from LSN 1 on are lost",
-                  SegmentName(1), SegmentName(segment_index_))
-            : absl::StrFormat(
-                  "%s, and segment %s is missing (%s follows): the records "
-                  "from LSN %d on are lost",
-                  EndOfRecords(), SegmentName(expected_index),
-                  SegmentName(segment_index_), next_lsn);
+    std::string what;
+    if (first && !note_.has_value()) {
+      what = absl::StrFormat(
+          "segment %s is missing (the log starts with %s, and no "
+          "truncation after a checkpoint deleted anything): the records "
+          "from LSN 1 on are lost",
+          SegmentName(1), SegmentName(segment_index_));
+    } else if (first) {
+      what = absl::StrFormat(
+          "segment %s is missing (the log starts with %s; a truncation "
+          "after a checkpoint deleted only the segments before %s, %s): the "
+          "records from LSN %d on are lost",
+          SegmentName(note_->first_segment), SegmentName(segment_index_),
+          SegmentName(note_->first_segment), TruncationNotePath(node_dir_),
+          note_->first_lsn);
+    } else {
+      what = absl::StrFormat(
+          "%s, and segment %s is missing (%s follows): the records from LSN "
+          "%d on are lost",
+          EndOfRecords(), SegmentName(expected_index),
+          SegmentName(segment_index_), next_lsn);
+    }
     if (absl::Status s = Damage(what); !s.ok()) return s;
     return false;
   }
@@ -216,29 +306,49 @@ absl::StatusOr<bool> LogReader::LoadNextSegment() {
     if (header.status().code() != absl::StatusCode::kDataLoss) {
       return header.status();  // another database, newer version, not a log
     }
+    // A writer creates a segment under another name and renames it into
+    // place once its header is synced (log_writer.h): a segment without a
+    // valid header was damaged afterwards, whatever it holds.
     stats_.dropped_bytes += NonZeroTail(data, 0);
-    const uint64_t record_bytes = NonZeroTail(data, kSegmentHeaderBytes);
-    if (record_bytes > 0) {
-      // A writer syncs a segment's header before its first record.
-      if (absl::Status s = Damage(absl::StrFormat(
-              "the header of segment %s is %s, but the segment holds %d "
-              "bytes of records: the records from LSN %d on are lost",
-              SegmentName(segment_index_), zero_header ? "zeros" : "corrupt",
-              record_bytes, next_lsn));
-          !s.ok()) {
-        return s;
-      }
-      return false;
+    if (absl::Status s = Damage(absl::StrFormat(
+            "the header of segment %s is %s (the file has %d bytes): the "
+            "records from LSN %d on are lost",
+            SegmentName(segment_index_),
+            file_bytes < kSegmentHeaderBytes ? "cut short"
+            : zero_header                    ? "zeros"
+                                             : "corrupt",
+            file_bytes, std::max<Lsn>(next_lsn, 1)));
+        !s.ok()) {
+      return s;
     }
-    // Torn while being created, before any record: skip it; the next
-    // segment (a restarted writer's) must start at next_lsn.
-    stats_.end = absl::StrFormat("torn segment header in %s", path_);
-    return true;
+    return false;
   }
+  if (file_bytes < header->segment_bytes) {
+    // Segments are preallocated to their full size before their header
+    // is written: a shorter one was truncated, which no crash does.
+    stats_.dropped_bytes += NonZeroTail(data, 0);
+    if (absl::Status s = Damage(absl::StrFormat(
+            "segment %s is %d bytes, shorter than the %d bytes its header "
+            "records (it was preallocated to that size): it was truncated, "
+            "and the records from LSN %d on may be lost",
+            SegmentName(segment_index_), file_bytes, header->segment_bytes,
+            header->first_lsn));
+        !s.ok()) {
+      return s;
+    }
+    return false;
+  }
+  if (next_lsn == 0) next_lsn = header->first_lsn;
   if (header->first_lsn != next_lsn) {
     stats_.dropped_bytes += NonZeroTail(data, 0);
     std::string what;
-    if (expected_lsn_ == 0) {
+    if (expected_lsn_ == 0 && note_.has_value()) {
+      what = absl::StrFormat(
+          "the first segment %s starts at LSN %d, but the truncation note "
+          "%s says it starts at LSN %d",
+          SegmentName(segment_index_), header->first_lsn,
+          TruncationNotePath(node_dir_), next_lsn);
+    } else if (expected_lsn_ == 0) {
       what = absl::StrFormat(
           "the first segment %s starts at LSN %d: the records from LSN 1 on "
           "are missing",
@@ -258,10 +368,8 @@ absl::StatusOr<bool> LogReader::LoadNextSegment() {
     if (absl::Status s = Damage(what); !s.ok()) return s;
     return false;
   }
-  if (expected_lsn_ == 0) {
-    expected_lsn_ = next_lsn;
-    node_id_ = header->compute_node_id;
-  }
+  if (expected_lsn_ == 0) expected_lsn_ = next_lsn;
+  node_id_ = header->compute_node_id;
   segment_flags_ = header->flags;
   pos_ = kSegmentHeaderBytes;
   in_segment_ = true;

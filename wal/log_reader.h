@@ -17,16 +17,21 @@
 // that was durable can lie after it. The reader decides from what the
 // writer guarantees (log_writer.h): a commit is acknowledged only after
 // every record before it is synced; segment N+1 is created only after all
-// of segment N's records were synced; a segment's header is synced before
-// any record goes into it. So the cut before the expected LSN E is damage
-// (committed, perhaps acknowledged transactions lost) when
+// of segment N's records were synced; a segment is preallocated to its
+// full size and its header synced under a temporary name, before it is
+// renamed into place and gets any record. So the cut before the expected
+// LSN E is damage (committed, perhaps acknowledged transactions lost) when
 //   - a valid record after it in its segment was appended when E was
 //     already durable (its durable watermark, log_format.h, is >= E);
 //   - the next segment file exists but starts at another LSN than E;
-//   - a segment file is missing (a gap in the indexes, or the first
-//     segment is not 00000001.wal or does not start at LSN 1: there is no
-//     log truncation yet, checkpoint.h);
-//   - a segment's header is damaged but the segment holds records.
+//   - a segment file is missing: a gap in the indexes, or a first segment
+//     other than 00000001.wal at LSN 1 that no truncation after a
+//     checkpoint explains (log_truncation.h: the first segment must be
+//     the note's, at the note's LSN, or one below it that a crash kept
+//     while the segments below the note's were being deleted);
+//   - a segment's header is damaged, or the file is shorter than the
+//     size its header records (truncated: to 0 bytes, to its header, in
+//     the middle of a record).
 // Everything else is a torn tail: the cut in the newest segment, or one a
 // restarted writer continued after. Records of the crashed flush may follow
 // a torn record (a flush writes its blocks concurrently); their watermark
@@ -57,12 +62,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "wal/log_format.h"
+#include "wal/log_truncation.h"
 
 namespace strand::wal {
 
@@ -94,6 +101,11 @@ struct LogReaderStats {
   // kStopAtDamage only: non-empty if the log was damaged before its end
   // (what kFail returns as the error); the log was read up to it.
   std::string damage;
+  // The node truncated its log after a checkpoint: every record with a
+  // commit timestamp <= this may be gone (log_truncation.h); 0 if never.
+  uint64_t truncated_ts = 0;
+  // Segments not read: a checkpoint holds all their records.
+  uint64_t segments_skipped = 0;
 };
 
 class LogReader {
@@ -101,9 +113,14 @@ class LogReader {
   // Lists the segments of the log in `node_dir` (NodeDirectory()). NotFound
   // if the directory does not exist; an empty directory is an empty log.
   // Every segment must belong to `database_id`.
+  // `skip_through_ts` (recovery from a checkpoint at that timestamp): a
+  // segment whose next segment's header says every record in it has a
+  // commit timestamp at or below it is not read at all (format version 6,
+  // log_format.h); neither are its records checked for damage: the
+  // checkpoint holds them.
   static absl::StatusOr<std::unique_ptr<LogReader>> Open(
       std::string node_dir, uint64_t database_id,
-      DamagePolicy policy = DamagePolicy::kFail);
+      DamagePolicy policy = DamagePolicy::kFail, uint64_t skip_through_ts = 0);
 
   // The next record: true and `*record` filled, or false at the end of the
   // log. After false, stats() says how the log ended.
@@ -111,13 +128,23 @@ class LogReader {
 
   const LogReaderStats& stats() const { return stats_; }
   // Index of the last segment file (0 if none): LogWriter continues after.
-  uint64_t last_segment_index() const {
-    return segments_.empty() ? 0 : segments_.back();
-  }
+  // After the end: where a writer continues (0 if nowhere yet): the last
+  // segment's index, and the LSN of the last record, counting the
+  // segments and records a truncation deleted (log_truncation.h).
+  uint64_t last_segment_index() const;
+  Lsn end_lsn() const;
+  // The segment files found at Open, ascending.
+  const std::vector<uint64_t>& segment_indexes() const { return segments_; }
+  // The node's truncation note, if it ever truncated its log.
+  const std::optional<TruncationNote>& truncation() const { return note_; }
 
  private:
   LogReader(std::string node_dir, uint64_t database_id, DamagePolicy policy,
             std::vector<uint64_t> segments);
+
+  // Whether segments_[next_segment_] may go unread (skip_through_ts_); if
+  // so, the LSN the segment after it starts at.
+  std::optional<Lsn> SkippableNext();
 
   // Loads segments_[next_segment_]; false at the end of the log (or at
   // damage under kStopAtDamage).
@@ -136,6 +163,7 @@ class LogReader {
   std::string node_dir_;
   uint64_t database_id_;
   DamagePolicy policy_;
+  uint64_t skip_through_ts_ = 0;
   std::vector<uint64_t> segments_;  // indexes, ascending
   size_t next_segment_ = 0;
   std::string data_;  // the loaded segment
@@ -148,7 +176,8 @@ class LogReader {
   bool done_ = false;
   Lsn expected_lsn_ = 0;  // 0 until the first segment header is read
   uint64_t previous_segment_index_ = 0;  // of the last segment looked at
-  bool finished_ = false;                // remaining segments counted
+  std::optional<TruncationNote> note_;
+  bool finished_ = false;  // remaining segments counted
   // Where the records stopped last (segment 0: nowhere yet) and why, for
   // damage reports.
   uint64_t cut_segment_ = 0;

@@ -1,8 +1,11 @@
 #include "wal/log_writer.h"
 
 #include <glog/logging.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -86,15 +89,23 @@ absl::StatusOr<std::unique_ptr<LogWriter>> LogWriter::Open(
         absl::StrFormat("create log directory %s: %s", node_dir, ec.message()));
   }
 
-  // Continue after the last valid record of an existing log.
+  // Continue after the last valid record of an existing log, learning
+  // each segment's largest commit timestamp (what truncation needs).
   absl::StatusOr<std::unique_ptr<LogReader>> reader =
       LogReader::Open(node_dir, options.database_id);
   if (!reader.ok()) return reader.status();
   LogRecord record;
+  std::map<uint64_t, SegmentSpan> spans;
   for (;;) {
     absl::StatusOr<bool> more = (*reader)->Next(&record);
     if (!more.ok()) return more.status();
     if (!*more) break;
+    SegmentSpan& span = spans[record.segment_index];
+    span.last_lsn = record.header.lsn;
+    if (record.header.type != RecordType::kWatermark) {
+      span.max_commit_ts =
+          std::max(span.max_commit_ts, record.header.commit_ts);
+    }
   }
   const LogReaderStats& found = (*reader)->stats();
   if (found.dropped_bytes > 0) {
@@ -107,13 +118,21 @@ absl::StatusOr<std::unique_ptr<LogWriter>> LogWriter::Open(
       new LogWriter(options, factory, std::move(node_dir)));
   {
     absl::MutexLock lock(&writer->mu_);
+    const Lsn last_lsn = (*reader)->end_lsn();
     writer->segment_index_ = (*reader)->last_segment_index() + 1;
-    writer->segment_first_lsn_ = found.last_lsn + 1;
+    writer->segment_first_lsn_ = last_lsn + 1;
     writer->append_offset_ = kSegmentHeaderBytes;
-    writer->last_lsn_ = writer->taken_lsn_ = writer->durable_lsn_ =
-        found.last_lsn;
-    writer->durable_lsn_published_.store(found.last_lsn,
-                                         std::memory_order_release);
+    writer->last_lsn_ = writer->taken_lsn_ = writer->durable_lsn_ = last_lsn;
+    writer->durable_lsn_published_.store(last_lsn, std::memory_order_release);
+    writer->spans_ = std::move(spans);
+    // Segments of the log that hold no record (their header only) are
+    // kept in the map too: truncation deletes them like any other.
+    for (uint64_t index : (*reader)->segment_indexes()) {
+      writer->spans_.try_emplace(index);
+    }
+    if ((*reader)->truncation().has_value()) {
+      writer->truncation_ = *(*reader)->truncation();
+    }
   }
   writer->flusher_ = std::thread([w = writer.get()] { w->FlusherLoop(); });
   return writer;
@@ -195,7 +214,9 @@ Lsn LogWriter::AppendLocked(RecordType type, uint64_t txn_id,
     ++segment_index_;
     segment_first_lsn_ = last_lsn_ + 1;
     append_offset_ = kSegmentHeaderBytes;
+    append_span_ = nullptr;
   }
+  if (append_span_ == nullptr) append_span_ = &spans_[segment_index_];
   Buffer* b = pending_.empty() ? nullptr : pending_.back().get();
   if (b == nullptr || b->segment_index != segment_index_ ||
       b->used + size > b->capacity) {
@@ -215,6 +236,11 @@ Lsn LogWriter::AppendLocked(RecordType type, uint64_t txn_id,
                payload, b->data + b->used);
   b->used += size;
   b->last_lsn = lsn;
+  append_span_->last_lsn = lsn;
+  if (type != RecordType::kWatermark) {
+    append_span_->max_commit_ts =
+        std::max(append_span_->max_commit_ts, commit_ts);
+  }
   append_offset_ += size;
   untaken_bytes_ += size;
   unflushed_bytes_ += size;
@@ -440,28 +466,55 @@ absl::Status LogWriter::WriteBatch(
     const Buffer& first = *batch[i];
     if (file_ == nullptr || file_->index != first.segment_index) {
       CHECK(file_ == nullptr || file_->index < first.segment_index);
-      // The segment's header: the first write of a new file.
-      auto file = factory_->Create(SegmentPath(node_dir_, first.segment_index),
-                                   {.io_mode = options_.io_mode,
-                                    .size_bytes = options_.segment_bytes,
-                                    .zero_fill = options_.zero_fill_segments,
-                                    .queue_depth = options_.queue_depth});
+      // A new segment is preallocated and gets its header under a
+      // temporary name, then is renamed into place: a segment file is
+      // never shorter than its header says, nor without a header, unless
+      // it was damaged afterwards (log_reader.h).
+      const std::string path = SegmentPath(node_dir_, first.segment_index);
+      const std::string tmp = path + ".tmp";
+      ::unlink(tmp.c_str());  // a crashed writer's
+      auto file =
+          factory_->Create(tmp, {.io_mode = options_.io_mode,
+                                 .size_bytes = options_.segment_bytes,
+                                 .zero_fill = options_.zero_fill_segments,
+                                 .queue_depth = options_.queue_depth});
       if (!file.ok()) {
         status = file.status();
         break;
+      }
+      // The previous segment's largest commit timestamp, final now (no
+      // record goes there any more): recovery skips that segment whole
+      // when a checkpoint holds it (log_reader.h).
+      uint64_t previous_max_plus_one = 0;
+      {
+        absl::MutexLock lock(&mu_);
+        auto previous = spans_.find(first.segment_index - 1);
+        if (previous != spans_.end()) {
+          previous_max_plus_one = previous->second.max_commit_ts + 1;
+        }
       }
       Buffer header(kSegmentHeaderBytes);
       EncodeSegmentHeader(
           {.database_id = options_.database_id,
            .compute_node_id = options_.compute_node_id,
            .flags =
-               options_.observer != nullptr ? kSegmentAckedByWatermark : 0u,
+               options_.observer != nullptr && options_.observer_acknowledges
+                   ? kSegmentAckedByWatermark
+                   : 0u,
            .segment_index = first.segment_index,
            .first_lsn = first.segment_first_lsn,
-           .segment_bytes = options_.segment_bytes},
+           .segment_bytes = options_.segment_bytes,
+           .previous_max_commit_ts_plus_one = previous_max_plus_one},
           header.data);
       const LogWrite header_write{0, header.data, kSegmentHeaderBytes};
       status = (*file)->WriteAndSync({&header_write, 1});
+      if (!status.ok()) break;
+      if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        status = absl::InternalError(absl::StrFormat(
+            "rename %s to %s: %s", tmp, path, std::strerror(errno)));
+        break;
+      }
+      status = SyncDirectory(node_dir_);
       if (!status.ok()) break;
       file_ = std::make_unique<SegmentFile>(
           SegmentFile{first.segment_index, *std::move(file)});
@@ -486,6 +539,58 @@ absl::Status LogWriter::WriteBatch(
   stats_.bytes_written += bytes;
   stats_.segments_created += segments_created;
   return status;
+}
+
+absl::StatusOr<LogTruncationStats> LogWriter::Truncate(
+    uint64_t ts, absl::FunctionRef<void()> after_each_delete) {
+  absl::MutexLock truncating(&truncate_mu_);
+  std::vector<uint64_t> doomed;
+  TruncationNote note;
+  LogTruncationStats stats;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) {
+      return absl::FailedPreconditionError("log writer is closed");
+    }
+    note = truncation_;
+    Lsn deleted_through = note.first_lsn - 1;
+    auto it = spans_.begin();
+    for (; it != spans_.end(); ++it) {
+      const auto& [index, span] = *it;
+      // Never the segment appends go to; only durable records, all at or
+      // below `ts`.
+      if (index >= segment_index_ || span.last_lsn > durable_lsn_ ||
+          span.max_commit_ts > ts) {
+        break;
+      }
+      doomed.push_back(index);
+      deleted_through = std::max(deleted_through, span.last_lsn);
+    }
+    if (doomed.empty()) {
+      stats.first_segment =
+          spans_.empty() ? segment_index_ : spans_.begin()->first;
+      stats.segments_left = spans_.size();
+      return stats;
+    }
+    note.first_segment = it == spans_.end() ? segment_index_ : it->first;
+    note.first_lsn = deleted_through + 1;
+    note.truncated_ts = std::max(note.truncated_ts, ts);
+    spans_.erase(spans_.begin(), it);
+    truncation_ = note;
+    stats.first_segment = note.first_segment;
+    stats.segments_left = spans_.size();
+  }
+  // The note first: a crash between the deletions leaves segments below
+  // the note's first one, which readers accept (log_truncation.h).
+  if (absl::Status s = WriteTruncationNote(node_dir_, note); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          DeleteSegments(node_dir_, doomed, after_each_delete, &stats);
+      !s.ok()) {
+    return s;
+  }
+  return stats;
 }
 
 }  // namespace strand::wal

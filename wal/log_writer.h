@@ -33,8 +33,17 @@
 // more records, by the next flush. Its earlier bytes are unchanged, so a
 // torn rewrite cannot damage records already acknowledged. A record that
 // does not fit in the current segment starts the next one; the flusher
-// creates it (fallocate, header, directory fsync) the first time it writes
-// there, which makes that one flush slower.
+// creates it the first time it writes there (under a temporary name:
+// fallocate, header, fdatasync; then rename and directory fsync, so a
+// segment is never seen short or without its header), which makes that
+// one flush slower.
+//
+// Truncation (Truncate, after a checkpoint): whole segments at the front
+// of the log are deleted once every record in them is durable and at or
+// below the checkpoint's timestamp; the writer knows each segment's
+// largest commit timestamp (those of a continued log from reading it at
+// Open). The truncation note is written first (log_truncation.h), and
+// the writer continues the numbering of segments and LSNs after it.
 //
 // Open on an existing log continues it: the reader finds the last valid
 // record (cutting a torn tail, LOG(WARNING) says how many bytes) and the
@@ -73,12 +82,14 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "wal/log_file.h"
 #include "wal/log_format.h"
+#include "wal/log_truncation.h"
 
 namespace strand::wal {
 
@@ -125,9 +136,17 @@ struct LogWriterOptions {
   // when commits are pipelined (engine/session.h, CallAsync): the threads
   // do not wait, and fewer flushes cost the 2-core machine fewer wake-ups.
   absl::Duration group_commit_window = absl::ZeroDuration();
-  // Acknowledgement by watermark (above); null: by LSN. Must outlive the
-  // writer.
+  // Watermarks computed at every flush (above); null: none. Must outlive
+  // the writer.
   FlushObserver* observer = nullptr;
+  // With an observer: whether commits are acknowledged by its watermarks
+  // (early lock release), which marks the segments
+  // kSegmentAckedByWatermark and so makes recovery cut at the largest
+  // cluster watermark persisted. false: the observer only tracks the marks
+  // (a checkpoint waits for them, docs/design/checkpoints.md) while every
+  // commit is acknowledged once its own record is durable, so recovery
+  // must replay every durable record: the segments are not marked.
+  bool observer_acknowledges = true;
   // How often the flusher asks an observer for its marks while nothing is
   // appended.
   absl::Duration observer_interval = absl::Milliseconds(1);
@@ -190,6 +209,16 @@ class LogWriter {
   // Makes everything appended durable and stops the flusher; later calls
   // fail. Returns the writer's failure status, if any. Idempotent.
   absl::Status Close();
+
+  // Log truncation after a checkpoint (docs/design/checkpoints.md): deletes
+  // the segments at the front of the log whose every record is durable and
+  // has a commit timestamp <= `ts`, never the segment appends go to, in
+  // index order, after recording the truncation durably
+  // (log_truncation.h). `after_each_delete` runs after each file is gone
+  // (crash tests stop there). Concurrent with appends; one Truncate at a
+  // time.
+  absl::StatusOr<LogTruncationStats> Truncate(
+      uint64_t ts, absl::FunctionRef<void()> after_each_delete = [] {});
 
   // Lock-free (an atomic mirror of the flusher's value): pollers do not
   // contend with appenders for the mutex.
@@ -268,6 +297,18 @@ class LogWriter {
   // so a poller that sees it may acknowledge.
   std::atomic<Lsn> durable_lsn_published_{0};
   std::atomic<bool> failed_{false};
+
+  // Per segment, by index: its last LSN and largest commit timestamp
+  // (kWatermark records aside), for Truncate.
+  struct SegmentSpan {
+    Lsn last_lsn = 0;  // 0: no record yet
+    uint64_t max_commit_ts = 0;
+  };
+  std::map<uint64_t, SegmentSpan> spans_ ABSL_GUARDED_BY(mu_);
+  SegmentSpan* append_span_ ABSL_GUARDED_BY(mu_) = nullptr;  // segment_index_'s
+  // What the truncations so far deleted (the note on disk).
+  TruncationNote truncation_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex truncate_mu_;  // one Truncate at a time
 
   std::unique_ptr<SegmentFile> file_;  // flusher only
   std::thread flusher_;

@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-namespace strand::cc {
+namespace strand::cc::sel {
 
 struct SelLatch {
   static constexpr int kHolderShift = 58;
@@ -41,6 +41,6 @@ struct SelLatch {
   static constexpr uint64_t Readers(uint64_t word) { return word & kCountMask; }
 };
 
-}  // namespace strand::cc
+}  // namespace strand::cc::sel
 
 #endif  // STRAND_CC_SEL_SEL_LATCH_H_

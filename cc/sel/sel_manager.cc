@@ -9,14 +9,17 @@
 #include "base/thread_ledger.h"
 #include "cc/sel/sel_latch.h"
 
-namespace strand::cc {
+namespace strand::cc::sel {
 
 // Per-thread state: the endpoint and a pool of payload buffers, one per
 // latch the thread holds (SEL has no cache, a guard points into one).
 class SelManager::SelThread : public ThreadContext {
  public:
-  SelThread(std::unique_ptr<rdma::Endpoint> endpoint, uint32_t payload_bytes)
-      : endpoint_(std::move(endpoint)), payload_bytes_(payload_bytes) {}
+  SelThread(const SelManager* manager, std::unique_ptr<rdma::Endpoint> endpoint,
+            uint32_t payload_bytes)
+      : ThreadContext(manager),
+        endpoint_(std::move(endpoint)),
+        payload_bytes_(payload_bytes) {}
 
   rdma::Endpoint& endpoint() override { return *endpoint_; }
 
@@ -83,7 +86,7 @@ SelManager::SelManager(rdma::ComputeNode* node, const CcOptions& options,
 absl::StatusOr<std::unique_ptr<ThreadContext>> SelManager::NewThreadContext() {
   auto endpoint = compute_node_->NewEndpoint();
   if (!endpoint.ok()) return endpoint.status();
-  return std::make_unique<SelThread>(*std::move(endpoint),
+  return std::make_unique<SelThread>(this, *std::move(endpoint),
                                      options_.payload_bytes());
 }
 
@@ -261,4 +264,4 @@ CacheStats SelManager::Stats() const {
   return s;
 }
 
-}  // namespace strand::cc
+}  // namespace strand::cc::sel

@@ -16,7 +16,7 @@
 #include "cc/gcl_manager.h"
 #include "rdma/block_allocator.h"
 
-namespace strand::cc {
+namespace strand::cc::sel {
 
 class SelManager : public GclManager {
  public:
@@ -68,6 +68,6 @@ class SelManager : public GclManager {
   mutable Counters counters_;
 };
 
-}  // namespace strand::cc
+}  // namespace strand::cc::sel
 
 #endif  // STRAND_CC_SEL_SEL_MANAGER_H_

@@ -10,9 +10,10 @@
 namespace strand::cc::selcc {
 
 Cache::Cache(uint64_t cache_bytes, uint32_t frame_bytes,
-             const FrameTable::Geometry& pool)
+             const FrameTable::Geometry& pool, bool identity_frames)
     : frames_count_(cache_bytes / frame_bytes),
       frame_bytes_(frame_bytes),
+      identity_frames_(identity_frames),
       // Both on huge pages: transactions touch random frames and their
       // payloads all over them, and with 4 KiB pages nearly every such
       // access also missed the TLB (a page walk on top of the cache miss).
@@ -28,6 +29,7 @@ Cache::Cache(uint64_t cache_bytes, uint32_t frame_bytes,
   // Hand out low frames first (push in reverse, pop from the back).
   for (uint64_t i = frames_count_; i-- > 0;) {
     frames_[i].data = arena_ + i * frame_bytes_;
+    frames_[i].free_at = free_.size();
     free_.push_back(&frames_[i]);
   }
   free_count_ = frames_count_;
@@ -121,7 +123,10 @@ bool Cache::ClaimUncached(rdma::GlobalAddress gcl) {
 
 void Cache::PrefetchLines(rdma::GlobalAddress gcl, uint32_t offset,
                           uint32_t bytes) const {
-  const Frame* f = table_.Get(gcl);
+  // The identity frame, with no load at all: when it caches another GCL,
+  // these prefetches are wasted, nothing else.
+  const Frame* f = IdentityFrame(gcl);
+  if (f == nullptr) f = table_.Get(gcl);
   if (f == nullptr) return;
   __builtin_prefetch(f);  // its latch, which the caller takes next
   if (offset >= frame_bytes_) return;
@@ -134,18 +139,39 @@ void Cache::PrefetchLines(rdma::GlobalAddress gcl, uint32_t offset,
   }
 }
 
+void Cache::UnlistFree(Frame* f) {
+  Frame* last = free_.back();
+  free_[f->free_at] = last;
+  last->free_at = f->free_at;
+  free_.pop_back();
+  f->free_at = Frame::kNotFree;
+  free_count_.store(free_.size(), std::memory_order_relaxed);
+}
+
 Frame* Cache::TakeFree() {
   std::lock_guard<std::mutex> lock(free_mu_);
   if (free_.empty()) return nullptr;
   Frame* f = free_.back();
-  free_.pop_back();
-  free_count_.store(free_.size(), std::memory_order_relaxed);
+  UnlistFree(f);
+  return f;
+}
+
+Frame* Cache::TakeFree(rdma::GlobalAddress gcl) {
+  Frame* identity = IdentityFrame(gcl);
+  std::lock_guard<std::mutex> lock(free_mu_);
+  if (free_.empty()) return nullptr;
+  Frame* f = identity != nullptr && identity->free_at != Frame::kNotFree
+                 ? identity
+                 : free_.back();
+  UnlistFree(f);
   return f;
 }
 
 void Cache::PutFree(Frame* f) {
   DCHECK(!f->in_map);
   std::lock_guard<std::mutex> lock(free_mu_);
+  CHECK_EQ(f->free_at, Frame::kNotFree) << "a frame freed twice";
+  f->free_at = free_.size();
   free_.push_back(f);
   free_count_.store(free_.size(), std::memory_order_relaxed);
 }

@@ -110,6 +110,11 @@ struct alignas(64) Frame {
   // the hand at the tail).
   Frame* clock_prev = nullptr;
   Frame* clock_next = nullptr;
+  // Where the frame sits in the cache's free list (its mutex guards it),
+  // kNotFree while in use: a miss takes a particular free frame (its
+  // GCL's identity frame, cache.h) without a search.
+  static constexpr uint64_t kNotFree = ~uint64_t{0};
+  uint64_t free_at = kNotFree;
 
   bool dirty() const { return dirty_begin != dirty_end; }
   void ClearDirty() { dirty_begin = dirty_end = 0; }
@@ -134,6 +139,7 @@ struct alignas(64) Frame {
 
 static_assert(offsetof(Frame, write_waits) + sizeof(Frame::write_waits) <= 64,
               "a hit's fields no longer fit the frame's first cache line");
+static_assert(sizeof(Frame) == 128, "a frame no longer fits two cache lines");
 
 // A remembered dropped request (Frame::handover_memo): the sender's node,
 // its priority (N_r) and whether it wants the line exclusive. Only

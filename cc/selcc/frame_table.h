@@ -76,6 +76,17 @@ class FrameTable {
                ? nullptr
                : std::atomic_ref<Frame*>(*s).load(std::memory_order_acquire);
   }
+  // `gcl`'s place on the pool's grid of GCLs, the memory nodes
+  // interleaved (position p of node n is p * memory_nodes + n), so the
+  // lowest positions are the first GCLs allocated on every node;
+  // kOffGrid past the table (an empty table: always).
+  static constexpr uint64_t kOffGrid = ~uint64_t{0};
+  uint64_t GridPosition(rdma::GlobalAddress gcl) const {
+    if (gcl.node() >= memory_nodes_) return kOffGrid;
+    const uint64_t i =
+        gcl_shift_ >= 0 ? gcl.offset() >> gcl_shift_ : gcl.offset() / gcl_size_;
+    return i < slots_per_node_ ? i * memory_nodes_ + gcl.node() : kOffGrid;
+  }
   // Starts loading `gcl`'s slot (a hint for a Get soon after).
   void Prefetch(rdma::GlobalAddress gcl) const {
     if (Frame** s = Slot(gcl); s != nullptr) __builtin_prefetch(s);

@@ -89,7 +89,7 @@ void ReplySlots::Release(int index) {
 }
 
 bool InvalidationHandler::InjectDrop() {
-  const double p = state_->options.inject_drop_probability;
+  const double p = state_->options.testing_faults.drop_probability;
   if (p <= 0) return false;
   std::lock_guard<std::mutex> lock(rng_mu_);
   return std::uniform_real_distribution<double>(0, 1)(rng_) < p;
@@ -119,8 +119,8 @@ void InvalidationHandler::Serve(const InvalidationRequest& request,
                                 rdma::Endpoint& endpoint) {
   AtomicStats& stats = state_->shared_stats;
   AtomicStats::Add(stats.invalidations_received);
-  if (state_->options.inject_message_delay > absl::ZeroDuration()) {
-    absl::SleepFor(state_->options.inject_message_delay);
+  if (state_->options.testing_faults.message_delay > absl::ZeroDuration()) {
+    absl::SleepFor(state_->options.testing_faults.message_delay);
   }
   InvalidationReply reply;
   reply.gcl = request.gcl;

@@ -60,9 +60,9 @@ struct NodeState {
       : options(o),
         node(node_id),
         payload_bytes(o.payload_bytes()),
-        cache(
-            o.cache_bytes, o.gcl_size,
-            FrameTable::Geometry{memory_nodes, memory_node_bytes, o.gcl_size}),
+        cache(o.cache_bytes, o.gcl_size,
+              FrameTable::Geometry{memory_nodes, memory_node_bytes, o.gcl_size},
+              o.identity_frames),
         zeros(o.payload_bytes(), 0) {}
 
   const CcOptions options;

@@ -4,7 +4,6 @@
 #include <optional>
 #include <random>
 #include <thread>
-#include <typeinfo>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
@@ -33,7 +32,8 @@ class SelccManager::SelccThread final : public ThreadContext {
  public:
   SelccThread(SelccManager* manager, std::unique_ptr<rdma::Endpoint> endpoint,
               int slot)
-      : manager_(manager),
+      : ThreadContext(manager),
+        manager_(manager),
         endpoint_(std::move(endpoint)),
         slot_index(slot),
         slot(manager->slots_.Get(slot)),
@@ -56,6 +56,22 @@ class SelccManager::SelccThread final : public ThreadContext {
   const std::shared_ptr<AtomicStats> stats;
   std::mt19937_64 rng;
 };
+
+// A context carries its own node's endpoint: every message it sends names
+// that node as its source, and a holder's handler hands the line over (or
+// adds the reader bit of a downgrade) to the SOURCE, while this manager
+// does its latch-word arithmetic as node_. Mixed, the two corrupt the word
+// silently: node 0's context on node 1's manager made holder node 0
+// downgrade "to node 0" (Reader(0) added twice is bit 1, and node 0 kept S
+// without its bit); later releases borrowed bits out of the word and a node
+// that believed it held the line waited until lock_timeout. So every call
+// refuses such a context before it touches anything. Only this manager
+// makes contexts it owns, all of them SelccThreads: one inlined comparison
+// per latch call (a dynamic_cast on each of the ~70 per transaction cost
+// ~2% of the TPC-C CPU path, a StatusOr another 1%).
+inline SelccManager::SelccThread* SelccManager::OwnThread(ThreadContext& ctx) {
+  return ctx.owner() == this ? static_cast<SelccThread*>(&ctx) : nullptr;
+}
 
 // The fabric refuses a deployment larger than the latch word can serve.
 static_assert(rdma::FabricOptions::kMaxComputeNodes <= LatchWord::kMaxNodes);
@@ -183,9 +199,9 @@ absl::StatusOr<rdma::GlobalAddress> SelccManager::Allocate(ThreadContext& ctx) {
 }
 
 absl::Status SelccManager::Free(ThreadContext& ctx, rdma::GlobalAddress gcl) {
-  auto own = OwnThread(ctx);
-  if (!own.ok()) return own.status();
-  SelccThread& t = **own;
+  SelccThread* own = OwnThread(ctx);
+  if (own == nullptr) return WrongContext(ctx);
+  SelccThread& t = *own;
   const absl::Time deadline = absl::Now() + options().lock_timeout;
   bool exclusive = false;
   auto f =
@@ -236,25 +252,7 @@ absl::Status SelccManager::TimedOut(SelccThread& t, const char* what,
       absl::FormatDuration(options().lock_timeout), node_));
 }
 
-absl::StatusOr<SelccManager::SelccThread*> SelccManager::OwnThread(
-    ThreadContext& ctx) {
-  // A context carries its own node's endpoint: every message it sends names
-  // that node as its source, and a holder's handler hands the line over (or
-  // adds the reader bit of a downgrade) to the SOURCE, while this manager
-  // does its latch-word arithmetic as node_. Mixed, the two corrupt the
-  // word silently: node 0's context on node 1's manager made holder node 0
-  // downgrade "to node 0" (Reader(0) added twice is bit 1, and node 0 kept
-  // S without its bit); later releases borrowed bits out of the word and a
-  // node that believed it held the line waited until lock_timeout. Refuse
-  // such a call before it touches anything.
-  // SelccThread is final, so comparing typeids (a vtable load and, for
-  // the same class, equal name pointers) identifies it; a dynamic_cast on
-  // each of the ~70 latch calls per transaction cost ~2% of the TPC-C CPU
-  // path. The cast stays for the message.
-  if (typeid(ctx) == typeid(SelccThread)) {
-    auto* t = static_cast<SelccThread*>(&ctx);
-    if (t->manager_ == this) return t;
-  }
+absl::Status SelccManager::WrongContext(ThreadContext& ctx) const {
   auto* t = dynamic_cast<SelccThread*>(&ctx);
   return absl::FailedPreconditionError(absl::StrFormat(
       "a ThreadContext of %s used with compute node %d's SELCC manager; "
@@ -304,7 +302,7 @@ absl::StatusOr<SelccManager::Frame*> SelccManager::LatchFrame(
       return f;
     }
     // Miss: a free frame for the GCL.
-    Frame* fresh = cache.TakeFree();
+    Frame* fresh = cache.TakeFree(gcl);
     if (fresh == nullptr && options().batched_eviction && round < 64) {
       // The background evictor fell behind: let it run before paying a
       // round trip for a foreground eviction on this miss's path.
@@ -431,7 +429,7 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
   // Every reply must be in before the frame may be used for anything else
   // (a late forward would land in it), so this wait ignores lock_timeout.
   const absl::Time hard_deadline =
-      absl::Now() + kReplyGrace + 2 * options().inject_message_delay;
+      absl::Now() + kReplyGrace + 2 * options().testing_faults.message_delay;
   if (!t.slot->Wait(hard_deadline, state_->fenced_peers, &outcome)) {
     return absl::UnavailableError(absl::StrFormat(
         "compute node(s) did not answer an invalidation of %s within %s; "
@@ -647,9 +645,9 @@ absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
 absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
                                                 rdma::GlobalAddress gcl,
                                                 LockOptions lock) {
-  auto own = OwnThread(ctx);
-  if (!own.ok()) return own.status();
-  SelccThread& t = **own;
+  SelccThread* own = OwnThread(ctx);
+  if (own == nullptr) return WrongContext(ctx);
+  SelccThread& t = *own;
   // Hit: the shared latch on the frame the frame table names for the GCL
   // (no shard lock), else taken under the shard lock; memo S or M.
   bool latched = false;
@@ -696,9 +694,9 @@ absl::StatusOr<SharedGuard> SelccManager::SLock(ThreadContext& ctx,
 absl::StatusOr<ExclusiveGuard> SelccManager::XLock(ThreadContext& ctx,
                                                    rdma::GlobalAddress gcl,
                                                    LockOptions lock) {
-  auto own = OwnThread(ctx);
-  if (!own.ok()) return own.status();
-  SelccThread& t = **own;
+  SelccThread* own = OwnThread(ctx);
+  if (own == nullptr) return WrongContext(ctx);
+  SelccThread& t = *own;
   const uint32_t payload = state_->payload_bytes;
   bool latched = false;
   Frame* f = TryHit(t, gcl, Cache::Mode::kExclusive, &latched);
@@ -737,9 +735,9 @@ absl::StatusOr<ExclusiveGuard> SelccManager::Upgrade(ThreadContext& ctx,
   if (!guard.owns_lock()) {
     return absl::FailedPreconditionError("upgrade of a guard without a latch");
   }
-  auto own = OwnThread(ctx);
-  if (!own.ok()) return own.status();
-  SelccThread& t = **own;
+  SelccThread* own = OwnThread(ctx);
+  if (own == nullptr) return WrongContext(ctx);
+  SelccThread& t = *own;
   const LatchHandle handle = TakeHandle(guard);
   auto* f = static_cast<Frame*>(handle.frame);
   if (f->latch.TryUpgrade()) {
@@ -911,9 +909,9 @@ void SelccManager::MarkWrittenThrough(ExclusiveGuard& guard) {
 
 OptimisticToken SelccManager::OptimisticRead(ThreadContext& ctx,
                                              rdma::GlobalAddress gcl) {
-  auto own = OwnThread(ctx);
-  if (!own.ok()) return OptimisticToken();
-  SelccThread& t = **own;
+  SelccThread* own = OwnThread(ctx);
+  if (own == nullptr) return OptimisticToken();
+  SelccThread& t = *own;
   Frame* f = state_->cache.FrameHint(gcl);
   std::optional<uint64_t> begin;
   if (f != nullptr) begin = f->latch.OptimisticBegin();

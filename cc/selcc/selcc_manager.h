@@ -124,9 +124,10 @@ class SelccManager final : public GclManager {
                const CcOptions& options,
                std::unique_ptr<rdma::BlockAllocator> allocator);
   absl::Status Start();
-  // The SELCC state behind `ctx`, or FailedPrecondition when `ctx` came
-  // from another node's manager (or another protocol).
-  absl::StatusOr<SelccThread*> OwnThread(ThreadContext& ctx);
+  // The SELCC state behind `ctx`, or null when `ctx` came from another
+  // node's manager (or another protocol): then WrongContext says so.
+  SelccThread* OwnThread(ThreadContext& ctx);
+  absl::Status WrongContext(ThreadContext& ctx) const;
 
   // The hit path: the frame of `gcl` with its latch tried in `mode` (no
   // waiting), through the cache's frame table (Cache::LatchDirect), else

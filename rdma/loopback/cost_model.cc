@@ -5,7 +5,7 @@
 
 #include "base/thread_ledger.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 namespace {
 
 thread_local ChargeScope* innermost_scope = nullptr;
@@ -127,4 +127,4 @@ int64_t ChargeScope::Take() {
 
 bool ChargeScope::Open() { return innermost_scope != nullptr; }
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback

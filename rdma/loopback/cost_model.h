@@ -33,7 +33,7 @@
 #include <cstdint>
 #include <memory>
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 struct CostModelOptions {
   int64_t rtt_ns = 0;
@@ -111,6 +111,6 @@ class ChargeScope {
   ChargeScope* const outer_;
 };
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback
 
 #endif  // STRAND_RDMA_LOOPBACK_COST_MODEL_H_

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 bool FenceGate::Close(std::atomic<bool>& flag) {
   if (!armed_) return false;
@@ -16,4 +16,4 @@ bool FenceGate::Close(std::atomic<bool>& flag) {
   return true;
 }
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback

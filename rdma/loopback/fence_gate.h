@@ -25,7 +25,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 class FenceGate {
  public:
@@ -85,6 +85,6 @@ class FenceGate {
   std::vector<Seat*> seats_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback
 
 #endif  // STRAND_RDMA_LOOPBACK_FENCE_GATE_H_

@@ -7,7 +7,7 @@
 #include "rdma/loopback/loopback_endpoint.h"
 #include "rdma/loopback/loopback_fabric.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 LoopbackComputeNode::LoopbackComputeNode(LoopbackFabric* fabric,
                                          ComputeNodeId id)
@@ -138,4 +138,4 @@ absl::Status LoopbackComputeNode::ReopenHandlers() {
   return absl::OkStatus();
 }
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback

@@ -25,7 +25,7 @@
 #include "rdma/loopback/fence_gate.h"
 #include "rdma/loopback/message_inbox.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 class LoopbackEndpoint;
 class LoopbackFabric;
@@ -89,6 +89,6 @@ class LoopbackComputeNode : public ComputeNode {
   HandlerThreads handlers_;
 };
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback
 
 #endif  // STRAND_RDMA_LOOPBACK_LOOPBACK_COMPUTE_NODE_H_

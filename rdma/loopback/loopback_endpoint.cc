@@ -11,7 +11,7 @@
 #include "rdma/loopback/loopback_fabric.h"
 #include "rdma/loopback/remote_memory.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 namespace {
 
 std::atomic_ref<uint64_t> WordAt(uint8_t* p) {
@@ -266,4 +266,4 @@ void LoopbackEndpoint::SendEach(absl::Span<const ComputeNodeId> dsts,
   CostModel::Pay(slowest);
 }
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback

@@ -21,7 +21,7 @@
 #include "rdma/fabric.h"
 #include "rdma/loopback/fence_gate.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 class LoopbackFabric;
 
@@ -73,6 +73,6 @@ class LoopbackEndpoint : public Endpoint {
   std::vector<std::unique_ptr<LoopbackEndpoint>> inline_endpoints_;
 };
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback
 
 #endif  // STRAND_RDMA_LOOPBACK_LOOPBACK_ENDPOINT_H_

@@ -10,7 +10,7 @@
 #include "rdma/loopback/memory_populator.h"
 #include "rdma/memory_node_layout.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> LoopbackMemoryNode::Create(
     uint64_t bytes, uint64_t chunk_bytes) {
@@ -18,7 +18,8 @@ absl::StatusOr<std::unique_ptr<LoopbackMemoryNode>> LoopbackMemoryNode::Create(
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
     return absl::ResourceExhaustedError(
-        absl::StrFormat("cannot map a %d MiB memory node: %s; lower --pool_mb",
+        absl::StrFormat("cannot map a %d MiB memory node: %s; lower "
+                        "EngineOptions::fabric.pool_bytes (--pool_mb)",
                         bytes >> 20, std::strerror(errno)));
   }
   InitMemoryNodeRegion(base, bytes, chunk_bytes);
@@ -83,7 +84,8 @@ absl::StatusOr<ComputeNode*> LoopbackFabric::compute_node(ComputeNodeId id) {
   if (id >= compute_nodes_.size()) {
     return absl::NotFoundError(
         absl::StrFormat("compute node %d does not exist: the deployment has %d "
-                        "(--compute_nodes)",
+                        "(EngineOptions::fabric.compute_nodes, "
+                        "--compute_nodes)",
                         id, compute_nodes_.size()));
   }
   return compute_nodes_[id].get();
@@ -135,4 +137,4 @@ absl::Status LoopbackFabric::Unfence(ComputeNodeId node) {
   return absl::OkStatus();
 }
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback

@@ -16,7 +16,7 @@
 #include "rdma/loopback/cost_model.h"
 #include "rdma/loopback/memory_populator.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 class LoopbackComputeNode;
 
@@ -82,6 +82,6 @@ class LoopbackFabric : public Fabric {
   MemoryPopulator populator_;  // stopped first: it touches the regions
 };
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback
 
 #endif  // STRAND_RDMA_LOOPBACK_LOOPBACK_FABRIC_H_

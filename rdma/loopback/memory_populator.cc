@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 namespace {
 
 // The step between checks for Stop(): a few milliseconds of zero-filling
@@ -83,4 +83,4 @@ void MemoryPopulator::Run() {
   }
 }
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback

@@ -14,7 +14,7 @@
 
 #include "absl/base/thread_annotations.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 // Faults in the pages of [base, base + bytes) writable without changing
 // their contents (MADV_POPULATE_WRITE, Linux 5.14). Advisory: on an older
@@ -62,6 +62,6 @@ class MemoryPopulator {
   std::thread thread_;  // started by the first Add, under mu_
 };
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback
 
 #endif  // STRAND_RDMA_LOOPBACK_MEMORY_POPULATOR_H_

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 absl::Status MessageInbox::Push(const Entry& entry) {
   std::unique_lock<std::mutex> lock(mu_);
@@ -49,4 +49,4 @@ void MessageInbox::Reopen() {
   closed_ = false;
 }
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback

@@ -22,7 +22,7 @@
 #include "absl/time/time.h"
 #include "rdma/message.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 class MessageInbox {
  public:
@@ -53,6 +53,6 @@ class MessageInbox {
   bool closed_ = false;        // guarded by mu_
 };
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback
 
 #endif  // STRAND_RDMA_LOOPBACK_MESSAGE_INBOX_H_

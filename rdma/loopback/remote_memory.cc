@@ -7,7 +7,7 @@
 #define STRAND_REMOTE_ATOMIC_COPY 1
 #endif
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 #ifdef STRAND_REMOTE_ATOMIC_COPY
 namespace {
@@ -61,4 +61,4 @@ void CopyToRemote(void* remote, const void* local, size_t length) {
 }
 #endif
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback

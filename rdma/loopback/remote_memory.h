@@ -16,11 +16,11 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 
 void CopyFromRemote(void* local, const void* remote, size_t length);
 void CopyToRemote(void* remote, const void* local, size_t length);
 
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback
 
 #endif  // STRAND_RDMA_LOOPBACK_REMOTE_MEMORY_H_

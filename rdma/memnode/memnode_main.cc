@@ -95,6 +95,7 @@ int Main() {
   options.cluster = FLAGS_cluster;
   options.node_id = FLAGS_node_id;
   options.fabric.kind = FabricKind::kVerbs;
+  options.fabric.cluster_file = FLAGS_cluster;
   // Checked before the units are converted: the bytes must not wrap.
   ExitIfUsageError(
       CheckFitsMemory(OptionNaming::Flags(""), kPoolMb, FLAGS_pool_mb));

@@ -396,14 +396,14 @@ void AddSelccConfigs(std::vector<StressConfig>& configs) {
   configs.push_back(SelccConfig("selcc_two_handlers", o));
   // Fault injection: slow handlers, and handlers that drop as if busy.
   o = Selcc();
-  o.inject_message_delay = absl::Microseconds(50);
+  o.testing_faults.message_delay = absl::Microseconds(50);
   configs.push_back(SelccConfig("selcc_message_delay", o));
   o = Selcc();
-  o.inject_drop_probability = 0.3;
+  o.testing_faults.drop_probability = 0.3;
   configs.push_back(SelccConfig("selcc_message_drop", o));
   o = Selcc();
-  o.inject_message_delay = absl::Microseconds(20);
-  o.inject_drop_probability = 0.3;
+  o.testing_faults.message_delay = absl::Microseconds(20);
+  o.testing_faults.drop_probability = 0.3;
   o.gcl_forwarding = false;
   StressConfig both = SelccConfig("selcc_delay_drop_no_forwarding", o);
   both.gcls = 4;

@@ -71,6 +71,17 @@ TEST_F(GclGuardTest, DirtyBoundsCoverEveryWrite) {
   EXPECT_EQ(g.dirty_end(), m().payload_bytes());
 }
 
+// A write outside the payload, or through a guard that holds nothing, is
+// a bug of the caller: it stops the process, saying which.
+TEST_F(GclGuardTest, WritesOutsideTheLatchDie) {
+  ExclusiveGuard g = *m().XLock(*ctx_, gcl_);
+  const uint32_t size = g.size();
+  EXPECT_DEATH(g.MutableRange(size - 4, 8), "past the end of GCL");
+  EXPECT_DEATH(g.MutableRange(UINT32_MAX, 2), "past the end of GCL");
+  ASSERT_TRUE(g.Unlock().ok());
+  EXPECT_DEATH(g.MutableRange(0, 8), "holds no latch");
+}
+
 TEST_F(GclGuardTest, WritesAreSeenByTheNextHolder) {
   {
     ExclusiveGuard g = *m().XLock(*ctx_, gcl_);

@@ -227,22 +227,33 @@ TEST_F(OptimisticReadTest, EvictionAndFrameReuseSpendTheToken) {
   const OptimisticToken t = m(0).OptimisticRead(c(0), gcl_);
   ASSERT_TRUE(t.ok());
   const uint8_t* frame = t.data();
+  // Which GCL the CLOCK hand reaches first depends on the shard each
+  // address hashes to, and absl's hash is seeded per process: write new
+  // GCLs until ours is evicted and its frame holds one of them, rather
+  // than after a fixed number. A full turn of the hand over 16 frames
+  // takes far fewer than kMaxWrites misses.
+  constexpr int kMaxWrites = 1024;
   std::vector<rdma::GlobalAddress> others;
-  for (int i = 0; i < 64; ++i) others.push_back(*m(0).Allocate(c(0)));
-  for (int i = 0; i < 64; ++i) Write(0, 1000 + i, others[i]);
-  EXPECT_GE(m(0).Stats().evictions, 48u);
-  EXPECT_FALSE(GclManager::Validate(t));
-  // The frame now holds another GCL (or none): no token for ours, and
-  // the one for the GCL the frame holds now reads that GCL's value.
-  EXPECT_FALSE(m(0).OptimisticRead(c(0), gcl_).ok());
-  bool reused = false;
-  for (int i = 0; i < 64; ++i) {
+  std::optional<size_t> reuser;  // the index in `others` now in `frame`
+  while (!reuser.has_value() && others.size() < kMaxWrites) {
+    others.push_back(*m(0).Allocate(c(0)));
+    const size_t i = others.size() - 1;
+    Write(0, 1000 + i, others[i]);
     const OptimisticToken u = m(0).OptimisticRead(c(0), others[i]);
-    if (!u.ok() || u.data() != frame) continue;
-    reused = true;
-    EXPECT_EQ(LoadRelaxed<uint64_t>(u.data()), 1000u + i);
+    if (u.ok() && u.data() == frame) reuser = i;
   }
-  EXPECT_TRUE(reused) << "the frame of the first GCL was never reused";
+  ASSERT_TRUE(reuser.has_value())
+      << "the frame of the first GCL was never reused in " << kMaxWrites
+      << " misses";
+  EXPECT_GE(m(0).Stats().evictions, 1u);
+  EXPECT_FALSE(GclManager::Validate(t));
+  // The frame now holds another GCL: no token for ours, and the one for
+  // the GCL the frame holds reads that GCL's value.
+  EXPECT_FALSE(m(0).OptimisticRead(c(0), gcl_).ok());
+  const OptimisticToken u = m(0).OptimisticRead(c(0), others[*reuser]);
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u.data(), frame);
+  EXPECT_EQ(LoadRelaxed<uint64_t>(u.data()), 1000u + *reuser);
   Touch(0, gcl_);
   EXPECT_EQ(ReadOptimistic(0, gcl_), 7u);
 }

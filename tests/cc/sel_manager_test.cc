@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/cc_cluster.h"
 
-namespace strand::cc {
+namespace strand::cc::sel {
 namespace {
 
 class SelManagerTest : public ::testing::Test {
@@ -138,4 +138,4 @@ TEST_F(SelManagerTest, GlobalAtomicsOnRootWords) {
 }
 
 }  // namespace
-}  // namespace strand::cc
+}  // namespace strand::cc::sel

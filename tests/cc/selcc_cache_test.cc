@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,9 +21,12 @@ constexpr uint32_t kFrameBytes = 64;
 // The frame table covers one memory node of 1 MiB.
 constexpr FrameTable::Geometry kPool{1, 1 << 20, kFrameBytes};
 
-class SelccCacheTest : public ::testing::Test {
+// With identity frames off and on (cache.h): every test holds both ways.
+class SelccCacheTest : public ::testing::TestWithParam<bool> {
  protected:
-  SelccCacheTest() : cache_(32 * kFrameBytes, kFrameBytes, kPool) {}
+  SelccCacheTest()
+      : cache_(32 * kFrameBytes, kFrameBytes, kPool, /*identity_frames=*/
+               GetParam()) {}
 
   // Publishes a free frame as `gcl`'s (unreferenced, latch free).
   Frame* Publish(rdma::GlobalAddress gcl) {
@@ -70,7 +74,7 @@ class SelccCacheTest : public ::testing::Test {
   Cache cache_;
 };
 
-TEST_F(SelccCacheTest, ReferencedFramesSurviveOnePassUnreferencedGoFirst) {
+TEST_P(SelccCacheTest, ReferencedFramesSurviveOnePassUnreferencedGoFirst) {
   const std::vector<rdma::GlobalAddress> gcls = Fill(16);
   std::set<rdma::GlobalAddress> touched, untouched;
   for (size_t i = 0; i < gcls.size(); ++i) {
@@ -87,13 +91,13 @@ TEST_F(SelccCacheTest, ReferencedFramesSurviveOnePassUnreferencedGoFirst) {
   EXPECT_EQ(cache_.free_frames(), cache_.capacity());
 }
 
-TEST_F(SelccCacheTest, EveryFrameReferencedStillYieldsVictims) {
+TEST_P(SelccCacheTest, EveryFrameReferencedStillYieldsVictims) {
   const std::vector<rdma::GlobalAddress> gcls = Fill(24);
   for (rdma::GlobalAddress gcl : gcls) Touch(gcl);
   EXPECT_EQ(Evict(24).size(), 24u);
 }
 
-TEST_F(SelccCacheTest, LatchedOrPinnedFramesAreNeverVictims) {
+TEST_P(SelccCacheTest, LatchedOrPinnedFramesAreNeverVictims) {
   const std::vector<rdma::GlobalAddress> gcls = Fill(8);
   bool latched = false;
   Frame* held = cache_.Lookup(gcls[0], Cache::Mode::kShared, &latched);
@@ -113,7 +117,7 @@ TEST_F(SelccCacheTest, LatchedOrPinnedFramesAreNeverVictims) {
   EXPECT_EQ(Evict(8), std::set<rdma::GlobalAddress>({gcls[0], gcls[1]}));
 }
 
-TEST_F(SelccCacheTest, TableHitLatchesTheFrameWithoutTheMap) {
+TEST_P(SelccCacheTest, TableHitLatchesTheFrameWithoutTheMap) {
   const std::vector<rdma::GlobalAddress> gcls = Fill(4);
   for (rdma::GlobalAddress gcl : gcls) {
     Frame* f = cache_.LatchDirect(gcl, Cache::Mode::kShared);
@@ -146,7 +150,7 @@ TEST_F(SelccCacheTest, TableHitLatchesTheFrameWithoutTheMap) {
   }
 }
 
-TEST_F(SelccCacheTest, EvictedOrReusedFrameIsNotTakenForItsOldLine) {
+TEST_P(SelccCacheTest, EvictedOrReusedFrameIsNotTakenForItsOldLine) {
   const rdma::GlobalAddress old_line = Fill(1)[0];
   Frame* f = cache_.LatchDirect(old_line, Cache::Mode::kShared);
   ASSERT_NE(f, nullptr);
@@ -170,7 +174,7 @@ TEST_F(SelccCacheTest, EvictedOrReusedFrameIsNotTakenForItsOldLine) {
   EXPECT_EQ(cache_.LatchDirect(new_line, Cache::Mode::kShared), nullptr);
 }
 
-TEST_F(SelccCacheTest, LinesOffTheGridSharingASlotFallBackToTheMap) {
+TEST_P(SelccCacheTest, LinesOffTheGridSharingASlotFallBackToTheMap) {
   // 8 bytes apart: both map to slot 65536 / 64.
   const rdma::GlobalAddress a(0, 65536), b(0, 65536 + 8);
   Frame* fa = Publish(a);
@@ -201,7 +205,7 @@ TEST_F(SelccCacheTest, LinesOffTheGridSharingASlotFallBackToTheMap) {
   if (f != nullptr) f->latch.UnlockShared();
 }
 
-TEST_F(SelccCacheTest, ConcurrentHitsNeverFindAnotherLinesFrame) {
+TEST_P(SelccCacheTest, ConcurrentHitsNeverFindAnotherLinesFrame) {
   // Threads latch random lines of a pool 8x the cache, shared or
   // exclusive, evicting as they go, the way SelccManager::LatchFrame does;
   // every frame's payload is stamped with its line's address when loaded,
@@ -219,7 +223,9 @@ TEST_F(SelccCacheTest, ConcurrentHitsNeverFindAnotherLinesFrame) {
     std::vector<Frame*> last_seen(kLines, nullptr);
     for (int op = 0; op < kOps; ++op) {
       const int line = static_cast<int>(rng() % kLines);
-      const rdma::GlobalAddress gcl(0, 65536 + uint64_t{kFrameBytes} * line);
+      // From the pool's start: with identity frames, the first 32 lines
+      // have one (and lend it out when it is free), the rest never do.
+      const rdma::GlobalAddress gcl(0, uint64_t{kFrameBytes} * line);
       const Cache::Mode mode =
           rng() % 4 == 0 ? Cache::Mode::kExclusive : Cache::Mode::kShared;
       const auto unlock = [mode](Frame* f) {
@@ -250,7 +256,7 @@ TEST_F(SelccCacheTest, ConcurrentHitsNeverFindAnotherLinesFrame) {
           }
           continue;
         }
-        Frame* fresh = cache_.TakeFree();
+        Frame* fresh = cache_.TakeFree(gcl);
         if (fresh == nullptr) {
           std::vector<Frame*> victims;
           cache_.TakeVictims(1, &victims);
@@ -291,6 +297,79 @@ TEST_F(SelccCacheTest, ConcurrentHitsNeverFindAnotherLinesFrame) {
   EXPECT_GT(direct_hits.load(), 0u);
   EXPECT_LT(direct_hits.load(), uint64_t{kThreads} * kOps);
 }
+
+// A miss takes its GCL's identity frame when free, and a hit finds it from
+// the address; a GCL whose identity frame another one holds goes through
+// the frame table, and one past the last frame has none.
+TEST_P(SelccCacheTest, IdentityFramesAreTakenAndFoundFromTheAddress) {
+  const rdma::GlobalAddress a(0, 3 * kFrameBytes), b(0, 7 * kFrameBytes);
+  Frame* const identity_a = cache_.IdentityFrame(a);
+  if (!GetParam()) {
+    EXPECT_EQ(identity_a, nullptr);
+    return;
+  }
+  ASSERT_NE(identity_a, nullptr);
+  EXPECT_EQ(cache_.IdentityFrame(rdma::GlobalAddress(0, 32 * kFrameBytes)),
+            nullptr);  // past the 32 frames
+  EXPECT_EQ(cache_.IdentityFrame(rdma::GlobalAddress(1, 0)), nullptr);
+  // a's miss takes its identity frame; the hit finds it.
+  Frame* fa = cache_.TakeFree(a);
+  ASSERT_EQ(fa, identity_a);
+  ASSERT_TRUE(fa->latch.TryLock());
+  ASSERT_EQ(cache_.Insert(a, fa), Cache::InsertResult::kInserted);
+  fa->latch.Unlock();
+  EXPECT_EQ(cache_.FrameHint(a), fa);
+  Frame* f = cache_.LatchDirect(a, Cache::Mode::kShared);
+  EXPECT_EQ(f, fa);
+  if (f != nullptr) f->latch.UnlockShared();
+  // c, with no identity frame, gets b's (the free list's next).
+  Frame* const identity_b = cache_.IdentityFrame(b);
+  const rdma::GlobalAddress c(0, 40 * kFrameBytes);
+  Frame* fc = nullptr;
+  std::vector<Frame*> others;
+  while ((fc = cache_.TakeFree(c)) != identity_b) {
+    ASSERT_NE(fc, nullptr);
+    ASSERT_NE(fc, identity_a);  // taken: never handed out twice
+    others.push_back(fc);
+  }
+  for (Frame* o : others) cache_.PutFree(o);
+  ASSERT_TRUE(fc->latch.TryLock());
+  ASSERT_EQ(cache_.Insert(c, fc), Cache::InsertResult::kInserted);
+  fc->latch.Unlock();
+  // b's miss then takes another frame, and its hits go through the table:
+  // its identity frame names c, never b.
+  Frame* fb = cache_.TakeFree(b);
+  ASSERT_NE(fb, nullptr);
+  ASSERT_NE(fb, identity_b);
+  ASSERT_TRUE(fb->latch.TryLock());
+  ASSERT_EQ(cache_.Insert(b, fb), Cache::InsertResult::kInserted);
+  fb->latch.Unlock();
+  EXPECT_EQ(cache_.FrameHint(b), fb);
+  EXPECT_EQ(cache_.FrameHint(c), fc);
+  for (rdma::GlobalAddress gcl : {b, c}) {
+    f = cache_.LatchDirect(gcl, Cache::Mode::kExclusive);
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->gcl, gcl);
+    f->latch.Unlock();
+  }
+  // Once c's frame is free again, b's next miss (after b is gone) finds
+  // its identity frame.
+  ASSERT_TRUE(fb->latch.TryLock());
+  cache_.Remove(fb);
+  fb->latch.Unlock();
+  cache_.PutFree(fb);
+  ASSERT_TRUE(fc->latch.TryLock());
+  cache_.Remove(fc);
+  fc->latch.Unlock();
+  cache_.PutFree(fc);
+  EXPECT_EQ(cache_.TakeFree(b), identity_b);
+}
+
+INSTANTIATE_TEST_SUITE_P(FrameLookup, SelccCacheTest, ::testing::Bool(),
+                         [](const auto& info) {
+                           return std::string(info.param ? "identity"
+                                                         : "table");
+                         });
 
 }  // namespace
 }  // namespace strand::cc::selcc

@@ -43,7 +43,7 @@ std::vector<LitmusConfig> Configs() {
   c.push_back({"selcc_no_forwarding", o});
   o = Base();
   o.lease_gamma = 0;
-  o.inject_drop_probability = 0.2;
+  o.testing_faults.drop_probability = 0.2;
   c.push_back({"selcc_lease_zero_drops", o});
   o = Base();
   o.protocol = Protocol::kSel;

@@ -63,7 +63,7 @@ class AnomalyTest : public ::testing::TestWithParam<TxnTestConfig> {
                                  {"value", storage::ColumnType::kInt64}});
     ASSERT_TRUE(schema.ok());
     rows_ = *engine_->CreateTable("rows", *schema);
-    schema_ = &engine_->schema(rows_);
+    schema_ = *engine_->schema(rows_);
     by_group_ = *engine_->CreateIndex("by_group", rows_, 16, true);
     claims_a_ = *engine_->CreateIndex("claims_a", rows_, 8, true);
     claims_b_ = *engine_->CreateIndex("claims_b", rows_, 8, true);
@@ -146,7 +146,11 @@ TEST_P(AnomalyTest, RangeCountNeverExceedsLimit) {
             if (rows->size() >= kLimit) return false;
             auto a = InsertRow(txn, group, id, 0);
             if (!a.ok()) return a.status();
-            txn.AddIndexEntry(by_group_, GroupKey(group, id), *a);
+            if (absl::Status added =
+                    txn.AddIndexEntry(by_group_, GroupKey(group, id), *a);
+                !added.ok()) {
+              return added;
+            }
             return true;
           }));
   auto count = *engine_->RegisterProcedure(
@@ -198,7 +202,10 @@ TEST_P(AnomalyTest, AbsentKeyLookupIsProtected) {
             Pause();
             auto a = InsertRow(txn, -1, k, 0);
             if (!a.ok()) return a.status();
-            txn.AddIndexEntry(mine, Key8(k), *a);
+            if (absl::Status added = txn.AddIndexEntry(mine, Key8(k), *a);
+                !added.ok()) {
+              return added;
+            }
             return true;
           }));
   auto both = *engine_->RegisterProcedure(
@@ -240,7 +247,11 @@ TEST_P(AnomalyTest, WriteSkewNeverEmptiesAShift) {
             t.SetInt(1, id);
             auto a = txn.Insert(doctors_, t);
             if (!a.ok()) return a.status();
-            txn.AddIndexEntry(on_call_, GroupKey(shift, id), *a);
+            if (absl::Status added =
+                    txn.AddIndexEntry(on_call_, GroupKey(shift, id), *a);
+                !added.ok()) {
+              return added;
+            }
             return true;
           }));
   auto leave = *engine_->RegisterProcedure(
@@ -260,7 +271,11 @@ TEST_P(AnomalyTest, WriteSkewNeverEmptiesAShift) {
             if (!s.ok()) return s;
             if (me.is_null() || on_call.size() <= kMinOnCall) return false;
             Pause();
-            txn.RemoveIndexEntry(on_call_, GroupKey(shift, id), me);
+            if (absl::Status added =
+                    txn.RemoveIndexEntry(on_call_, GroupKey(shift, id), me);
+                !added.ok()) {
+              return added;
+            }
             if (absl::Status s = txn.Delete(doctors_, me); !s.ok()) return s;
             return true;
           }));
@@ -308,24 +323,28 @@ TEST_P(AnomalyTest, WriteSkewNeverEmptiesAShift) {
 TEST_P(AnomalyTest, AppendsNeverReuseASequenceNumber) {
   constexpr int kGroups = 3, kCallsPerThread = 40;
   auto append = *engine_->RegisterProcedure(
-      "append", std::function<absl::StatusOr<int64_t>(Txn&, int64_t)>(
-                    [this](Txn& txn, int64_t group) -> absl::StatusOr<int64_t> {
-                      int64_t last = 0;
-                      absl::Status s = txn.Scan(
-                          seq_, GroupKey(group, 0), GroupKey(group, kMaxId),
-                          /*forward=*/false, 1,
-                          [&](std::string_view, TupleAddress a) {
-                            auto row = txn.Read(rows_, a);
-                            if (row.ok()) last = row->GetInt(1);
-                            return false;
-                          });
-                      if (!s.ok()) return s;
-                      Pause();
-                      auto a = InsertRow(txn, group, last + 1, 0);
-                      if (!a.ok()) return a.status();
-                      txn.AddIndexEntry(seq_, GroupKey(group, last + 1), *a);
-                      return last + 1;
-                    }));
+      "append",
+      std::function<absl::StatusOr<int64_t>(Txn&, int64_t)>(
+          [this](Txn& txn, int64_t group) -> absl::StatusOr<int64_t> {
+            int64_t last = 0;
+            absl::Status s = txn.Scan(
+                seq_, GroupKey(group, 0), GroupKey(group, kMaxId),
+                /*forward=*/false, 1, [&](std::string_view, TupleAddress a) {
+                  auto row = txn.Read(rows_, a);
+                  if (row.ok()) last = row->GetInt(1);
+                  return false;
+                });
+            if (!s.ok()) return s;
+            Pause();
+            auto a = InsertRow(txn, group, last + 1, 0);
+            if (!a.ok()) return a.status();
+            if (absl::Status added =
+                    txn.AddIndexEntry(seq_, GroupKey(group, last + 1), *a);
+                !added.ok()) {
+              return added;
+            }
+            return last + 1;
+          }));
   auto list = *engine_->RegisterProcedure(
       "list",
       std::function<absl::StatusOr<std::vector<int64_t>>(Txn&, int64_t)>(
@@ -374,8 +393,16 @@ TEST_P(AnomalyTest, FailedCommitLeavesNoVisibleIndexEntry) {
           [this](Txn& txn, int64_t k, bool doomed) -> absl::StatusOr<bool> {
             auto a = InsertRow(txn, -2, k, 0);
             if (!a.ok()) return a.status();
-            txn.AddIndexEntry(ghost_, Key8(k), *a);
-            if (doomed) txn.AddIndexEntry(taken_, Key8(0), *a);
+            if (absl::Status added = txn.AddIndexEntry(ghost_, Key8(k), *a);
+                !added.ok()) {
+              return added;
+            }
+            if (doomed) {
+              if (absl::Status added = txn.AddIndexEntry(taken_, Key8(0), *a);
+                  !added.ok()) {
+                return added;
+              }
+            }
             return true;
           }));
   auto odd_seen = *engine_->RegisterProcedure(
@@ -394,13 +421,17 @@ TEST_P(AnomalyTest, FailedCommitLeavesNoVisibleIndexEntry) {
                       }));
   // Key 0 of `taken`: every doomed commit collides with it.
   auto take = *engine_->RegisterProcedure(
-      "take", std::function<absl::StatusOr<bool>(Txn&)>(
-                  [this](Txn& txn) -> absl::StatusOr<bool> {
-                    auto a = InsertRow(txn, -3, 0, 0);
-                    if (!a.ok()) return a.status();
-                    txn.AddIndexEntry(taken_, Key8(0), *a);
-                    return true;
-                  }));
+      "take",
+      std::function<absl::StatusOr<bool>(Txn&)>(
+          [this](Txn& txn) -> absl::StatusOr<bool> {
+            auto a = InsertRow(txn, -3, 0, 0);
+            if (!a.ok()) return a.status();
+            if (absl::Status added = txn.AddIndexEntry(taken_, Key8(0), *a);
+                !added.ok()) {
+              return added;
+            }
+            return true;
+          }));
   ASSERT_TRUE((*engine_->NewSession(0))->Call<bool>(take).ok());
   std::atomic<int64_t> ghosts{0}, reads{0}, failed{0};
   const absl::Time end = absl::Now() + kRun;
@@ -439,7 +470,10 @@ TEST_P(AnomalyTest, DeleteThenReinsertSameKey) {
           [this](Txn& txn, int64_t k, int64_t v) -> absl::StatusOr<bool> {
             auto a = InsertRow(txn, -4, k, v);
             if (!a.ok()) return a.status();
-            txn.AddIndexEntry(claims_a_, Key8(k), *a);
+            if (absl::Status added = txn.AddIndexEntry(claims_a_, Key8(k), *a);
+                !added.ok()) {
+              return added;
+            }
             return true;
           }));
   auto replace = *engine_->RegisterProcedure(
@@ -451,9 +485,25 @@ TEST_P(AnomalyTest, DeleteThenReinsertSameKey) {
             if (!old.ok()) return old.status();
             auto a = InsertRow(txn, -4, k, v);
             if (!a.ok()) return a.status();
-            if (add_first) txn.AddIndexEntry(claims_a_, Key8(k), *a);
-            txn.RemoveIndexEntry(claims_a_, Key8(k), *old);
-            if (!add_first) txn.AddIndexEntry(claims_a_, Key8(k), *a);
+            if (add_first) {
+              if (absl::Status added =
+                      txn.AddIndexEntry(claims_a_, Key8(k), *a);
+                  !added.ok()) {
+                return added;
+              }
+            }
+            if (absl::Status added =
+                    txn.RemoveIndexEntry(claims_a_, Key8(k), *old);
+                !added.ok()) {
+              return added;
+            }
+            if (!add_first) {
+              if (absl::Status added =
+                      txn.AddIndexEntry(claims_a_, Key8(k), *a);
+                  !added.ok()) {
+                return added;
+              }
+            }
             if (absl::Status s = txn.Delete(rows_, *old); !s.ok()) return s;
             return true;
           }));
@@ -545,7 +595,11 @@ TEST_P(AnomalyTest, AbortedInsertSlotsAreReused) {
             for (int i = 0; i < kRowsPerCall; ++i) {
               auto a = InsertRow(txn, -6, k, -1);
               if (!a.ok()) return a.status();
-              txn.AddIndexEntry(ghost_, Key8(k * kRowsPerCall + i), *a);
+              if (absl::Status added =
+                      txn.AddIndexEntry(ghost_, Key8(k * kRowsPerCall + i), *a);
+                  !added.ok()) {
+                return added;
+              }
             }
             if (k % 32 != 0) return txn.UserAbort("aborted insert");
             return true;
@@ -599,7 +653,11 @@ TEST_P(AnomalyTest, TransactionBiggerThanTheCacheNamesTheLimit) {
                      t.SetInt(1, id);
                      auto a = txn.Insert(doctors_, t);
                      if (!a.ok()) return a.status();
-                     txn.AddIndexEntry(on_call_, GroupKey(0, id), *a);
+                     if (absl::Status added =
+                             txn.AddIndexEntry(on_call_, GroupKey(0, id), *a);
+                         !added.ok()) {
+                       return added;
+                     }
                    }
                    return true;
                  }));

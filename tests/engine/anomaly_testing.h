@@ -34,8 +34,8 @@ inline std::vector<TxnTestConfig> AnomalyConfigs() {
 inline engine::EngineOptions AnomalyOptions(const TxnTestConfig& config,
                                             uint64_t pool_bytes) {
   engine::EngineOptions o = TxnTestOptions(config);
-  o.cc.inject_drop_probability = 0.05;
-  o.cc.inject_message_delay = absl::Microseconds(5);
+  o.cc.testing_faults.drop_probability = 0.05;
+  o.cc.testing_faults.message_delay = absl::Microseconds(5);
   o.cc.cache_bytes = 256 * 256;
   o.fabric.pool_bytes = pool_bytes;
   o.retry.max_retries = 1000000;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "engine/engine_internals.h"
 #include "gtest/gtest.h"
 #include "storage/catalog.h"
 #include "tests/engine/txn_test_db.h"
@@ -43,7 +44,7 @@ class BankTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
   void RegisterProcedures() {
     const txn::TableId accounts = accounts_;
     const txn::IndexId by_id = by_id_;
-    const storage::Schema* schema = &engine_->schema(accounts_);
+    const storage::Schema* schema = *engine_->schema(accounts_);
     create_ = *engine_->RegisterProcedure(
         "create",
         std::function<absl::StatusOr<bool>(Txn&, int64_t, int64_t)>(
@@ -53,7 +54,11 @@ class BankTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
               t.SetInt(1, balance);
               auto addr = txn.Insert(accounts, t);
               if (!addr.ok()) return addr.status();
-              txn.AddIndexEntry(by_id, AccountKey(id), *addr);
+              if (absl::Status added =
+                      txn.AddIndexEntry(by_id, AccountKey(id), *addr);
+                  !added.ok()) {
+                return added;
+              }
               return true;
             }));
     transfer_ = *engine_->RegisterProcedure(
@@ -104,7 +109,11 @@ class BankTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
                         ghost.SetInt(0, 1000000 + id);
                         auto g = txn.Insert(accounts, ghost);
                         if (!g.ok()) return g.status();
-                        txn.AddIndexEntry(by_id, AccountKey(1000000 + id), *g);
+                        if (absl::Status added = txn.AddIndexEntry(
+                                by_id, AccountKey(1000000 + id), *g);
+                            !added.ok()) {
+                          return added;
+                        }
                         return txn.UserAbort("injected");
                       }));
   }
@@ -222,7 +231,7 @@ TEST_P(BankTest, AbortedTransactionsLeaveNoTrace) {
                            }))
           .status();
   EXPECT_EQ(probe.code(), absl::StatusCode::kFailedPrecondition);  // frozen
-  cc::GclManager& m = **engine_->manager(0);
+  cc::GclManager& m = **EngineInternals::manager(*engine_, 0);
   auto ctx = *m.NewThreadContext();
   auto catalog = *storage::Catalog::Open(m, *ctx);
   auto desc = *catalog->FindTable(*ctx, "accounts");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "engine/engine_internals.h"
 #include "gtest/gtest.h"
 #include "storage/catalog.h"
 #include "tests/engine/txn_test_db.h"
@@ -34,7 +35,7 @@ class CountersTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
     index_ = *engine_->CreateIndex("items_by_id", table_, 8, true);
     const txn::TableId table = table_;
     const txn::IndexId index = index_;
-    const storage::Schema* schema = &engine_->schema(table_);
+    const storage::Schema* schema = *engine_->schema(table_);
     insert_ = *engine_->RegisterProcedure(
         "insert", std::function<absl::StatusOr<bool>(Txn&, int64_t)>(
                       [=](Txn& txn, int64_t id) -> absl::StatusOr<bool> {
@@ -42,7 +43,11 @@ class CountersTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
                         t.SetInt(0, id);
                         auto addr = txn.Insert(table, t);
                         if (!addr.ok()) return addr.status();
-                        txn.AddIndexEntry(index, AccountKey(id), *addr);
+                        if (absl::Status added =
+                                txn.AddIndexEntry(index, AccountKey(id), *addr);
+                            !added.ok()) {
+                          return added;
+                        }
                         return true;
                       }));
     erase_ = *engine_->RegisterProcedure(
@@ -53,7 +58,11 @@ class CountersTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
                        if (absl::Status s = txn.Delete(table, *addr); !s.ok()) {
                          return s;
                        }
-                       txn.RemoveIndexEntry(index, AccountKey(id), *addr);
+                       if (absl::Status added = txn.RemoveIndexEntry(
+                               index, AccountKey(id), *addr);
+                           !added.ok()) {
+                         return added;
+                       }
                        return true;
                      }));
     increment_ = *engine_->RegisterProcedure(
@@ -154,7 +163,7 @@ TEST_P(CountersTest, TableAndIndexAgreeAfterConcurrentInsertsAndDeletes) {
 
   // Every key the index has points to a live tuple with that key, and every
   // live tuple of the heap is reachable through the index exactly once.
-  cc::GclManager& m = **engine_->manager(0);
+  cc::GclManager& m = **EngineInternals::manager(*engine_, 0);
   auto ctx = *m.NewThreadContext();
   auto catalog = *storage::Catalog::Open(m, *ctx);
   auto desc = *catalog->FindTable(*ctx, "items");

@@ -38,10 +38,18 @@ TEST(EngineApiTest, BadOptionsNameTheFieldToAProgramAndTheFlagToAUser) {
       std::string(o.Validate(OptionNaming::Flags("EngineOptions::")).message()),
       HasSubstr("EngineOptions::retry.max_retries=-1"));
   o = Options();
-  o.wal.dir = o.recover_wal_dir = "/tmp/logs";
+  o.wal.dir = o.recover_wal_dir = "/tmp/logs";  // resumes in place: fine
+  EXPECT_TRUE(o.Validate().ok()) << o.Validate();
+  o.checkpoint_interval = absl::Milliseconds(10);
   EXPECT_THAT(std::string(o.Validate().message()),
-              HasSubstr("EngineOptions::wal.dir=/tmp/logs is the log being "
-                        "recovered (EngineOptions::recover_wal_dir)"));
+              HasSubstr("EngineOptions::checkpoint_interval=10ms must be 0"));
+  EXPECT_THAT(
+      std::string(o.Validate(OptionNaming::Flags("EngineOptions::")).message()),
+      HasSubstr("--checkpoint_interval_s"));
+  o = Options();
+  o.checkpoints_kept = 0;
+  EXPECT_THAT(std::string(o.Validate().message()),
+              HasSubstr("EngineOptions::checkpoints_kept=0 must be from 1"));
   o = Options();  // two compute nodes: early lock release is fine
   o.wal.early_lock_release = true;
   EXPECT_TRUE(o.Validate().ok()) << o.Validate();
@@ -55,17 +63,20 @@ TEST(EngineApiTest, BadOptionsNameTheFieldToAProgramAndTheFlagToAUser) {
               HasSubstr("EngineOptions::wal.ack_timeout=-1s must be above 0"));
 }
 
-TEST(EngineApiTest, UnknownNamesAreNotFound) {
+// Unknown tables, indexes and nodes are NotFound; an unknown procedure is
+// Unimplemented, so that a call's NotFound is always the procedure's own
+// ("no such key").
+TEST(EngineApiTest, UnknownNamesAreNotFoundAndProceduresUnimplemented) {
   auto engine = *Engine::Open(Options());
   EXPECT_EQ(engine->OpenTable("nope").status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(engine->OpenIndex("nope").status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(engine->FindProcedure("nope").status().code(),
-            absl::StatusCode::kNotFound);
+            absl::StatusCode::kUnimplemented);
   auto session = *engine->NewSession(1);
   auto r = session->Call<int>("nope", 1);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(engine->NewSession(7).status().code(), absl::StatusCode::kNotFound);
 }
 

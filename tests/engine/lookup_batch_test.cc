@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/engine/txn_test_db.h"
 #include "tests/testing/protocols.h"
@@ -50,7 +51,7 @@ class LookupBatchTest
                                   {"balance", storage::ColumnType::kInt64}});
     table_ = *engine_->CreateTable("accounts", schema);
     index_ = *engine_->CreateIndex("accounts_id", table_, 8, true);
-    const storage::Schema* s = &engine_->schema(table_);
+    const storage::Schema* s = *engine_->schema(table_);
     const txn::TableId table = table_;
     const txn::IndexId index = index_;
 
@@ -64,7 +65,11 @@ class LookupBatchTest
             t.SetInt(1, Balance(id));
             auto address = txn.Insert(table, t);
             if (!address.ok()) return address.status();
-            txn.AddIndexEntry(index, AccountKey(id), *address);
+            if (absl::Status added =
+                    txn.AddIndexEntry(index, AccountKey(id), *address);
+                !added.ok()) {
+              return added;
+            }
           }
           return count;
         });
@@ -173,9 +178,9 @@ class LookupBatchTest
           std::vector<storage::TupleAddress> addresses(2);
           absl::Status st =
               txn.LookupBatch(index, views, absl::MakeSpan(addresses));
-          if (txn.active()) {
-            return absl::InternalError(
-                absl::StrCat("still active after ", st.ToString()));
+          if (!txn.active()) {
+            return absl::InternalError(absl::StrCat(
+                "aborted by a refused statement: ", st.ToString()));
           }
           return st.ok() ? absl::InternalError("a 7-byte key was accepted")
                          : st;
@@ -350,12 +355,15 @@ TEST_P(LookupBatchTest, SizesThatDifferAreRefusedAndTheTransactionCommits) {
   EXPECT_EQ(BatchRead(ids), Want(ids, {{10, -10}}));
 }
 
-TEST_P(LookupBatchTest, AKeyOfTheWrongWidthAbortsAsLookupDoes) {
+TEST_P(LookupBatchTest, AKeyOfTheWrongWidthIsRefusedAndTheTransactionGoesOn) {
   auto r = session_->Call<int64_t>(bad_width_, int64_t{10});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument)
       << r.status();
+  EXPECT_THAT(std::string(r.status().message()),
+              ::testing::HasSubstr("index accounts_id takes 8-byte keys"));
   EXPECT_EQ(StatsOf(bad_width_).commits, 0u);
-  EXPECT_EQ(StatsOf(bad_width_).aborts_for(txn::AbortReason::kError), 1u);
+  // The procedure returned the error: its own decision to roll back.
+  EXPECT_EQ(StatsOf(bad_width_).aborts_for(txn::AbortReason::kUser), 1u);
   // Nothing was left latched.
   const Ids ids = {8, 10, 11};
   EXPECT_EQ(BatchRead(ids), Want(ids));

@@ -1,5 +1,5 @@
-// A compute node fails and the others keep committing (issue 33,
-// docs/design/node_failure.md), in one process (Engine::FailNode).
+// A compute node fails and the others keep committing
+// (docs/design/node_failure.md), in one process (Engine::FailNode).
 //
 // Bank transfers run on three compute nodes; each transfer also adds one
 // to its node's counter row. In each of kCycles cycles one node is failed
@@ -24,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "engine/node_reclaim.h"
 #include "gtest/gtest.h"
 #include "tests/engine/txn_test_db.h"
 
@@ -112,7 +113,7 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
   }
 
   void Register() {
-    const storage::Schema* schema = &engine_->schema(accounts_);
+    const storage::Schema* schema = *engine_->schema(accounts_);
     create_ = *engine_->RegisterProcedure(
         "create", std::function<absl::StatusOr<bool>(
                       Txn&, txn::TableId, txn::IndexId, int64_t, int64_t)>(
@@ -123,7 +124,11 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
                         t.SetInt(1, value);
                         auto addr = txn.Insert(table, t);
                         if (!addr.ok()) return addr.status();
-                        txn.AddIndexEntry(index, AccountKey(id), *addr);
+                        if (absl::Status s =
+                                txn.AddIndexEntry(index, AccountKey(id), *addr);
+                            !s.ok()) {
+                          return s;
+                        }
                         return true;
                       }));
     const txn::TableId accounts = accounts_, counters = counters_;

@@ -28,7 +28,7 @@ TEST_P(ReadThenInsertTest, InsertAfterReadingTheCurrentInsertPage) {
   const txn::TableId table = *(*engine)->CreateTable("events", schema);
   const txn::IndexId index =
       *(*engine)->CreateIndex("events_by_id", table, 8, true);
-  const storage::Schema* s = &(*engine)->schema(table);
+  const storage::Schema* s = *(*engine)->schema(table);
   // Appends event `id` with value = 1 + the value of event id - 1 (read
   // first, so its page, this node's current insert page, is latched).
   const ProcedureId append = *(*engine)->RegisterProcedure(
@@ -47,7 +47,11 @@ TEST_P(ReadThenInsertTest, InsertAfterReadingTheCurrentInsertPage) {
                       t.SetInt(1, value);
                       auto addr = txn.Insert(table, t);
                       if (!addr.ok()) return addr.status();
-                      txn.AddIndexEntry(index, AccountKey(id), *addr);
+                      if (absl::Status added =
+                              txn.AddIndexEntry(index, AccountKey(id), *addr);
+                          !added.ok()) {
+                        return added;
+                      }
                       return value;
                     }));
   auto session = (*engine)->NewSession(0);

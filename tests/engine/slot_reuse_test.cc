@@ -21,6 +21,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "engine/engine.h"
+#include "engine/engine_internals.h"
 #include "engine/session.h"
 #include "gtest/gtest.h"
 #include "index/key_codec.h"
@@ -91,7 +92,7 @@ class SlotReuseTest : public ::testing::TestWithParam<SlotReuseParam> {
     storage::TableOptions one_per_page;
     one_per_page.max_rows_per_page = 1;
     rows_ = *engine_->CreateTable("rows", *schema, one_per_page);
-    schema_ = &engine_->schema(rows_);
+    schema_ = *engine_->schema(rows_);
     by_key_ = *engine_->CreateIndex("by_key", rows_, 16, /*unique=*/true);
 
     add_ = *engine_->RegisterProcedure(
@@ -102,33 +103,37 @@ class SlotReuseTest : public ::testing::TestWithParam<SlotReuseParam> {
     // Deletes the row of each key in [first, first + count) and inserts
     // it again as the next incarnation.
     move_ = *engine_->RegisterProcedure(
-        "move",
-        std::function<absl::StatusOr<bool>(Txn&, int64_t, int64_t)>(
-            [this](Txn& txn, int64_t first,
-                   int64_t count) -> absl::StatusOr<bool> {
-              for (int64_t key = first; key < first + count; ++key) {
-                auto found = Find(txn, key);
-                if (!found.ok()) return found.status();
-                auto row = txn.Read(rows_, found->address);
-                if (absl::IsNotFound(row.status())) {
-                  // Another move deleted it after our scan (which then
-                  // fails validation): a conflict, retried.
-                  txn.Abort(txn::AbortReason::kConflict);
-                  return absl::AbortedError("row moved meanwhile");
-                }
-                if (!row.ok()) return row.status();
-                if (!Matches(*row, *found)) wrong_.fetch_add(1);
-                if (absl::Status s = txn.Delete(rows_, found->address);
-                    !s.ok()) {
-                  return s;
-                }
-                txn.RemoveIndexEntry(by_key_, RowKey(key, found->incarnation),
-                                     found->address);
-                auto inserted = Insert(txn, key, found->incarnation + 1);
-                if (!inserted.ok()) return inserted.status();
-              }
-              return true;
-            }));
+        "move", std::function<absl::StatusOr<bool>(Txn&, int64_t, int64_t)>(
+                    [this](Txn& txn, int64_t first,
+                           int64_t count) -> absl::StatusOr<bool> {
+                      for (int64_t key = first; key < first + count; ++key) {
+                        auto found = Find(txn, key);
+                        if (!found.ok()) return found.status();
+                        auto row = txn.Read(rows_, found->address);
+                        if (absl::IsNotFound(row.status())) {
+                          // Another move deleted it after our scan (which then
+                          // fails validation): a conflict, retried.
+                          txn.Abort(txn::AbortReason::kConflict);
+                          return absl::AbortedError("row moved meanwhile");
+                        }
+                        if (!row.ok()) return row.status();
+                        if (!Matches(*row, *found)) wrong_.fetch_add(1);
+                        if (absl::Status s = txn.Delete(rows_, found->address);
+                            !s.ok()) {
+                          return s;
+                        }
+                        if (absl::Status added = txn.RemoveIndexEntry(
+                                by_key_, RowKey(key, found->incarnation),
+                                found->address);
+                            !added.ok()) {
+                          return added;
+                        }
+                        auto inserted =
+                            Insert(txn, key, found->incarnation + 1);
+                        if (!inserted.ok()) return inserted.status();
+                      }
+                      return true;
+                    }));
     // Finds `key`'s row, waits, reads it: its contents must be the row
     // the index named, or the row is gone (deleted meanwhile).
     read_ = *engine_->RegisterProcedure(
@@ -178,7 +183,11 @@ class SlotReuseTest : public ::testing::TestWithParam<SlotReuseParam> {
     t.SetInt(1, incarnation);
     auto a = txn.Insert(rows_, t);
     if (!a.ok()) return a.status();
-    txn.AddIndexEntry(by_key_, RowKey(key, incarnation), *a);
+    if (absl::Status added =
+            txn.AddIndexEntry(by_key_, RowKey(key, incarnation), *a);
+        !added.ok()) {
+      return added;
+    }
     return true;
   }
 
@@ -218,7 +227,7 @@ class SlotReuseTest : public ::testing::TestWithParam<SlotReuseParam> {
   std::vector<const txn::EpochManager*> Managers() const {
     std::vector<const txn::EpochManager*> managers;
     for (int node = 0; node < kNodes; ++node) {
-      const txn::EpochManager* m = engine_->epochs(node);
+      const txn::EpochManager* m = EngineInternals::epochs(*engine_, node);
       EXPECT_NE(m, nullptr);
       EXPECT_EQ(m->pool() != nullptr, GetParam().epochs_in_pool);
       if (m != nullptr && (managers.empty() || managers.back() != m)) {

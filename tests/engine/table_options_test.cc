@@ -28,7 +28,7 @@ TEST_P(TableOptionsTest, OneRowPerPageThroughTheEngine) {
   ASSERT_TRUE(hot.ok()) << hot.status();
   auto packed = (*engine)->CreateTable("packed", schema);
   ASSERT_TRUE(packed.ok()) << packed.status();
-  const storage::Schema* s = &(*engine)->schema(*hot);
+  const storage::Schema* s = *(*engine)->schema(*hot);
   // Inserts row `id` into `table`; returns its tuple address (raw bits).
   const ProcedureId insert = *(*engine)->RegisterProcedure(
       "insert",

@@ -50,7 +50,7 @@ class TupleReadTest : public ::testing::TestWithParam<TxnTestConfig> {
     one_per_page.max_rows_per_page = 1;
     rows_ = *engine_->CreateTable("rows", *schema, one_per_page);
     const txn::TableId rows = rows_;
-    const storage::Schema* s = &engine_->schema(rows_);
+    const storage::Schema* s = *engine_->schema(rows_);
     create_ = *engine_->RegisterProcedure(
         "create", std::function<absl::StatusOr<int64_t>(Txn&, int64_t)>(
                       [=](Txn& txn, int64_t value) -> absl::StatusOr<int64_t> {
@@ -185,7 +185,9 @@ TEST_P(TupleReadTest, WriteSkewNeverLeavesAShiftShort) {
     for (int64_t row : shifts[s]) on_call += Value(row);
     EXPECT_GE(on_call, kMinOnCall) << "shift " << s << " (write skew)";
   }
-  if (ReadsUnlatched()) EXPECT_GT(used.optimistic_reads, 0u);
+  if (ReadsUnlatched()) {
+    EXPECT_GT(used.optimistic_reads, 0u);
+  }
 }
 
 TEST_P(TupleReadTest, ReadThenWriteLosesNoIncrement) {
@@ -208,7 +210,9 @@ TEST_P(TupleReadTest, ReadThenWriteLosesNoIncrement) {
     EXPECT_EQ(Value(counters[c]), done[c].load())
         << "counter " << c << " (lost update)";
   }
-  if (ReadsUnlatched()) EXPECT_GT(used.optimistic_reads, 0u);
+  if (ReadsUnlatched()) {
+    EXPECT_GT(used.optimistic_reads, 0u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AlgorithmsProtocols, TupleReadTest,

@@ -66,7 +66,7 @@ class TupleWriteTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
     index_ = *engine_->CreateIndex("wide_by_id", table_, 8, true);
     const txn::TableId table = table_;
     const txn::IndexId index = index_;
-    const storage::Schema* s = &engine_->schema(table_);
+    const storage::Schema* s = *engine_->schema(table_);
     insert_ = *engine_->RegisterProcedure(
         "insert", std::function<absl::StatusOr<bool>(Txn&, int64_t)>(
                       [=](Txn& txn, int64_t id) -> absl::StatusOr<bool> {
@@ -79,8 +79,11 @@ class TupleWriteTest : public ::testing::TestWithParam<testing::TxnTestConfig> {
                         auto again = txn.Modify(table, *addr);
                         if (!again.ok()) return again.status();
                         (*again)->SetInt(kColumns - 1, id % 100);
-                        txn.AddIndexEntry(index, testing::AccountKey(id),
-                                          *addr);
+                        if (absl::Status added = txn.AddIndexEntry(
+                                index, testing::AccountKey(id), *addr);
+                            !added.ok()) {
+                          return added;
+                        }
                         return true;
                       }));
     change_ = *engine_->RegisterProcedure(

@@ -40,13 +40,16 @@ TEST_P(ValidateIndexReadsTest, AbsentKeyLookupAgainstARacingInsert) {
   const txn::TableId table = *(*engine)->CreateTable("rows", schema);
   const txn::IndexId keys = *(*engine)->CreateIndex("keys", table, 8, true);
   const txn::IndexId log = *(*engine)->CreateIndex("log", table, 8, true);
-  const storage::Schema* s = &(*engine)->schema(table);
+  const storage::Schema* s = *(*engine)->schema(table);
   auto insert = [=](Txn& txn, txn::IndexId index, int64_t id) -> absl::Status {
     storage::TupleBuffer t(*s);
     t.SetInt(0, id);
     auto addr = txn.Insert(table, t);
     if (!addr.ok()) return addr.status();
-    txn.AddIndexEntry(index, AccountKey(id), *addr);
+    if (absl::Status added = txn.AddIndexEntry(index, AccountKey(id), *addr);
+        !added.ok()) {
+      return added;
+    }
     return absl::OkStatus();
   };
   auto add_key = *(*engine)->RegisterProcedure(

@@ -53,8 +53,8 @@ absl::StatusOr<WalBank> WalBank::Define(engine::Engine& engine, bool create) {
     b.history_by_seq = *hi;
   }
   const WalBank ids = b;
-  const storage::Schema* account_schema = &engine.schema(b.accounts);
-  const storage::Schema* history_schema = &engine.schema(b.history);
+  const storage::Schema* account_schema = *engine.schema(b.accounts);
+  const storage::Schema* history_schema = *engine.schema(b.history);
   using txn::Txn;
   auto create_fn = engine.RegisterProcedure(
       "create", std::function<absl::StatusOr<bool>(Txn&, int64_t)>(
@@ -64,7 +64,11 @@ absl::StatusOr<WalBank> WalBank::Define(engine::Engine& engine, bool create) {
                       t.SetInt(1, kWalBankInitialBalance);
                       auto addr = txn.Insert(ids.accounts, t);
                       if (!addr.ok()) return addr.status();
-                      txn.AddIndexEntry(ids.account_by_id, Key(id), *addr);
+                      if (absl::Status added = txn.AddIndexEntry(
+                              ids.account_by_id, Key(id), *addr);
+                          !added.ok()) {
+                        return added;
+                      }
                       return true;
                     }));
   if (!create_fn.ok()) return create_fn.status();
@@ -94,7 +98,11 @@ absl::StatusOr<WalBank> WalBank::Define(engine::Engine& engine, bool create) {
                         h.SetInt(3, amount);
                         auto addr = txn.Insert(ids.history, h);
                         if (!addr.ok()) return addr.status();
-                        txn.AddIndexEntry(ids.history_by_seq, Key(seq), *addr);
+                        if (absl::Status added = txn.AddIndexEntry(
+                                ids.history_by_seq, Key(seq), *addr);
+                            !added.ok()) {
+                          return added;
+                        }
                         return true;
                       }));
   if (!transfer.ok()) return transfer.status();

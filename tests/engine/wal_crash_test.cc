@@ -43,6 +43,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "engine/recovery.h"
 #include "gtest/gtest.h"
 #include "tests/engine/wal_bank.h"
 #include "tests/wal/wal_test_util.h"

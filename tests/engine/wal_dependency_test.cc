@@ -14,6 +14,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "engine/engine_internals.h"
 #include "gtest/gtest.h"
 #include "tests/engine/wal_bank.h"
 #include "tests/wal/wal_test_util.h"
@@ -98,7 +99,7 @@ TEST_P(WalDependencyTest, ADependentOnAnUndurableCommitWaitsAndIsCutWithIt) {
       << "B's outcome came at once: "
       << (outcomes.empty() ? "none" : outcomes.back());
   // B's record reaches B's disk.
-  wal::LogWriter& log_b = *(*engine)->log(1);
+  wal::LogWriter& log_b = *EngineInternals::log(**engine, 1);
   ASSERT_TRUE(Eventually([&] {
     return log_b.stats().records == 1 &&
            log_b.durable_lsn() == log_b.last_lsn();

@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "engine/engine_internals.h"
 #include "gtest/gtest.h"
 #include "tests/engine/wal_bank.h"
 #include "tests/wal/wal_test_util.h"
@@ -74,14 +75,15 @@ TEST_P(WalPipelineTest, AcknowledgesOnlyDurableCommits) {
   std::vector<LogPosition> durable_at_ack;
   size_t most_unacknowledged = 0;
   for (int i = 1; i <= kCalls; ++i) {
-    TransferAsync(
-        *session, i % 7, 7 + i % 5, 1, i, [&, i](absl::StatusOr<bool> r) {
-          ASSERT_TRUE(r.ok()) << r.status();
-          durable_at_ack.push_back(files.durable());
-          EXPECT_EQ(durable_at_ack.size(), static_cast<size_t>(i))
-              << "outcomes out of call order";
-          EXPECT_GE(engine_->log(0)->durable_lsn(), static_cast<wal::Lsn>(i));
-        });
+    TransferAsync(*session, i % 7, 7 + i % 5, 1, i,
+                  [&, i](absl::StatusOr<bool> r) {
+                    ASSERT_TRUE(r.ok()) << r.status();
+                    durable_at_ack.push_back(files.durable());
+                    EXPECT_EQ(durable_at_ack.size(), static_cast<size_t>(i))
+                        << "outcomes out of call order";
+                    EXPECT_GE(EngineInternals::log(*engine_, 0)->durable_lsn(),
+                              static_cast<wal::Lsn>(i));
+                  });
     most_unacknowledged =
         std::max(most_unacknowledged, session->unacknowledged());
     EXPECT_LE(session->unacknowledged(), 16u);
@@ -106,7 +108,9 @@ TEST_P(WalPipelineTest, AcknowledgesOnlyDurableCommits) {
   ASSERT_EQ(records.size(), static_cast<size_t>(kCalls));
   for (int i = 0; i < kCalls; ++i) {
     const wal::LogRecord& r = records[i];
-    if (i > 0) ASSERT_GT(r.header.commit_ts, records[i - 1].header.commit_ts);
+    if (i > 0) {
+      ASSERT_GT(r.header.commit_ts, records[i - 1].header.commit_ts);
+    }
     const LogPosition end{
         r.segment_index,
         r.offset + wal::EncodedRecordBytes(r.header.payload_bytes)};
@@ -146,8 +150,9 @@ TEST_P(WalPipelineTest, FailedSyncDeliversTheErrorNotAnAck) {
   };
   // How many commits each flush takes depends on timing: commit until the
   // 4th sync has failed, then a few more (their appends fail).
-  while (!engine_->log(0)->failed() && calls < 100000) transfer();
-  ASSERT_TRUE(engine_->log(0)->failed());
+  while (!EngineInternals::log(*engine_, 0)->failed() && calls < 100000)
+    transfer();
+  ASSERT_TRUE(EngineInternals::log(*engine_, 0)->failed());
   for (int i = 0; i < 10; ++i) transfer();
   session->Drain();
   EXPECT_EQ(acked + failed, calls);
@@ -257,7 +262,7 @@ TEST_P(WalPipelineTest, ConcurrentPipelinesStaySerializableAndShareFlushes) {
   EXPECT_GT(snapshots.load(), 0);
   EXPECT_EQ(bad_snapshots.load(), 0) << "a snapshot saw a partial transfer";
 
-  const wal::LogWriterStats stats = engine_->log(0)->stats();
+  const wal::LogWriterStats stats = EngineInternals::log(*engine_, 0)->stats();
   EXPECT_EQ(stats.records, acked_seqs.size());
   // A flush takes >= 2 ms; the writers keep up to 1024 commits each in
   // flight, so flushes must be far fewer than commits (one commit per

@@ -172,7 +172,7 @@ TEST_P(LowerBoundTest, MatchesStdLowerBound) {
           std::sort(keys.begin(), keys.end());
           keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
         }
-        const std::vector<uint8_t> page = NodeWith(keys, width, GetParam());
+        std::vector<uint8_t> page = NodeWith(keys, width, GetParam());
         const BLinkNode node(page.data(), width);
         // The optimistic view of an intact node searches the same way.
         const UnlatchedBLinkNode unlatched(page.data(), page.size(), width);
@@ -198,6 +198,17 @@ TEST_P(LowerBoundTest, MatchesStdLowerBound) {
               << "unlatched, width " << width << " n " << keys.size();
           ASSERT_EQ(unlatched.ChildFor(q), node.ChildFor(q));
           ASSERT_EQ(unlatched.BelowHigh(q), node.BelowHigh(q));
+          // With the node's last insert anywhere (right after it is the
+          // first guess), beyond the entries included.
+          for (const uint32_t last :
+               {0u, static_cast<uint32_t>(expected),
+                static_cast<uint32_t>(expected + 1),
+                static_cast<uint32_t>(rng() % (keys.size() + 2))}) {
+            BLinkNode::SetLastInsert(page.data(), last);
+            ASSERT_EQ(node.LowerBoundAfterLastInsert(q), expected)
+                << "last insert " << last << " width " << width << " n "
+                << keys.size();
+          }
           // With a start known to be at or before the answer (an ascending
           // batch's next key).
           for (uint32_t from : {static_cast<uint32_t>(expected),

@@ -346,6 +346,38 @@ TEST_P(BLinkTreeBatchTest, RandomBatchesAndPointInsertsMatchTheModel) {
   ExpectTreeIs(*tree_, model);
 }
 
+// A committer asks to split the leaf of a key after other committers
+// emptied it (txn/index_writes.cc releases every leaf before it calls
+// SplitLeafOf). Where the key is the leaf's low fence there is nothing to
+// split: no middle, and a split at the fence would leave an empty range.
+// The call leaves such a leaf alone, and the tree still takes every key.
+TEST_P(BLinkTreeBatchTest, SplitOfAnEmptiedLeafAtItsLowFence) {
+  constexpr uint64_t kKeys = 200;
+  for (uint64_t k = 0; k < kKeys; ++k) {
+    ASSERT_TRUE(tree_->Insert(*ctx_, Key(k), k).ok());
+  }
+  auto before = tree_->Verify(*ctx_);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_GT(before->leaves, 2u) << "no leaf with a key as its low fence";
+  for (uint64_t k = 0; k < kKeys; ++k) {
+    absl::Status s = config_.unique ? tree_->Delete(*ctx_, Key(k))
+                                    : tree_->DeleteEntry(*ctx_, Key(k), k);
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  for (uint64_t k = 0; k < kKeys; ++k) {
+    absl::Status s = tree_->SplitLeafOf(*ctx_, Key(k), k);
+    ASSERT_TRUE(s.ok()) << "key " << k << ": " << s;
+  }
+  auto after = tree_->Verify(*ctx_);
+  ASSERT_TRUE(after.ok()) << after.status();
+  Model model;
+  for (uint64_t k = 0; k < kKeys; ++k) {
+    ASSERT_TRUE(tree_->Insert(*ctx_, Key(k), k + 1).ok());
+    model.emplace(Key(k), k + 1);
+  }
+  ExpectTreeIs(*tree_, model);
+}
+
 const BatchConfig kConfigs[] = {
     {8, 256, true},
     {16, 512, true},

@@ -421,7 +421,8 @@ TEST_P(BLinkTreeConcurrencyTest, PointLookupsDuringSplitsFindEveryOlderKey) {
   std::atomic<uint64_t> lookups_during_writes{0};
   std::atomic<uint64_t> validated{0}, invalidated{0}, unavailable{0};
   RunOnAllThreads([&](int n, int t, cc::ThreadContext& ctx, BLinkTree& tree) {
-    const OptimisticReadStats before = BLinkTree::ThreadOptimisticReadStats();
+    const OptimisticReadStats before =
+        BLinkTree::ThreadOptimisticReadStats(ctx);
     if (t == 0) {
       // This node's share of the new keys, in a scattered order.
       std::vector<uint64_t> mine;
@@ -450,7 +451,7 @@ TEST_P(BLinkTreeConcurrencyTest, PointLookupsDuringSplitsFindEveryOlderKey) {
         if (during_writes) lookups_during_writes++;
       }
     }
-    const OptimisticReadStats after = BLinkTree::ThreadOptimisticReadStats();
+    const OptimisticReadStats after = BLinkTree::ThreadOptimisticReadStats(ctx);
     validated += after.validated - before.validated;
     invalidated += after.invalidated - before.invalidated;
     unavailable += after.unavailable - before.unavailable;
@@ -518,7 +519,7 @@ TEST_P(BLinkTreeOptimisticEvictionTest, LookupsFindEveryOlderKey) {
         auto tree =
             *BLinkTree::Open(m, *ctx, anchor, testing::TestTreeTuning());
         const uint64_t before =
-            BLinkTree::ThreadOptimisticReadStats().validated;
+            BLinkTree::ThreadOptimisticReadStats(*ctx).validated;
         if (t == 0) {
           std::vector<uint64_t> mine;
           for (uint64_t k = 1 + 2 * n; k < kKeys; k += 2 * nodes) {
@@ -539,7 +540,8 @@ TEST_P(BLinkTreeOptimisticEvictionTest, LookupsFindEveryOlderKey) {
             lookups++;
           }
         }
-        validated += BLinkTree::ThreadOptimisticReadStats().validated - before;
+        validated +=
+            BLinkTree::ThreadOptimisticReadStats(*ctx).validated - before;
       });
     }
   }

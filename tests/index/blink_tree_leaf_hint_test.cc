@@ -107,8 +107,8 @@ TEST_P(LeafHintTest, NeverInsertsOutsideTheFencesUnderConcurrentSplits) {
     for (int t = 0; t < kThreadsPerNode; ++t) {
       threads.emplace_back([&, n, t] {
         const uint32_t me = n * kThreadsPerNode + t;
-        const LeafHintStats before = BLinkTree::ThreadLeafHintStats();
         auto ctx = *cluster_->manager(n).NewThreadContext();
+        const LeafHintStats before = BLinkTree::ThreadLeafHintStats(*ctx);
         auto tree = *BLinkTree::Open(cluster_->manager(n), *ctx, anchor_,
                                      {.leaf_hint = leaf_hint()});
         for (uint32_t i = 0; i < kRounds; ++i) {
@@ -135,7 +135,7 @@ TEST_P(LeafHintTest, NeverInsertsOutsideTheFencesUnderConcurrentSplits) {
             }
           }
         }
-        const LeafHintStats after = BLinkTree::ThreadLeafHintStats();
+        const LeafHintStats after = BLinkTree::ThreadLeafHintStats(*ctx);
         hits += after.hits - before.hits;
         misses += after.misses - before.misses;
       });
@@ -199,12 +199,12 @@ TEST_P(LeafHintTest, StaleHintAfterASplitDescends) {
   for (uint32_t seq = 200; seq < 400; seq += 10) {
     ASSERT_TRUE(other->Insert(*other_ctx, Key(1, seq), seq).ok());
   }
-  const LeafHintStats before = BLinkTree::ThreadLeafHintStats();
+  const LeafHintStats before = BLinkTree::ThreadLeafHintStats(*ctx);
   ASSERT_TRUE(tree->Insert(*ctx, Key(1, 390 + 5), 395).ok());
-  const LeafHintStats after = BLinkTree::ThreadLeafHintStats();
+  const LeafHintStats after = BLinkTree::ThreadLeafHintStats(*ctx);
   EXPECT_EQ(after.misses - before.misses, 1u);  // the stale hint refused
   ASSERT_TRUE(tree->Insert(*ctx, Key(1, 396), 396).ok());
-  EXPECT_EQ(BLinkTree::ThreadLeafHintStats().hits - after.hits, 1u);
+  EXPECT_EQ(BLinkTree::ThreadLeafHintStats(*ctx).hits - after.hits, 1u);
   auto stats = tree->Verify(*ctx);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_GT(stats->leaves, 1u);

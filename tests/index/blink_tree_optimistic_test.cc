@@ -177,7 +177,8 @@ TEST_F(BLinkTreeOptimisticTest, DescentsNeverFollowWhatDidNotValidate) {
       BLinkTree::Open(liar, *ctx_, anchor_, {.optimistic_reads = true});
   ASSERT_TRUE(opened.ok()) << opened.status();
   BLinkTree& tree = **opened;
-  const OptimisticReadStats before = BLinkTree::ThreadOptimisticReadStats();
+  const OptimisticReadStats before =
+      BLinkTree::ThreadOptimisticReadStats(*ctx_);
   // Point lookups, batches, scans (forward and backward: kBefore
   // descents), inserts and updates (exclusive leaves, splits).
   // The leaves read, with their versions: nothing changes them, so each
@@ -230,7 +231,7 @@ TEST_F(BLinkTreeOptimisticTest, DescentsNeverFollowWhatDidNotValidate) {
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->entries, kKeys + 300);
 
-  const OptimisticReadStats after = BLinkTree::ThreadOptimisticReadStats();
+  const OptimisticReadStats after = BLinkTree::ThreadOptimisticReadStats(*ctx_);
   // Both kinds of token were handed out and seen for what they were.
   EXPECT_GT(liar.poisoned(), 100u);
   EXPECT_GE(after.invalidated - before.invalidated, liar.poisoned());
@@ -241,12 +242,14 @@ TEST_F(BLinkTreeOptimisticTest, TheSwitchDecidesWhetherNodesAreReadUnlatched) {
   for (bool on : {true, false}) {
     auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx_, anchor_,
                                  {.optimistic_reads = on});
-    const OptimisticReadStats before = BLinkTree::ThreadOptimisticReadStats();
+    const OptimisticReadStats before =
+        BLinkTree::ThreadOptimisticReadStats(*ctx_);
     const cc::CacheStats cache_before = cluster_->manager(0).Stats();
     for (uint64_t k = 0; k < kKeys; k += 13) {
       ASSERT_TRUE(tree->Lookup(*ctx_, Key(k)).ok());
     }
-    const OptimisticReadStats after = BLinkTree::ThreadOptimisticReadStats();
+    const OptimisticReadStats after =
+        BLinkTree::ThreadOptimisticReadStats(*ctx_);
     const cc::CacheStats cache = cluster_->manager(0).Stats() - cache_before;
     const uint64_t lookups = (kKeys + 12) / 13;
     if (on) {
@@ -291,11 +294,12 @@ TEST_F(BLinkTreeOptimisticTest, SelLatchesEveryNode) {
   Build(cc::Protocol::kSel);
   auto tree = *BLinkTree::Open(cluster_->manager(0), *ctx_, anchor_,
                                {.optimistic_reads = true});
-  const OptimisticReadStats before = BLinkTree::ThreadOptimisticReadStats();
+  const OptimisticReadStats before =
+      BLinkTree::ThreadOptimisticReadStats(*ctx_);
   for (uint64_t k = 0; k < kKeys; k += 13) {
     ASSERT_TRUE(tree->Lookup(*ctx_, Key(k)).ok());
   }
-  const OptimisticReadStats after = BLinkTree::ThreadOptimisticReadStats();
+  const OptimisticReadStats after = BLinkTree::ThreadOptimisticReadStats(*ctx_);
   EXPECT_EQ(after.validated, before.validated);
   EXPECT_GT(after.unavailable, before.unavailable);
 }

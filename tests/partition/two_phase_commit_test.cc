@@ -58,7 +58,7 @@ class Bank {
                                  {"balance", storage::ColumnType::kInt64}});
     accounts_ = *engine_->CreateTable("accounts", *schema);
     by_id_ = *engine_->CreateIndex("accounts_by_id", accounts_, 8, true);
-    const storage::Schema* s = &engine_->schema(accounts_);
+    const storage::Schema* s = *engine_->schema(accounts_);
     const txn::TableId accounts = accounts_;
     const txn::IndexId by_id = by_id_;
     // Adds delta to an account of this node; refuses an overdraft without
@@ -89,7 +89,10 @@ class Bank {
           t.SetInt(1, in.delta);
           auto a = txn.Insert(accounts, t);
           if (!a.ok()) return a.status();
-          txn.AddIndexEntry(by_id, Key(in.id), *a);
+          if (absl::Status added = txn.AddIndexEntry(by_id, Key(in.id), *a);
+              !added.ok()) {
+            return added;
+          }
           return Balance{in.delta};
         });
     const auto adjust = adjust_;
@@ -196,9 +199,9 @@ class TwoPhaseCommitTest : public ::testing::TestWithParam<cc::Protocol> {};
 // every kind of failure happened.
 TEST_P(TwoPhaseCommitTest, TransfersStayAtomicUnderInjectedFailures) {
   engine::EngineOptions o = Options(GetParam());
-  o.partitioned.inject_no_vote = 0.05;
-  o.partitioned.inject_drop_message = 0.02;
-  o.partitioned.inject_abort_before_prepare = 0.05;
+  o.partitioned.testing_faults.no_vote = 0.05;
+  o.partitioned.testing_faults.drop_message = 0.02;
+  o.partitioned.testing_faults.abort_before_prepare = 0.05;
   o.partitioned.reply_timeout = absl::Milliseconds(50);
   Bank bank(o);
   ASSERT_TRUE(bank.ok());

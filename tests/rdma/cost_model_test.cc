@@ -8,7 +8,7 @@
 #include "base/thread_ledger.h"
 #include "gtest/gtest.h"
 
-namespace strand::rdma {
+namespace strand::rdma::loopback {
 namespace {
 
 CostModelOptions Rtt(int64_t rtt_ns, double bandwidth_gbps = 0) {
@@ -120,4 +120,4 @@ TEST(ThreadLedgerTest, ReadsAnotherThreadsCpuClockAndKeepsItAfterExit) {
 }
 
 }  // namespace
-}  // namespace strand::rdma
+}  // namespace strand::rdma::loopback

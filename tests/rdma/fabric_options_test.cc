@@ -17,6 +17,10 @@
 namespace strand::rdma {
 namespace {
 
+using loopback::LoopbackFabric;
+using loopback::MemoryPopulator;
+using loopback::PopulateMemory;
+
 using ::testing::HasSubstr;
 using ::testing::Not;
 

@@ -30,6 +30,8 @@
 namespace strand::rdma {
 namespace {
 
+using loopback::LoopbackComputeNode;
+
 struct TestPayload {
   uint32_t sender;
   uint32_t sequence;

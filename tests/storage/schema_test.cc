@@ -2,6 +2,11 @@
 
 #include "storage/schema.h"
 
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/tuple_address.h"
 #include "storage/tuple_header.h"
@@ -45,7 +50,7 @@ TEST(SchemaTest, TypedAccessRoundTrips) {
                             {"l", ColumnType::kInt64}});
   TupleBuffer t(s);
   t.SetInt(0, -7);
-  t.SetChars(1, "abcdef");  // truncated to 4
+  t.SetChars(1, "abcd");  // the whole array, no NUL
   t.SetDecimal(2, 12345);
   t.SetDouble(3, 2.5);
   t.SetInt(4, int64_t{1} << 40);
@@ -57,6 +62,78 @@ TEST(SchemaTest, TypedAccessRoundTrips) {
   EXPECT_EQ(v.GetInt(4), int64_t{1} << 40);
   t.SetChars(1, "xy");
   EXPECT_EQ(t.view().GetChars(1), "xy");
+}
+
+TEST(SchemaTest, ColumnsByNameReadAndWriteWhatPositionsDo) {
+  auto s = *Schema::Create({{"id", ColumnType::kInt32},
+                            {"name", ColumnType::kChar, 8},
+                            {"price", ColumnType::kDecimal, 4, 2},
+                            {"rate", ColumnType::kDouble}});
+  TupleBuffer t(s);
+  t.SetInt("id", 42);
+  t.SetChars("name", "pear");
+  t.SetDecimal("price", 199);
+  t.SetDouble("rate", 0.5);
+  ASSERT_TRUE(t.status().ok()) << t.status();
+  EXPECT_EQ(t.view().GetInt(0), 42);
+  EXPECT_EQ(t.view().GetInt("id"), 42);
+  EXPECT_EQ(t.view().GetChars("name"), "pear");
+  EXPECT_EQ(t.view().GetDecimal("price"), 199);
+  EXPECT_EQ(t.view().GetDouble("rate"), 0.5);
+}
+
+// Misuse of an accessor is kept as the buffer's first error, naming the
+// column; the process goes on (these would have CHECK-failed before).
+TEST(SchemaTest, MisuseIsAStatusNamingTheColumnNotADeath) {
+  auto s = *Schema::Create({{"small", ColumnType::kInt8},
+                            {"name", ColumnType::kChar, 4},
+                            {"cents", ColumnType::kDecimal, 2, 2}});
+  struct Case {
+    const char* what;
+    std::function<void(TupleBuffer&)> misuse;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"int out of range", [](TupleBuffer& t) { t.SetInt(0, 300); },
+       "300 does not fit column small (1-byte int8)"},
+      {"decimal out of range",
+       [](TupleBuffer& t) { t.SetDecimal("cents", 40000); },
+       "40000 does not fit column cents (2-byte decimal)"},
+      {"string too long", [](TupleBuffer& t) { t.SetChars(1, "abcde"); },
+       "a string of 5 bytes does not fit column name (char of 4)"},
+      {"wrong type", [](TupleBuffer& t) { t.SetInt(1, 1); },
+       "SetInt on column name, which is char"},
+      {"wrong type by name", [](TupleBuffer& t) { t.SetDouble("small", 1); },
+       "SetDouble on column small, which is int8"},
+      {"no such position", [](TupleBuffer& t) { t.SetInt(7, 1); },
+       "SetInt(7): no such column, the row has 3"},
+      {"no such name", [](TupleBuffer& t) { t.SetInt("nope", 1); },
+       "SetInt(\"nope\"): the row has no column of that name"},
+      {"read of the wrong type",
+       [](TupleBuffer& t) { EXPECT_EQ(t.view().GetInt(1), 0); },
+       "GetInt on column name, which is char"},
+      {"read of no such column",
+       [](TupleBuffer& t) { EXPECT_EQ(t.view().GetChars(9), ""); },
+       "GetChars(9): no such column"},
+  };
+  for (const Case& c : cases) {
+    TupleBuffer t(s);
+    t.SetInt(0, 5);
+    c.misuse(t);
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << c.what;
+    EXPECT_THAT(std::string(t.status().message()),
+                ::testing::HasSubstr(c.message))
+        << c.what;
+    // The misuse changed nothing, and the first error is the one kept.
+    EXPECT_EQ(t.view().GetInt(0), 5) << c.what;
+    t.SetInt(0, 1000);
+    EXPECT_THAT(std::string(t.status().message()),
+                ::testing::HasSubstr(c.message))
+        << c.what;
+  }
+  // A view with nowhere to report reads 0 and logs: still no death.
+  const std::vector<uint8_t> bytes(s.tuple_bytes(), 0);
+  EXPECT_EQ(TupleView(s, bytes.data()).GetDouble(0), 0);
 }
 
 TEST(SchemaTest, SerializeRoundTrips) {
@@ -104,6 +181,40 @@ TEST(SchemaTest, RejectsBadNarrowColumns) {
   EXPECT_FALSE(Schema::Create({{"i", ColumnType::kInt32, 8}}).ok());
   EXPECT_FALSE(Schema::Create({{"x", static_cast<ColumnType>(0)}}).ok());
   EXPECT_FALSE(Schema::Create({{"x", static_cast<ColumnType>(8)}}).ok());
+}
+
+// A value the column's width cannot hold, or an accessor of another type,
+// changes nothing and is kept as the buffer's error, naming the column.
+TEST(SchemaTest, ValuesThatDoNotFitAndWrongTypesAreKeptAsErrors) {
+  auto s = *Schema::Create({{"a", ColumnType::kInt8},
+                            {"b", ColumnType::kInt16},
+                            {"c", ColumnType::kDecimal, 4, 2},
+                            {"n", ColumnType::kChar, 4}});
+  struct Case {
+    std::function<void(TupleBuffer&)> misuse;
+    std::string message;
+  };
+  const Case cases[] = {
+      {[](TupleBuffer& t) { t.SetInt(0, 128); }, "128 does not fit column a"},
+      {[](TupleBuffer& t) { t.SetInt(1, -32769); },
+       "-32769 does not fit column b"},
+      {[](TupleBuffer& t) { t.SetDecimal(2, int64_t{1} << 31); },
+       "does not fit column c"},
+      {[](TupleBuffer& t) { t.SetInt(2, 1); }, "SetInt on column c"},
+      {[](TupleBuffer& t) { t.SetDecimal(0, 1); }, "SetDecimal on column a"},
+      {[](TupleBuffer& t) { (void)t.view().GetInt(3); }, "GetInt on column n"},
+  };
+  for (const Case& c : cases) {
+    TupleBuffer t(s);
+    c.misuse(t);
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument)
+        << c.message;
+    EXPECT_THAT(std::string(t.status().message()),
+                ::testing::HasSubstr(c.message));
+    EXPECT_EQ(t.view().GetInt(0), 0) << c.message;
+    EXPECT_EQ(t.view().GetInt(1), 0) << c.message;
+    EXPECT_EQ(t.view().GetDecimal(2), 0) << c.message;
+  }
 }
 
 TEST(SchemaTest, NarrowValuesRoundTripAtTheirBounds) {

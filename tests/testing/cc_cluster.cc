@@ -13,7 +13,10 @@ absl::StatusOr<std::unique_ptr<CcCluster>> CcCluster::Create(
   auto cluster = std::unique_ptr<CcCluster>(new CcCluster());
   cluster->fabric_ = *std::move(fabric);
   cc::CcOptions o = options;
-  if (TestCpuPathAblation()) o.prefetch = cc::PrefetchScope::kFull;
+  if (TestCpuPathAblation()) {
+    o.prefetch = cc::PrefetchScope::kFull;
+    o.identity_frames = false;
+  }
   for (int i = 0; i < compute_nodes; ++i) {
     auto manager = cc::GclManager::Create(*cluster->fabric_, i, o);
     if (!manager.ok()) return manager.status();

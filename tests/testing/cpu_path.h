@@ -5,7 +5,8 @@
 // run wants them: their
 // defaults, or all of them off with STRAND_TEST_CPU_PATH=ablation
 // (test_fabric.h), so the suites that use them pass both ways. CcCluster
-// applies the coherence layer's (CcOptions::prefetch) itself; suites that
+// applies the coherence layer's (CcOptions::prefetch, identity_frames)
+// itself; suites that
 // open trees or engines apply the rest with these.
 
 #include "cc/options.h"
@@ -24,7 +25,10 @@ inline index::BLinkTreeTuning TestTreeTuning() {
 }
 
 inline void ApplyTestCpuPath(cc::CcOptions& options) {
-  if (TestCpuPathAblation()) options.prefetch = cc::PrefetchScope::kFull;
+  if (TestCpuPathAblation()) {
+    options.prefetch = cc::PrefetchScope::kFull;
+    options.identity_frames = false;
+  }
 }
 
 // For engine::EngineOptions (a template, so index/ tests need not see

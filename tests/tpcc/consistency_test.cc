@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine_internals.h"
 #include "gtest/gtest.h"
 #include "tests/tpcc/tpcc_test_db.h"
 #include "tpcc/driver.h"
@@ -68,7 +69,7 @@ class ConsistencyTest : public ::testing::Test {
   std::function<void()> Corrupt(
       const char* table, const std::function<bool(const TupleView&)>& match,
       const std::function<void(TupleBuffer&)>& mutate, int skip = 0) {
-    cc::GclManager& m = **db_->engine().manager(0);
+    cc::GclManager& m = **engine::EngineInternals::manager(db_->engine(), 0);
     auto ctx = std::shared_ptr<cc::ThreadContext>(*m.NewThreadContext());
     auto catalog = *storage::Catalog::Open(m, *ctx);
     auto desc = *catalog->FindTable(*ctx, table);

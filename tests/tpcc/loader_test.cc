@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/engine_internals.h"
 #include "engine/session.h"
 #include "gtest/gtest.h"
 #include "storage/heap_page.h"
@@ -68,7 +69,7 @@ TEST_F(LoaderTest, RowCountsFollowTheScale) {
 // transactions of different home warehouses never latch the same page for
 // them, whichever loader thread wrote which row.
 TEST_F(LoaderTest, WarehouseAndDistrictRowsHaveAPageEach) {
-  cc::GclManager& m = **engine().manager(0);
+  cc::GclManager& m = **engine::EngineInternals::manager(engine(), 0);
   auto ctx = *m.NewThreadContext();
   auto catalog = *storage::Catalog::Open(m, *ctx);
   for (const char* name : {"warehouse", "district"}) {

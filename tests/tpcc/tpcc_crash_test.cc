@@ -1,22 +1,31 @@
 // TPC-C crash test: the `tpcc` binary, in a child process, loads a small
-// database (2 warehouses, --items/--customers scaled down), saves it as a
-// pool image, and runs the standard mix with the WAL on and the
-// acknowledged-New-Order side file (--acked_log, tpcc/acked_log.h); it is
-// killed with SIGKILL at a random moment after the image exists. The test
-// then recovers (image + every node's log, engine/recovery.h) and checks
-//   (a) every acknowledged New-Order is there: its ORDER row, its
-//       NEW-ORDER row unless the order was delivered since (carrier set),
-//       and its O_OL_CNT ORDER-LINE rows;
-//   (b) the consistency conditions 1-12 of clause 3.3.2 (tpcc/consistency.h).
+// database (2 warehouses, --items/--customers scaled down), checkpoints it
+// (engine/checkpointer.h), and runs the standard mix with the WAL on and
+// the acknowledged-New-Order side file (--acked_log, tpcc/acked_log.h); it
+// is killed with SIGKILL at a random moment after that checkpoint exists,
+// or kills itself at a chosen step of a later checkpoint (STRAND_CRASH_AT,
+// engine/crash_point.h). The test then recovers (the newest usable
+// checkpoint + every node's log, engine/recovery.h) and checks
+//   (a) every acknowledged New-Order is there: its ORDER row, its NEW-ORDER
+//       row unless the order was delivered since (carrier set), and its
+//       O_OL_CNT ORDER-LINE rows;
+//   (b) the consistency conditions 1-12 of clause 3.3.2 (tpcc/consistency.h),
+//       which no half-applied transaction passes.
 //
 // Configurations: 1 node x 2 threads without pipelining, early lock
 // release, pipelined acknowledgement (--wal_pipeline, tpcc's default;
 // depth 1024 and 1) at 1, 2 and 4 nodes (acknowledged by the cluster's
 // durable watermark, txn/commit_watermark.h), 2 nodes synchronous, and
 // partitioned mode with two-phase commit, pipelined and synchronous.
-// Rounds cycle through 2PL, TO and OCC (partitioned: 2PL). Rounds per
-// test: STRAND_TPCC_CRASH_ROUNDS (default 1 to 3: the short version ctest
-// runs). Prints rounds, acknowledged New-Orders checked and losses.
+// Rounds cycle through 2PL, TO and OCC (partitioned: 2PL). Checkpoints:
+// periodic checkpoints with 1 MiB segments (so truncation
+// deletes some), killed at each step of a checkpoint (waiting for the
+// start mark, copying, before the manifest, after the publish, while
+// deleting segments), shared and partitioned; and crash -> carry on ->
+// crash cycles on one directory, the side file accumulating across all of
+// them. Rounds per test: STRAND_TPCC_CRASH_ROUNDS (default 1 to 3: the
+// short version ctest runs). Prints rounds, acknowledged New-Orders checked
+// and losses.
 
 #include <fcntl.h>
 #include <signal.h>
@@ -31,9 +40,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "engine/recovery.h"
 #include "engine/session.h"
 #include "gtest/gtest.h"
 #include "tests/wal/wal_test_util.h"
@@ -42,6 +53,7 @@
 #include "tpcc/consistency.h"
 #include "tpcc/schema.h"
 #include "tpcc/tpcc_db.h"
+#include "wal/checkpoint.h"
 #include "wal/log_format.h"
 
 namespace strand::tpcc {
@@ -66,6 +78,14 @@ struct Config {
   int pipeline = -1;  // --wal_pipeline; -1: tpcc's default
   // --mode=partitioned with this --distributed_pct (2PL only); < 0: shared.
   int partitioned_distributed_pct = -1;
+  // --checkpoint_interval_s (0: only the one after the load), with 1 MiB
+  // segments when set.
+  double checkpoint_interval_s = 0;
+  // The child kills itself here (STRAND_CRASH_AT) instead of being killed
+  // at a random moment.
+  std::string crash_at;
+  // Every round carries on from the previous round's directory.
+  bool resume = false;
 };
 
 struct CrashStats {
@@ -79,7 +99,21 @@ struct CrashStats {
   // Partitioned mode: prepared branches recovery replayed, and those it
   // found without a decision (presumed aborted).
   uint64_t prepared_committed = 0, prepared_in_doubt = 0;
+  // Checkpoints: rounds that recovered from a checkpoint newer than the
+  // first, and newer checkpoints passed over (unfinished ones).
+  int from_later_checkpoint = 0;
+  int checkpoints_passed_over = 0;
 };
+
+// Whether `wal_dir` holds a published checkpoint: a run is past its load.
+bool HasCheckpoint(const std::string& wal_dir) {
+  auto listed = wal::ListCheckpoints(wal_dir);
+  if (!listed.ok()) return false;
+  for (const wal::CheckpointEntry& e : *listed) {
+    if (e.published) return true;
+  }
+  return false;
+}
 
 engine::EngineOptions RecoveryOptions(const Config& c, txn::CcAlgorithm cc) {
   engine::EngineOptions o;
@@ -92,16 +126,19 @@ engine::EngineOptions RecoveryOptions(const Config& c, txn::CcAlgorithm cc) {
 
 class TpccCrashTest : public ::testing::Test {
  protected:
-  // One round: run tpcc, kill it `kill_after` after its image exists,
+  // One round: run tpcc, kill it `kill_after` after its first checkpoint,
   // recover and check.
   void Round(int round, const Config& c, txn::CcAlgorithm cc,
              absl::Duration kill_after, CrashStats* st) {
-    const std::string dir = absl::StrCat(dir_.path(), "/round-", round);
-    ASSERT_TRUE(std::filesystem::create_directories(dir));
+    // Rounds that carry on share one directory and one side file.
+    const std::string dir = c.resume
+                                ? dir_.path() + "/carried-on"
+                                : absl::StrCat(dir_.path(), "/round-", round);
+    std::filesystem::create_directories(dir);
     const std::string wal_dir = dir + "/wal";
     const std::string acked = dir + "/acked";
-    const std::string output = dir + "/tpcc.out";
-    const std::string image = wal_dir + "/load.img";
+    const std::string output = absl::StrCat(dir, "/tpcc-", round, ".out");
+
     std::vector<std::string> args = {
         STRAND_TPCC_BINARY,
         absl::StrCat("--warehouses=", kWarehouses),
@@ -130,6 +167,15 @@ class TpccCrashTest : public ::testing::Test {
       args.push_back(
           absl::StrCat("--distributed_pct=", c.partitioned_distributed_pct));
     }
+    if (c.checkpoint_interval_s > 0) {
+      args.push_back(
+          absl::StrCat("--checkpoint_interval_s=", c.checkpoint_interval_s));
+      args.push_back("--wal_segment_mb=1");
+    }
+    const bool resuming = c.resume && HasCheckpoint(wal_dir);
+    // Some carried-on runs are killed at any moment from their start, in
+    // the middle of recovering the last one too.
+    const bool anytime = resuming && round % 3 == 2;
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
@@ -138,35 +184,62 @@ class TpccCrashTest : public ::testing::Test {
         ::dup2(fd, STDOUT_FILENO);
         ::dup2(fd, STDERR_FILENO);
       }
+      if (!c.crash_at.empty()) {
+        ::setenv("STRAND_CRASH_AT", c.crash_at.c_str(), 1);
+      }
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
       ::execv(argv[0], argv.data());
       std::_Exit(127);
     }
-    // Wait for the image (renamed into place once complete), then let the
-    // run go for `kill_after`.
+    // Wait for the first checkpoint (published once complete), or the
+    // carried-on run's recovery, then let the run go for `kill_after`, or
+    // (a crash point) until it kills itself.
     const absl::Time deadline = absl::Now() + absl::Seconds(120);
     bool exited = false;
     int status = 0;
-    while (!std::filesystem::exists(image) && absl::Now() < deadline) {
+    auto started = [&] {
+      if (anytime) return true;
+      return resuming ? std::filesystem::exists(output) &&
+                            absl::StrContains(wal::testing::ReadFile(output),
+                                              "carrying on from the run")
+                      : HasCheckpoint(wal_dir);
+    };
+    while (!started() && absl::Now() < deadline) {
       if (::waitpid(pid, &status, WNOHANG) == pid) {
         exited = true;
         break;
       }
       absl::SleepFor(absl::Milliseconds(5));
     }
+    if (!exited && !c.crash_at.empty()) {
+      // It kills itself at the crash point; a run that never gets there
+      // fails the round.
+      const absl::Time crash_deadline = absl::Now() + absl::Seconds(60);
+      while (::waitpid(pid, &status, WNOHANG) != pid) {
+        if (absl::Now() > crash_deadline) {
+          ::kill(pid, SIGKILL);
+          ::waitpid(pid, &status, 0);
+          FAIL() << "round " << round << ": never reached " << c.crash_at
+                 << ":\n"
+                 << wal::testing::ReadFile(output);
+        }
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+      exited = true;
+    }
     if (!exited) {
       absl::SleepFor(kill_after);
       ASSERT_EQ(::kill(pid, SIGKILL), 0);
       ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     }
-    ASSERT_TRUE(WIFSIGNALED(status))
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
         << "round " << round << ": tpcc exited by itself with status "
         << WEXITSTATUS(status) << ":\n"
         << wal::testing::ReadFile(output);
-    ASSERT_TRUE(std::filesystem::exists(image))
-        << "round " << round << ": no image within 120 s:\n"
+    ASSERT_TRUE(HasCheckpoint(wal_dir))
+        << "round " << round << ": no checkpoint within 120 s:\n"
         << wal::testing::ReadFile(output);
 
     AckedLogContents side;
@@ -185,7 +258,6 @@ class TpccCrashTest : public ::testing::Test {
     }
 
     engine::EngineOptions o = RecoveryOptions(c, cc);
-    o.image_path = image;
     o.recover_wal_dir = wal_dir;
     auto db = TpccDatabase::Open(o, CrashScale(), seed_,
                                  TpccDatabase::TablesAt::kOpen);
@@ -208,17 +280,31 @@ class TpccCrashTest : public ::testing::Test {
                     << "): acknowledged New-Order " << example;
     }
     const int64_t lost = found->lost;
-    EXPECT_LE(static_cast<int64_t>(side.records.size()),
-              static_cast<int64_t>(report.records_replayed));
+    if (absl::StrContains(report.base_path, "checkpoint-00000001") &&
+        !c.resume) {
+      // From the load's checkpoint every acknowledged New-Order is a
+      // replayed record (a later checkpoint holds some of them).
+      EXPECT_LE(static_cast<int64_t>(side.records.size()),
+                static_cast<int64_t>(report.records_replayed));
+    }
     st->acknowledged += static_cast<int64_t>(side.records.size());
     st->lost += lost;
     st->replayed += static_cast<int64_t>(report.records_replayed);
     st->dropped_bytes += report.dropped_bytes;
     st->prepared_committed += report.two_phase.prepared_committed;
     st->prepared_in_doubt += report.two_phase.prepared_in_doubt;
+    st->from_later_checkpoint +=
+        !absl::StrContains(report.base_path, "checkpoint-00000001");
+    st->checkpoints_passed_over +=
+        static_cast<int>(report.bases_passed_over.size());
+    for (const std::string& passed : report.bases_passed_over) {
+      // Only a crash during a checkpoint leaves one behind: unfinished.
+      EXPECT_TRUE(absl::StrContains(passed, "no manifest")) << passed;
+    }
   }
 
-  void Run(const std::string& name, int rounds, const Config& c) {
+  void Run(const std::string& name, int rounds, const Config& c,
+           int kill_within_ms = 400) {
     CrashStats st;
     std::mt19937_64 rng(std::random_device{}());
     const txn::CcAlgorithm algorithms[] = {txn::CcAlgorithm::kTwoPhaseLocking,
@@ -228,7 +314,7 @@ class TpccCrashTest : public ::testing::Test {
     const int algorithm_count = c.partitioned_distributed_pct >= 0 ? 1 : 3;
     for (int r = 0; r < rounds; ++r) {
       seed_ = 1 + rng() % 1000;
-      const auto kill_after = absl::Milliseconds(20 + rng() % 400);
+      const auto kill_after = absl::Milliseconds(20 + rng() % kill_within_ms);
       Round(r, c, algorithms[r % algorithm_count], kill_after, &st);
       if (HasFatalFailure()) return;
     }
@@ -243,6 +329,13 @@ class TpccCrashTest : public ::testing::Test {
                                      c.partitioned_distributed_pct,
                                      "% distributed")
                       : "")
+              << (c.checkpoint_interval_s > 0
+                      ? absl::StrCat(", checkpoints every ",
+                                     c.checkpoint_interval_s, " s")
+                      : "")
+              << (c.crash_at.empty() ? ""
+                                     : absl::StrCat(", killed at ", c.crash_at))
+              << (c.resume ? ", each round carrying on from the last" : "")
               << "): " << st.rounds << " kill -9 rounds ("
               << st.killed_before_run << " before the log opened), "
               << st.acknowledged << " acknowledged New-Orders checked, "
@@ -260,6 +353,12 @@ class TpccCrashTest : public ::testing::Test {
         EXPECT_GT(st.prepared_committed, 0u)
             << "no distributed commit replayed";
       }
+    }
+    if (c.checkpoint_interval_s > 0) {
+      std::cout << ", " << st.from_later_checkpoint
+                << " recovered from a periodic checkpoint, "
+                << st.checkpoints_passed_over
+                << " unfinished checkpoints passed over";
     }
     std::cout << "\n";
     EXPECT_EQ(st.lost, 0);
@@ -333,6 +432,61 @@ TEST_F(TpccCrashTest, KillNinePartitionedTwoPhaseCommit) {
 // The same with forced prepare and decision records (--wal_pipeline=0).
 TEST_F(TpccCrashTest, KillNinePartitionedSynchronous) {
   Run("KillNinePartitionedSynchronous", RoundsFromEnv(1), {2, 1, false, 0, 50});
+}
+
+// Checkpoints while the mix runs: killed at a random moment,
+// shared and partitioned; recovery starts from the newest checkpoint.
+TEST_F(TpccCrashTest, KillNineWithPeriodicCheckpoints) {
+  Config c{2, 1, false, -1};
+  c.checkpoint_interval_s = 0.3;
+  Run("KillNineWithPeriodicCheckpoints", RoundsFromEnv(2), c, 1500);
+}
+
+TEST_F(TpccCrashTest, KillNinePartitionedWithPeriodicCheckpoints) {
+  Config c{2, 1, false, -1, 50};
+  c.checkpoint_interval_s = 0.3;
+  Run("KillNinePartitionedWithPeriodicCheckpoints", RoundsFromEnv(1), c, 1500);
+}
+
+// Killed at each step of a checkpoint taken while the mix runs (the steps
+// of engine/checkpointer.h): @3 is the second periodic checkpoint, after a
+// truncation; segments are first deleted by the third checkpoint.
+class TpccCheckpointStepTest
+    : public TpccCrashTest,
+      public ::testing::WithParamInterface<std::tuple<std::string, bool>> {};
+
+TEST_P(TpccCheckpointStepTest, KillNineAtCheckpointStep) {
+  const auto& [point, partitioned] = GetParam();
+  Config c{2, 1, false, -1, partitioned ? 50 : -1};
+  c.checkpoint_interval_s = 0.3;
+  c.crash_at = point == "checkpoint.truncating" ? point + "@1" : point + "@3";
+  Run(absl::StrCat("KillNineAtCheckpointStep ", point,
+                   partitioned ? " partitioned" : " shared"),
+      RoundsFromEnv(1), c);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Steps, TpccCheckpointStepTest,
+    ::testing::Combine(::testing::Values("checkpoint.barrier",
+                                         "checkpoint.copy",
+                                         "checkpoint.before_manifest",
+                                         "checkpoint.published",
+                                         "checkpoint.truncating"),
+                       ::testing::Bool()),
+    [](const auto& info) {
+      const std::string point = std::get<0>(info.param);
+      return point.substr(point.find('.') + 1) +
+             (std::get<1>(info.param) ? "_partitioned" : "_shared");
+    });
+
+// Crash -> carry on -> crash, round after round on one directory: each run
+// recovers the last and appends to its logs and side file; every
+// acknowledged New-Order of every run must be found each time.
+TEST_F(TpccCrashTest, KillNineCarryOnCycles) {
+  Config c{2, 1, false, -1};
+  c.checkpoint_interval_s = 0.3;
+  c.resume = true;
+  Run("KillNineCarryOnCycles", RoundsFromEnv(3), c, 1500);
 }
 
 }  // namespace

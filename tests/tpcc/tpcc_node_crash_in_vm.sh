@@ -41,7 +41,7 @@ for round in $(seq 1 "$rounds"); do
   grep -qs "compute node $victim ($addr:710$victim)" \
     "$dir/run/compute-$survivor.err" ||
     problems+=("compute node $survivor did not name compute node $victim")
-  "$build/tools/strand_recover" --image="$dir/wal/load.img" \
+  "$build/tools/strand_recover" \
     --wal_dir="$dir/wal" --out_image="$dir/recovered.img" --json \
     >"$dir/recover.json" 2>"$dir/recover.err" ||
     problems+=("strand_recover failed: $(tail -2 "$dir/recover.err")")

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 
+#include "engine/engine_internals.h"
 #include "gtest/gtest.h"
 #include "storage/catalog.h"
 #include "storage/heap_table.h"
@@ -57,7 +58,7 @@ inline std::unique_ptr<TpccDatabase> LoadTestDb(
 inline void ForEachRow(
     engine::Engine& engine, const char* name,
     const std::function<void(const storage::TupleView&)>& visit) {
-  cc::GclManager& m = **engine.manager(0);
+  cc::GclManager& m = **engine::EngineInternals::manager(engine, 0);
   auto ctx = *m.NewThreadContext();
   auto catalog = *storage::Catalog::Open(m, *ctx);
   auto desc = *catalog->FindTable(*ctx, name);

@@ -1,6 +1,17 @@
 # Shared by the scripts that run TPC-C as a verbs cluster in the Soft-RoCE
 # VM (source it; needs $here, the repository root).
 
+# show_tails DIR LINES FILE...: the last LINES lines of each FILE in DIR
+# (a run's outputs), each under its name.
+show_tails() {
+  local dir="$1" lines="$2" f
+  shift 2
+  for f in "$@"; do
+    echo "--- $f (last $lines lines)"
+    tail -n "$lines" "$dir/$f" 2>/dev/null
+  done
+}
+
 # write_cluster FILE ADDRESS: 1 memory node and 2 compute nodes on ADDRESS.
 write_cluster() {
   cat >"$1" <<CLUSTER

@@ -1,0 +1,255 @@
+// EngineImpl's failover (EngineOptions::failover;
+// docs/design/node_failure.md): the redo rings, the membership and the
+// failure monitor, and the in-process injection of a compute node's
+// failure, pause and rejoin. Apart from engine_impl.cc, which opens and
+// runs the engine; off, none of this runs.
+
+#include "absl/strings/str_format.h"
+#include "engine/crashable_log_files.h"
+#include "engine/engine_impl.h"
+#include "engine/failure_monitor.h"
+#include "engine/node_runtime.h"
+#include "glog/logging.h"
+#include "txn/redo_ring.h"
+
+namespace strand::engine {
+
+absl::Status EngineImpl::OpenRing(NodeRuntime& node) {
+  absl::StatusOr<std::unique_ptr<txn::RedoRing>> ring;
+  {
+    absl::MutexLock admin(&node.admin_mu());
+    ring = txn::RedoRing::Open(*fabric_, node.admin().endpoint(), node.id(),
+                               {.bytes = options_.failover.redo_ring_bytes,
+                                .full_timeout = absl::Seconds(60)});
+  }
+  if (!ring.ok()) return ring.status();
+  node.SetRing(*std::move(ring));
+  return absl::OkStatus();
+}
+
+absl::Status EngineImpl::StartFailover() {
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    if (absl::Status s = OpenRing(*node); !s.ok()) return s;
+  }
+  absl::StatusOr<txn::Membership> membership = txn::Membership::Open(
+      fabric_->compute_node_count(), options_.failover.node_lease);
+  if (!membership.ok()) return membership.status();
+  membership_.emplace(*membership);
+  monitor_ = std::make_unique<FailureMonitor>(
+      *membership_,
+      [this](rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed) {
+        return Reclaim(reclaimer, failed);
+      });
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    if (absl::Status s = monitor_->Attach(node->id(), node->manager());
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReclaimReport> EngineImpl::Reclaim(rdma::ComputeNodeId reclaimer,
+                                                  rdma::ComputeNodeId failed) {
+  NodeRuntime* node = nodes_[reclaimer].get();
+  absl::StatusOr<std::unique_ptr<cc::ThreadContext>> ctx =
+      node->manager().NewThreadContext();
+  if (!ctx.ok()) return ctx.status();
+  ReclaimContext context;
+  context.fabric = fabric_.get();
+  context.membership = &*membership_;
+  context.self = reclaimer;
+  context.endpoint = &(*ctx)->endpoint();
+  context.log = node->log();
+  context.gcl_size = options_.cc.gcl_size;
+  context.on_stage = [this] { monitor_->Refresh(); };
+  return ReclaimNode(context, failed);
+}
+
+absl::Status EngineImpl::CheckFailover(rdma::ComputeNodeId node) const {
+  if (monitor_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "failure injection needs EngineOptions::failover (--node_lease_ms)");
+  }
+  if (node >= nodes_.size() || nodes_[node] == nullptr) {
+    return absl::NotFoundError(
+        absl::StrFormat("compute node %d is not hosted by this process", node));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EngineImpl::FailNode(rdma::ComputeNodeId node) {
+  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
+  {
+    absl::MutexLock lock(&mu_);
+    if ((failed_nodes_ >> node) & 1) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("compute node %d failed already", node));
+    }
+    failed_nodes_ |= uint64_t{1} << node;
+  }
+  monitor_->Detach(node);
+  // As a process that died: nothing it does reaches anyone any more, and
+  // its log keeps what it had made durable.
+  if (absl::Status s = fabric_->Crash(node); !s.ok()) return s;
+  if (node < log_files_.size() && log_files_[node] != nullptr) {
+    log_files_[node]->Crash();
+  }
+  // Its threads waiting for an acknowledgement stop waiting (a crash
+  // would have ended them): nothing of theirs will be acknowledged.
+  if (txn::CommitWatermark* marks = nodes_[node]->marks()) {
+    marks->Failed(absl::UnavailableError(absl::StrFormat(
+        "compute node %d failed (injected): its outcomes since its last "
+        "acknowledgement are not acknowledged",
+        node)));
+  }
+  if (first_node_ == nodes_[node].get()) {
+    for (auto& other : nodes_) {
+      if (other != nullptr && other->id() != node) first_node_ = other.get();
+    }
+  }
+  LOG(WARNING) << "compute node " << node << " failed (injected)";
+  return absl::OkStatus();
+}
+
+absl::Status EngineImpl::WaitReclaimed(rdma::ComputeNodeId node,
+                                       absl::Duration timeout) {
+  if (monitor_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "no failover: EngineOptions::failover (--node_lease_ms)");
+  }
+  return monitor_->WaitReclaimed(node, timeout);
+}
+
+absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
+                                    absl::Duration timeout) {
+  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
+  if (options_.mode == EngineMode::kPartitioned) {
+    return absl::UnimplementedError(
+        "a compute node's rejoin in partitioned mode is not built yet");
+  }
+  if (epoch_ticker_ != nullptr) {
+    // The ticker keeps a thread context of every hosted node's manager.
+    return absl::UnimplementedError(
+        "a compute node's rejoin with its epochs in the pool "
+        "(EngineOptions::epochs_in_pool) is not built yet");
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (((failed_nodes_ >> node) & 1) == 0) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "compute node %d did not fail (Engine::FailNode)", node));
+    }
+    for (const auto& stats : session_stats_) {
+      if (stats->node == node && stats.use_count() > 1) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "compute node %d still has sessions: destroy them before it "
+            "rejoins",
+            node));
+      }
+    }
+  }
+  if (absl::Status s = monitor_->WaitReclaimed(node, timeout); !s.ok()) {
+    return s;
+  }
+  // The checkpointer reads through compute node 0's cache: it goes with
+  // the dead incarnation and starts again with the new one, as it would
+  // in a restarted process (which knows none of the earlier checkpoints
+  // but what is on disk).
+  const bool restart_checkpointer = node == 0 && checkpointer_ != nullptr;
+  if (restart_checkpointer) checkpointer_.reset();
+  retired_cache_stats_ += nodes_[node]->manager().Stats();
+  {
+    // The dead incarnation: its log fails to close (its files stopped),
+    // its cache is dropped (every write-back fails: it is still fenced).
+    absl::MutexLock swap(&runtimes_mu_);
+    nodes_[node].reset();
+  }
+  absl::StatusOr<rdma::ComputeNode*> compute = fabric_->compute_node(node);
+  if (!compute.ok()) return compute.status();
+  if (absl::Status s = (*compute)->ResetHandlers(); !s.ok()) return s;
+  if (absl::Status s = fabric_->Unfence(node); !s.ok()) return s;
+  if (node < log_files_.size() && log_files_[node] != nullptr) {
+    log_files_[node]->Restart();
+  }
+  auto fresh = NodeRuntime::Create(*fabric_, node, options_.cc,
+                                   options_.algorithm, options_.index);
+  if (!fresh.ok()) return fresh.status();
+  NodeRuntime& r = **fresh;
+  r.SetValidateIndexReads(options_.validate_index_reads);
+  r.SetOptimisticTupleReads(options_.optimistic_tuple_reads);
+  r.SetEpochs(epochs_by_node_[node]);
+  {
+    absl::MutexLock lock(&mu_);
+    for (const storage::TableDescriptor& table : table_descriptors_) {
+      if (absl::Status s = r.AddTable(table); !s.ok()) return s;
+    }
+    for (const IndexAdded& index : index_descriptors_) {
+      if (absl::Status s = r.AddIndex(index.index, index.table, index.key);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  if (wal_started_.has_value()) {
+    if (absl::Status s = StartNodeLogging(r, *wal_started_); !s.ok()) return s;
+  }
+  if (absl::Status s = OpenRing(r); !s.ok()) return s;
+  {
+    absl::MutexLock swap(&runtimes_mu_);
+    nodes_[node] = *std::move(fresh);
+  }
+  if (restart_checkpointer) {
+    if (absl::Status s = StartCheckpointer(log_dir_, nodes_[0]->marks());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = monitor_->Attach(node, nodes_[node]->manager());
+      !s.ok()) {
+    return s;
+  }
+  absl::MutexLock lock(&mu_);
+  failed_nodes_ &= ~(uint64_t{1} << node);
+  LOG(WARNING) << "compute node " << node << " rejoined with an empty cache";
+  return absl::OkStatus();
+}
+
+absl::Status EngineImpl::PauseHeartbeats(rdma::ComputeNodeId node) {
+  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
+  monitor_->Pause(node);
+  return absl::OkStatus();
+}
+
+absl::Status EngineImpl::ResumeHeartbeats(rdma::ComputeNodeId node) {
+  if (absl::Status s = CheckFailover(node); !s.ok()) return s;
+  monitor_->Resume(node);
+  return absl::OkStatus();
+}
+
+std::vector<ReclaimReport> EngineImpl::ReclaimReports() const {
+  if (monitor_ == nullptr) return {};
+  return monitor_->reports();
+}
+
+absl::Time EngineImpl::DeclaredFailedAt(rdma::ComputeNodeId node) const {
+  if (monitor_ == nullptr) return absl::InfinitePast();
+  return monitor_->declared_at(node);
+}
+
+void EngineImpl::StopFailover() {
+  if (monitor_ == nullptr) return;
+  // Nodes that close leave in good order: nothing to reclaim.
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    absl::MutexLock lock(&mu_);
+    if (((failed_nodes_ >> node->id()) & 1) == 0) {
+      (void)monitor_->Leave(node->id());
+    }
+  }
+  monitor_.reset();
+}
+
+}  // namespace strand::engine
