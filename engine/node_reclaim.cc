@@ -63,7 +63,7 @@ absl::Status Relog(const ReclaimContext& c, rdma::ComputeNodeId failed,
     ++report.records_relogged;
   }
   auto lsn = c.log->AppendRecord(
-      wal::RecordType::kNodeExcluded, failed, 0,
+      wal::RecordType::kNodeExcluded, failed, report.oracle,
       wal::EncodeExclusionPayload(report.node_mark, report.oracle));
   if (!lsn.ok()) return lsn.status();
   if (absl::Status s = c.log->WaitDurable(*lsn); !s.ok()) return s;

@@ -173,7 +173,10 @@ enum class RecordType : uint8_t {
   // watermark: recovery drops its records with node_mark < commit_ts <=
   // oracle (payload, failover_records.h). Those it made durable below
   // node_mark stay; those above were either adopted (kAdopted) or never
-  // reached memory. commit_ts is 0.
+  // reached memory. commit_ts is the top of that range (the oracle), so
+  // that truncation and recovery from a checkpoint, which drop or step
+  // over whole segments by their commit timestamps, keep this record as
+  // long as any record it drops may still be read.
   kNodeExcluded = 7,
 };
 inline constexpr uint8_t kMaxRecordType = 7;

@@ -274,7 +274,7 @@ TEST(LogMergerTest, AFailedNodesRangeIsReplacedByWhatItsReclaimerAdopted) {
       ASSERT_TRUE(lsn.ok()) << lsn.status();
     }
     ASSERT_TRUE((*writer)
-                    ->AppendRecord(RecordType::kNodeExcluded, 0, 0,
+                    ->AppendRecord(RecordType::kNodeExcluded, 0, 20,
                                    EncodeExclusionPayload(10, 20))
                     .ok());
     observer.marks = {.node = 25, .cluster = 30};
@@ -294,6 +294,43 @@ TEST(LogMergerTest, AFailedNodesRangeIsReplacedByWhatItsReclaimerAdopted) {
   const std::vector<std::pair<uint64_t, uint32_t>> expected = {
       {5, 0}, {9, 1}, {12, 0}, {18, 0}, {25, 1}};
   EXPECT_EQ(replayed, expected);
+}
+
+// A checkpoint at 11 falls inside the excluded range (10, 20] of failed
+// node 0, whose log holds 12 and 14 above its mark. The reclaimer's first
+// segment holds only its own 9 and the kNodeExcluded record (commit
+// timestamp 20, the range's top), its second one 25. Neither truncation
+// at 11 nor recovery from the checkpoint may step over that first
+// segment as "all at or below 11": node 0's 12 and 14 would come back.
+TEST(LogMergerTest, AnExclusionOutlivesTheCheckpointsInsideItsRange) {
+  TempDir dir;
+  WriteNode(dir.path(), 0, kDb, {12, 14});
+  {
+    // 12 KiB of records per segment: 9 and the exclusion fill the first.
+    auto writer = LogWriter::Open({.wal_dir = dir.path(),
+                                   .database_id = kDb,
+                                   .compute_node_id = 1,
+                                   .segment_bytes = kMinSegmentBytes});
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    const std::string big(7000, 'x');
+    ASSERT_TRUE((*writer)->Commit(9, 9, big).ok());
+    auto excluded = (*writer)->AppendRecord(RecordType::kNodeExcluded, 0, 20,
+                                            EncodeExclusionPayload(10, 20));
+    ASSERT_TRUE(excluded.ok()) << excluded.status();
+    ASSERT_TRUE((*writer)->Commit(25, 25, big).ok());
+    ASSERT_EQ((*writer)->stats().segments_created, 2u);
+    auto truncated = (*writer)->Truncate(11, [] {});
+    ASSERT_TRUE(truncated.ok()) << truncated.status();
+    EXPECT_EQ(truncated->segments_deleted, 0u);
+  }
+  auto merger = LogMerger::Open(dir.path(), kDb, {.skip_through_ts = 11});
+  ASSERT_TRUE(merger.ok()) << merger.status();
+  EXPECT_EQ((*merger)->segments_skipped(), 0u);
+  EXPECT_EQ((*merger)->records_excluded(), 2u);
+  std::vector<uint64_t> replayed;
+  MergedRecord r;
+  while ((*merger)->Next(&r)) replayed.push_back(r.header.commit_ts);
+  EXPECT_EQ(replayed, std::vector<uint64_t>{25});
 }
 
 }  // namespace
