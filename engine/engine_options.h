@@ -36,7 +36,7 @@ struct RetryPolicy {
 // The write-ahead log (wal/): one log per hosted compute node under `dir`.
 // A commit is acknowledged (Txn::Commit OK, Session::Call returning,
 // Session::CallAsync's callback) only once its redo record is durable, and
-// so is every commit it may depend on (txn/concurrency_control.h,
+// so is every commit it may depend on (docs/design/concurrency_control.md,
 // "Logging").
 struct WalOptions {
   std::string dir;  // empty: no log (--wal=off)
