@@ -89,7 +89,7 @@ struct EngineOptions {
   bool optimistic_tuple_reads = true;
   // Deleted rows' slots wait for readers through the memory pool's epoch
   // words, each hosted compute node with its own txn::EpochManager, even
-  // when this process hosts every node (txn/epoch_manager.h, "Across
+  // when this process hosts every node (docs/design/slot_reuse.md, "Across
   // processes"): what a process does anyway when some compute node runs in
   // another. For tests of that protocol in one process, and to measure it.
   bool epochs_in_pool = false;
