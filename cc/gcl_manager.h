@@ -2,13 +2,10 @@
 #define STRAND_CC_GCL_MANAGER_H_
 
 // The coherence layer's API (paper Table 2), one GclManager per compute node.
-//
-// A Global Cache Line (GCL) is a fixed-size block of the memory pool:
-//
-//   [8-byte global latch word][payload: gcl_size - 8 bytes]
-//
-// Upper layers own the payload (they put their own header at its start) and
-// reach it only through latches:
+// A Global Cache Line (GCL) is a fixed-size block of the memory pool,
+//   [8-byte global latch word][payload: gcl_size - 8 bytes],
+// whose payload upper layers own (they put their own header at its start)
+// and reach only through latches:
 //
 //   auto ctx = manager.NewThreadContext();         // once per thread
 //   STRAND_ASSIGN_OR_RETURN(ExclusiveGuard g, manager.XLock(*ctx, gcl));
@@ -25,19 +22,12 @@
 //                      unlock = 1 (WRITE of the dirty range + release).
 //   SELCC (cached):    hit = 0; miss = 1 (latch + READ batched); unlock = 0
 //                      (lazy release); conflicts add invalidation messages.
-//
-// Waiting: a lock waits at most CcOptions::lock_timeout and then returns
-// DeadlineExceeded. With LockOptions::no_wait it returns Aborted as soon as
-// the latch is held in a conflicting mode by a running holder (2PL no-wait).
-//
-// Optimistic reads (OptimisticRead, Validate; the rules in
-// optimistic_read.h): a cached GCL's payload read with no latch and no
-// write to shared memory, valid if Validate says so afterwards. No round
-// trip, no waiting; "not available" whenever the protocol cannot offer one
-// at once (then latch as usual).
-//
+// Waits are bounded (LockOptions). Optimistic reads (OptimisticRead,
+// Validate) read a cached payload with no latch; when one is not available,
+// latch as usual.
 // Threading: a ThreadContext belongs to one thread. Guards are movable, not
 // copyable, and release at most once.
+// SELCC's protocol argument: docs/design/selcc.md.
 
 #include <algorithm>
 #include <atomic>
@@ -60,6 +50,9 @@ namespace strand::cc {
 
 class GclManager;
 
+// Waiting: a lock waits at most CcOptions::lock_timeout and then returns
+// DeadlineExceeded. With no_wait it returns Aborted as soon as the latch is
+// held in a conflicting mode by a running holder (2PL no-wait).
 struct LockOptions {
   // Give up with Aborted instead of waiting for a running holder.
   bool no_wait = false;
@@ -224,16 +217,18 @@ class GclManager {
                                                  SharedGuard& guard,
                                                  LockOptions lock = {}) = 0;
 
-  // An optimistic read of `gcl` (optimistic_read.h): its payload as this
-  // node's cached copy holds it, with no latch taken and nothing written
-  // that another core reads. Not available (!ok()) when the GCL is not
-  // cached here, its copy is not valid (this node holds no global latch on
-  // it), a local thread or the invalidation handler holds it exclusively,
-  // or the protocol has no cache (SEL: always). Never waits, never makes a
-  // round trip. A validated read sees the payload as a SharedGuard taken
-  // at some moment between this call and Validate would have: a copy this
-  // node holds S or M, which no peer can change without first invalidating
-  // it here (under the frame's exclusive latch, which Validate notices).
+  // An optimistic read of `gcl` (the rules in optimistic_read.h): its
+  // payload as this node's cached copy holds it, with no latch taken and
+  // nothing written that another core reads; valid if Validate says so
+  // afterwards. Not available (!ok()) when the GCL is not cached here, its
+  // copy is not valid (this node holds no global latch on it), a local
+  // thread or the invalidation handler holds it exclusively, or the
+  // protocol has no cache (SEL: always): then latch as usual. Never waits,
+  // never makes a round trip. A validated read sees the payload as a
+  // SharedGuard taken at some moment between this call and Validate would
+  // have: a copy this node holds S or M, which no peer can change without
+  // first invalidating it here (under the frame's exclusive latch, which
+  // Validate notices).
   virtual OptimisticToken OptimisticRead(ThreadContext& ctx,
                                          rdma::GlobalAddress gcl) {
     return OptimisticToken();
@@ -245,7 +240,7 @@ class GclManager {
   static bool Validate(const OptimisticToken& token) {
     if (!token.ok()) return false;
 #if !defined(__SANITIZE_THREAD__)
-    // The seqlock reader's acquire fence (selcc/local_latch.h): the reads
+    // The seqlock reader's acquire fence (docs/design/selcc.md): the reads
     // above may not drift below the re-read of the word. TSan models no
     // standalone fence and ignores those reads (optimistic_read.h).
     std::atomic_thread_fence(std::memory_order_acquire);

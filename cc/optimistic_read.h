@@ -11,14 +11,6 @@
 //                                shown at some moment of the read ... }
 //   }
 //
-// Why: a shared latch on a cache hit is an atomic read-modify-write on the
-// frame's latch word plus the release, two writes to a cache line that
-// every core reading the GCL also writes, so the line moves between the
-// cores on every acquisition (in TPC-C: the root and upper index nodes,
-// read by every transaction of every thread). An optimistic read writes
-// nothing shared, so readers on several cores keep the line in all their
-// caches at once.
-//
 // The rules for a reader, because the payload may change under it:
 //   - read the payload only through LoadRelaxed (below), or with other
 //     relaxed atomic loads: plain reads of memory another thread
@@ -31,12 +23,9 @@
 //   - validate after the last read the decision depends on.
 // Validate's answer covers every read between OptimisticRead and the call,
 // so one token can serve several validations (each covers the reads before
-// it); once it fails, the token is spent.
-//
-// Under TSan, the writers' plain stores and these relaxed loads would be
-// reported as races (TSan knows nothing of seqlocks); the loads below are
-// wrapped in TSan's ignore-reads annotations, which is the precise scope of
-// what the seqlock makes safe. Nothing changes in other builds.
+// it); once it fails, the token is spent. Cost: no write to shared memory,
+// so readers on several cores keep the line cached at once.
+// Why, and the seqlock behind it: docs/design/selcc.md.
 
 #include <atomic>
 #include <cstddef>
@@ -48,7 +37,7 @@
 #include "absl/base/dynamic_annotations.h"
 
 // The loads below rely on x86-64: misaligned loads, and loads and stores
-// that are not reordered with each other (TSO; selcc/local_latch.h).
+// that are not reordered with each other (TSO; docs/design/selcc.md).
 #if !defined(__x86_64__)
 #error "optimistic reads are written for x86-64"
 #endif
@@ -95,6 +84,10 @@ using PayloadWord __attribute__((may_alias, aligned(1))) = std::conditional_t<
 // transaction.) A value that straddles a cache line may come out torn,
 // like any value read while a writer changes it: the caller validates.
 // Always inlined: a call per field read costs more than the read.
+// Under TSan, the writers' plain stores and these relaxed loads would be
+// reported as races (TSan knows nothing of seqlocks); the loads are wrapped
+// in TSan's ignore-reads annotations, which is the precise scope of what
+// the seqlock makes safe. Nothing changes in other builds.
 template <typename T>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline T LoadRelaxed(const uint8_t* p) {
   static_assert(std::is_trivially_copyable_v<T>);

@@ -18,25 +18,15 @@
 //   STRAND_ASSIGN_OR_RETURN(auto session, engine->NewSession(/*node=*/0));
 //   STRAND_ASSIGN_OR_RETURN(int64_t r, session->Call(transfer, 1, 2));
 //
-// Deployment: the fabric options decide it. Loopback (the default) puts
-// every memory and compute node in this process; verbs joins a cluster
-// (--fabric=verbs --cluster=FILE --node_id=N) and hosts that process's
-// compute node. Either way the API is the same.
-//
-// Order of use: create or open every table and index and register every
-// procedure first, then open sessions; after the first NewSession the
-// schema and the procedure set are fixed (FailedPrecondition otherwise),
-// so running transactions never see them change.
-//
-// Threading: Engine methods are thread-safe; a Session belongs to one
-// thread at a time.
-//
-// Errors: every method a caller can misuse returns a Status saying what
-// to change; option errors name the field (EngineOptions::Validate).
-//
-// The class is the API alone: its state is an EngineImpl (engine_impl.h,
-// internal), so this header reaches the options, the procedure and
-// fragment types and the ids, not the layers below.
+// Deployment is the fabric options' choice (loopback, the default: every
+// node in this process; verbs: one compute node of a cluster); the API is
+// the same. Create or open every table and index and register every
+// procedure before the first NewSession: after it the schema and the
+// procedure set are fixed (FailedPrecondition otherwise). Engine methods
+// are thread-safe; a Session belongs to one thread at a time. Every method
+// a caller can misuse returns a Status saying what to change; option
+// errors name the field (EngineOptions::Validate).
+// Design: docs/design/sessions.md.
 
 #include <cstdint>
 #include <memory>

@@ -88,7 +88,7 @@ absl::Status EngineImpl::StartEpochs() {
   // Every transaction that could hold a deleted row's address must
   // announce where the reclaimer sees it: in one manager when this process
   // hosts every compute node, through the pool's words otherwise
-  // (txn/epoch_manager.h, "Across processes").
+  // (docs/design/slot_reuse.md, "Across processes").
   if (!options_.epochs_in_pool &&
       fabric_->local_compute_nodes().size() ==
           static_cast<size_t>(fabric_->compute_node_count())) {

@@ -36,7 +36,7 @@ struct RetryPolicy {
 // The write-ahead log (wal/): one log per hosted compute node under `dir`.
 // A commit is acknowledged (Txn::Commit OK, Session::Call returning,
 // Session::CallAsync's callback) only once its redo record is durable, and
-// so is every commit it may depend on (txn/concurrency_control.h,
+// so is every commit it may depend on (docs/design/concurrency_control.md,
 // "Logging").
 struct WalOptions {
   std::string dir;  // empty: no log (--wal=off)
@@ -106,7 +106,7 @@ struct EngineOptions {
   bool optimistic_tuple_reads = true;
   // Deleted rows' slots wait for readers through the memory pool's epoch
   // words, each hosted compute node with its own txn::EpochManager, even
-  // when this process hosts every node (txn/epoch_manager.h, "Across
+  // when this process hosts every node (docs/design/slot_reuse.md, "Across
   // processes"): what a process does anyway when some compute node runs in
   // another. For tests of that protocol in one process, and to measure it.
   bool epochs_in_pool = false;

@@ -3,8 +3,8 @@
 
 // The engine's thread that keeps the pool's epoch bounds of its hosted
 // compute nodes moving when epochs are shared through the pool
-// (txn/epoch_manager.h, "Across processes"): every kInterval each node's
-// manager refreshes its cached epoch and publishes its bound
+// (docs/design/slot_reuse.md, "Across processes"): every kInterval each
+// node's manager refreshes its cached epoch and publishes its bound
 // (EpochManager::Tick). A batch of deleted slots goes back only once every
 // compute node's bound passed it, so a node with no transaction to seal a
 // batch (idle, or only reading) must still publish, or it would hold back

@@ -5,36 +5,17 @@
 // initial image recovery replays the logs over (engine/recovery.h).
 //
 // An image is taken with no transaction running and no compute-node cache
-// holding dirty lines: Engine::SaveImage destroys the compute-node runtimes
-// first (SELCC writes back and releases every line then); the compute
-// processes of a cluster each call Engine::WriteBackCaches and stay up,
-// and one of them writes the image. It records the
-// timestamp oracle's value at that moment: every commit in it has a smaller
-// commit timestamp, every later one a larger; recovery replays the latter.
-// Allocator state (each node's chunk bump pointer) lives in the region, so
-// tuples that existed at the image keep their addresses after a restore.
-//
-// File (little endian; version 3; version 2 had no compute_nodes, version
-// 1 no gcl_size either):
-//   0 magic u64 "STRANDIM"  8 version u32  12 memory_nodes u32
-//  16 database_id u64      24 timestamp u64   32 region_bytes u64
-//  40 chunk_bytes u64      48 gcl_size u32    52 compute_nodes u32
-//  56 reserved (zero) up to 64
-//   then per memory node: used_bytes u64, crc32c u32, 0 u32, used_bytes of
-//   the region from offset 0 (header, root area, allocated chunks).
-// Written to <path>.tmp, fsynced and renamed, so a crash leaves the old
-// image or the new one, never half of one.
-//
-// The header records the layout the bytes only make sense in: memory
-// nodes, region and chunk size, and the GCL size (cc/options.h: every
-// heap page and index node is one GCL, so an engine with another GCL size
-// would misread every table and index). Restoring checks all of them.
-//
-// WriteImage reads the loopback fabric's memory nodes in place and any
-// other fabric's with one-sided READs through a compute node this process
-// hosts. RestoreImage fills memory nodes before a compute node runs, which
-// only the loopback fabric's, in this process, allow; other fabrics get
-// Unimplemented (recovery runs offline on the loopback: strand_recover).
+// holding dirty lines (Engine::SaveImage; a cluster's compute processes each
+// call Engine::WriteBackCaches first and stay up). It records the timestamp
+// oracle's value then: every commit in it has a smaller commit timestamp,
+// every later one a larger. Tuples keep their addresses after a restore
+// (the allocator state lives in the region). The header records the layout
+// the bytes only make sense in (memory nodes, region and chunk size, GCL
+// size), and restoring checks all of it. A crash while writing leaves the
+// old image or the new one, never half of one. WriteImage works over any
+// fabric; RestoreImage only on the loopback fabric, in this process
+// (others: Unimplemented; recovery runs offline there: strand_recover).
+// File format and how images are taken: docs/design/recovery.md.
 
 #include <cstdint>
 #include <string>

@@ -1,8 +1,8 @@
 #ifndef STRAND_ENGINE_IMAGE_INFO_H_
 #define STRAND_ENGINE_IMAGE_INFO_H_
 
-// What a pool image's header records (image.h has the file and how images
-// are taken and restored).
+// What a pool image's header records (image.h says how images are taken
+// and restored; docs/design/recovery.md has the file format).
 
 #include <cstdint>
 

@@ -6,49 +6,21 @@
 // logs of all compute nodes (wal/), merged in commit-timestamp order
 // (wal/log_merger.h). Memory nodes are volatile; nothing else survives.
 //
-// Why replay is logical, not physical: heap pages allocated after the base
-// and B-link node splits are not logged, so a record's tuple address may
-// name a page the base does not have. Replay therefore goes through the
-// storage and index APIs, one record at a time in commit-timestamp order,
-// and maps the logged addresses to where the tuples now are.
-//
-// Over an image (exact: taken with nothing running), an address no replayed
-// insert produced names a tuple of the image, which kept its address:
-//   kInsert       HeapTable::Insert of the logged tuple; old -> new;
-//   kIndexInsert  BLinkTree::Insert(key, mapped value);
-//   kIndexRemove  Delete(key) (unique) or DeleteEntry(key, mapped value);
-//   kUpdate       the after-image written at the mapped address;
-//   kDelete       HeapTable::Delete at the mapped address.
-// Over a checkpoint (a fuzzy copy: each tuple and index key as it was at
-// some moment of the copy, all at or after its start timestamp S), every
-// address is mapped (the load put every copied tuple somewhere new) and
-// the records above S are replayed with idempotent rules
-// (docs/design/checkpoints.md argues each against every interleaving):
-//   kInsert       a mapped address: overwrite that tuple and make it live;
-//                 else insert and map;
-//   kUpdate, kDelete  skipped for an unmapped address;
-//   kIndexInsert  skipped for an unmapped value; else an upsert (a unique
-//                 key present with another value gets this one);
-//   kIndexRemove  removes only the entry with this key and mapped value;
-//                 skipped for an unmapped value.
-// Records at or below the base's timestamp are in it and skipped.
-// Afterwards the timestamp oracle is moved past the largest commit
-// timestamp of any record read, replayed or cut.
-//
-// Correctness: the log holds exactly the acknowledged-or-not-yet commits
-// whose record became durable, each record atomic (one CRC); conflicting
-// commits replay in their serialization order (txn/concurrency_control.h),
-// so every tuple and index entry ends at its last committed value. Torn
-// tails are cut by the reader (reported below); a log damaged before its
-// end (a corrupt, missing or truncated segment, a missing node directory,
-// wal/log_reader.h, wal/log_merger.h) fails recovery with DataLoss unless
+// Replay is logical: through the storage and index APIs, one record at a
+// time in commit-timestamp order (over a checkpoint: tables, then indexes,
+// in parallel, each object in commit order), mapping logged addresses to
+// where the tuples now are. Records at or below the base's timestamp are
+// skipped; afterwards the timestamp oracle is past the largest commit
+// timestamp of any record read, replayed or cut. Result: every tuple and
+// index entry at its last committed value. Torn tails are cut (reported
+// below); a log damaged before its end fails with DataLoss unless
 // RecoveryOptions::allow_log_data_loss; a log of another database or a
-// newer format version fails it too (FailedPrecondition).
-//
-// The replayed addresses differ from the logged ones, so appending to the
-// same log afterwards needs a checkpoint of the recovered pool first:
-// Engine::Open does that when it resumes in place (recover_wal_dir ==
-// wal.dir, engine_options.h).
+// newer format version fails with FailedPrecondition. Appending to the same
+// log afterwards needs a checkpoint of the recovered pool first (the
+// replayed addresses differ from the logged ones): Engine::Open does that
+// when it resumes in place (recover_wal_dir == wal.dir, engine_options.h).
+// Replay rules and why they are exact: docs/design/recovery.md (over an
+// image), docs/design/checkpoints.md (over a checkpoint).
 
 #include <cstdint>
 #include <string>

@@ -10,52 +10,21 @@
 //
 // Calls are typed or untyped (procedure.h): Call(procedure, args...) on a
 // Procedure<R(Args...)> handle is checked at compile time;
-// Call<R>(id or name, args...) at run time.
-//
-// Two ways to call, on the same session:
-//
-//   Call: returns the outcome once it may be reported; with a write-ahead
-//   log that means the commit is durable (txn/txn.h), so the thread waits
-//   for an fdatasync per call (group commit shares it between threads).
-//
-//   CallAsync (pipelined acknowledgement): runs and commits the procedure
-//   in memory, then returns and the thread goes on with its next call. The
-//   outcome goes to `on_acknowledged` later, on this thread, from a later
-//   CallAsync, Poll, Drain, Call or the destructor, and only once the
-//   cluster's durable watermark covers what the call depends on
-//   (txn::CommitWatermark, Txn::AckTimestamp): its own commit, or, for a
-//   call that committed nothing (rolled back, failed), every commit before
-//   it ended, since it may have read such writes. Outcomes are delivered in
-//   call order. At most max_unacknowledged() calls wait for their outcome
-//   when CallAsync returns; past that it blocks for the oldest. If the log
-//   fails, every waiting call gets the log's error instead, never OK: its
-//   writes are in memory but may be lost, so it was not acknowledged
-//   (wal/log_writer.h); one whose wait outlasts WalOptions::ack_timeout
-//   gets Unavailable.
-//
-//     session->CallAsync<Out>(id, [&](absl::StatusOr<Out> r) { ... }, in);
-//     ...
-//     session->Drain();  // every outcome delivered
-//
-//   Pipelining needs EngineOptions::wal.early_lock_release (so the commit
-//   releases its latches before its record is durable), with any number
-//   of compute nodes, shared or partitioned; without it a commit holds its
-//   latches until durable, so CallAsync waits as long as Call, still
-//   correct. Without a log, the outcome is delivered before CallAsync
-//   returns.
-//
-// Statistics (Engine::Stats): a call counts as committed, and its latency
-// (from the call to its acknowledgement) is recorded, only when its
-// outcome is delivered; aborted attempts count when they happen.
-//
-// Callbacks run on the session's thread and must not use the session
-// (a call from one fails with FailedPrecondition).
+// Call<R>(id or name, args...) at run time. Call returns the outcome once
+// it may be reported: with a write-ahead log, once the commit is durable
+// (txn/txn.h), so the thread waits for an fdatasync per call (group commit
+// shares it between threads). CallAsync returns after the commit in memory
+// and reports the outcome later (pipelined acknowledgement, below).
 //
 // Errors of a call itself: Unimplemented for a procedure id or name that
 // is not registered (NotFound stays free for the procedures' own "no such
 // key"); InvalidArgument for an untyped call with other types; Unknown
 // when the procedure (or Run's function) threw an exception, which rolls
-// the transaction back and never leaves the call.
+// the transaction back and never leaves the call. Statistics
+// (Engine::Stats) count a call as committed, with its latency to its
+// acknowledgement, when its outcome is delivered; aborted attempts when
+// they happen.
+// Design and argument: docs/design/sessions.md.
 
 #include <any>
 #include <array>
@@ -145,8 +114,21 @@ class Session {
     return Call<Result>(*id, std::move(args)...);
   }
 
-  // Pipelined call (see above): `on_acknowledged` gets the outcome exactly
-  // once, when it may be reported. Typed, as Call.
+  // Pipelined call: runs and commits the procedure in memory, then returns,
+  // and the thread goes on with its next call. `on_acknowledged` gets the
+  // outcome exactly once, on this thread, from a later CallAsync, Poll,
+  // Drain, Call or the destructor, once the cluster's durable watermark
+  // covers what the call depends on (Txn::AckTimestamp): its own commit,
+  // or for a call that committed nothing, every commit before it ended.
+  // Outcomes come in call order. At most max_unacknowledged() calls wait
+  // when CallAsync returns; past that it blocks for the oldest. If the log
+  // fails, every waiting call gets the log's error, never OK; a wait past
+  // WalOptions::ack_timeout gets Unavailable. Without a log the outcome is
+  // delivered before CallAsync returns; without
+  // EngineOptions::wal.early_lock_release it waits as long as Call. The
+  // callback must not use the session (FailedPrecondition). Typed, as Call.
+  //   session->CallAsync<Out>(id, [&](absl::StatusOr<Out> r) { ... }, in);
+  //   session->Drain();  // every outcome delivered
   template <typename Expected = void, typename Result, typename... Params,
             typename... Given>
   void CallAsync(

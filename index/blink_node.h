@@ -12,36 +12,20 @@
 //   48 low fence key [W]   48+W high fence key [W]
 //   48+2W entries: key [W] then u64 value, sorted by key (memcmp)
 //
-// A node holds the keys in [low, high) (low = -inf and high = +inf when the
-// flags say so; the fence bytes are then meaningless). Leaf values are the
-// caller's 8-byte values; inner values are child GCL addresses and entry
-// i's key is child i's low fence (entry 0's key is the node's own low).
-// The right link points to the node holding [high, ...) at the same level.
+// A node holds the keys in [low, high) and links right to the node holding
+// [high, ...) at its level; inner entries are (child's low fence, child's
+// address). "Last insert" is a split hint. "Version" counts the changes of
+// the entries (every insert, removal, value update and split adds one);
+// read_ts and write_ts are TO's timestamps for a leaf's key range (0 under
+// 2PL and OCC). Invariants: the low fence never changes; the high fence
+// only shrinks, by a split, which also changes the right link and grows the
+// version; so a leaf's key range read at version v changes only by changes
+// that move v.
 //
-// "Last insert" is 1 + the position of the entry the last insert wrote (0:
-// none since the node was written or an entry removed): a split hint, not
-// part of the tree's contents. An insert right after it continues an
-// ascending run, and the split keeps that run's node full (blink_tree.cc).
-//
-// "Version" counts the changes of the node's entries: every insert,
-// removal, value update and split adds one (the new right node of a split
-// starts at its left node's new version). Transactions validate the leaves
-// they scanned or looked keys up in against it (txn/): a leaf whose
-// version is unchanged holds the same entries in the same key range.
-// "read_ts" and "write_ts" are the TO algorithm's timestamps for the leaf's
-// whole key range (the largest timestamp that read it and that changed it;
-// 0 under 2PL and OCC); a split copies both into the new right node, so the
-// moved range keeps them.
-//
-// Invariants: a node's low fence never changes (no merges); its high fence
-// only shrinks, by a split, at the same time as its right link changes and
-// its version grows. Hence a key range [low, high) read from a leaf at
-// version v changes only by changes to that leaf, which all move v.
-//
-// Views: BLinkNode reads a node under a latch (and makes the edits);
-// UnlatchedBLinkNode reads one optimistically (cc/optimistic_read.h), where
-// any field may be garbage until validated; both share the searches
-// (BasicBLinkNode).
+// Views: BLinkNode (under a latch, with the edits) and UnlatchedBLinkNode
+// (read optimistically: cc/optimistic_read.h; any field may be garbage
+// until validated) share the searches (BasicBLinkNode).
+// Design and argument: docs/design/blink_tree.md.
 
 #include <algorithm>
 #include <cstdint>

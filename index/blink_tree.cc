@@ -209,9 +209,9 @@ BLinkTree::Probe BLinkTree::ChildProbe(const Node& parent, uint32_t c,
   // A copy for an unlatched node (its keys are), a view into a latched one.
   const typename Node::Key high = last ? parent.high() : parent.key(c + 1);
   // Assumed full: loads fill nodes in key order and ascending splits keep
-  // the left node full (blink_tree.h), and the read-mostly indexes are
-  // such loads. A node less full is searched from a wrong line: one more
-  // miss, as without the hint.
+  // the left node full (docs/design/blink_tree.md), and the read-mostly
+  // indexes are such loads. A node less full is searched from a wrong
+  // line: one more miss, as without the hint.
   const uint32_t guess =
       BLinkNode::GuessBetween(key, parent.key(c), high, capacity_);
   const uint32_t entry = width_ + 8;
@@ -888,7 +888,7 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
       BLinkNode::SetLastInsert(image.data(), pos - from + 1);
     }
     // Both halves move past the old version, and keep the TO timestamps
-    // of the range they now hold (blink_node.h).
+    // of the range they now hold (docs/design/blink_tree.md).
     BLinkNode::PutWord(image.data(), BLinkNode::kVersionOffset,
                        n.version() + 1);
     BLinkNode::PutWord(image.data(), BLinkNode::kReadTsOffset, n.read_ts());

@@ -2,64 +2,30 @@
 #define STRAND_INDEX_BLINK_TREE_H_
 
 // A B-link tree (Lehman & Yao) whose nodes are GCLs (layout: blink_node.h),
-// shared by every thread of every compute node through the cc/ API.
+// shared by every thread of every compute node through the cc/ API. Keys
+// are fixed-width byte strings ordered by memcmp (key_codec.h); values are
+// 8 bytes (a storage::TupleAddress). A non-unique tree (secondary index)
+// appends the value to the key, so equal keys scan in value order.
 //
-// Keys are fixed-width byte strings ordered by memcmp (key_codec.h builds
-// composite keys); values are 8 bytes (a storage::TupleAddress). A unique
-// tree maps each key to one value. A non-unique tree (secondary index)
-// stores (key, value) pairs: the value is appended to the key big-endian,
-// so the internal key is unique and equal keys scan in value order.
+// Thread-safe with no global lock: every mutation (insert, update, delete,
+// split) happens under an exclusive latch, and latches are taken top down
+// and left to right (no deadlock). Nodes are never merged or freed: empty
+// leaves stay linked, and space comes back only by rebuilding the index.
+// A forward scan sees every key that existed (and was not deleted) when it
+// started, in order, once; keys inserted meanwhile may or may not appear;
+// its visitor runs with no latch held. Transactions change a tree only at
+// commit, all-or-nothing ("Commit-time writes" below).
 //
-// Where it lives: an anchor GCL (what the catalog points to) holding
-//   0 u32 magic 'BLTA'  4 u16 key width  6 u16 flags (1 = unique)
-//   8 u64 root node  16 u32 root level
-// The root may change (root splits); each compute node caches the root it
-// last saw. A stale root is still a valid entry point (the old root is the
-// leftmost node of its level and never goes away), so only growing the tree
-// needs the anchor's latch.
-//
-// Concurrency: no global lock. Readers hold one shared latch at a time
-// (plus the next one while stepping down or right) and move right when a
-// split moved their key (key >= high fence). Writers X-latch the leaf, and
-// after a split release it before X-latching the parent, so no thread ever
-// waits for a latch above or left of one it holds: latches are taken top
-// down and left to right, which rules out deadlock. A separator insert is
-// idempotent, so two splitters racing to grow the root cannot lose a node.
-// Every mutation (insert, update, delete, split) happens under an
-// exclusive latch; nothing is ever written under a shared one.
-//
-// Transactions (txn/) change a tree only at commit, all-or-nothing:
-// PrepareChanges latches every leaf the changes go to (with no_wait, in key
-// order) and checks them, ApplyChanges applies them under those latches.
-// Their reads record the leaves they read with each leaf's version
-// (LeafRead), which ValidateRead checks at commit; blink_node.h says what a
-// version covers.
-//
-// Splits: a full node splits in the middle, except when the new key goes
-// past its last entry (ascending inserts): then the old entries stay and
-// the new node starts with the new key, so an ascending load leaves full
-// nodes instead of half-full ones.
-//
-// Underfull nodes: never merged or freed. Deletes only remove the entry;
-// empty leaves stay linked and are skipped by scans. Space is reclaimed
-// only by rebuilding the index.
-//
-// Scans: forward scans follow right links; each leaf is copied under a
-// shared latch and the visitor runs with no latch held. A scan sees every
-// key that existed (and was not deleted) when it started, in order, once;
-// keys inserted meanwhile may or may not appear. Backward scans have no
-// left links: each step descends again to the leaf just below the current
-// leaf's low fence.
-//
-// Costs in round trips, h = height (SEL: every latch costs 1 to take and 1
-// to release; SELCC: 0 on cache hits):
-//   Lookup            SEL 2h
-//   Insert/Update/Delete  SEL 2h (+ per split: Allocate + 4, and the
-//                     parent's 2, repeated upward)
-//   InsertBatch       SEL 2h per leaf the batch lands in (+ splits as for
-//                     Insert, and 2h after each split)
-//   Scan forward      SEL 2h + 2 per further leaf
-//   Scan backward     SEL 2h per leaf
+// Round trips, h = height (SEL: 1 to take a latch, 1 to release it; SELCC:
+// 0 on cache hits):
+//   Lookup                  2h
+//   Insert, Update, Delete  2h (+ per split: Allocate + 4, and the parent's
+//                           2, repeated upward)
+//   InsertBatch             2h per leaf the batch lands in (+ splits as for
+//                           Insert, and 2h after each split)
+//   Scan                    2h + 2 per further leaf
+//   ScanBackward            2h per leaf
+// Design and argument: docs/design/blink_tree.md.
 
 #include <atomic>
 #include <cstddef>

@@ -5,35 +5,22 @@
 // ships fragment calls to the partitions' owners and commits with
 // presumed-abort two-phase commit (txn/remote_branches.h is what Txn sees).
 //
-// Commit of a transaction whose fragments ran on other nodes P1..Pk:
-//   1. the local branch takes its commit latches and checks what can fail
-//      (Txn::PrepareBranch), and the commit timestamp: every latch of the
-//      transaction is held here and at the participants, so it orders the
-//      transaction after everything it depends on;
-//   2. PREPARE(commit_ts) to P1..Pk at once (or one by one: the
-//      parallel_prepare switch); each votes yes once its prepare record is
-//      durable, read-only if it wrote nothing (read_only_vote), no if it
-//      cannot commit. No answer within reply_timeout counts as no;
-//   3. all yes or read-only: the decision record kDistributedCommit
-//      (participants + the local redo) is forced to this node's log; then
-//      the local writes apply and the local latches go (the commit may be
-//      acknowledged from here on); then COMMIT to the yes-voters, which
-//      apply, release and log their marker unforced;
-//   4. else ABORT to every branch still there; nothing is logged.
-// A transaction that touched no other node commits in one phase, exactly
-// as in shared mode (one_phase_local; off: it forces a prepare record,
-// then its decision).
+// Commit, when fragments ran on other nodes P1..Pk: the local branch takes
+// its commit latches, checks what can fail (Txn::PrepareBranch) and takes
+// commit_ts; PREPARE(commit_ts) goes to P1..Pk (at once, or one by one:
+// parallel_prepare), each voting yes once its prepare record is durable,
+// read-only if it wrote nothing (read_only_vote), no if it cannot commit
+// or does not answer within reply_timeout. All yes or read-only: the
+// decision record kDistributedCommit is forced to this node's log, the
+// local writes apply and the local latches go (the commit may be
+// acknowledged from here on), then COMMIT to the yes-voters. Else ABORT to
+// every branch still there; nothing is logged. A transaction that touched
+// no other node commits in one phase, as in shared mode (one_phase_local).
 //
-// Why it is atomic and durable across crashes: a participant's writes
-// become visible only after the decision is durable (exclusive latches are
-// held until COMMIT arrives), and recovery replays a prepared branch iff
-// its decision (or a participant's marker, written after it) is in a log
-// (wal/log_merger.h); the client hears "committed" only after the decision
-// is durable. Without a decision nothing was acknowledged: presumed abort.
-//
-// Serializability: 2PL everywhere (partitioned mode refuses TO and OCC);
-// every latch is held from first use to the decision, and commit_ts is
-// taken while all are held, as for a local 2PL commit.
+// Atomic and durable across crashes (presumed abort). Serializable by 2PL
+// everywhere (partitioned mode refuses TO and OCC): every latch is held
+// from first use to the decision.
+// Design and argument: docs/design/partitioned.md.
 
 #include <cstdint>
 #include <vector>

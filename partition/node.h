@@ -5,38 +5,24 @@
 // its coordinator slots (one per session), and the participant side of
 // two-phase commit: the branches other nodes' transactions keep here.
 //
-// Participant (messages from coordinators, on the node's message handler,
-// which may run on the sender's thread: rdma/fabric.h):
-//   kWork     runs the fragments in the branch of gtid (made on first use,
-//             with a thread context of this node from a pool: branches are
-//             keyed by (coordinator, transaction), not tied to a thread),
-//             under this node's latches, no-wait; answers the outputs, or
-//             the abort that ended the branch.
-//   kPrepare  takes the branch's commit latches and checks what can fail
-//             (Txn::PrepareBranch, with the coordinator's commit
-//             timestamp). Wrote nothing: votes read-only at once, releasing
-//             its latches, logging nothing. Else appends kPrepare (its redo
-//             and the coordinator's id) and votes yes from the log's
-//             durability callback: a handler never waits for the log.
-//   kCommit   applies the writes, releases the latches, appends
-//             kParticipantCommit unforced, acknowledges.
-//   kAbort    rolls the branch back (prepared index changes undone).
-// Exclusive latches are held from kWork until kCommit or kAbort.
-// Branches are handled one message at a time (a coordinator has one round
-// in flight); a kAbort that finds the branch busy (its coordinator gave up
-// waiting) marks it, and the running handler rolls it back when done.
-// Arriving on a message handler thread, these four run on the node's
-// participant thread, in arrival order (delivered inline, on the sender's
-// thread, they run there): a fragment latches rows, and a latch may wait
-// for another node's handler to answer an invalidation (SELCC). On the
-// handler itself, which the node's invalidations share, two nodes each
-// running a fragment that waits for the other's invalidation answer would
-// wait for each other until the lock timeout (rdma/fabric.h: a handler
-// never waits for what only another thread provides). Answers (kWorkReply,
-// kVote, kAck) and kHello stay on the handler: they only wake a slot.
+// Participant: kWork runs fragments in the branch of gtid (made on first
+// use, with a pooled thread context of this node), under this node's
+// latches, no-wait, and answers their outputs or the abort that ended the
+// branch. kPrepare takes the commit latches and checks what can fail
+// (Txn::PrepareBranch); it votes read-only at once if the branch wrote
+// nothing (no log), else appends kPrepare and votes yes from the log's
+// durability callback (a handler never waits for the log). kCommit
+// applies, releases the latches, appends kParticipantCommit unforced and
+// acknowledges; kAbort rolls back. Exclusive latches are held from kWork
+// until kCommit or kAbort. A branch takes one message at a time; a kAbort
+// that finds it busy marks it, and the running handler rolls it back.
 //
-// Coordinator side: answers (kWorkReply, kVote, kAck) land in the slot of
-// the session that sent the request (Slot), which wakes it.
+// Threads: those four run on the node's participant thread, in arrival
+// order (on the sender's thread when delivered inline), never on the
+// message handler, which SELCC's invalidations share. Answers (kWorkReply,
+// kVote, kAck) and kHello stay on the handler: they only wake the Slot of
+// the session that sent the request.
+// Design and argument: docs/design/partitioned.md.
 
 #include <atomic>
 #include <condition_variable>

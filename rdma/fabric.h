@@ -22,18 +22,11 @@
 //                                                  next Send to that node)
 //   Send, Multicast                                0 (one-way messages)
 //
-// Mapping to verbs (rdma/verbs/): Read -> IBV_WR_RDMA_READ, Write ->
-// IBV_WR_RDMA_WRITE, CompareAndSwap -> IBV_WR_ATOMIC_CMP_AND_SWP,
-// FetchAndAdd -> IBV_WR_ATOMIC_FETCH_AND_ADD, a batch -> one linked chain of
-// work requests and one doorbell, WriteToPeer -> RDMA WRITE on the queue pair
-// to that compute node, Send -> IBV_WR_SEND into the peer's pre-posted
-// receive ring. Local buffers passed to any call need not be registered: the
-// verbs backend stages them through a registered per-endpoint buffer unless
-// they lie in a region registered with ComputeNode::RegisterLocalMemory.
-//
+// Local buffers passed to any call need not be registered.
 // Errors: a bad address (out of the region, misaligned atomic, unknown node)
 // or a transport failure returns a Status saying what and where; an op that
 // returned an error may or may not have taken effect. Waits are bounded.
+// How each call maps to verbs: docs/design/fabric.md.
 
 #include <cstdint>
 #include <functional>

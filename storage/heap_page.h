@@ -1,30 +1,17 @@
 #ifndef STRAND_STORAGE_HEAP_PAGE_H_
 #define STRAND_STORAGE_HEAP_PAGE_H_
 
-// Layout of the GCL payloads of a heap table (heap_table.h).
+// Layout of the GCL payloads of a heap table (heap_table.h): one root GCL
+// per table (the catalog points to it) heads a singly linked list of heap
+// pages, newest first. Each payload's offsets are listed beside its
+// constants below.
 //
-// Table root GCL (one per table; the catalog points to it):
-//   0  u32 magic 'HTBR'   4 u32 table id   8 u32 tuple bytes
-//   12 u32 max rows per page (TableOptions; 0 = as many as fit, which is
-//          also what a root written before the option existed holds)
-//   16 u64 first page (raw GlobalAddress; pages form a singly linked list,
-//          newest first)
-//   24 u64 page count
-//
-// Heap page GCL:
-//   0  u16 magic 'HP'    2 u16 slots   4 u32 table id
-//   8  u64 next page (raw GlobalAddress, older page; 0 ends the list)
-//   16 slot 0, slot 1, ... (tuple bytes each; a tuple starts with its
-//          TupleHeader, whose flags say whether the slot is used)
-//
-// The page header is 16 bytes, not more, because it decides how many rows
-// fit a page: with 24 bytes a 4 KiB GCL holds 5 TPC-C CUSTOMER rows (678
-// bytes), with 16 it holds 6. The magic and the table id together are the
-// sanity check of a tuple address (IsPageOf); the tuple bytes are the
-// table's, in its root. `slots` (<= TupleAddress::kMaxSlots, 4096) is the
-// table's slots_per_page (what fits, capped by the root's max rows per
-// page), which a scan checks too before it trusts a page it reached by a
-// next-page link.
+// The magic and the table id together are the sanity check of a tuple
+// address (IsPageOf); the tuple bytes are the table's, in its root. A
+// page's `slots` (<= TupleAddress::kMaxSlots, 4096) is the table's
+// slots_per_page (what fits, capped by the root's max rows per page),
+// which a scan checks too before it trusts a page it reached by a
+// next-page link. Why the page header is 16 bytes: docs/design/storage.md.
 //
 // Invariants: a page's header is written once, before the page is linked
 // from the root, and never changes; a slot's kLive flag is set by the
@@ -41,7 +28,13 @@ namespace strand::storage::heap_page {
 inline constexpr uint32_t kRootMagic = 0x52425448;  // "HTBR"
 inline constexpr uint16_t kPageMagic = 0x5048;      // "HP"
 
-// Root.
+// Table root GCL:
+//   0  u32 magic 'HTBR'   4 u32 table id   8 u32 tuple bytes
+//   12 u32 max rows per page (TableOptions; 0 = as many as fit, which is
+//          also what a root written before the option existed holds)
+//   16 u64 first page (raw GlobalAddress; pages form a singly linked list,
+//          newest first)
+//   24 u64 page count
 inline constexpr uint32_t kRootMagicOffset = 0;
 inline constexpr uint32_t kRootTableIdOffset = 4;
 inline constexpr uint32_t kTupleBytesOffset = 8;
@@ -49,7 +42,11 @@ inline constexpr uint32_t kMaxRowsPerPageOffset = 12;
 inline constexpr uint32_t kFirstPageOffset = 16;
 inline constexpr uint32_t kPageCountOffset = 24;
 inline constexpr uint32_t kRootBytes = 32;
-// Page.
+// Heap page GCL:
+//   0  u16 magic 'HP'    2 u16 slots   4 u32 table id
+//   8  u64 next page (raw GlobalAddress, older page; 0 ends the list)
+//   16 slot 0, slot 1, ... (tuple bytes each; a tuple starts with its
+//          TupleHeader, whose flags say whether the slot is used)
 inline constexpr uint32_t kPageMagicOffset = 0;
 inline constexpr uint32_t kSlotsOffset = 2;
 inline constexpr uint32_t kPageTableIdOffset = 4;

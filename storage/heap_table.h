@@ -5,44 +5,13 @@
 // GCLs ("pages", layout in heap_page.h). Every access goes through cc/
 // latches, so the table is safe across threads and compute nodes.
 //
-// Inserts: each thread (ThreadContext) of each compute node fills its own
-// current page, so inserts never fight over one GCL: not from several
-// nodes, and not from two threads of one node, whose 2PL commits would
-// otherwise collide on the exclusive latch of the page both inserted into.
-// A local mutex hands out the pages. When a page is full the thread
-// allocates a new one and links it at the head of the table's page list
-// (under the table root GCL's latch).
-//
-// Rows per page: as many as fit, unless the table was created with
-// TableOptions::max_rows_per_page (kept in the root, so every node that
-// opens the table agrees). The page is the unit of latching, so rows that
-// different threads or nodes update conflict when they share one, however
-// unrelated the rows are; small hot rows (TPC-C WAREHOUSE, DISTRICT) get a
-// GCL each with a limit of 1.
-//
-// Free slots: each compute node keeps a list of its table's slots that an
-// insert may take before it appends: the slots txn/ hands back
-// (ReleaseSlot): those of inserts that never became visible (an aborted
-// insert, which no index entry ever named), and those of deleted rows
-// once no transaction can still hold their address (txn/epoch_manager.h);
-// and the unused rest of a page an inserting thread left behind. A free
-// slot on another thread's current page waits until that page is left
-// behind: an aborted insert's slot lies on its thread's page, and another
-// thread inserting there would make the two threads' commits collide on
-// the page's latch (which aborts one, whose slots are released in turn: at
-// two threads, 2% of TPC-C's New-Orders aborted so). Delete itself only
-// sets the tuple's kDeleted flag and leaves the bytes in place; an insert
-// into a reused slot writes a fresh header.
-//
-// An insert never waits for its page's latch: a busy page (a 2PL
-// transaction that read a tuple there holds the shared latch until its
-// commit) is skipped for another slot, at worst a fresh page.
-//
-// Scans walk the page list from the root, newest page first, and within a
-// page in slot (insertion) order. A scan sees every tuple inserted before
-// it started and not deleted; tuples inserted during it may or may not
-// appear. Each page is read under one shared latch, so a tuple is never
-// seen half-written.
+// Each thread (ThreadContext) of each compute node inserts into its own
+// current page, so inserts never fight over one GCL, and first takes a free
+// slot of its compute node's list (ReleaseSlot's, and the unused rest of
+// pages threads left behind); Delete only sets the tuple's kDeleted flag.
+// A page holds as many rows as fit, or TableOptions::max_rows_per_page
+// (kept in the root): the page is the unit of latching, so rows that share
+// one conflict however unrelated they are.
 //
 // Cost in round trips (SEL: one per latch acquisition and one per release;
 // SELCC: 0 on a cache hit, unlocks are free):
@@ -51,6 +20,7 @@
 //   Read    2 (S latch + release).
 //   Update, Delete  2; the write-back carries only the bytes that changed.
 //   Scan    2 for the root + 2 per page.
+// Design (insert pages, rows per page, free slots): docs/design/storage.md.
 
 #include <atomic>
 #include <cstdint>
@@ -156,7 +126,12 @@ class HeapTable {
   absl::Status Delete(cc::ThreadContext& ctx, TupleAddress address);
 
   // Calls `visit` for every live tuple (header included) until it returns
-  // false. `visit` runs with no latch held, so it may use the table.
+  // false, walking the page list from the root, newest page first, and
+  // within a page in slot (insertion) order. A scan sees every tuple
+  // inserted before it started and not deleted; tuples inserted during it
+  // may or may not appear. Each page is read under one shared latch, so a
+  // tuple is never seen half-written. `visit` runs with no latch held, so
+  // it may use the table.
   using Visitor =
       std::function<bool(TupleAddress address, const uint8_t* tuple)>;
   absl::Status Scan(cc::ThreadContext& ctx, const Visitor& visit);
@@ -199,7 +174,7 @@ class HeapTable {
   }
   absl::Status CheckAddress(TupleAddress address) const;
   // Whether `page` is the current insert page of another context than
-  // `ctx` (heap_table.h, "Free slots"). Called under mu_.
+  // `ctx` (docs/design/storage.md, "Free slots"). Called under mu_.
   bool IsAnotherThreadsPage(rdma::GlobalAddress page,
                             const cc::ThreadContext& ctx) const;
   absl::Status CheckLive(const uint8_t* payload, TupleAddress address) const;

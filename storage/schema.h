@@ -11,18 +11,11 @@
 //   TupleBuffer t(*schema);
 //   t.SetInt(0, 7); t.SetChars(1, "north"); t.SetDecimal(2, 30000000);
 //
-// Values are stored in native byte order (the tuple is never compared with
-// memcmp; index keys are encoded separately by index/key_codec.h). A
-// decimal is a signed integer count of 10^-scale units, so money stays
-// exact; it takes 8 bytes (int64) unless its spec asks for 4 (int32) or 2
-// (int16), for values the application knows are bounded:
-//
-//   {"i_price", ColumnType::kDecimal, 4, 2}  // int32 cents, |v| < 2^31
-//
-// Integers come in 1, 2, 4 and 8 bytes (kInt8 .. kInt64). Narrow columns
-// exist to save memory: every byte of a column is paid once per row on the
-// memory nodes. Reads sign-extend to int64, so callers never see the
-// stored width.
+// Values are stored in native byte order (index keys are encoded separately
+// by index/key_codec.h). Integers come in 1, 2, 4 and 8 bytes (kInt8 ..
+// kInt64), decimals in 8, 4 or 2 (ColumnSpec); reads sign-extend to int64,
+// so callers never see the stored width. Why this encoding and narrow
+// columns: docs/design/storage.md.
 //
 // Columns are named by position (fast: what the application's constants
 // say) or by name (a search of the columns). Misuse never aborts the
@@ -68,6 +61,10 @@ inline constexpr uint32_t kIntColumnTypes =
     ColumnTypeBit(ColumnType::kInt8) | ColumnTypeBit(ColumnType::kInt16) |
     ColumnTypeBit(ColumnType::kInt32) | ColumnTypeBit(ColumnType::kInt64);
 
+// A column to create. A decimal is a signed integer count of 10^-scale
+// units; it takes 8 bytes (int64) unless its spec asks for 4 (int32) or 2
+// (int16), for values the application knows are bounded:
+//   {"i_price", ColumnType::kDecimal, 4, 2}  // int32 cents, |v| < 2^31
 struct ColumnSpec {
   std::string name;
   ColumnType type = ColumnType::kInt64;

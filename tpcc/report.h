@@ -32,8 +32,8 @@ struct RunConfig {
   std::string scope = "deployment";
   uint64_t cache_mb = 0;  // per compute node, as used; 0: SEL
   // Where deleted slots' epochs meet: "process" (one manager for every
-  // node) or "pool" (txn/epoch_manager.h, "Across processes"): the pool
-  // with --epochs_in_pool or compute nodes in separate processes.
+  // node) or "pool" (docs/design/slot_reuse.md, "Across processes"): the
+  // pool with --epochs_in_pool or compute nodes in separate processes.
   std::string epochs = "process";
   std::string owners;  // who owns which warehouse: "node 0: 1-2, ..."
 };

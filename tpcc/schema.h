@@ -5,37 +5,22 @@
 // encoders of their keys.
 //
 // Columns keep the specification's names and domains, each stored in the
-// narrowest type that holds its domain: memory per warehouse is a target
-// (at most 1.3x the clause 1.3 row bytes), and every byte of a row is paid
-// about 530,000 times per warehouse.
-//   - warehouse numbers (*_w_id, ol_supply_w_id) are int16: at most
-//     kMaxWarehouses (32767) warehouses; district numbers (*_d_id) int8;
-//     customer numbers (c_id, o_c_id, h_c_id) int16: at most
-//     kMaxCustomers per district (the specification has 3000);
-//   - ol_number, ol_quantity, o_ol_cnt, o_carrier_id, o_all_local are int8
-//     (at most 15, 10, 15, 10, 1); s_quantity int16 (stays in 10..100);
-//   - ids that grow or range over 100,000 (o_id, no_o_id, ol_o_id,
-//     d_next_o_id, i_id, i_im_id, s_i_id, ol_i_id) and the counters
-//     (c_payment_cnt, c_delivery_cnt, s_ytd, s_order_cnt, s_remote_cnt)
-//     are int32;
-//   - money is a decimal with 2 digits after the point: int64 cents for the
-//     sums that grow with the run (w_ytd, d_ytd, c_balance, c_ytd_payment),
-//     int32 cents for amounts the specification bounds (c_credit_lim
-//     50,000.00, ol_amount < 10,000.00, h_amount <= 5,000.00, i_price
-//     <= 100.00); rates (w_tax, d_tax, c_discount, 0 to 0.5) are int16
-//     counts of 10^-4;
-//   - dates are int32 seconds since the epoch (0 stands for the
-//     specification's null, e.g. OL_DELIVERY_D of an undelivered order).
-// Procedures read every column with GetInt / GetDecimal, which sign-extend
-// to int64, so no code depends on a width; a write out of a column's range
-// is a CHECK failure (storage/schema.h).
+// narrowest type that holds its domain (memory per warehouse is a target:
+// at most 1.3x the clause 1.3 row bytes): warehouse and customer numbers
+// are int16 and district numbers int8 (limits below); other ids, counters
+// and bounded amounts int32 or narrower; money in cents (int64 for the
+// sums that grow with the run); rates int16 counts of 10^-4; dates int32
+// seconds since the epoch, 0 for the specification's null. Procedures read
+// every column with GetInt / GetDecimal, which sign-extend to int64, so no
+// code depends on a width; a write out of a column's range is a CHECK
+// failure (storage/schema.h).
 //
-// Keys are memcmp-ordered (index/key_codec.h). A warehouse and district are
-// packed into one 32-bit "district number" (w << 8 | d), so every key is
-// short: the index bytes are a large part of the memory per warehouse.
+// Keys are memcmp-ordered (index/key_codec.h), with a warehouse and
+// district packed into one 32-bit "district number" (w << 8 | d).
 // Non-unique lookups are made unique by appending the row's own id:
 // customer by (w, d, last, first, c_id) and orders by (w, d, c_id, o_id),
 // both read with Txn::Scan over a [low, high] range.
+// Design (every column's width, and why): docs/design/tpcc.md.
 
 #include <cstdint>
 #include <string>

@@ -5,45 +5,27 @@
 // watermark, which lets a commit release its latches as soon as its redo
 // record is appended (early lock release) on any number of compute nodes,
 // and acknowledges an outcome only once every commit it may depend on, on
-// any node, is durable. docs/design/durable_acks.md argues it for 2PL, TO,
-// OCC, SELCC, SEL and partitioned mode.
+// any node, is durable.
 //
-// Marks. Each compute node n publishes a node mark N_n in its word on
-// memory node 0 (cc/root_words.h, kDurableMarksOffset): every record of
-// n's log with commit_ts <= N_n is durable, and n appends none with
-// commit_ts <= N_n from then on. The cluster mark C = min over nodes N_n
-// therefore says the same of every log. An outcome (a commit, a rollback,
-// an error) with acknowledgement timestamp t (Txn::AckTimestamp: larger
-// than every commit timestamp it may depend on) is reported once this
-// node's acknowledged() >= t: a C that this node's own log persisted.
+// Marks: compute node n publishes a node mark N_n in its word on memory
+// node 0 (cc/root_words.h, kDurableMarksOffset): every record of n's log
+// with commit_ts <= N_n is durable, and n appends none with commit_ts <=
+// N_n from then on. The cluster mark C = min over nodes N_n says the same
+// of every log. Each flush (wal::FlushObserver, on the log's flusher
+// thread) computes N and C, appends them as a kWatermark record, and once
+// it is durable publishes N (a CAS) and makes acknowledged() C; an idle
+// node's flusher does so without I/O.
 //
-// Per flush (wal::FlushObserver, on the log's flusher thread), in one
-// round trip: read the timestamp oracle O and every node's word; then
-//   N = min(O, h - 1 for every held slot h)      (raised to the last N)
-//   C = min(N, the other nodes' words)
-// The flush appends both as a kWatermark record; once durable, N is
-// published (a CAS) and acknowledged() becomes C. Recovery replays only
-// the records with commit_ts <= the largest C any log persisted
-// (wal/log_merger.h). An idle node's flusher still runs this every
-// observer interval without I/O, so its N keeps up with the cluster, and
-// syncs a watermark record only when a local waiter wants a C this log has
-// not persisted. A log that closes cleanly publishes N = kClosed.
+// Contract: a transaction that may append holds a Slot; an outcome (a
+// commit, a rollback, an error) with acknowledgement timestamp t
+// (Txn::AckTimestamp: above every commit timestamp it may depend on) is
+// reported once acknowledged() >= t.
 //
-// Slots. A transaction that may append holds a slot (Txn::Begin to its
-// end) whose value is a lower bound of every commit timestamp it may log:
-// the oracle's last value this node saw when it began, then its own
-// timestamp once taken. A timestamp taken after a flush read O is > O; one
-// taken before is covered by its holder's slot. A record whose timestamp
-// came from elsewhere (a 2PC participant's prepare) is covered by the
-// branch's slot, held since its first fragment ran, before the
-// coordinator took the timestamp; the log refuses any record at or below
-// a node mark a flush took (wal/log_writer.h), so a hole in this argument
-// aborts a commit instead of breaking the promise.
-//
-// Cost: per transaction two stores to the slot's own cache line; per
-// flush one round trip (O and every node's word in one batch) and one CAS;
-// acknowledgement waits for the slowest node's flush plus one flush of
-// this node. Thread-safe.
+// Cost: per transaction two stores to the slot's own cache line; per flush
+// one round trip (the oracle and every node's word in one batch) and one
+// CAS; acknowledgement waits for the slowest node's flush plus one flush of
+// this node. Thread-safe. The argument, for 2PL, TO, OCC, SELCC, SEL and
+// partitioned mode: docs/design/durable_acks.md.
 
 #include <algorithm>
 #include <atomic>
@@ -71,7 +53,9 @@ class CommitWatermark : public wal::FlushObserver {
   // Slots per node: sessions plus 2PC branches running at once.
   static constexpr size_t kMaxSlots = 4096;
 
-  // A transaction's promise about the timestamps it may still log.
+  // A transaction's promise about the timestamps it may still log: every
+  // transaction that may append holds one from Txn::Begin to its end, with
+  // a lower bound of every commit timestamp it may log.
   class Slot {
    public:
     // Holds `lower_bound`: every record the holder appends from now on has

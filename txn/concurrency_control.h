@@ -1,43 +1,18 @@
 #ifndef STRAND_TXN_CONCURRENCY_CONTROL_H_
 #define STRAND_TXN_CONCURRENCY_CONTROL_H_
 
-// The per-algorithm part of a transaction. Every algorithm buffers writes
-// in the transaction (TxnState) and applies them at commit, so an aborted
-// transaction never left anything in a shared tuple; the algorithms differ
-// in how they latch, read and validate:
-//
-//   2PL no-wait   reads take shared, writes exclusive page latches (no-wait:
-//                 a held latch aborts) and keep them to the end; commit
-//                 applies under the latches it already holds. With
-//                 Database::optimistic_tuple_reads, a read that is not for
-//                 update takes no latch where the page is cached and is
-//                 validated at commit instead (two_phase_locking.h).
-//   TO            the transaction's timestamp ts comes from the oracle at
-//                 begin. A read aborts if the tuple's write_ts > ts, else
-//                 raises read_ts to ts (under a short exclusive latch).
-//                 Commit latches the write pages in address order, aborts
-//                 if any written tuple has read_ts > ts or write_ts > ts,
-//                 then applies and stamps write_ts = ts.
-//   OCC           reads copy the tuple and its version (write_ts) under a
-//                 short shared latch, or with none where the page is cached
-//                 (optimistic_tuple_reads). Commit latches the write pages in
-//                 address order, checks every read tuple's version is
-//                 unchanged, takes the commit timestamp, applies and stamps
-//                 write_ts = commit timestamp.
+// The per-algorithm part of a transaction (Create lists how each algorithm
+// latches, reads and validates). Every algorithm buffers writes in the
+// transaction (TxnState) and applies them at commit, so an aborted one
+// never left anything in a shared tuple.
 //
 // Commit timestamps order conflicting transactions as their serialization
-// order (what the redo log needs): 2PL and OCC take theirs while holding
-// every latch they conflict on; TO's serialization order is its timestamps.
-//
-// Index reads are serializable too: a lookup, absent key or scan records
-// the leaves it read and each algorithm validates them at commit as it
-// does tuples (index_writes.h). Every algorithm logs one redo record per
-// commit, appended with its write latches held, and acknowledges only
-// once the record is durable, or with early lock release once the
-// cluster's durable watermark covers its timestamp (commit_watermark.h).
-// The argument, per algorithm, for scans, for replay in commit-timestamp
-// order and for acknowledgement: docs/design/concurrency_control.md and
-// docs/design/durable_acks.md.
+// order (2PL and OCC take theirs holding every latch they conflict on; TO's
+// are its timestamps). Index reads are validated at commit like tuples
+// (index_writes.h). A commit appends one redo record under its write
+// latches; it is acknowledged once durable, or with early lock release once
+// the cluster's durable watermark covers it (commit_watermark.h).
+// Design and argument: docs/design/concurrency_control.md, durable_acks.md.
 
 #include <memory>
 
@@ -49,6 +24,24 @@ namespace strand::txn {
 
 class ConcurrencyControl {
  public:
+  // The implementation of `algorithm`:
+  //   2PL no-wait  reads take shared, writes exclusive page latches
+  //                (no-wait: a held latch aborts) and keep them to the end;
+  //                commit applies under them. With
+  //                Database::optimistic_tuple_reads a read not for update
+  //                of a cached page takes no latch and is validated at
+  //                commit instead (two_phase_locking.h).
+  //   TO           ts from the oracle at begin. A read aborts if the
+  //                tuple's write_ts > ts, else raises read_ts to ts (under
+  //                a short exclusive latch). Commit latches the write pages
+  //                in address order, aborts if a written tuple has read_ts
+  //                or write_ts > ts, then applies and stamps write_ts = ts.
+  //   OCC          reads copy the tuple and its version (write_ts) under a
+  //                short shared latch, or with none where the page is
+  //                cached (optimistic_tuple_reads). Commit latches the write
+  //                pages in address order, checks every read tuple's
+  //                version is unchanged, takes the commit timestamp,
+  //                applies and stamps write_ts = commit timestamp.
   static std::unique_ptr<ConcurrencyControl> Create(CcAlgorithm algorithm);
   virtual ~ConcurrencyControl() = default;
 

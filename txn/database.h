@@ -52,7 +52,8 @@ struct Database {
 
   // The compute node's write-ahead log, or null (no logging). With a log,
   // a commit is acknowledged only once it is durable, and so is every
-  // commit it may depend on (concurrency_control.h, "Logging").
+  // commit it may depend on (docs/design/concurrency_control.md,
+  // "Logging").
   wal::LogWriter* log = nullptr;
   // With a log: the node's durable timestamp marks (commit_watermark.h).
   // Every transaction holds one of its slots while it may log, so the
@@ -68,8 +69,8 @@ struct Database {
   CommitWatermark* watermark = nullptr;
   // Record the index leaves every Lookup, LookupBatch and Scan read, and
   // validate them at commit: what makes scans and absent-key lookups
-  // serializable (concurrency_control.h, "Index reads"). Off only to
-  // measure what that costs: phantoms become possible again.
+  // serializable (docs/design/concurrency_control.md, "Index reads"). Off
+  // only to measure what that costs: phantoms become possible again.
   bool validate_index_reads = true;
   // Read tuples that are not written with no latch (GclManager::
   // OptimisticRead) where the page is cached, and validate them at commit

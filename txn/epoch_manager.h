@@ -1,82 +1,33 @@
 #ifndef STRAND_TXN_EPOCH_MANAGER_H_
 #define STRAND_TXN_EPOCH_MANAGER_H_
 
-// Epoch-based reuse of deleted rows' slots. When this process hosts every
-// compute node, the engine owns one EpochManager and every node's Database
-// points at it; otherwise each hosted node has one of its own, and the
-// managers of all processes share their epochs through the memory pool
-// ("Across processes" below).
+// Epoch-based reuse of deleted rows' slots. A transaction that looked a key
+// up before a committed delete removed its entry may still hold the row's
+// address and read the slot later, on any compute node, so a deleted slot
+// goes back to its table (storage::HeapTable::ReleaseSlot) only once every
+// transaction that could have looked it up has ended. One manager serves
+// every compute node when this process hosts them all; otherwise each
+// hosted node has its own, and they share epochs through the memory pool.
 //
-// Why: a committed delete removes the row's index entries and marks the
-// tuple deleted, but a transaction that looked the key up before the
-// commit may still hold the row's address and read the slot later (OCC
-// and TO read without a latch held since the lookup; 2PL too may look up
-// now and read later), on any compute node. If the slot were handed to an
-// insert at once, that reader would find another row's contents under
-// the key it looked up. So a deleted slot goes back to its table
-// (storage::HeapTable::ReleaseSlot) only once every transaction that
-// could have looked it up has ended.
+// Every transaction announces the epoch E it read (Enter, at Begin) until
+// its end (Exit); a committed delete queues its slot (Retire); every
+// kBatchSlots queued slots are sealed as a batch at e = E, which advances
+// E; a batch goes back once every announced epoch is > e.
 //
-// How: a global epoch counter E (starts at 1; 0 in the pool). Every
-// transaction, at Begin, announces the epoch it read (Enter); it withdraws at
-// its end (Exit). A committed delete queues its slot (Retire) in its
-// transaction's announcement record; when 64 are queued they are sealed as a
-// batch with e = E, and E advances (one fetch_add per batch). A batch goes back
-// to the tables once every announced epoch is > e (ignoring the sealer's own
-// transaction, which has ended).
-//
-// Why no reader can see another row through a reused slot, per
-// algorithm and across processes, and why the redo log replays a delete
-// before the insert that reuses its slot: docs/design/slot_reuse.md.
-//
-// Cost on the hot path: Enter is one load of E and one CAS on the
-// transaction's own announcement record (a thread gets the record it used
-// last, so the line stays in its core's cache), Exit one store. Retire is
-// a vector push; every 64 retired slots cost one fetch_add on E and one
-// scan of the announcement records (one load per concurrently active
-// transaction the process has seen at once), amortized over the batch.
-// No mutex except to add announcement records (once per concurrent
-// transaction ever). Across processes Enter and Exit cost the same; a seal
-// costs a round trip for its FAA, one for the publish (if the bound grew)
-// and one to read every bound; the ticker two every few ms per hosted node.
-//
-// Across processes: a reader in another process announces where this one cannot
-// see it, so there (and with EngineOptions::epochs_in_pool, which makes one
-// process run it for tests) each compute node's manager keeps its own
-// announcements and the epochs meet in the pool (pool_epochs.h): E is a pool
-// word advanced by FAA at each seal, and every compute node n has a bound word
-// B[n].
-//   - epoch_ is this process's cached copy of E: it only takes values E had
-//     (read from the pool, or e + 1 after a seal's FAA returned e) and never
-//     decreases, so it is <= E at all times. Enter announces it as before: no
-//     round trip on Begin.
-//   - Publish loads c = epoch_ first, then scans the announcements, and raises
-//     B[self] to P = min(c, every announcement but a sealer's own, as above).
-//     The engine's ticker refreshes epoch_ from E and publishes every few ms
-//     (an idle node must not hold the others back); a seal publishes before it
-//     reclaims.
-//   - A batch sealed at e goes back once every B[n] > e (one round trip reads
-//     them all), in place of every local announcement > e.
-//
-// Limits: a transaction that stays open holds back every batch sealed
-// after it began (the slots wait, nothing breaks). A record's sealed
-// batches are handed back when that record seals its next batch, so with
-// short transactions each record keeps about two batches (and the open
-// one) waiting: a few hundred slots per concurrent transaction. Across
-// processes a batch also waits for every other node's next publish (a few
-// ms), and a compute node that does not publish (not started, crashed, or
-// its process gone) holds back every batch sealed after its last bound;
-// an engine that closes publishes a last bound first. Slots queued but not
-// yet reclaimed when the engine closes are not reused (they stay deleted
-// in the pool).
+// Cost: Enter one load of E and one CAS on the transaction's own record,
+// Exit one store, Retire a vector push; per batch one fetch_add on E and
+// one scan of the records. No mutex but to add a record. In the pool a seal
+// adds at most three round trips, and the ticker (Tick) two every few ms
+// per hosted node.
 //
 // Application contract: a delete must remove the row's index entries in
 // the same transaction (Txn::Delete does it for declared indexes;
-// Txn::RemoveIndexEntry for those declared by width), and an address is only
-// good within the transaction that looked it up (or, across transactions,
-// while the row is known not to be deleted): a stale entry or a remembered
-// address of a deleted row may lead to another row once its slot is
-// reused.
+// Txn::RemoveIndexEntry for those declared by width), and an address is
+// only good within the transaction that looked it up (or, across
+// transactions, while the row is known not to be deleted): a stale entry
+// or a remembered address of a deleted row may lead to another row once
+// its slot is reused. A transaction left open holds reuse back.
+// Design, limits and argument: docs/design/slot_reuse.md.
 
 #include <atomic>
 #include <cstdint>
@@ -105,7 +56,7 @@ class EpochManager {
   EpochManager() = default;
   // For the compute node of `endpoint` alone, its epochs shared through
   // the pool with the managers of the other `compute_nodes` - 1 nodes
-  // ("Across processes"). Tick it every few ms.
+  // (docs/design/slot_reuse.md, "Across processes"). Tick it every few ms.
   static absl::StatusOr<std::unique_ptr<EpochManager>> InPool(
       rdma::Endpoint& endpoint, int compute_nodes);
   ~EpochManager();

@@ -19,7 +19,7 @@
 // keys included); ValidateIndexReads checks at commit that none changed,
 // i.e. that every scan and lookup would return the same now. Each
 // algorithm's argument that this makes them serializable is in
-// concurrency_control.h ("Index reads").
+// docs/design/concurrency_control.md ("Index reads").
 //
 // Waiting: leaves are latched with no_wait. A busy leaf (another commit
 // holds it for its own apply, a few microseconds; or a tree operation)

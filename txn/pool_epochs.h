@@ -2,10 +2,11 @@
 #define STRAND_TXN_POOL_EPOCHS_H_
 
 // The memory pool's words through which the compute nodes of separate
-// processes agree when a deleted row's slot may be reused (epoch_manager.h,
-// "Across processes", argues the protocol). They live on memory node 0 at
-// fixed offsets (cc/root_words.h), so every process finds them without
-// asking anyone, and they start at zero in a fresh pool:
+// processes agree when a deleted row's slot may be reused
+// (docs/design/slot_reuse.md, "Across processes", argues the protocol).
+// They live on memory node 0 at fixed offsets (cc/root_words.h), so every
+// process finds them without asking anyone, and they start at zero in a
+// fresh pool:
 //   epoch      the global epoch E (RootWord::kReclaimEpoch); a seal of a
 //              batch of deleted slots advances it by one.
 //   bound[n]   per compute node n (kEpochBoundsOffset + 8 n): the bound

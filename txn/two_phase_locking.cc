@@ -87,7 +87,7 @@ absl::Status TwoPhaseLocking::Prepare(TxnState& txn, uint64_t commit_ts) {
     return s;
   }
   // The reads not held locked are checked now, with every lock and index
-  // leaf held (concurrency_control.h, "Index reads").
+  // leaf held (docs/design/concurrency_control.md, "Index reads").
   if (absl::Status s = ValidateUnlatchedReads(txn); !s.ok()) return s;
   if (absl::Status s = ValidateIndexReads(txn); !s.ok()) return s;
   if (commit_ts != 0) {

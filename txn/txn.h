@@ -2,8 +2,7 @@
 #define STRAND_TXN_TXN_H_
 
 // A transaction: runs entirely on one compute node, on one thread, under the
-// algorithm of its Database (2PL no-wait, TO or OCC; see
-// concurrency_control.h for how each reads, validates and commits).
+// algorithm of its Database (2PL no-wait, TO or OCC: concurrency_control.h).
 //
 //   Txn txn(db, ctx, cc);
 //   STRAND_RETURN_IF_ERROR(txn.Begin());
@@ -11,29 +10,12 @@
 //   d->SetInt(kNextOrderId, d->view().GetInt(kNextOrderId) + 1);
 //   STRAND_RETURN_IF_ERROR(txn.Commit());
 //
-// Guarantees: writes are buffered in the transaction and applied at commit,
-// so nothing of an aborted transaction is ever visible, index entries
-// included (index_writes.h: a commit changes no index entry before it can
-// no longer fail). Committed transactions are serializable: tuple reads,
-// point lookups (a key found or absent) and range scans alike. Every index
-// leaf a Lookup, LookupBatch or Scan read is validated at commit, which
-// rules out phantoms (concurrency_control.h, "Index reads", argues it per
-// algorithm).
-//
-// Read your own writes: every read sees the transaction's own writes,
-// index entries included (own_writes.h): a Lookup, LookupBatch, Scan or
-// iterator finds the keys it added and not those it removed, and Read
-// returns its own version of a row. Others' uncommitted writes are never
-// seen.
-//
-// Indexes declared with key columns (Engine::CreateIndex(name, table,
-// {"col", ...}, unique)) are kept by the transaction (declared_indexes.h):
-// Insert, Update, Upsert, InsertIfAbsent and Delete change their entries,
-// and so do changes made through Modify's buffer. Indexes declared by key
-// width are the procedure's: it builds their keys and calls AddIndexEntry
-// and RemoveIndexEntry. A unique key is checked when it is written: the
-// statement fails with AlreadyExists (naming the index and the key) and
-// the transaction goes on.
+// Guarantees: committed transactions are serializable (tuple reads, point
+// lookups found or absent, range scans: every index leaf read is validated
+// at commit, so no phantoms). Writes are buffered and applied at commit, so
+// nothing of an aborted transaction is ever visible, index entries included
+// (index_writes.h). Every read sees the transaction's own writes, index
+// entries included (own_writes.h), and never others' uncommitted ones.
 //
 // Errors: a call the procedure got wrong (an unknown table or index, a
 // key of the wrong width, a row of another table, a misused column: see
@@ -43,29 +25,9 @@
 // (kConflict or kValidation); after it, or any other error of the layers
 // below, the transaction is aborted and every later call fails with
 // FailedPrecondition. A procedure decides to roll back with UserAbort().
-// Dropping an active Txn aborts it.
-//
-// Inserted tuples go into the heap at Insert() marked pending (invisible to
-// every reader and scan; their index entries are added at commit). Commit
-// clears the mark; an abort leaves it, so an aborted insert needs no undo
-// that could fail, and hands the slot back to the table
-// (storage::HeapTable::ReleaseSlot): no index entry ever named it, so no
-// reader can hold its address. Slots of deleted rows are reused too, but
-// only once no transaction, on any compute node, can still hold the
-// address (epoch_manager.h; the argument is docs/design/slot_reuse.md):
-// a reader that looked up key K reads the row that had K, or finds it
-// deleted (NotFound; TO may abort), never a reused slot's new row. A delete
-// removes the row's declared index entries; those of indexes declared by
-// width the procedure must remove in the same transaction. An address is
-// good only within the transaction that found it (or while its row is
-// known to live).
-//
-// Size limit: every page and index leaf a transaction holds latched needs
-// a frame of its compute node's cache (SELCC), so a transaction touches at
-// most cc.cache_bytes / cc.gcl_size GCLs at once (EngineOptions::cc,
-// --cache_mb), less what other threads hold; past that it fails with
-// ResourceExhausted naming both (2PL holds every page it read or wrote to
-// commit; TO and OCC only their write pages and index leaves at commit).
+// Dropping an active Txn aborts it. Under SELCC a transaction that needs
+// more than cc.cache_bytes / cc.gcl_size GCLs latched at once fails with
+// ResourceExhausted. Design: docs/design/concurrency_control.md.
 
 #include <cstdint>
 #include <optional>
@@ -106,8 +68,16 @@ class Txn {
 
   absl::Status Begin();
 
-  // --- Rows. A row is at an address an index gave (or Insert); the
-  // address is good within this transaction (see below).
+  // --- Rows. A row is at an address an index gave (or Insert), good only
+  // within the transaction that found it (or while its row is known to
+  // live). Insert puts the tuple in the heap at once, marked pending
+  // (invisible to every reader and scan; its index entries are added at
+  // commit); commit clears the mark, an abort hands the slot back to the
+  // table (storage::HeapTable::ReleaseSlot). A deleted row's slot is
+  // reused only once no transaction, on any compute node, can still hold
+  // its address (epoch_manager.h): a reader that looked up key K reads the
+  // row that had K, or finds it deleted (NotFound; TO may abort), never a
+  // reused slot's new row. Why: docs/design/slot_reuse.md.
 
   // An empty row of `table` to fill for Insert, Update or Upsert.
   absl::StatusOr<storage::TupleBuffer> NewRow(TableId table) const;
@@ -150,7 +120,18 @@ class Txn {
 
   // --- Indexes. Keys are the index's key width in bytes
   // (index/key_codec.h builds them); another width is InvalidArgument
-  // naming the index and the key.
+  // naming the index and the key. A Lookup, LookupBatch, Scan or iterator
+  // finds the keys this transaction added and not those it removed.
+  //
+  // Indexes declared with key columns (Engine::CreateIndex(name, table,
+  // {"col", ...}, unique)) are kept by the transaction (declared_indexes.h):
+  // Insert, Update, Upsert, InsertIfAbsent and Delete change their entries,
+  // and so do changes made through Modify's buffer. Indexes declared by key
+  // width are the procedure's: it builds their keys and calls AddIndexEntry
+  // and RemoveIndexEntry (a deleted row's in the same transaction). A
+  // unique declared key is checked when it is written: the statement fails
+  // with AlreadyExists (naming the index and the key) and the transaction
+  // goes on.
 
   // The value of `key` in unique index `index`; NotFound if absent.
   absl::StatusOr<storage::TupleAddress> Lookup(IndexId index,
@@ -200,8 +181,9 @@ class Txn {
 
   // Commits and returns once the commit may be acknowledged (with a log:
   // it is durable, and so is every commit it may depend on; see
-  // concurrency_control.h, "Logging"). With db().watermark a wait that
-  // outlasts its bound is Unavailable: committed, not acknowledged.
+  // docs/design/concurrency_control.md, "Logging"). With db().watermark a
+  // wait that outlasts its bound is Unavailable: committed, not
+  // acknowledged.
   absl::Status Commit();
   // Commits without waiting to acknowledge: OK means committed in memory
   // with every latch released, but NOT yet acknowledgeable; the caller

@@ -1,76 +1,27 @@
 #ifndef STRAND_WAL_LOG_FORMAT_H_
 #define STRAND_WAL_LOG_FORMAT_H_
 
-// The on-disk format of strand's write-ahead log (format version 7).
+// The on-disk format of strand's write-ahead log (format version 7). Each
+// compute node writes its own log, <wal_dir>/node-<id>/ of segment files
+// 00000001.wal, 00000002.wal, ..., each preallocated to a fixed size: a
+// 4 KiB header block, then records back to back (8-byte aligned), zeros
+// after; records never straddle segments. A record is a 40-byte header
+// (CRC32C, type, LSN, txn id, commit timestamp, durable distance) and a
+// payload (kCommit: the transaction's whole write set as redo ops,
+// redo_record.h), atomic by its one CRC: redo only, no undo.
 //
-// Versions: 1 had tuple redo ops only; 2 adds index-entry ops
-// (redo_record.h), same bytes otherwise; 3 adds the two-phase commit records
-// of partitioned mode (kPrepare, kDistributedCommit, kParticipantCommit);
-// 4 fills record bytes 12..15 with the writer's durable watermark (below;
-// zero in older versions, read as "unknown"); 5 adds kWatermark records and
-// the segment header's flags (kSegmentAckedByWatermark); 6 records in each
-// segment's header the largest commit timestamp of the segment before it
-// (so recovery from a checkpoint skips whole segments the checkpoint
-// holds without reading them), and creates segments atomically
-// (log_writer.h); 7 adds kAdopted and kNodeExcluded (a failed node's
-// commits taken over by a survivor, failover_records.h). A reader accepts
-// every version up to its own and refuses newer ones.
+// Invariants: LSNs number one node's records 1, 2, 3, ... without gaps
+// across segments, each segment header naming its first; a record is
+// accepted only if its CRC matches and its LSN is the next one. Each record
+// carries the writer's durable LSN at its append (RecordHeader::
+// durable_lsn), which lets a reader tell a crash's torn tail from damage
+// (log_reader.h).
+// Every segment header names the database and format version: a reader
+// accepts every version up to its own and refuses newer ones and other
+// databases' logs, naming the file.
 //
-// Layout. Each compute node writes its own log: a directory
-// <wal_dir>/node-<id>/ of segment files 00000001.wal, 00000002.wal, ...
-// Every segment is preallocated to a fixed size and starts with a 4 KiB
-// header block; records follow back to back (8-byte aligned) and the unused
-// rest of the segment is zeros. Records never straddle segments.
-//
-//   segment header (4096 bytes, little endian; CRC over bytes 0..63 (0..55
-//   before version 6) with the crc field zero, the rest of the block zero):
-//     0  magic u64 "STRANDWL"   8 format_version u32   12 header_crc u32
-//    16  database_id u64       24 compute_node_id u32  28 flags u32
-//    32  segment_index u64     40 first_lsn u64        48 segment_bytes u64
-//    56  previous segment's largest commit timestamp + 1 u64 (kWatermark
-//        records aside; 0: unknown, e.g. no previous segment)
-//
-//   record (40-byte header + payload, padded with zeros to 8 bytes):
-//     0  crc u32 (CRC32C of bytes 4..40+payload)   4 payload_bytes u32
-//     8  type u8, 3 reserved zero bytes           12 durable_distance u32
-//    16  lsn u64                                   24 txn_id u64
-//    32  commit_ts u64                             40 payload (for kCommit:
-//                                                     the redo ops,
-//                                                     redo_record.h)
-//
-// LSNs number one node's records 1, 2, 3, ... without gaps, across
-// segments; each segment header names the LSN of its first record. The
-// reader uses the gap-free numbering to tell a torn tail or stale bytes from
-// the log: a record is accepted only if its CRC matches and its LSN is the
-// next one.
-//
-// The durable watermark: durable_distance = lsn - (the writer's durable LSN
-// when it appended the record), 0 if unknown (or too far to fit). Every
-// record up to lsn - durable_distance had been written and synced before
-// this one was even appended. So when the log stops at a bad record E and
-// a valid record after it says "durable up to >= E", record E was durable
-// (perhaps acknowledged) and is now damaged: data loss, not the torn tail
-// of a crash (log_reader.h tells the two apart with it).
-//
-// Why this suffices for recovery (redo-only logging of committed work):
-//  - A transaction writes nothing to the log until it commits; then its whole
-//    write set goes into one kCommit record. A record is atomic (one CRC), so
-//    replay never sees half a transaction and needs no undo: uncommitted
-//    transactions leave no trace in the log.
-//  - Each redo op names the object (table or index id), the tuple's 8-byte
-//    global address and key, and the after-image of the changed bytes with
-//    their offset (inserts carry the whole tuple, deletes only the address
-//    and key). Reapplying after-images is idempotent, so replaying a record
-//    whose effects already reached memory is harmless.
-//  - The commit timestamp is the transaction's position in the global
-//    serialization order (taken from the memory-node timestamp counter by
-//    every concurrency-control protocol strand runs). Conflicting
-//    transactions, even from different compute nodes, therefore have ordered
-//    commit timestamps, and replaying all nodes' logs merged by commit
-//    timestamp (log_merger.h) reproduces the committed state.
-//  - database_id and format_version in every segment header make recovery
-//    refuse a log of another database or of a newer format, with an error
-//    naming the file, instead of replaying it.
+// Byte layout, version history, and why redo-only logging replayed in
+// commit-timestamp order suffices for recovery: docs/design/wal.md.
 
 #include <cstddef>
 #include <cstdint>

@@ -2,75 +2,29 @@
 #define STRAND_WAL_LOG_MERGER_H_
 
 // LogMerger: the committed transactions of every compute node's log, in
-// commit-timestamp order, as recovery replays them.
-//
-// Why commit-timestamp order: conflicting transactions have ordered commit
-// timestamps under every protocol strand runs (log_format.h), so replaying
-// all records sorted by commit timestamp applies each tuple's after-images in
-// the order they were committed; non-conflicting transactions commute. Ties
-// (which a global timestamp counter does not produce) break by compute node
-// id, then LSN, so the order is deterministic.
-//
-// Two-phase commit (log_format.h, kPrepare / kDistributedCommit /
-// kParticipantCommit): a transaction distributed over several nodes'
-// logs committed iff its coordinator's kDistributedCommit or any
-// participant's kParticipantCommit is in some log. The merger yields the
-// coordinator's redo and every prepared participant's redo of a committed
-// one (each as a record of its own node, with the transaction's commit
-// timestamp and its payload reduced to the redo ops), and drops the
-// prepared branches of the others: nothing was acknowledged of them
-// (presumed abort). Markers (kParticipantCommit) are not yielded.
-//
-// Why not a streaming k-way merge: within one node's log, records are in
-// LSN order, which is not commit-timestamp order (a transaction can take its
-// timestamp, be descheduled, and append after a later one). So the merger
-// reads every node's log to its end (cutting torn tails as LogReader does),
-// keeps the records in memory and sorts them. Cost: memory and time
-// proportional to the log since the last checkpoint (checkpoint.h), which
-// bounds it; one sort of (timestamp, node, LSN) keys.
-//
-// Acknowledgement by watermark (log_format.h, kSegmentAckedByWatermark):
-// the records of such segments with a commit timestamp above the largest
-// cluster watermark any log persisted (kWatermark records, or the
-// checkpoint's end timestamp E, LogMergerOptions::watermark_floor: the
-// checkpointer saw a cluster watermark >= E persisted, and truncation may
-// have deleted the records that said so) are dropped.
-// None of them was acknowledged, and each may depend on a record of
-// another node that the crash lost; every record at or below that mark is
-// durable in its node's log (txn/commit_watermark.h;
-// docs/design/durable_acks.md). Records of other segments (acknowledged
-// one by one as each became durable) are all kept.
-//
-// Failed nodes (docs/design/node_failure.md): a survivor that reclaimed a
-// failed node logged kAdopted copies of its records that the failed
-// node's log may not have made durable, then a kNodeExcluded record. The
-// merger yields each adopted record as its original (of its original
-// node; duplicates, from a reclaim that started over, once) and drops
-// the failed node's own records in the excluded range: each is either
-// adopted or never reached memory, so no survivor depends on it. Both
-// happen before the watermark cut.
-//
-// The node set: with LogMergerOptions::compute_nodes = n (known from the
-// checkpoint manifest or the image), node-0 ... node-(n-1) must all exist;
-// a missing one is damage naming it (under kStopAtDamage: its log is read
-// as empty and damaged at its start, so the cut below drops every record
-// of the others too).
-//
-// Damage (log_reader.h): by default a node's damaged log fails Open. With
-// DamagePolicy::kStopAtDamage (recovery's explicit opt-in) each damaged log
-// is read up to its damage, and the merged history is cut at the same
-// point in commit order for every node: records with a commit timestamp
-// above T are dropped, T being (over the damaged nodes) the smallest
-// largest commit timestamp of a record read before the damage. Without
-// that cut, other nodes' later transactions, which may have read what the
-// lost records wrote, would replay over a state without them (e.g. an
-// index entry's removal of a row whose insert was lost). The cut is as
-// close to consistent as the logs allow, not exact: a node appends in LSN
-// order, not commit order, so a lost record may carry a timestamp below T.
+// commit-timestamp order, as recovery replays them. Conflicting
+// transactions have ordered commit timestamps, so this order reapplies each
+// tuple's after-images as they were committed; ties break by compute node
+// id, then LSN.
 //
 //   auto merger = LogMerger::Open(wal_dir, database_id);
 //   MergedRecord r;
 //   while (*(*merger)->Next(&r)) Replay(r.header, r.payload);
+//
+// What it yields: a two-phase commit transaction's redo of every node iff
+// its decision or a participant's marker is in some log (else presumed
+// aborted); from segments acknowledged by watermark, only the records at or
+// below the largest cluster watermark persisted (or watermark_floor); a
+// failed compute node's records that its reclaimer logged again (kAdopted)
+// once each, as that node's, and none of the failed node's own in the
+// range its reclaimer excluded (kNodeExcluded). With
+// compute_nodes = n, node-0 ... node-(n-1) must all exist. Damage fails Open
+// (kFail); under kStopAtDamage every node's history is cut at one commit
+// timestamp (damage_cut_ts()). Cost: Open reads every log to its end into
+// memory and sorts once by (timestamp, node, LSN): memory and time
+// proportional to the log since the last checkpoint. No internal locking.
+// Design and argument: docs/design/wal.md (order, 2PC, failed nodes, node
+// set, the damage cut) and docs/design/durable_acks.md (the watermark cut).
 
 #include <cstdint>
 #include <memory>
@@ -106,7 +60,8 @@ struct LogMergerOptions {
   // The deployment's compute nodes, whose logs must all exist; 0: unknown
   // (whatever node-<id>/ there are).
   uint32_t compute_nodes = 0;
-  // A cluster watermark known to have been persisted (see above).
+  // A cluster watermark known to have been persisted: a checkpoint's end
+  // timestamp E (docs/design/durable_acks.md).
   uint64_t watermark_floor = 0;
   // Recovery from a checkpoint at this timestamp: records at or below it
   // are not kept (nor, where a segment's successor says so, read:

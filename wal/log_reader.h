@@ -4,61 +4,23 @@
 // Reads one compute node's log (<wal_dir>/node-<id>/, log_format.h) record
 // by record in LSN order, as recovery and LogWriter::Open do.
 //
-// What it accepts: a record whose CRC matches and whose LSN is the next one.
-// A segment's records end at the first place that fails: zeros (the clean
-// end), a torn or corrupt record (CRC mismatch, impossible length), or a
-// record with the wrong LSN. The bytes after that point are "cut": ignored
-// and counted in stats().dropped_bytes (non-zero bytes only, so the unused,
-// zeroed rest of a preallocated segment is not counted). Reading goes on in
-// the next segment only if its header names exactly the next LSN (a writer
-// that reopened the log after a crash continues there, log_writer.h).
-//
-// Torn tail or damage: a cut is the torn tail of a crash only if nothing
-// that was durable can lie after it. The reader decides from what the
-// writer guarantees (log_writer.h): a commit is acknowledged only after
-// every record before it is synced; segment N+1 is created only after all
-// of segment N's records were synced; a segment is preallocated to its
-// full size and its header synced under a temporary name, before it is
-// renamed into place and gets any record. So the cut before the expected
-// LSN E is damage (committed, perhaps acknowledged transactions lost) when
-//   - a valid record after it in its segment was appended when E was
-//     already durable (its durable watermark, log_format.h, is >= E);
-//   - the next segment file exists but starts at another LSN than E;
-//   - a segment file is missing: a gap in the indexes, or a first segment
-//     other than 00000001.wal at LSN 1 that no truncation after a
-//     checkpoint explains (log_truncation.h: the first segment must be
-//     the note's, at the note's LSN, or one below it that a crash kept
-//     while the segments below the note's were being deleted);
-//   - a segment's header is damaged, or the file is shorter than the
-//     size its header records (truncated: to 0 bytes, to its header, in
-//     the middle of a record).
-// Everything else is a torn tail: the cut in the newest segment, or one a
-// restarted writer continued after. Records of the crashed flush may follow
-// a torn record (a flush writes its blocks concurrently); their watermark
-// predates E, they were never acknowledged, and they are cut. Limit: a
-// damaged record whose successors all belong to its own flush, or damage
-// in a log of format < 4 (no watermark) within the last segment, looks
-// exactly like a torn tail and is read as one; a whole newest segment that
-// was deleted leaves no trace.
-//
-// Damage is an error (DataLoss, `DamagePolicy::kFail`, the default) whose
-// message names the node, segment, offset and LSN of the first missing
-// record and the evidence; with `kStopAtDamage` the log ends there
-// instead and stats().damage says the same (recovery's explicit opt-in to
-// lose what follows).
-//
-// What it refuses (Next or Open returns the error, naming the file): a
-// segment of another database (FailedPrecondition), of a newer format
-// version (FailedPrecondition), a file that is not a strand log
-// (InvalidArgument), and a record with a matching CRC but an unknown type
-// (DataLoss: a bug, not a torn write).
-//
-// Cost: each segment's written extents are read into memory (found with
-// SEEK_DATA/SEEK_HOLE, so the preallocated, never-written rest of a segment
-// is not read unless it was zero-filled), then records are decoded in
-// place; a record's payload stays valid until the next segment is loaded.
-// A cut costs one pass over the rest of its segment (an 8-byte-step scan
-// that computes a CRC only for a candidate record with a watermark >= E).
+// It accepts a record whose CRC matches and whose LSN is the next one. A
+// segment's records end at the first place that fails; the bytes after it
+// are cut (non-zero ones counted in stats().dropped_bytes), and reading goes
+// on in the next segment only if its header names exactly the next LSN.
+// A cut is damage (durable, perhaps acknowledged records lost), not a
+// crash's torn tail, when a later record's durable watermark covers it, the
+// next segment starts at another LSN, a segment is missing that no
+// truncation explains (log_truncation.h), or a segment's header is damaged
+// or its file short. Damage is DataLoss naming the node, segment, offset and
+// LSN (kFail, the default); under kStopAtDamage the log ends there and
+// stats().damage says the same. Refused, naming the file: another database
+// or a newer format version (FailedPrecondition), not a strand log
+// (InvalidArgument), a record with a matching CRC but an unknown type
+// (DataLoss). Cost: each segment's written extents are read into memory and
+// decoded in place (a payload is valid until the next segment loads); a cut
+// costs one scan of the rest of its segment. No internal locking.
+// The evidence and its limits: docs/design/wal.md, "Torn tail or damage".
 
 #include <cstdint>
 #include <memory>

@@ -11,63 +11,18 @@
 //   if (!lsn.ok()) abort the commit: it is not durable.
 //
 // Guarantee: Commit (and WaitDurable) returns OK only after the record and
-// every record before it are durable (written and fdatasync'ed; see
-// log_file.h). durable_lsn() never exceeds what the file layer reported
-// durable. After any write or sync error the writer is failed for good:
-// every commit not yet durable and every later one returns that error, and
-// nothing is retried (a retried fsync can falsely succeed, log_file.h).
-//
-// Group commit: committing threads encode their record into the active
-// in-memory buffer under a mutex (a memcpy and a CRC, no I/O) and get the
-// next LSN; a single flusher thread repeatedly takes everything appended so
-// far, writes it (up to max_write_bytes per io_uring write, all in flight
-// together) plus one fdatasync, publishes the new durable LSN and wakes the
-// waiters. Commits arriving during a flush are all served by the next one,
-// so under load one flush serves many commits; an idle writer costs
-// nothing, and a lone commit waits for one write+sync (two thread wake-ups
-// more than a synchronous write). Appenders block when more than
-// max_unflushed_bytes are waiting for a flush.
-//
-// Blocks and segments: writes are whole 4 KiB blocks at block offsets (so
-// kDirect works); the last partial block of a flush is written again, with
-// more records, by the next flush. Its earlier bytes are unchanged, so a
-// torn rewrite cannot damage records already acknowledged. A record that
-// does not fit in the current segment starts the next one; the flusher
-// creates it the first time it writes there (under a temporary name:
-// fallocate, header, fdatasync; then rename and directory fsync, so a
-// segment is never seen short or without its header), which makes that
-// one flush slower.
-//
-// Truncation (Truncate, after a checkpoint): whole segments at the front
-// of the log are deleted once every record in them is durable and at or
-// below the checkpoint's timestamp; the writer knows each segment's
-// largest commit timestamp (those of a continued log from reading it at
-// Open). The truncation note is written first (log_truncation.h), and
-// the writer continues the numbering of segments and LSNs after it.
-//
-// Open on an existing log continues it: the reader finds the last valid
-// record (cutting a torn tail, LOG(WARNING) says how many bytes) and the
-// writer starts a new segment with the next LSN; old segments are never
-// written again. A log damaged before its end is refused (DataLoss, see
-// log_reader.h): appending to it would bury the damage.
-//
-// Each record carries the durable LSN at its append (log_format.h), which
-// is what lets a reader tell a crash's torn tail from damage.
-//
-// The commit path (txn/) calls Commit after taking its commit timestamp and
-// before releasing its locks (synchronous commits). With early lock
-// release a commit is acknowledged by the cluster's durable timestamp
-// watermark instead (txn/commit_watermark.h): the writer then has a
-// FlushObserver, which computes the watermarks before each flush; the
-// flusher appends them as a kWatermark record to the flush (so they are
-// durable with it) and reports them after it. The observer also wakes the
-// flusher every observer_interval when nothing is appended, so an idle
-// node's watermark keeps up with the cluster's (no I/O unless someone
-// waits for a watermark this log has not persisted). Such a writer marks
-// its segments kSegmentAckedByWatermark, and refuses a record whose
-// commit timestamp is not above the node watermark a flush already took
-// (it could not be covered any more), except a failed node's records
-// that a survivor adopts (kAdopted, kNodeExcluded: log_format.h).
+// every record before it are durable (written and fdatasync'ed, log_file.h).
+// After any write or sync error the writer is failed for good: every commit
+// not yet durable and every later one returns that error; nothing is
+// retried. Segments are created atomically: never seen short or headerless.
+// Cost: any number of threads append, each a memcpy and a CRC under a mutex;
+// one flusher thread writes all appended so far with one fdatasync, so
+// under load one flush serves many commits; a lone commit waits for one
+// write+sync. Appenders block beyond max_unflushed_bytes. Open continues a log
+// in a new segment after its last valid record (cutting a torn tail; a log
+// damaged before its end is refused). With early lock release commits are
+// acknowledged by the cluster's durable watermark instead (FlushObserver,
+// docs/design/durable_acks.md). Design: docs/design/wal.md.
 
 #include <atomic>
 #include <cstddef>
@@ -184,7 +139,8 @@ class LogWriter {
   }
   // Appends a record of any type but kWatermark (log_format.h), as Append
   // does. With an observer, FailedPrecondition if `commit_ts` is not above
-  // the node watermark a flush took already.
+  // the node watermark a flush took already, except for a failed node's
+  // records a survivor logs again (kAdopted, kNodeExcluded: log_format.h).
   absl::StatusOr<Lsn> AppendRecord(RecordType type, uint64_t txn_id,
                                    uint64_t commit_ts,
                                    std::string_view payload);

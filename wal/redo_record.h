@@ -8,19 +8,7 @@
 //     0 kind u8, 3 reserved zero bytes   4 object_id u32 (table or index)
 //     8 address u64 (rdma::GlobalAddress::raw() of the tuple or node)
 //    16 key u64                         24 offset u32   28 length u32
-//    32 after-image bytes
-//
-//   kUpdate  `length` bytes at `offset` inside the tuple at `address` now
-//            hold `after_image` (only the changed bytes are logged);
-//   kInsert  a new tuple with `key` at `address`: after_image is the whole
-//            tuple (offset 0), the index entry key -> address is implied;
-//   kDelete  the tuple with `key` at `address` is gone (no image).
-//   kIndexInsert (format version 2) the entry after_image -> `address` was
-//            added to index `object_id`: after_image holds the key bytes
-//            (index keys are memcmp-ordered strings of up to 255 bytes, so
-//            they travel as the image, not in the u64 `key` field, which is
-//            0), `address` the entry's value (a storage::TupleAddress);
-//   kIndexRemove (version 2) the entry after_image -> `address` was removed.
+//    32 after-image bytes (the op kinds: RedoKind below)
 //
 // What the commit path (txn/write_set.cc) logs: `object_id` is the table's
 // or index's catalog id (stable across engines over the same pool, unlike
@@ -29,6 +17,7 @@
 // initial image to where replay put them, engine/recovery.h), `key` 0.
 //
 // wal/ does not depend on rdma/, so addresses travel as their raw 8 bytes.
+// Why redo-only logging suffices: docs/design/wal.md.
 //
 //   RedoBuilder redo;
 //   redo.Update(kStockTable, addr.raw(), key, /*offset=*/16, new_quantity);
@@ -43,6 +32,18 @@
 
 namespace strand::wal {
 
+// What an op says:
+//   kUpdate  `length` bytes at `offset` inside the tuple at `address` now
+//            hold `after_image` (only the changed bytes are logged);
+//   kInsert  a new tuple with `key` at `address`: after_image is the whole
+//            tuple (offset 0), the index entry key -> address is implied;
+//   kDelete  the tuple with `key` at `address` is gone (no image).
+//   kIndexInsert (format version 2) the entry after_image -> `address` was
+//            added to index `object_id`: after_image holds the key bytes
+//            (index keys are memcmp-ordered strings of up to 255 bytes, so
+//            they travel as the image, not in the u64 `key` field, which is
+//            0), `address` the entry's value (a storage::TupleAddress);
+//   kIndexRemove (version 2) the entry after_image -> `address` was removed.
 enum class RedoKind : uint8_t {
   kUpdate = 1,
   kInsert = 2,

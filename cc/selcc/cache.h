@@ -4,34 +4,14 @@
 // The compute-side cache of SELCC (paper 5): a fixed pool of frames whose
 // payload copies live in one arena registered with the fabric (so peers can
 // forward GCLs straight into a frame), a sharded hash map GlobalAddress ->
-// frame with one CLOCK list per shard, a free list, and per shard the set of
-// GCLs whose eviction's release is still in flight.
-//
-// Replacement is CLOCK (second chance) rather than LRU: a hit only sets the
-// frame's reference bit, where an LRU relink wrote the list head and both
-// neighbours (three more cache lines per hit, the hottest path of the
-// engine). Victims are taken at each shard's tail: a referenced frame loses
-// its bit and goes back to the head, an unreferenced idle one is evicted.
-//
-// Beside the map, a direct-mapped table from a GCL's position in the pool
-// to its frame (frame_table.h) lets a hit go straight to the frame without
-// any lock (LatchDirect); the map stays the authority, the table a hint
-// checked under the frame's latch. It costs 8 bytes of (lazily backed)
-// memory per GCL of pool: 2 MiB per GiB of memory node at 4 KiB GCLs.
-//
-// Identity frames (CcOptions::identity_frames): frame i is the one a GCL
-// at grid position i of the pool (FrameTable::GridPosition) takes on a
-// miss when it is free, so while the cache is as large as the part of the
-// pool in use (the default size is the whole pool) every cached GCL sits
-// in the frame its address names. A hit then computes its frame and its
-// copy from the address instead of loading a table slot first: at random
-// the slot is a cache miss of its own, on which the frame's and the
-// copy's misses waited (12% of a TPC-C profile, a third of a
-// 10M-record lookup's). The identity frame is a hint like the table: a
-// hit uses it only if, under the latch (or the latch's version), it
-// caches the GCL; else the table is asked as before. A cache smaller than
-// the pool in use lends identity frames to other GCLs when their own are
-// taken or beyond it; their hits then look at one frame more.
+// frame with one CLOCK (second chance) list per shard, a free list, and per
+// shard the set of GCLs whose eviction's release is still in flight.
+// Beside the map, two hints let a hit reach its frame with no lock, each
+// checked under the frame's latch (the map stays the authority): the frame
+// table (frame_table.h, LatchDirect; 8 bytes of lazily backed memory per
+// GCL of pool) and, with CcOptions::identity_frames, the identity frame:
+// frame i is the one a GCL at grid position i of the pool
+// (FrameTable::GridPosition) takes on a miss when it is free.
 //
 // Guarantees:
 //   - at most one frame per GCL is in the map, and a GCL whose release is in
@@ -44,6 +24,7 @@
 // under the shard lock. LatchDirect takes no lock at all: one table slot
 // read and one latch attempt on the frame.
 // Capacity is cache_bytes / gcl_size frames.
+// Why CLOCK, the frame table and identity frames: docs/design/selcc.md.
 
 #include <atomic>
 #include <cstdint>

@@ -104,7 +104,7 @@ struct alignas(64) Frame {
   // dropped while its latch was busy, packed by HandoverMemo (0 = none).
   // Written by handlers (max by priority), taken by whoever gives the line
   // up; one word so neither side needs a lock. Advisory: see
-  // invalidation.h for why a stale memo is harmless.
+  // docs/design/selcc.md for why a stale memo is harmless.
   std::atomic<uint64_t> handover_memo{0};
   // The shard's clock list (newest and second-chanced frames at the head,
   // the hand at the tail).
@@ -143,7 +143,7 @@ static_assert(sizeof(Frame) == 128, "a frame no longer fits two cache lines");
 
 // A remembered dropped request (Frame::handover_memo): the sender's node,
 // its priority (N_r) and whether it wants the line exclusive. Only
-// exclusive requests are remembered (invalidation.h says why).
+// exclusive requests are remembered (docs/design/selcc.md says why).
 struct HandoverMemo {
   int node = -1;  // -1: none
   uint32_t priority = 0;

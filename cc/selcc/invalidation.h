@@ -5,70 +5,27 @@
 //
 // A node that fails to take a latch word sends one InvalidationRequest per
 // conflicting holder and waits for every InvalidationReply before it looks
-// at the latch again. The waiting thread holds its frame's local latch
-// exclusive the whole time, so a node has at most one request outstanding
-// per GCL; and because it waits for ALL replies, no forward ever lands in a
-// frame that is no longer waiting for one. Handlers never block on a local
-// latch (TryLockIdle, 5.1.1) and answer every request at once, so replies
-// are bounded by one message delay plus at most two round trips.
+// at the latch again, holding its frame's local latch exclusive: a node has
+// at most one request outstanding per GCL, and no forward lands in a frame
+// that is not waiting for one. Handlers never block on a local latch
+// (TryLockIdle, 5.1.1) and answer every request at once, so replies are
+// bounded by one message delay plus at most two round trips.
 //
-// What a holder's handler does (the requester's node r, this node n):
-//   memo M, r wants X (case 1)   forwarding on: post the WRITE of the
-//                                payload into r's frame (not waited for: it
-//                                lands before the reply, rdma/fabric.h
-//                                PostWriteToPeer), FAA Handover(n, r); reply
-//                                kGrantedExclusive with the dirty range (the
-//                                dirty data moves on, nothing is flushed).
-//                                Off: flush + release; reply kReleased.
-//   memo M, r wants S (case 2)   forwarding on: post the forward, then
-//                                (flush dirty range + FAA Downgrade(n, r))
-//                                in one round trip; memo S; reply
-//                                kGrantedShared.
-//                                Off: flush + release; reply kReleased.
-//   memo S, r wants X (case 3)   FAA -Reader(n); memo I; reply kReleased.
-//   latch busy                   reply kBusy (dropped; the lease of the
-//                                frame starts counting, 5.3.1)
-//   not cached / other memo      reply kOutdated (the request was built
-//                                from an old latch word; it is discarded)
-// A starved writer that wins a line needs no protection from readers here:
-// it holds the frame's latch until it has used the line, and a handler
-// never acts on a latched frame. (An earlier "outranked" reply kept its
-// priority on the idle line afterwards and starved no-wait readers.)
-// Spin-wait (5.3.2): a starved writer's request makes this node's global
-// readers of that GCL hold off for priority * RTT.
-//
-// Priority handover (5.3.2; on with CcOptions::priority_matching): the
-// handler remembers in the frame (Frame::handover_memo) the most urgent
-// EXCLUSIVE request it answered kBusy, unless the request was no-wait (its
-// sender aborts at once) or not addressed to the holder (kToHolder). When
-// this node gives the line up - at an unlock whose lease expired
-// (SelccManager::ReleaseGlobal), or in a handler that finds the latch idle
-// while the memo outranks the live request - the line goes to the memo's
-// node w: flush the dirty range + FAA Handover(n, w) in one round trip; the
-// live requester, if any, is answered kReleased (it then asks w). The memo
-// is cleared whenever the line leaves this node (ResetFairness).
-// Why no forward and why only writers: w was answered kBusy and is not
-// waiting for a forward; its frame may have been reused, so writing into
-// it would break the rule above (no forward lands in a frame that is not
-// waiting for one). Memory is current instead, and w's next CAS (batched
-// with its READ) finds w itself the holder and takes the line: SelccManager
-// treats "the latch word names me, my memo is I" as won, in both acquire
-// paths. A reader cannot be handed a reader bit behind its back (its own
-// retry would add the bit twice), so readers are not remembered.
-// Stale memos are harmless (the "outdated" rule, extended): the memo only
-// names a node; the handover is legal arithmetic whenever this node holds
-// M, whatever w does. If w gave up (timed out, failed) it holds the line
-// as an ORPHAN: memo I, no acquisition in progress. A request kToHolder
-// that reaches a node whose frame is I and idle (latched by the handler),
-// or not cached (claimed via Cache::ClaimUncached, so no thread starts
-// acquiring meanwhile), reads the latch word; if it names this node the
-// handler releases it (memory is current) and answers kReleased, otherwise
-// kOutdated as before. If w got the line by a live request in between, it
-// holds M and serves requests as usual. The memo is cleared when the line
-// leaves the holder, but a request handled while the giving thread still
-// holds the frame's local latch (after it cleared the memo) can leave one
-// behind: it acts only if this node holds M again later, and then hands the
-// line to a node that either wants it or releases it as an orphan.
+// A holder's handler (requester r, this node n; with forwarding off, an M
+// copy is flushed and released instead, kReleased):
+//   memo M, r wants X  forward the payload, FAA Handover(n, r);
+//                      kGrantedExclusive with the dirty range
+//   memo M, r wants S  forward, flush + FAA Downgrade(n, r); kGrantedShared
+//   memo S, r wants X  FAA -Reader(n); kReleased
+//   latch busy         kBusy (the frame's lease starts counting, 5.3.1)
+//   no such copy       kOutdated (kReleased for an orphan, below)
+// Priority handover (5.3.2, CcOptions::priority_matching): the most urgent
+// exclusive request answered kBusy is remembered in the frame, and the line
+// goes to its node (flush + FAA Handover, one round trip) when this node
+// gives the line up; a node handed a line after it gave up waiting (an
+// orphan) releases it when asked. Spin-wait (5.3.2): a starved writer's
+// request makes this node's readers of that GCL hold off for priority * RTT.
+// Each case in full, and why handover is safe: docs/design/selcc.md.
 
 #include <atomic>
 #include <condition_variable>

@@ -7,53 +7,23 @@
 //
 //   bits 63..58  exclusive holder: compute node id + 1, or 0 for none
 //   bits 57..0   reader bitmap: bit n set = node n holds (or is about to
-//                give back, see below) a shared copy
-//
+//                give back: a transient bit) a shared copy
 // Node ids 0..57 fit (58 reader bits); CheckNodeId() says so when one does
 // not. Holder values 59..63 are never written.
 //
 // Legal values (h = holder field, R = reader bitmap):
-//   (0, {})        no node holds a valid copy
-//   (0, R)         every node in R holds a Shared copy
-//   (h, {})        node h-1 holds the Modified copy
-//   (h, T)         node h-1 holds the Modified copy and T are TRANSIENT
-//                  reader bits: readers whose FAA found a holder and whose
-//                  undoing FAA is in flight. h-1 is never in T, with one
-//                  exception: a node handed the line by priority handover
-//                  (invalidation.h) while it was not waiting may find
-//                  itself holder through its own shared FAA; its bit is
-//                  then in T until its undoing FAA, one round trip.
-// A node's bit is set at most once at any time: a node has at most one
-// global acquisition of a GCL in progress (the frame's local exclusive
-// latch serializes them, cache.h), it adds its own bit only while it holds
-// no copy, and a peer adds it (downgrade, case 2) only in answer to that
-// node's live request, after the requester has undone its transient bit.
-// Only the holder of a bit or holder field takes it away. Hence no FAA
-// ever carries out of a reader bit into the next one or into the holder
-// field, and no FAA ever borrows: every subtraction removes a bit/field
-// value that is present. The holder field changes only by (a) CAS from
-// (0, {}) or from (0, {n}) (upgrade), (b) FAA by its owner: release
-// (-Exclusive(h)) or handover (+Exclusive(to)-Exclusive(h), wrapping in 64
-// bits, which is exact arithmetic on the top 6 bits and leaves R alone).
-//
-// Transitions (n = acting node; each is ONE atomic, batched with the data
-// transfer where noted, so each costs one round trip):
-//   exclusive acquire  CAS (0,{}) -> (n+1,{})          + READ payload
-//   shared acquire     FAA +Reader(n): succeeded iff the old h was 0;
-//                      else FAA -Reader(n) (the transient bit is undone
-//                      before any invalidation message is sent)  + READ
-//   upgrade S->M       CAS (0,{n}) -> (n+1,{})
-//   exclusive release  FAA -Exclusive(n)               + WRITE dirty range
-//                      (an FAA, not a WRITE of 0: it keeps transient
-//                      reader bits, which their owners then undo)
-//   shared release     FAA -Reader(n)
-//   handover M->M      FAA Handover(n, to): (n+1,T) -> (to+1,T)   (4.4.1)
-//                      (priority handover, 5.3.2: WRITE dirty range +
-//                      the same FAA; `to` finds itself holder on retry)
-//   downgrade M->S,S   FAA Downgrade(n, r): (n+1,T) -> (0,T|{n,r}) + WRITE
-//                      dirty range                                 (4.4.2)
-// Garbage states (a carry or borrow) cannot arise; a word that is not
-// legal means a bug or a foreign write, and IsLegal() reports it.
+//   (0, {})   no node holds a valid copy
+//   (0, R)    every node in R holds a Shared copy
+//   (h, {})   node h-1 holds the Modified copy
+//   (h, T)    node h-1 holds the Modified copy and T are TRANSIENT reader
+//             bits: readers whose FAA found a holder and whose undoing FAA
+//             is in flight. h-1 is not in T, except for one round trip
+//             after priority handover named h-1 while it was not waiting
+//             and its own shared FAA found itself holder.
+// Each bit is set at most once and taken away only by its owner, so no FAA
+// carries or borrows: a word that is not legal means a bug or a foreign
+// write, and IsLegal() reports it. The transitions are listed beside their
+// FAA addends below. Why they keep the word legal: docs/design/selcc.md.
 
 #include <cstdint>
 #include <string>
@@ -96,6 +66,21 @@ class LatchWord {
     return (word & Reader(node)) != 0;
   }
 
+  // Transitions (n = acting node; each is ONE atomic, batched with the data
+  // transfer where noted, so each costs one round trip):
+  //   exclusive acquire  CAS (0,{}) -> (n+1,{})          + READ payload
+  //   shared acquire     FAA +Reader(n): succeeded iff the old h was 0;
+  //                      else FAA -Reader(n) (the transient bit is undone
+  //                      before any invalidation message is sent)  + READ
+  //   upgrade S->M       CAS (0,{n}) -> (n+1,{})
+  //   exclusive release  FAA -Exclusive(n), not a WRITE of 0 (it keeps
+  //                      transient bits)                 + WRITE dirty range
+  //   shared release     FAA -Reader(n)
+  //   handover M->M      FAA Handover(n, to): (n+1,T) -> (to+1,T)   (4.4.1)
+  //                      (priority handover, 5.3.2: WRITE dirty range +
+  //                      the same FAA; `to` finds itself holder on retry)
+  //   downgrade M->S,S   FAA Downgrade(n, r): (n+1,T) -> (0,T|{n,r}) + WRITE
+  //                      dirty range                                 (4.4.2)
   // FAA addends (two's complement; the FAA wraps in 64 bits).
   static constexpr uint64_t ReleaseExclusive(int node) {
     return uint64_t{0} - Exclusive(node);

@@ -14,40 +14,20 @@
 //                wait, so local writers are not starved by a stream of
 //                readers)
 //   bits 29..0   number of shared holders
-//
 // The version makes the latch a seqlock as well (GclManager::
-// OptimisticRead): a reader that saw version v with bit 31 clear, read the
-// guarded state with no latch, and then finds the same version with bit 31
-// clear again (OptimisticBegin / OptimisticValid) knows no exclusive holder
-// came in between, so what it read was one consistent state. That holds
-// because everything that changes a frame -- its payload copy (local
-// writes, reloads on a miss, GCLs forwarded into it, zeroing), its memo,
-// its GCL and map membership (insert, eviction, free, reuse) -- does so
-// under the exclusive latch (frame.h says who may touch what; the writers
-// are ExclusiveGuard, SelccManager's miss, upgrade, release and Free paths,
-// the invalidation handler, the evictor and ReleaseEverything). Shared
-// holders change nothing, so their arrivals and departures do not move
-// the version. The version wraps after 2^32 releases: a reader would have
-// to stall across exactly that many to be fooled.
-//
-// Memory order: an exclusive acquisition is a locked RMW followed by a
-// release fence, so a reader that sees any store of the holder and then
-// issues an acquire fence sees the acquisition (the seqlock writer of
-// Boehm, "Can seqlocks get along with programming language memory
-// models?", MSPC 2012). The holders' own stores are plain (memcpy), which
-// the C++ model calls a race with the optimistic reader's relaxed loads;
-// on x86-64 (TSO, the engine's only target) the argument holds for them
-// too, and the reader never acts on what it read before validating.
+// OptimisticRead): a reader that finds the same version with bit 31 clear
+// before and after reading the guarded state with no latch (OptimisticBegin
+// / OptimisticValid) read one consistent state, since everything that
+// changes a frame does so under the exclusive latch.
 //
 // Costs: every uncontended call is one atomic on the word (~10-20 ns);
-// OptimisticBegin and OptimisticValid are plain loads (no write, so
-// readers on several cores share the word's cache line instead of passing
-// it around). Blocking calls spin briefly, then yield, then sleep in
-// growing steps up to 50 us (the machine may have fewer cores than
-// threads, and a holder may be waiting for a remote reply); they give up
-// at the deadline and return false. No call waits without a bound.
-// Handlers use TryLockIdle() only (paper 5.1.1: handlers never block
-// behind local threads).
+// OptimisticBegin and OptimisticValid are plain loads (no write, so readers
+// on several cores share the word's cache line instead of passing it
+// around). Blocking calls spin briefly, then yield, then sleep in growing
+// steps up to 50 us; they give up at the deadline and return false. No call
+// waits without a bound. Handlers use TryLockIdle() only (paper 5.1.1:
+// handlers never block behind local threads).
+// Why the seqlock holds, and its memory order: docs/design/selcc.md.
 
 #include <algorithm>
 #include <atomic>
@@ -195,8 +175,8 @@ class LocalLatch {
            (uint64_t{1} << 32);
   }
   // After an exclusive acquisition: the seqlock writer's release fence
-  // (see the top of the file). A compiler barrier on x86-64; left out
-  // under TSan like ReaderFence.
+  // (docs/design/selcc.md, memory order). A compiler barrier on x86-64;
+  // left out under TSan like ReaderFence.
   static void WriterFence() {
 #if !defined(__SANITIZE_THREAD__)
     std::atomic_thread_fence(std::memory_order_release);

@@ -124,7 +124,7 @@ struct NodeState {
 
   // Appends to `b` the priority handover of `f` (kModified) to node `to`
   // (5.3.2): the flush of the dirty range, then FAA Handover(node, to). No
-  // forward: `to` is not waiting for one (invalidation.h); memory is
+  // forward: `to` is not waiting for one (docs/design/selcc.md); memory is
   // current once the FAA lands, so `to`'s next CAS/FAA (batched with its
   // READ) finds itself holder and reads the line. One round trip.
   void AppendHandover(const Frame& f, int to, rdma::Batch& b,

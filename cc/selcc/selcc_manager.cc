@@ -522,9 +522,9 @@ absl::Status SelccManager::AcquireShared(SelccThread& t, Frame* f,
     if (StealFromFailedPeers(t, gcl, old)) continue;
     if (handed_to_us) {
       // A peer handed us the line while we held no copy (priority
-      // handover, invalidation.h): memory was current before the FAA that
-      // named us, so the READ batched with our FAA has the line. M serves
-      // reads.
+      // handover, docs/design/selcc.md): memory was current before the FAA
+      // that named us, so the READ batched with our FAA has the line. M
+      // serves reads.
       f->memo = Memo::kModified;
       f->ClearDirty();
       if (invalidated) AtomicStats::Bump(t.stats->invalidating_locks);
@@ -593,7 +593,7 @@ absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
           .Read(gcl + 8, f->data, state_->payload_bytes);
       if (absl::Status s = Execute(t, b); !s.ok()) return s;
       // Or a peer handed us the line while we retried (priority handover,
-      // invalidation.h): the READ after the CAS has the current line.
+      // docs/design/selcc.md): the READ after the CAS has the current line.
       won = old == 0 || LatchWord::Holder(old) == node_;
     }
     if (won) {

@@ -1,7 +1,8 @@
 #ifndef STRAND_CC_SELCC_SELCC_MANAGER_H_
 #define STRAND_CC_SELCC_SELCC_MANAGER_H_
 
-// SELCC (the paper's protocol) behind the GclManager API.
+// SELCC (the paper's protocol) behind the GclManager API. Frames hold the
+// GCL payload only; the latch word lives in remote memory.
 //
 // Access paths (paper Table 1; costs in round trips of the calling thread):
 //   SLock, memo S or M     hit: local shared latch only, 0
@@ -18,27 +19,10 @@
 //                          when the frame's lease expired (5.3.1): 1, and
 //                          the line goes to the most urgent writer dropped
 //                          meanwhile (priority handover, invalidation.h)
-// A conflicting latch word costs invalidation messages (invalidation.h):
-// the requester waits for every reply, then either holds the line (the
-// holder handed it over and forwarded the payload into our frame), or
-// retries its atomic after the back-off T = C * RTT / N_r (5.1.2; N_r is
-// the attempt number, sent as the message's priority).
-//
-// Bounded waits: latch waits end at CcOptions::lock_timeout with
-// DeadlineExceeded; with LockOptions::no_wait a conflict with a running
-// holder (a busy local latch here, or a peer whose handler found its latch
-// busy) returns Aborted at once. A requester always collects the replies
-// to the messages it sent before it gives up (they take one message delay
-// plus at most two round trips); a peer that stops answering for
-// kReplyGrace is reported as Unavailable.
-//
-// Contexts: a ThreadContext works only with the manager that made it (its
-// endpoint's node is the requester the peers' handlers grant lines to);
-// another node's context gets FailedPrecondition, see OwnThread().
-//
-// Frames hold the GCL payload only; the latch word lives in remote memory.
-// Destroying the manager stops its handlers and evictor, then writes every
-// dirty line back and releases every latch it holds.
+// A conflicting latch word adds invalidation messages (invalidation.h) and,
+// unless the holder hands the line over, a back-off before the retry.
+// Every wait is bounded (see SLock). Design and argument:
+// docs/design/selcc.md.
 
 #include <atomic>
 #include <memory>
@@ -64,13 +48,24 @@ class SelccManager final : public GclManager {
 
   static absl::StatusOr<std::unique_ptr<GclManager>> Create(
       rdma::Fabric& fabric, rdma::ComputeNodeId node, const CcOptions& options);
+  // Stops the handlers and the evictor, then writes every dirty line back
+  // and releases every latch this node holds.
   ~SelccManager() override;
 
   const CcOptions& options() const override { return state_->options; }
   rdma::ComputeNodeId node_id() const override { return node_; }
+  // A context works only with the manager that made it (its endpoint's node
+  // is the requester the peers' handlers grant lines to); another node's
+  // context gets FailedPrecondition, see OwnThread().
   absl::StatusOr<std::unique_ptr<ThreadContext>> NewThreadContext() override;
   absl::StatusOr<rdma::GlobalAddress> Allocate(ThreadContext& ctx) override;
   absl::Status Free(ThreadContext& ctx, rdma::GlobalAddress gcl) override;
+  // Bounded waits: latch waits end at CcOptions::lock_timeout with
+  // DeadlineExceeded; with LockOptions::no_wait a conflict with a running
+  // holder (a busy local latch here, or a peer whose handler found its latch
+  // busy) returns Aborted at once. A requester always collects the replies
+  // to the messages it sent before it gives up; a peer that stops answering
+  // for kReplyGrace is reported as Unavailable.
   absl::StatusOr<SharedGuard> SLock(ThreadContext& ctx, rdma::GlobalAddress gcl,
                                     LockOptions lock) override;
   absl::StatusOr<ExclusiveGuard> XLock(ThreadContext& ctx,

@@ -432,7 +432,8 @@ TEST_F(SelccManagerTest, LeaseEndHandsTheLineToTheMostUrgentDroppedWriter) {
   // The unlock used the memo (the latch word above names node 1) and
   // cleared it; a retry node 1 or 2 sent before the handover can still
   // reach node 0's handler while the unlocking thread holds the frame's
-  // latch and leave a memo behind: stale and harmless (invalidation.h).
+  // latch and leave a memo behind: stale and harmless
+  // (docs/design/selcc.md).
   // It can only name a node that asked.
   const int left = sm(0).DebugHandoverMemo(gcl_).node;
   EXPECT_TRUE(left == -1 || left == 1 || left == 2)

@@ -171,9 +171,9 @@ TEST_F(LoaderTest, ColumnsFollowTheRules) {
   EXPECT_TRUE(c->ok()) << c->ToString();
 }
 
-// The memory target (tpcc/schema.h) rests on these widths: each table's
-// column bytes, and six CUSTOMER rows to a 4 KiB GCL (five would cost
-// about 4 MiB per warehouse).
+// The memory target (docs/design/tpcc.md) rests on these widths: each
+// table's column bytes, and six CUSTOMER rows to a 4 KiB GCL (five would
+// cost about 4 MiB per warehouse).
 TEST_F(LoaderTest, RowsAreAsNarrowAsTheMemoryTargetNeeds) {
   const Tables& t = db_->tables();
   EXPECT_EQ(t.warehouse_schema->data_bytes(), 93u);

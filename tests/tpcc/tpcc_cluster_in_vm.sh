@@ -74,11 +74,11 @@ check "node 1 printed its own figures" \
 # that stalls measures next to nothing (a 3 s partitioned run committed 6
 # transactions, and CI saw one with none distributed; the emulated VM is
 # slow under host load, and partitioned mode then had a deadlock between
-# handler threads, since fixed: partition/node.h).
+# handler threads, since fixed: docs/design/partitioned.md).
 echo "=== [tpcc cluster] deleted rows' slots reused across processes"
 # 40% Delivery, so that each process seals several batches of deleted
 # NEW-ORDER slots; a batch goes back only once the other process's bound in
-# the pool passed it (txn/epoch_manager.h, "Across processes").
+# the pool passed it (docs/design/slot_reuse.md, "Across processes").
 "$here/scripts/launch.sh" --cluster="$work/cluster.txt" --bin="$build" \
   --pool_mb=1024 --results="$work/reuse" --timeout_s=600 -- \
   "${small[@]}" --customers=150 --mix=30,30,0,40,0 --txns=1200 \

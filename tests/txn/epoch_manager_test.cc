@@ -1,8 +1,8 @@
-// EpochManager across processes (txn/epoch_manager.h, "Across processes"):
-// three compute nodes, each with a manager of its own over one fabric, as
-// if each ran in its own process, so nothing is shared but the pool's
-// words (txn/pool_epochs.h). Transactions are driven by hand (Enter,
-// Retire, Exit) and the engine's ticker by Tick, so every step is
+// EpochManager across processes (docs/design/slot_reuse.md, "Across
+// processes"): three compute nodes, each with a manager of its own over
+// one fabric, as if each ran in its own process, so nothing is shared but
+// the pool's words (txn/pool_epochs.h). Transactions are driven by hand
+// (Enter, Retire, Exit) and the engine's ticker by Tick, so every step is
 // deterministic:
 //   - a transaction open on node A holds back every batch node B seals
 //     after A began, until A ends and A's node publishes again; then
