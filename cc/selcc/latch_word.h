@@ -95,11 +95,11 @@ class LatchWord {
     return Reader(holder) + Reader(reader) - Exclusive(holder);
   }
 
-  // A value listed under "Legal values" above.
+  // A value listed under "Legal values" above. Every reader bitmap is one
+  // (the holder's own bit too, for the round trip after a priority
+  // handover), so only a holder field past the last node id is not.
   static constexpr bool IsLegal(uint64_t word) {
-    const int h = Holder(word);
-    if (h >= kMaxNodes) return false;
-    return h < 0 || !HasReader(word, h);
+    return Holder(word) < kMaxNodes;
   }
 
   // "(holder=3 readers={0,5})", "(free)".

@@ -18,8 +18,9 @@ TEST(LatchWordTest, EncodingRoundTripsForEveryNode) {
     EXPECT_TRUE(LatchWord::HasReader(LatchWord::Reader(n), n));
     EXPECT_TRUE(LatchWord::IsLegal(LatchWord::Exclusive(n)));
     EXPECT_TRUE(LatchWord::IsLegal(LatchWord::Reader(n)));
-    // The holder may not also be a reader.
-    EXPECT_FALSE(
+    // The holder's own transient bit: a priority handover named it while
+    // its shared FAA was on the way.
+    EXPECT_TRUE(
         LatchWord::IsLegal(LatchWord::Exclusive(n) | LatchWord::Reader(n)));
   }
   EXPECT_EQ(LatchWord::Holder(0), -1);
@@ -80,8 +81,11 @@ TEST(LatchWordTest, RandomLegalTransitionsStayLegal) {
   constexpr int kNodes = LatchWord::kMaxNodes;
   for (int walk = 0; walk < 200; ++walk) {
     uint64_t w = 0;
-    // What each node holds: 0 none, 1 shared, 2 transient bit, 3 holder.
+    // What each node holds: 0 none, 1 shared, 2 transient bit, 3 holder,
+    // 4 holder by a handover that found its shared FAA on the way (its own
+    // bit transient).
     std::vector<int> has(kNodes, 0);
+    std::vector<bool> handed(kNodes, false);  // holder by a handover
     for (int step = 0; step < 2000; ++step) {
       const int n = rng() % kNodes;
       const int holder = LatchWord::Holder(w);
@@ -112,14 +116,19 @@ TEST(LatchWordTest, RandomLegalTransitionsStayLegal) {
           break;
         case 3: {
           const int to = rng() % kNodes;
-          const int choice = rng() % 3;
-          if (choice == 0) {
+          const int choice = rng() % 4;
+          if (handed[n] && choice == 3) {
+            w += LatchWord::Reader(n);  // its own shared FAA finds it holder
+            has[n] = 4;
+            handed[n] = false;
+          } else if (choice == 0) {
             w += LatchWord::ReleaseExclusive(n);
             has[n] = 0;
           } else if (to != n && has[to] == 0 && choice == 1) {
             w += LatchWord::Handover(n, to);
             has[n] = 0;
             has[to] = 3;
+            handed[to] = true;
           } else if (to != n && has[to] == 0) {
             w += LatchWord::Downgrade(n, to);
             has[n] = 1;
@@ -127,12 +136,18 @@ TEST(LatchWordTest, RandomLegalTransitionsStayLegal) {
           }
           break;
         }
+        case 4:
+          w += LatchWord::ReleaseShared(n);  // the undoing FAA
+          has[n] = 3;
+          break;
       }
+      if (has[n] != 3) handed[n] = false;
       ASSERT_TRUE(LatchWord::IsLegal(w)) << LatchWord::ToString(w);
       for (int i = 0; i < kNodes; ++i) {
-        ASSERT_EQ(LatchWord::HasReader(w, i), has[i] == 1 || has[i] == 2)
+        ASSERT_EQ(LatchWord::HasReader(w, i),
+                  has[i] == 1 || has[i] == 2 || has[i] == 4)
             << "node " << i << " in " << LatchWord::ToString(w);
-        ASSERT_EQ(LatchWord::Holder(w) == i, has[i] == 3);
+        ASSERT_EQ(LatchWord::Holder(w) == i, has[i] == 3 || has[i] == 4);
       }
     }
   }

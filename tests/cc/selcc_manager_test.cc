@@ -377,9 +377,13 @@ TEST_F(SelccManagerTest, LeaseOfZeroGivesTheLineUpAtTheNextUnlock) {
 }
 
 // Priority handover (5.3.2): node 0 keeps the line busy; node 1 asks first
-// and keeps retrying (its priority grows), node 2 asks later (lower
-// priority). Node 0 remembers node 1's request; its unlock (lease 0) hands
-// the line straight to node 1 (no free window), node 2 gets it after.
+// and keeps retrying (its priority, its attempts, grows), node 2 asks
+// later. Node 0 remembers the most urgent request; its unlock (lease 0)
+// hands the line straight to that node (no free window), the other gets it
+// after. Node 1 is far ahead when node 2 starts, but a loaded machine may
+// stall node 1's thread while node 2 retries past it: a displacement with
+// a higher priority is the protocol working, so the checks follow whichever
+// node the memo named.
 TEST_F(SelccManagerTest, LeaseEndHandsTheLineToTheMostUrgentDroppedWriter) {
   CcOptions o = SelccOptions();
   o.lease_gamma = 0;
@@ -390,46 +394,55 @@ TEST_F(SelccManagerTest, LeaseEndHandsTheLineToTheMostUrgentDroppedWriter) {
   const uint64_t value = 0x5e1cc0de;
   std::memcpy(x->MutableRange(0, 8), &value, 8);
   std::atomic<int> order{0};
-  std::atomic<int> got1{-1}, got2{-1};
   std::atomic<bool> let_go{false};
-  std::thread node1([&] {
-    auto y = m(1).XLock(c(1), gcl_);
-    ASSERT_TRUE(y.ok()) << y.status();
-    got1 = order.fetch_add(1);
-    uint64_t v;
-    std::memcpy(&v, y->data(), 8);
-    EXPECT_EQ(v, value);
+  // Each writer reads the line, says when it got it, waits for let_go and
+  // writes its own mark.
+  struct Writer {
+    std::atomic<int> got{-1};
+    uint64_t read = 0;
+    uint64_t mark = 0;
+  };
+  Writer writers[3];
+  auto write = [&](int node) {
+    Writer& w = writers[node];
+    auto g = m(node).XLock(c(node), gcl_);
+    ASSERT_TRUE(g.ok()) << g.status();
+    std::memcpy(&w.read, g->data(), 8);
+    w.got = order.fetch_add(1);
     while (!let_go.load()) absl::SleepFor(absl::Milliseconds(1));
-    const uint64_t v1 = value + 1;
-    std::memcpy(y->MutableRange(0, 8), &v1, 8);
-  });
+    std::memcpy(g->MutableRange(0, 8), &w.mark, 8);
+  };
+  writers[1].mark = value + 1;
+  writers[2].mark = value + 2;
+  std::thread node1(write, 1);
   // Node 1 retries until its priority (= its attempts) is far ahead.
   auto memo = [&] { return sm(0).DebugHandoverMemo(gcl_); };
   constexpr uint32_t kAhead = 200;
   for (int i = 0; i < 20000 && memo().priority < kAhead; ++i) {
     absl::SleepFor(absl::Milliseconds(1));
   }
-  ASSERT_EQ(memo().node, 1);
-  ASSERT_GE(memo().priority, kAhead);
-  EXPECT_TRUE(memo().exclusive);
-  std::thread node2([&] {
-    auto z = m(2).XLock(c(2), gcl_);
-    ASSERT_TRUE(z.ok()) << z.status();
-    got2 = order.fetch_add(1);
-    uint64_t v;
-    std::memcpy(&v, z->data(), 8);
-    EXPECT_EQ(v, value + 1);
-  });
-  // Node 2's first request was dropped too (it backs off after a reply),
-  // and did not displace node 1's, whose priority is higher.
+  const selcc::HandoverMemo ahead = memo();
+  ASSERT_EQ(ahead.node, 1);
+  ASSERT_GE(ahead.priority, kAhead);
+  EXPECT_TRUE(ahead.exclusive);
+  std::thread node2(write, 2);
+  // Node 2's requests were dropped too; one displaces node 1's only with a
+  // higher priority than node 1's latest.
   while (m(2).Stats().lock_retries == 0) std::this_thread::yield();
-  EXPECT_EQ(memo().node, 1) << "priority " << memo().priority;
+  const selcc::HandoverMemo seen = memo();
+  if (seen.node != 1) {
+    EXPECT_EQ(seen.node, 2);
+    EXPECT_GT(seen.priority, ahead.priority);
+  }
   ASSERT_TRUE(x->Unlock().ok());
-  // The unlock itself handed the line over: no moment without a holder.
-  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
+  // The unlock itself handed the line over: no moment without a holder,
+  // and the new holder keeps it until let_go.
+  const int first = LatchWord::Holder(LatchWordNow());
+  ASSERT_TRUE(first == 1 || first == 2) << LatchWord::ToString(LatchWordNow());
+  const int second = 3 - first;
   EXPECT_EQ(MemoryWord(0), value);  // flushed by the handover
   EXPECT_EQ(MemoOf(0), Memo::kInvalid);
-  // The unlock used the memo (the latch word above names node 1) and
+  // The unlock used the memo (the latch word above names its node) and
   // cleared it; a retry node 1 or 2 sent before the handover can still
   // reach node 0's handler while the unlocking thread holds the frame's
   // latch and leave a memo behind: stale and harmless
@@ -438,17 +451,20 @@ TEST_F(SelccManagerTest, LeaseEndHandsTheLineToTheMostUrgentDroppedWriter) {
   const int left = sm(0).DebugHandoverMemo(gcl_).node;
   EXPECT_TRUE(left == -1 || left == 1 || left == 2)
       << "memo left for node " << left;
-  for (int i = 0; i < 5000 && got1.load() < 0; ++i) {
+  for (int i = 0; i < 5000 && writers[first].got.load() < 0; ++i) {
     absl::SleepFor(absl::Milliseconds(1));
   }
-  EXPECT_EQ(got1.load(), 0);
-  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(1));
+  EXPECT_EQ(writers[first].got.load(), 0);
+  EXPECT_EQ(writers[first].read, value);
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(first));
   let_go = true;
   node1.join();
   node2.join();
-  EXPECT_EQ(got2.load(), 1);
-  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(2));
-  ExpectMemos(Memo::kInvalid, Memo::kInvalid, Memo::kModified);
+  EXPECT_EQ(writers[second].got.load(), 1);
+  EXPECT_EQ(writers[second].read, writers[first].mark);
+  EXPECT_EQ(LatchWordNow(), LatchWord::Exclusive(second));
+  EXPECT_EQ(MemoOf(first), Memo::kInvalid);
+  EXPECT_EQ(MemoOf(second), Memo::kModified);
 }
 
 // A remembered writer that gave up before the handover holds the line as

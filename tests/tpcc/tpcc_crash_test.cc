@@ -83,7 +83,7 @@ struct Config {
   double checkpoint_interval_s = 0;
   // The child kills itself here (STRAND_CRASH_AT) instead of being killed
   // at a random moment.
-  std::string crash_at;
+  std::string crash_at = "";
   // Every round carries on from the previous round's directory.
   bool resume = false;
 };
@@ -437,13 +437,13 @@ TEST_F(TpccCrashTest, KillNinePartitionedSynchronous) {
 // Checkpoints while the mix runs: killed at a random moment,
 // shared and partitioned; recovery starts from the newest checkpoint.
 TEST_F(TpccCrashTest, KillNineWithPeriodicCheckpoints) {
-  Config c{2, 1, false, -1};
+  Config c{.compute_nodes = 2, .threads = 1};
   c.checkpoint_interval_s = 0.3;
   Run("KillNineWithPeriodicCheckpoints", RoundsFromEnv(2), c, 1500);
 }
 
 TEST_F(TpccCrashTest, KillNinePartitionedWithPeriodicCheckpoints) {
-  Config c{2, 1, false, -1, 50};
+  Config c{.compute_nodes = 2, .threads = 1, .partitioned_distributed_pct = 50};
   c.checkpoint_interval_s = 0.3;
   Run("KillNinePartitionedWithPeriodicCheckpoints", RoundsFromEnv(1), c, 1500);
 }
@@ -457,7 +457,9 @@ class TpccCheckpointStepTest
 
 TEST_P(TpccCheckpointStepTest, KillNineAtCheckpointStep) {
   const auto& [point, partitioned] = GetParam();
-  Config c{2, 1, false, -1, partitioned ? 50 : -1};
+  Config c{.compute_nodes = 2,
+           .threads = 1,
+           .partitioned_distributed_pct = partitioned ? 50 : -1};
   c.checkpoint_interval_s = 0.3;
   c.crash_at = point == "checkpoint.truncating" ? point + "@1" : point + "@3";
   Run(absl::StrCat("KillNineAtCheckpointStep ", point,
@@ -483,7 +485,7 @@ INSTANTIATE_TEST_SUITE_P(
 // recovers the last and appends to its logs and side file; every
 // acknowledged New-Order of every run must be found each time.
 TEST_F(TpccCrashTest, KillNineCarryOnCycles) {
-  Config c{2, 1, false, -1};
+  Config c{.compute_nodes = 2, .threads = 1};
   c.checkpoint_interval_s = 0.3;
   c.resume = true;
   Run("KillNineCarryOnCycles", RoundsFromEnv(3), c, 1500);
