@@ -13,7 +13,7 @@ LoopbackComputeNode::LoopbackComputeNode(LoopbackFabric* fabric,
                                          ComputeNodeId id)
     : fabric_(fabric),
       id_(id),
-      gate_(fabric->options().fencing),
+      gate_(std::make_shared<FenceGate>(fabric->options().fencing)),
       inbox_(kInboxCapacity, absl::Seconds(10)) {}
 
 LoopbackComputeNode::~LoopbackComputeNode() { StopHandlers(); }

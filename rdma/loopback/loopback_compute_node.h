@@ -56,7 +56,7 @@ class LoopbackComputeNode : public ComputeNode {
                                          uint64_t length) const;
   MessageInbox& inbox() { return inbox_; }
   // Whether this node's operations may proceed (fence_gate.h).
-  FenceGate& gate() { return gate_; }
+  FenceGate& gate() { return *gate_; }
 
   // Inline delivery: the handler, if registered and still accepting
   // messages (then EndInline must follow), else null.
@@ -70,7 +70,8 @@ class LoopbackComputeNode : public ComputeNode {
   LoopbackFabric* const fabric_;
   const ComputeNodeId id_;
   CounterRegistry counters_;
-  FenceGate gate_;
+  // Shared with the endpoints, which may outlive this node.
+  const std::shared_ptr<FenceGate> gate_;
   MessageInbox inbox_;
 
   // Append-only; a region is published by the release store of the count,

@@ -26,9 +26,9 @@ thread_local int inline_depth = 0;
 class LoopbackEndpoint::Pass {
  public:
   explicit Pass(LoopbackEndpoint& endpoint)
-      : endpoint_(endpoint), entered_(endpoint.gate_.Enter(*endpoint.seat_)) {}
+      : endpoint_(endpoint), entered_(endpoint.gate_->Enter(*endpoint.seat_)) {}
   ~Pass() {
-    if (entered_) endpoint_.gate_.Exit(*endpoint_.seat_);
+    if (entered_) endpoint_.gate_->Exit(*endpoint_.seat_);
   }
   Pass(const Pass&) = delete;
   Pass& operator=(const Pass&) = delete;
@@ -48,16 +48,16 @@ class LoopbackEndpoint::Pass {
 
 LoopbackEndpoint::LoopbackEndpoint(LoopbackFabric* fabric, ComputeNodeId node,
                                    std::shared_ptr<EndpointCounters> counters,
-                                   FenceGate& gate)
+                                   std::shared_ptr<FenceGate> gate)
     : fabric_(fabric),
       node_(node),
       counters_(std::move(counters)),
-      gate_(gate),
-      seat_(gate.Sit()) {}
+      gate_(std::move(gate)),
+      seat_(gate_->Sit()) {}
 
 LoopbackEndpoint::~LoopbackEndpoint() {
   inline_endpoints_.clear();
-  gate_.Leave(std::move(seat_));
+  gate_->Leave(std::move(seat_));
 }
 
 absl::Status LoopbackEndpoint::CheckReachable(ComputeNodeId node) const {

@@ -27,9 +27,11 @@ class LoopbackFabric;
 
 class LoopbackEndpoint : public Endpoint {
  public:
-  // Sits at `gate`, its node's fence gate (fence_gate.h), until destroyed.
+  // Sits at `gate`, its node's fence gate (fence_gate.h), until destroyed;
+  // it may be destroyed after its node.
   LoopbackEndpoint(LoopbackFabric* fabric, ComputeNodeId node,
-                   std::shared_ptr<EndpointCounters> counters, FenceGate& gate);
+                   std::shared_ptr<EndpointCounters> counters,
+                   std::shared_ptr<FenceGate> gate);
   ~LoopbackEndpoint() override;
 
   ComputeNodeId node_id() const override { return node_; }
@@ -68,7 +70,7 @@ class LoopbackEndpoint : public Endpoint {
   LoopbackFabric* const fabric_;
   const ComputeNodeId node_;
   const std::shared_ptr<EndpointCounters> counters_;
-  FenceGate& gate_;
+  const std::shared_ptr<FenceGate> gate_;
   std::unique_ptr<FenceGate::Seat> seat_;
   std::vector<std::unique_ptr<LoopbackEndpoint>> inline_endpoints_;
 };
