@@ -71,6 +71,17 @@ bool ReplySlot::Wait(absl::Time deadline, const std::atomic<uint64_t>& fenced,
   return true;
 }
 
+void ReplySlot::Forget(uint64_t nodes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if ((pending_ & nodes) == 0) return;
+  pending_ &= ~nodes;  // their replies, if any, are stale now
+  if (pending_ == 0) done_.notify_all();
+}
+
+void ReplySlots::Forget(uint64_t nodes) {
+  for (uint32_t i = 0; i < kMaxSlots; ++i) slots_[i].Forget(nodes);
+}
+
 ReplySlots::ReplySlots() : slots_(new ReplySlot[kMaxSlots]) {
   for (int i = kMaxSlots; i-- > 0;) free_.push_back(i);
 }

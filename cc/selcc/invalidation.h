@@ -131,6 +131,12 @@ class ReplySlot {
   // is fenced, as if each had answered kOutdated.
   bool Wait(absl::Time deadline, const std::atomic<uint64_t>& fenced,
             Outcome* outcome);
+  // Stops waiting for the nodes of `nodes` (a bitmap) at once: they were
+  // just fenced. Wait would notice within its slice, but only while they
+  // are still fenced; a node reclaimed and readmitted (a new incarnation,
+  // which never answers the old one's requests) before Wait looked would
+  // otherwise be waited for until the deadline.
+  void Forget(uint64_t nodes);
 
  private:
   // std::mutex: replies hand frame data over between threads, and TSan
@@ -152,6 +158,8 @@ class ReplySlots {
   ReplySlot* Get(uint32_t index) {
     return index < kMaxSlots ? &slots_[index] : nullptr;
   }
+  // ReplySlot::Forget on every slot (when peers are fenced: rare).
+  void Forget(uint64_t nodes);
 
  private:
   std::unique_ptr<ReplySlot[]> slots_;

@@ -850,7 +850,14 @@ absl::Status SelccManager::WriteThrough(SelccThread& t, Frame* f) {
 }
 
 void SelccManager::SetPeerStates(uint64_t fenced, uint64_t stealable) {
-  state_->fenced_peers.store(fenced, std::memory_order_seq_cst);
+  const uint64_t was_fenced =
+      state_->fenced_peers.exchange(fenced, std::memory_order_seq_cst);
+  // The fabric fenced them before this was published: a request sent from
+  // now on fails at once. Those sent before wait for them no more, even if
+  // they are readmitted before the waiter's next look.
+  if (const uint64_t newly = fenced & ~was_fenced; newly != 0) {
+    slots_.Forget(newly);
+  }
   const uint64_t before =
       state_->stealable_peers.exchange(stealable, std::memory_order_seq_cst);
   if ((before & ~stealable) == 0) return;
