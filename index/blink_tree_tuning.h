@@ -46,6 +46,13 @@ struct BLinkTreeTuning {
   // no latch; so a point lookup on a cached tree writes nothing shared.
   // Scans and every change still latch their leaves.
   bool optimistic_reads = true;
+  // Word searches (--index_word_search). A node search for a key of
+  // exactly the node's width of 4 or 8 bytes (TPC-C's item, warehouse,
+  // district, customer, order, new-order and stock keys) compares one
+  // big-endian word per probe and interpolates in integers. Changes no
+  // result. false: every search compares bytes (CompareKeys), as other
+  // widths do (the ablation).
+  bool word_search = true;
 };
 
 }  // namespace strand::index

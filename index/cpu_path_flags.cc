@@ -21,6 +21,11 @@ DEFINE_bool(optimistic_reads, true,
             "threads reading the same nodes write no shared cache line; a "
             "node that changed or is not cached is latched. false: latch "
             "every node (the ablation)");
+DEFINE_bool(index_word_search, true,
+            "Node searches for keys of 4 or 8 bytes (TPC-C's item, "
+            "warehouse, district, customer, order and stock keys) compare "
+            "one big-endian word per probe and interpolate in integers; "
+            "false: compare bytes, as other key widths do (the ablation)");
 
 DEFINE_bool(identity_frames, true,
             "SELCC caches a GCL, when it can, in the frame its address "
@@ -39,6 +44,7 @@ absl::StatusOr<CpuPathSwitches> CpuPathSwitchesFromFlags() {
   s.identity_frames = FLAGS_identity_frames;
   s.tuning.leaf_hint = FLAGS_index_leaf_hint;
   s.tuning.optimistic_reads = FLAGS_optimistic_reads;
+  s.tuning.word_search = FLAGS_index_word_search;
   return s;
 }
 

@@ -7,6 +7,7 @@
 //                            (cc::CcOptions::prefetch)
 //   --index_leaf_hint        BLinkTreeTuning::leaf_hint
 //   --optimistic_reads       BLinkTreeTuning::optimistic_reads
+//   --index_word_search      BLinkTreeTuning::word_search
 //   --identity_frames        cc::CcOptions::identity_frames
 // Link strand_index_flags into a binary to get them.
 

@@ -110,6 +110,7 @@ constexpr absl::string_view kRunOnlyFlags[] = {"threads",
                                                "progress_json",
                                                "prefetch",
                                                "index_leaf_hint",
+                                               "index_word_search",
                                                "optimistic_reads",
                                                "identity_frames",
                                                "fabric",
@@ -518,6 +519,7 @@ void TpccOptions::AddJson(JsonLine& json) const {
       .Add("cache_sizing", cache_mb == 0 ? "auto" : "flag")
       .Add("prefetch", cc::PrefetchScopeName(cpu_path.prefetch))
       .Add("index_leaf_hint", cpu_path.tuning.leaf_hint)
+      .Add("index_word_search", cpu_path.tuning.word_search)
       .Add("optimistic_reads", cpu_path.tuning.optimistic_reads)
       .Add("optimistic_tuple_reads", optimistic_tuple_reads)
       .Add("identity_frames", cpu_path.identity_frames)

@@ -291,8 +291,8 @@ EDGE = {
         TPCC_RUN + ["--protocol=sel", "--cc=to"],
         # Every CPU-path optimization off (their ablation switches).
         TPCC_RUN + ["--prefetch=full", "--noindex_leaf_hint",
-                    "--nooptimistic_reads", "--nooptimistic_tuple_reads",
-                    "--noidentity_frames"],
+                    "--noindex_word_search", "--nooptimistic_reads",
+                    "--nooptimistic_tuple_reads", "--noidentity_frames"],
         TPCC_RUN + ["--wal=on", "--wal_dir={dir}/new/log",
                     "--wal_pipeline=0", "--wal_group_commit_us=0"],
         # Checkpoints as often as they go, in the smallest segments.
@@ -330,8 +330,8 @@ EDGE = {
          "--gcl_size=8192", "--distribution=zipf", "--zipf_theta=0.5"],
         SMALL + ["--records=1000", "--duration_s=0.05",
                  "--workloads=read_only", "--prefetch=full",
-                 "--noindex_leaf_hint", "--nooptimistic_reads",
-                 "--noidentity_frames"],
+                 "--noindex_leaf_hint", "--noindex_word_search",
+                 "--nooptimistic_reads", "--noidentity_frames"],
     ],
     "fabric_bench": [
         SMALL + ["--ops=read", "--threads=1", "--duration_s=0.01"],

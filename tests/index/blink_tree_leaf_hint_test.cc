@@ -229,6 +229,7 @@ TEST(CpuPathTest, SwitchesFollowTheTestRun) {
             ablation ? cc::PrefetchScope::kFull : cc::PrefetchScope::kNarrow);
   EXPECT_EQ(testing::TestTreeTuning().leaf_hint, !ablation);
   EXPECT_EQ(testing::TestTreeTuning().optimistic_reads, !ablation);
+  EXPECT_EQ(testing::TestTreeTuning().word_search, !ablation);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -20,6 +20,7 @@ inline index::BLinkTreeTuning TestTreeTuning() {
   if (TestCpuPathAblation()) {
     tuning.leaf_hint = false;
     tuning.optimistic_reads = false;
+    tuning.word_search = false;
   }
   return tuning;
 }
