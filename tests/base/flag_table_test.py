@@ -292,7 +292,8 @@ EDGE = {
         # Every CPU-path optimization off (their ablation switches).
         TPCC_RUN + ["--prefetch=full", "--noindex_leaf_hint",
                     "--noindex_word_search", "--nooptimistic_reads",
-                    "--nooptimistic_tuple_reads", "--noidentity_frames"],
+                    "--nooptimistic_tuple_reads", "--nounlocked_inserts",
+                    "--noidentity_frames"],
         TPCC_RUN + ["--wal=on", "--wal_dir={dir}/new/log",
                     "--wal_pipeline=0", "--wal_group_commit_us=0"],
         # Checkpoints as often as they go, in the smallest segments.

@@ -11,6 +11,7 @@
 
 #include "cc/options.h"
 #include "index/blink_tree.h"
+#include "storage/heap_table_tuning.h"
 #include "tests/testing/test_fabric.h"
 
 namespace strand::testing {
@@ -22,6 +23,12 @@ inline index::BLinkTreeTuning TestTreeTuning() {
     tuning.optimistic_reads = false;
     tuning.word_search = false;
   }
+  return tuning;
+}
+
+inline storage::HeapTableTuning TestHeapTuning() {
+  storage::HeapTableTuning tuning;
+  tuning.unlocked_inserts = !TestCpuPathAblation();
   return tuning;
 }
 
@@ -39,6 +46,7 @@ void ApplyTestCpuPathToEngine(EngineOptions& options) {
   ApplyTestCpuPath(options.cc);
   options.index = TestTreeTuning();
   options.optimistic_tuple_reads = !TestCpuPathAblation();
+  options.heap = TestHeapTuning();
 }
 
 }  // namespace strand::testing
