@@ -152,6 +152,7 @@ void YcsbOptions::AddJson(JsonLine& json) const {
       .Add("prefetch", cc::PrefetchScopeName(cpu_path.prefetch))
       .Add("index_leaf_hint", cpu_path.tuning.leaf_hint)
       .Add("index_word_search", cpu_path.tuning.word_search)
+      .Add("index_leaf_walk", cpu_path.tuning.leaf_walk)
       .Add("optimistic_reads", cpu_path.tuning.optimistic_reads)
       .Add("identity_frames", cpu_path.identity_frames)
       .Add("seed", seed);

@@ -458,6 +458,7 @@ class BLinkTree {
   const bool leaf_hint_;
   const bool optimistic_reads_;
   const bool word_search_;
+  const bool leaf_walk_;
   const uint32_t payload_bytes_;
   // Bytes of a user key that name its hint (BLinkTreeTuning::leaf_hint).
   const uint32_t hint_prefix_;

@@ -152,26 +152,33 @@ absl::StatusOr<BLinkTree::Prepared> BLinkTree::PrepareChanges(
   // is above the previous key, hence above the low fence) with no new
   // lookup; the leaf keeps one running count of the entries it gains
   // (negative: loses), and each search in it starts at the previous one's
-  // position (the entries before it are below the previous key).
+  // position (the entries before it are below the previous key). Without
+  // BLinkTreeTuning::leaf_walk (the ablation) each key finds its leaf
+  // (LatchLeafForChange: hint, held leaves) and searches it from scratch.
   cc::ExclusiveGuard* current = nullptr;
+  GlobalAddress current_leaf;  // current's leaf
   int64_t growth = 0;
   uint32_t from = 0;
   for (size_t i = 0; i < sorted.size(); ++i) {
     const std::string_view key = key_of(order[i]);
     Change& c = sorted[i];
-    const bool same_leaf =
-        current != nullptr && View(current->data()).BelowHigh(key);
+    const bool same_leaf = leaf_walk_ && current != nullptr &&
+                           View(current->data()).BelowHigh(key);
+    bool new_leaf = false;
     if (!same_leaf) {
       auto leaf = LatchLeafForChange(ctx, key, held);
       if (absl::IsAborted(leaf.status())) return Prepared::kBusy;
       if (!leaf.ok()) return leaf.status();
+      // By address, not by guard: a leaf latched here may have moved the
+      // held guards (and `current`'s).
+      new_leaf = current == nullptr || (*leaf)->gcl() != current_leaf;
+      if (new_leaf) growth = 0;
       current = *leaf;
-      growth = 0;
     }
     c.leaf = current->gcl();
+    current_leaf = c.leaf;
     const BLinkNode n = View(current->data());
-    if (!same_leaf && to_ts &&
-        (n.read_ts() > *to_ts || n.write_ts() > *to_ts)) {
+    if (new_leaf && to_ts && (n.read_ts() > *to_ts || n.write_ts() > *to_ts)) {
       return absl::AbortedError(absl::StrFormat(
           "TO: index leaf %s was read at %d or changed at %d, after this "
           "transaction's %d",
@@ -229,7 +236,7 @@ void BLinkTree::ApplyChanges(absl::Span<const Change> changes, LeafGuards& held,
     uint32_t from = 0;
     for (const Change& c : changes) {
       if (c.remove != removals) continue;
-      const bool same_leaf = leaf != nullptr && c.leaf == current;
+      const bool same_leaf = leaf_walk_ && leaf != nullptr && c.leaf == current;
       if (!same_leaf) {
         auto it = held.find(c.leaf);
         CHECK(it != held.end()) << "index leaf " << c.leaf.ToString()

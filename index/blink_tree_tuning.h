@@ -53,6 +53,14 @@ struct BLinkTreeTuning {
   // result. false: every search compares bytes (CompareKeys), as other
   // widths do (the ablation).
   bool word_search = true;
+  // Commit-time changes walk each leaf once (--index_leaf_walk). A
+  // transaction's index changes are sorted and the leaves it latched
+  // cannot split, so one leaf's changes are consecutive: a key below the
+  // current leaf's high fence goes there with no lookup, and each search
+  // starts where the previous change's left off. false: each change finds
+  // its leaf (hint, held leaves, descent) and searches it from scratch
+  // (the ablation).
+  bool leaf_walk = true;
 };
 
 }  // namespace strand::index

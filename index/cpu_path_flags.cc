@@ -26,6 +26,12 @@ DEFINE_bool(index_word_search, true,
             "warehouse, district, customer, order and stock keys) compare "
             "one big-endian word per probe and interpolate in integers; "
             "false: compare bytes, as other key widths do (the ablation)");
+DEFINE_bool(index_leaf_walk, true,
+            "A commit's index changes, sorted, take each leaf once: a key "
+            "below the current leaf's high fence goes there with no lookup, "
+            "searched from the previous change's position; false: each "
+            "change finds its leaf and searches it from scratch (the "
+            "ablation)");
 
 DEFINE_bool(identity_frames, true,
             "SELCC caches a GCL, when it can, in the frame its address "
@@ -45,6 +51,7 @@ absl::StatusOr<CpuPathSwitches> CpuPathSwitchesFromFlags() {
   s.tuning.leaf_hint = FLAGS_index_leaf_hint;
   s.tuning.optimistic_reads = FLAGS_optimistic_reads;
   s.tuning.word_search = FLAGS_index_word_search;
+  s.tuning.leaf_walk = FLAGS_index_leaf_walk;
   return s;
 }
 

@@ -112,6 +112,7 @@ constexpr absl::string_view kRunOnlyFlags[] = {"threads",
                                                "prefetch",
                                                "index_leaf_hint",
                                                "index_word_search",
+                                               "index_leaf_walk",
                                                "optimistic_reads",
                                                "identity_frames",
                                                "fabric",
@@ -522,6 +523,7 @@ void TpccOptions::AddJson(JsonLine& json) const {
       .Add("prefetch", cc::PrefetchScopeName(cpu_path.prefetch))
       .Add("index_leaf_hint", cpu_path.tuning.leaf_hint)
       .Add("index_word_search", cpu_path.tuning.word_search)
+      .Add("index_leaf_walk", cpu_path.tuning.leaf_walk)
       .Add("optimistic_reads", cpu_path.tuning.optimistic_reads)
       .Add("optimistic_tuple_reads", optimistic_tuple_reads)
       .Add("unlocked_inserts", unlocked_inserts)

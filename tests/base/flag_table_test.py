@@ -291,7 +291,8 @@ EDGE = {
         TPCC_RUN + ["--protocol=sel", "--cc=to"],
         # Every CPU-path optimization off (their ablation switches).
         TPCC_RUN + ["--prefetch=full", "--noindex_leaf_hint",
-                    "--noindex_word_search", "--nooptimistic_reads",
+                    "--noindex_word_search", "--noindex_leaf_walk",
+                    "--nooptimistic_reads",
                     "--nooptimistic_tuple_reads", "--nounlocked_inserts",
                     "--noidentity_frames"],
         TPCC_RUN + ["--wal=on", "--wal_dir={dir}/new/log",

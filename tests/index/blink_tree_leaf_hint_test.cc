@@ -230,6 +230,7 @@ TEST(CpuPathTest, SwitchesFollowTheTestRun) {
   EXPECT_EQ(testing::TestTreeTuning().leaf_hint, !ablation);
   EXPECT_EQ(testing::TestTreeTuning().optimistic_reads, !ablation);
   EXPECT_EQ(testing::TestTreeTuning().word_search, !ablation);
+  EXPECT_EQ(testing::TestTreeTuning().leaf_walk, !ablation);
   EXPECT_EQ(testing::TestHeapTuning().unlocked_inserts, !ablation);
 }
 

@@ -22,6 +22,7 @@ inline index::BLinkTreeTuning TestTreeTuning() {
     tuning.leaf_hint = false;
     tuning.optimistic_reads = false;
     tuning.word_search = false;
+    tuning.leaf_walk = false;
   }
   return tuning;
 }
