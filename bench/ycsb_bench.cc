@@ -426,12 +426,14 @@ void PrintSetup(const YcsbOptions& o, const Database& db, uint64_t cache_mb,
   out << absl::StrFormat(
       "ycsb_bench: protocol=%s compute_nodes=%d threads/node=%d rtt_ns=%d "
       "gcl_size=%d cache_mb=%d prefetch=%s optimistic_reads=%s "
-      "identity_frames=%s records=%d value_bytes=%d distribution=%s%s\n"
+      "index_word_search=%s identity_frames=%s records=%d value_bytes=%d "
+      "distribution=%s%s\n"
       "load: %.2f s (%.0f inserts/s); tree: height %d, %d leaves, %d inner "
       "nodes, %.1f MiB of GCLs\n",
       o.protocol, db.nodes.size(), o.threads, o.fabric.rtt_ns, o.gcl_size,
       cache_mb, cc::PrefetchScopeName(o.cpu_path.prefetch),
       o.cpu_path.tuning.optimistic_reads ? "true" : "false",
+      o.cpu_path.tuning.word_search ? "true" : "false",
       o.cpu_path.identity_frames ? "true" : "false", o.records, o.value_bytes,
       o.distribution,
       o.zipf() ? absl::StrFormat("(theta=%.2f)", o.zipf_theta) : "",

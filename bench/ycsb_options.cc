@@ -151,6 +151,8 @@ void YcsbOptions::AddJson(JsonLine& json) const {
       .Add("gcl_size", static_cast<uint64_t>(gcl_size))
       .Add("prefetch", cc::PrefetchScopeName(cpu_path.prefetch))
       .Add("index_leaf_hint", cpu_path.tuning.leaf_hint)
+      .Add("index_word_search", cpu_path.tuning.word_search)
+      .Add("index_leaf_walk", cpu_path.tuning.leaf_walk)
       .Add("optimistic_reads", cpu_path.tuning.optimistic_reads)
       .Add("identity_frames", cpu_path.identity_frames)
       .Add("seed", seed);

@@ -180,6 +180,7 @@ absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
   NodeRuntime& r = **fresh;
   r.SetValidateIndexReads(options_.validate_index_reads);
   r.SetOptimisticTupleReads(options_.optimistic_tuple_reads);
+  r.SetHeapTuning(options_.heap);
   r.SetEpochs(epochs_by_node_[node]);
   {
     absl::MutexLock lock(&mu_);

@@ -61,6 +61,7 @@ absl::StatusOr<std::unique_ptr<EngineImpl>> EngineImpl::Open(
     engine->nodes_[id] = *std::move(node);
     engine->nodes_[id]->SetValidateIndexReads(options.validate_index_reads);
     engine->nodes_[id]->SetOptimisticTupleReads(options.optimistic_tuple_reads);
+    engine->nodes_[id]->SetHeapTuning(options.heap);
     if (engine->first_node_ == nullptr) {
       engine->first_node_ = engine->nodes_[id].get();
     }

@@ -16,6 +16,7 @@
 #include "index/blink_tree_tuning.h"
 #include "partition/options.h"
 #include "rdma/fabric_options.h"
+#include "storage/heap_table_tuning.h"
 #include "txn/cc_algorithm.h"
 #include "wal/log_file.h"
 
@@ -97,6 +98,8 @@ struct EngineOptions {
   txn::CcAlgorithm algorithm = txn::CcAlgorithm::kTwoPhaseLocking;
   // The B-link trees' CPU-path switches (index/blink_tree.h).
   index::BLinkTreeTuning index;
+  // The heap tables' insert-path switches (storage/heap_table.h).
+  storage::HeapTableTuning heap;
   // txn::Database::validate_index_reads: serializable scans and lookups.
   // Turn off only to measure their cost (phantoms become possible).
   bool validate_index_reads = true;

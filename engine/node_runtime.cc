@@ -26,8 +26,8 @@ absl::StatusOr<std::unique_ptr<NodeRuntime>> NodeRuntime::Create(
 
 absl::Status NodeRuntime::AddTable(const storage::TableDescriptor& table) {
   absl::MutexLock lock(&admin_mu_);
-  auto heap =
-      storage::HeapTable::Open(*manager_, *admin_, table.root, table.schema);
+  auto heap = storage::HeapTable::Open(*manager_, *admin_, table.root,
+                                       table.schema, heap_tuning_);
   if (!heap.ok()) return heap.status();
   tables_.push_back(*std::move(heap));
   db_.tables.push_back(tables_.back().get());

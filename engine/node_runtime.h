@@ -68,13 +68,18 @@ class NodeRuntime {
   void SetValidateIndexReads(bool on) { db_.validate_index_reads = on; }
   // txn::Database::optimistic_tuple_reads; before the first session.
   void SetOptimisticTupleReads(bool on) { db_.optimistic_tuple_reads = on; }
+  // The insert-path switches of every table opened from now on.
+  void SetHeapTuning(const storage::HeapTableTuning& tuning) {
+    heap_tuning_ = tuning;
+  }
 
  private:
   NodeRuntime() = default;
   void HoldRingForLog();
 
   rdma::ComputeNodeId id_ = 0;
-  index::BLinkTreeTuning index_tuning_;  // every index this node opens
+  index::BLinkTreeTuning index_tuning_;   // every index this node opens
+  storage::HeapTableTuning heap_tuning_;  // every table this node opens
   std::unique_ptr<cc::GclManager> manager_;
   std::unique_ptr<txn::TimestampOracle> oracle_;
   std::unique_ptr<cc::ThreadContext> admin_;

@@ -292,8 +292,10 @@ class BasicBLinkNode : public BLinkNodeLayout {
  public:
   using Key = typename Read::Key;
 
-  BasicBLinkNode(const uint8_t* payload, uint32_t width, Read read = Read())
-      : p_(payload), width_(width), read_(read) {}
+  // `word_search`: BLinkTreeTuning::word_search (false: the ablation).
+  BasicBLinkNode(const uint8_t* payload, uint32_t width, Read read = Read(),
+                 bool word_search = true)
+      : p_(payload), width_(width), word_search_(word_search), read_(read) {}
   bool valid() const { return Get<uint32_t>(0) == kMagic; }
   uint16_t level() const { return Get<uint16_t>(4); }
   bool is_leaf() const { return level() == 0; }
@@ -457,7 +459,7 @@ class BasicBLinkNode : public BLinkNodeLayout {
   template <typename Fn>
   ABSL_ATTRIBUTE_ALWAYS_INLINE auto WithSearch(std::string_view key,
                                                Fn fn) const {
-    if (key.size() == width_) {
+    if (word_search_ && key.size() == width_) {
       if (width_ == 8) return fn(WordSearch<uint64_t>(*this, key));
       if (width_ == 4) return fn(WordSearch<uint32_t>(*this, key));
     }
@@ -582,6 +584,7 @@ class BasicBLinkNode : public BLinkNodeLayout {
 
   const uint8_t* p_;
   uint32_t width_;
+  bool word_search_;
   Read read_;
 };
 
@@ -589,8 +592,8 @@ class BasicBLinkNode : public BLinkNodeLayout {
 // exclusive guard.
 class BLinkNode : public BasicBLinkNode<LatchedRead> {
  public:
-  BLinkNode(const uint8_t* payload, uint32_t width)
-      : BasicBLinkNode(payload, width) {}
+  BLinkNode(const uint8_t* payload, uint32_t width, bool word_search = true)
+      : BasicBLinkNode(payload, width, LatchedRead(), word_search) {}
 
   // Edits through an exclusive guard; each marks only what it writes.
   // Writes a whole empty node (header and fences) into `dst`.
@@ -628,9 +631,9 @@ class BLinkNode : public BasicBLinkNode<LatchedRead> {
 class UnlatchedBLinkNode : public BasicBLinkNode<UnlatchedRead> {
  public:
   UnlatchedBLinkNode(const uint8_t* payload, uint32_t payload_bytes,
-                     uint32_t width, uint32_t capacity)
-      : BasicBLinkNode(payload, width, UnlatchedRead(payload_bytes, capacity)) {
-  }
+                     uint32_t width, uint32_t capacity, bool word_search = true)
+      : BasicBLinkNode(payload, width, UnlatchedRead(payload_bytes, capacity),
+                       word_search) {}
   UnlatchedBLinkNode(const uint8_t* payload, uint32_t payload_bytes,
                      uint32_t width)
       : UnlatchedBLinkNode(payload, payload_bytes, width,

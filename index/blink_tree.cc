@@ -150,6 +150,8 @@ BLinkTree::BLinkTree(cc::GclManager& manager, GlobalAddress anchor,
                        cc::PrefetchScope::kNarrow),
       leaf_hint_(tuning.leaf_hint),
       optimistic_reads_(tuning.optimistic_reads),
+      word_search_(tuning.word_search),
+      leaf_walk_(tuning.leaf_walk),
       payload_bytes_(manager.payload_bytes()),
       hint_prefix_(key_width - std::min<uint32_t>(4, key_width / 2)),
       id_(next_tree_id.fetch_add(1, std::memory_order_relaxed)),
@@ -172,7 +174,7 @@ void BLinkTree::RememberLeaf(cc::ThreadContext& ctx, std::string_view key,
 }
 
 bool BLinkTree::Covers(const uint8_t* payload, std::string_view key) const {
-  const BLinkNode n(payload, width_);
+  const BLinkNode n = View(payload);
   return n.valid() && n.is_leaf() &&
          (n.low_is_min() || CompareKeys(key, n.low()) >= 0) && n.BelowHigh(key);
 }
@@ -301,7 +303,7 @@ BLinkTree::OptimisticStop BLinkTree::DescendOptimistic(cc::ThreadContext& ctx,
     // Everything this step decides on is read before the validation and
     // used only after it; until then any of it may be garbage (the view
     // keeps every read inside the payload).
-    const UnlatchedBLinkNode n(token.data(), payload_bytes_, width_, capacity_);
+    const UnlatchedBLinkNode n = View<UnlatchedBLinkNode>(token.data());
     const bool valid = n.valid();
     const int level = n.level();
     const bool high_is_max = n.high_is_max();
@@ -373,7 +375,7 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::DescendLatched(
     PrefetchNode(g->data(), payload_bytes_);
   }
   for (;;) {
-    const BLinkNode n(g->data(), width_);
+    const BLinkNode n = View(g->data());
     if (!n.valid()) return Corrupt(at, "bad magic");
     if (top && !n.high_is_max()) {
       // The cached root has split, so the tree has grown (or is growing):
@@ -443,7 +445,7 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
   } else {
     auto s = DescendLatched(ctx, key, Descent::kHolds, 1, path, {}, stop);
     if (!s.ok()) return s.status();
-    const BLinkNode n(s->data(), width_);
+    const BLinkNode n = View(s->data());
     if (n.is_leaf()) {  // the whole tree is one leaf: relatch it
       const GlobalAddress leaf = s->gcl();
       if (absl::Status st = s->Unlock(); !st.ok()) return st;
@@ -461,7 +463,7 @@ absl::StatusOr<cc::ExclusiveGuard> BLinkTree::LockLeafExclusive(
   }
   if (!x.ok()) return x.status();
   for (;;) {
-    const BLinkNode n(x->data(), width_);
+    const BLinkNode n = View(x->data());
     if (!n.valid() || !n.is_leaf()) return Corrupt(x->gcl(), "not a leaf");
     if (n.BelowHigh(key)) {
       if (leaf_hint_) RememberLeaf(ctx, key, x->gcl());
@@ -495,7 +497,7 @@ absl::StatusOr<uint64_t> BLinkTree::Lookup(cc::ThreadContext& ctx,
   }
   auto g = DescendLatched(ctx, key, Descent::kHolds, 0, nullptr, {}, stop);
   if (!g.ok()) return g.status();
-  const BLinkNode leaf(g->data(), width_);
+  const BLinkNode leaf = View(g->data());
   const std::optional<uint64_t> value = leaf.Find(key);
   if (reads != nullptr) reads->push_back({g->gcl(), leaf.version()});
   if (absl::Status s = g->Unlock(); !s.ok()) return s;
@@ -547,7 +549,7 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
     const uint32_t i = r.index;
     // Sorted, so the key is at or above the parent's low fence, and the
     // entries before the previous key's child are below it.
-    if (parent && !BLinkNode(parent->data(), width_).BelowHigh(keys[i])) {
+    if (parent && !View(parent->data()).BelowHigh(keys[i])) {
       if (absl::Status s = parent->Unlock(); !s.ok()) return s;
       parent.reset();
     }
@@ -557,7 +559,7 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
       parent.emplace(*std::move(g));
       child = 0;
     }
-    const BLinkNode n(parent->data(), width_);
+    const BLinkNode n = View(parent->data());
     if (n.is_leaf()) {
       leaves[i] = parent->gcl();  // the whole tree is one leaf
     } else {
@@ -585,7 +587,7 @@ absl::Status BLinkTree::LookupBatch(cc::ThreadContext& ctx,
     }
     auto g = LatchLeafShared(ctx, leaves[i], keys[i]);
     if (!g.ok()) return g.status();
-    const BLinkNode leaf(g->data(), width_);
+    const BLinkNode leaf = View(g->data());
     values[i] = leaf.Find(keys[i]);
     if (reads != nullptr) reads->push_back({g->gcl(), leaf.version()});
     return g->Unlock();
@@ -649,8 +651,7 @@ bool BLinkTree::FindLeavesOptimistic(cc::ThreadContext& ctx,
       }
       child = 0;
     }
-    const UnlatchedBLinkNode n(parent.data(), payload_bytes_, width_,
-                               capacity_);
+    const UnlatchedBLinkNode n = View<UnlatchedBLinkNode>(parent.data());
     const bool usable = n.valid() && n.level() <= 1;
     const bool leaf = n.is_leaf();
     // Sorted, so the key is at or above the parent's low fence, and the
@@ -703,7 +704,7 @@ std::optional<BLinkTree::LeafSearch> BLinkTree::SearchLeafOptimistic(
   // The leaf's range starts at or below the key (its parent named it, or
   // one left of it, and low fences never change), so it holds the key if
   // the key is below its high fence.
-  const UnlatchedBLinkNode n(token.data(), payload_bytes_, width_, capacity_);
+  const UnlatchedBLinkNode n = View<UnlatchedBLinkNode>(token.data());
   const bool holds = n.valid() && n.is_leaf() && n.BelowHigh(key);
   LeafSearch found;
   if (holds) found = {n.Find(key), n.version()};
@@ -721,7 +722,7 @@ absl::StatusOr<cc::SharedGuard> BLinkTree::LatchLeafShared(
   auto g = manager_.SLock(ctx, leaf);
   if (!g.ok()) return g.status();
   for (;;) {
-    const BLinkNode n(g->data(), width_);
+    const BLinkNode n = View(g->data());
     if (!n.valid() || !n.is_leaf()) return Corrupt(g->gcl(), "not a leaf");
     if (n.BelowHigh(key)) return g;
     auto next = manager_.SLock(ctx, GlobalAddress::FromRaw(n.right()));
@@ -780,7 +781,7 @@ absl::Status BLinkTree::InsertBatch(cc::ThreadContext& ctx,
     // this latch, so the search skips them.
     uint32_t from = 0;
     for (;;) {
-      const BLinkNode n(leaf->data(), width_);
+      const BLinkNode n = View(leaf->data());
       const std::string_view k = key(i);
       const uint32_t pos = from > 0     ? n.LowerBound(k, from)
                            : leaf_hint_ ? n.LowerBoundAfterLastInsert(k)
@@ -827,7 +828,7 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
                               std::optional<Entry> added, uint32_t pos,
                               Path* path,
                               std::optional<std::string_view> split_key) {
-  const BLinkNode n(guard.data(), width_);
+  const BLinkNode n = View(guard.data());
   const uint32_t eb = n.entry_bytes();
   const uint32_t total = n.count() + (added ? 1 : 0);
   // All entries with the new one in place, then halves.
@@ -878,7 +879,7 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
                     link);
     const uint16_t count = to - from;
     std::memcpy(image.data() + BLinkNode::kCountOffset, &count, 2);
-    const BLinkNode view(image.data(), width_);
+    const BLinkNode view = View(image.data());
     if (count > 0) {
       std::memcpy(image.data() + view.EntryOffset(0),
                   entries.data() + size_t{from} * eb, size_t{count} * eb);
@@ -936,7 +937,7 @@ absl::Status BLinkTree::SplitLeafOf(cc::ThreadContext& ctx,
   // the entries below it (which fit, PrepareChanges found) stay left and
   // a next split, if any, is further right. Never at the low fence (an
   // empty left range).
-  const BLinkNode n(leaf->data(), width_);
+  const BLinkNode n = View(leaf->data());
   const uint32_t pos = n.LowerBound(internal);
   // A leftmost node's low fence reads as zeros, and no key sorts below the
   // zero key: split there, the left range would be empty and its separator
@@ -966,7 +967,7 @@ absl::Status BLinkTree::InsertSeparator(cc::ThreadContext& ctx, int level,
   auto g = manager_.XLock(ctx, at);
   if (!g.ok()) return g.status();
   for (;;) {
-    const BLinkNode n(g->data(), width_);
+    const BLinkNode n = View(g->data());
     if (!n.valid() || n.level() != level) {
       return Corrupt(g->gcl(), "wrong level on a separator insert");
     }
@@ -975,7 +976,7 @@ absl::Status BLinkTree::InsertSeparator(cc::ThreadContext& ctx, int level,
     if (!next.ok()) return next.status();
     *g = *std::move(next);
   }
-  const BLinkNode n(g->data(), width_);
+  const BLinkNode n = View(g->data());
   const uint32_t pos = n.LowerBound(key);
   if (pos < n.count() && n.key(pos) == key) {
     return g->Unlock();  // posted already (a racing root growth)
@@ -993,7 +994,7 @@ absl::StatusOr<GlobalAddress> BLinkTree::FindNodeAtLevel(cc::ThreadContext& ctx,
   for (;;) {
     auto g = DescendShared(ctx, key, Descent::kHolds, level, nullptr);
     if (!g.ok()) return g.status();
-    const int found_level = BLinkNode(g->data(), width_).level();
+    const int found_level = View(g->data()).level();
     const GlobalAddress at = g->gcl();
     if (absl::Status s = g->Unlock(); !s.ok()) return s;
     if (found_level == level) return at;
@@ -1026,7 +1027,7 @@ absl::Status BLinkTree::GrowRoot(cc::ThreadContext& ctx, int old_root_level) {
   {
     auto g = manager_.XLock(ctx, *root);
     if (!g.ok()) return g.status();
-    const BLinkNode view(g->data(), width_);
+    const BLinkNode view = View(g->data());
     uint8_t* q = g->MutableRange(0, view.EntryOffset(1));
     BLinkNode::Init(q, width_, static_cast<uint16_t>(old_root_level + 1), {},
                     true, {}, true, 0);
@@ -1055,7 +1056,7 @@ absl::Status BLinkTree::Update(cc::ThreadContext& ctx, std::string_view key,
   }
   auto leaf = LockLeafExclusive(ctx, key, nullptr);
   if (!leaf.ok()) return leaf.status();
-  const BLinkNode n(leaf->data(), width_);
+  const BLinkNode n = View(leaf->data());
   const uint32_t pos = n.LowerBound(key);
   if (pos == n.count() || n.key(pos) != key) {
     return absl::NotFoundError("key not in the index");
@@ -1087,7 +1088,7 @@ absl::Status BLinkTree::RemoveInternal(cc::ThreadContext& ctx,
                                        std::string_view key) {
   auto leaf = LockLeafExclusive(ctx, key, nullptr);
   if (!leaf.ok()) return leaf.status();
-  const BLinkNode n(leaf->data(), width_);
+  const BLinkNode n = View(leaf->data());
   const uint32_t pos = n.LowerBound(key);
   if (pos == n.count() || n.key(pos) != key) {
     return absl::NotFoundError("key not in the index");
@@ -1142,7 +1143,7 @@ absl::Status BLinkTree::Scan(cc::ThreadContext& ctx,
   std::string last;  // the last key visited: never visit it or less again
   uint64_t visited = 0;
   for (;;) {
-    const BLinkNode n(g->data(), width_);
+    const BLinkNode n = View(g->data());
     batch.Clear();
     bool done = n.high_is_max() || (to && *to < n.high());
     for (uint32_t i = n.LowerBound(from); i < n.count(); ++i) {
@@ -1193,7 +1194,7 @@ absl::Status BLinkTree::ScanBackward(cc::ThreadContext& ctx,
   LeafBatch batch(width_);
   uint64_t visited = 0;
   for (;;) {
-    const BLinkNode n(g->data(), width_);
+    const BLinkNode n = View(g->data());
     batch.Clear();
     bool done = n.low_is_min() || (to && n.low() <= *to);
     for (uint32_t i = n.count(); i-- > 0;) {
@@ -1244,7 +1245,7 @@ absl::StatusOr<BLinkTreeStats> BLinkTree::Verify(cc::ThreadContext& ctx) {
     while (!at.is_null()) {
       auto g = manager_.SLock(ctx, at);
       if (!g.ok()) return g.status();
-      const BLinkNode n(g->data(), width_);
+      const BLinkNode n = View(g->data());
       auto fail = [&](const std::string& what) {
         return absl::InternalError(
             absl::StrFormat("B-link node %s (level %d, #%d): %s", at.ToString(),

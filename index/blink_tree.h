@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -47,6 +48,7 @@
 namespace strand::index {
 
 class BLinkNode;
+class UnlatchedBLinkNode;
 
 struct BLinkTreeOptions {
   uint16_t key_width = 8;  // bytes of a user key, 1 to kMaxKeyWidth
@@ -428,6 +430,18 @@ class BLinkTree {
   // searched for `key`.
   template <typename Node>
   Probe ChildProbe(const Node& parent, uint32_t c, std::string_view key) const;
+  // A view of one of this tree's nodes (BLinkNode, or UnlatchedBLinkNode
+  // for a node read optimistically: blink_node.h) with the tree's key
+  // width and search switch. A template, so that this header need not
+  // include the node layout.
+  template <typename Node = BLinkNode>
+  Node View(const uint8_t* payload) const {
+    if constexpr (std::is_same_v<Node, BLinkNode>) {
+      return Node(payload, width_, word_search_);
+    } else {
+      return Node(payload, payload_bytes_, width_, capacity_, word_search_);
+    }
+  }
   // Narrow prefetch of a node about to be latched and searched: its header
   // (count, fences) and `probe`.
   void PrefetchChild(rdma::GlobalAddress child, const Probe& probe) const;
@@ -443,6 +457,8 @@ class BLinkTree {
   const bool narrow_prefetch_;
   const bool leaf_hint_;
   const bool optimistic_reads_;
+  const bool word_search_;
+  const bool leaf_walk_;
   const uint32_t payload_bytes_;
   // Bytes of a user key that name its hint (BLinkTreeTuning::leaf_hint).
   const uint32_t hint_prefix_;

@@ -76,7 +76,7 @@ absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
     auto g = DescendLatched(ctx, key, Descent::kHolds, 1, nullptr,
                             held.empty() ? cc::LockOptions{} : kNoWait, stop);
     if (!g.ok()) return g.status();
-    const BLinkNode n(g->data(), width_);
+    const BLinkNode n = View(g->data());
     if (n.is_leaf()) {
       leaf = g->gcl();
       if (absl::Status s = g->Unlock(); !s.ok()) return s;
@@ -103,7 +103,7 @@ absl::StatusOr<cc::ExclusiveGuard*> BLinkTree::LatchLeafForChange(
       if (absl::Status s = parent->Unlock(); !s.ok()) return s;
       parent.reset();
     }
-    const BLinkNode n(at->data(), width_);
+    const BLinkNode n = View(at->data());
     if (!n.valid() || !n.is_leaf()) return NotALeaf(leaf);
     if (n.BelowHigh(key)) {
       if (leaf_hint_) RememberLeaf(ctx, key, leaf);
@@ -152,26 +152,33 @@ absl::StatusOr<BLinkTree::Prepared> BLinkTree::PrepareChanges(
   // is above the previous key, hence above the low fence) with no new
   // lookup; the leaf keeps one running count of the entries it gains
   // (negative: loses), and each search in it starts at the previous one's
-  // position (the entries before it are below the previous key).
+  // position (the entries before it are below the previous key). Without
+  // BLinkTreeTuning::leaf_walk (the ablation) each key finds its leaf
+  // (LatchLeafForChange: hint, held leaves) and searches it from scratch.
   cc::ExclusiveGuard* current = nullptr;
+  GlobalAddress current_leaf;  // current's leaf
   int64_t growth = 0;
   uint32_t from = 0;
   for (size_t i = 0; i < sorted.size(); ++i) {
     const std::string_view key = key_of(order[i]);
     Change& c = sorted[i];
-    const bool same_leaf =
-        current != nullptr && BLinkNode(current->data(), width_).BelowHigh(key);
+    const bool same_leaf = leaf_walk_ && current != nullptr &&
+                           View(current->data()).BelowHigh(key);
+    bool new_leaf = false;
     if (!same_leaf) {
       auto leaf = LatchLeafForChange(ctx, key, held);
       if (absl::IsAborted(leaf.status())) return Prepared::kBusy;
       if (!leaf.ok()) return leaf.status();
+      // By address, not by guard: a leaf latched here may have moved the
+      // held guards (and `current`'s).
+      new_leaf = current == nullptr || (*leaf)->gcl() != current_leaf;
+      if (new_leaf) growth = 0;
       current = *leaf;
-      growth = 0;
     }
     c.leaf = current->gcl();
-    const BLinkNode n(current->data(), width_);
-    if (!same_leaf && to_ts &&
-        (n.read_ts() > *to_ts || n.write_ts() > *to_ts)) {
+    current_leaf = c.leaf;
+    const BLinkNode n = View(current->data());
+    if (new_leaf && to_ts && (n.read_ts() > *to_ts || n.write_ts() > *to_ts)) {
       return absl::AbortedError(absl::StrFormat(
           "TO: index leaf %s was read at %d or changed at %d, after this "
           "transaction's %d",
@@ -229,7 +236,7 @@ void BLinkTree::ApplyChanges(absl::Span<const Change> changes, LeafGuards& held,
     uint32_t from = 0;
     for (const Change& c : changes) {
       if (c.remove != removals) continue;
-      const bool same_leaf = leaf != nullptr && c.leaf == current;
+      const bool same_leaf = leaf_walk_ && leaf != nullptr && c.leaf == current;
       if (!same_leaf) {
         auto it = held.find(c.leaf);
         CHECK(it != held.end()) << "index leaf " << c.leaf.ToString()
@@ -239,7 +246,7 @@ void BLinkTree::ApplyChanges(absl::Span<const Change> changes, LeafGuards& held,
       }
       const std::string_view key =
           unique_ ? c.key : InternalKeyInto(c.key, c.value, pair);
-      const BLinkNode n(leaf->data(), width_);
+      const BLinkNode n = View(leaf->data());
       const uint32_t pos = same_leaf    ? n.LowerBound(key, from)
                            : leaf_hint_ ? n.LowerBoundAfterLastInsert(key)
                                         : n.LowerBound(key);
@@ -264,7 +271,7 @@ absl::Status BLinkTree::ValidateRead(cc::ThreadContext& ctx,
                                      const LeafRead& read, LeafGuards& held,
                                      std::optional<uint64_t> to_ts) {
   auto check = [&](const uint8_t* payload) -> absl::Status {
-    const BLinkNode n(payload, width_);
+    const BLinkNode n = View(payload);
     if (n.version() != read.version) {
       return absl::AbortedError(absl::StrFormat(
           "index leaf %s changed since this transaction read it (version "
@@ -279,7 +286,7 @@ absl::Status BLinkTree::ValidateRead(cc::ThreadContext& ctx,
     return absl::OkStatus();
   };
   auto raise_read_ts = [&](cc::ExclusiveGuard& leaf) {
-    if (to_ts && BLinkNode(leaf.data(), width_).read_ts() < *to_ts) {
+    if (to_ts && View(leaf.data()).read_ts() < *to_ts) {
       BLinkNode::PutWord(leaf, BLinkNode::kReadTsOffset, *to_ts);
     }
   };
@@ -301,9 +308,7 @@ absl::Status BLinkTree::ValidateRead(cc::ThreadContext& ctx,
     // shared latch below checks, without writing the latch word.
     const cc::OptimisticToken token = manager_.OptimisticRead(ctx, read.leaf);
     if (token.ok()) {
-      const uint64_t version =
-          UnlatchedBLinkNode(token.data(), payload_bytes_, width_, capacity_)
-              .version();
+      const uint64_t version = View<UnlatchedBLinkNode>(token.data()).version();
       OptimisticReadStats& stats = MutableOptimisticReadStats(ctx);
       if (!cc::GclManager::Validate(token)) {
         ++stats.invalidated;

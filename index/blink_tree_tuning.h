@@ -46,6 +46,21 @@ struct BLinkTreeTuning {
   // no latch; so a point lookup on a cached tree writes nothing shared.
   // Scans and every change still latch their leaves.
   bool optimistic_reads = true;
+  // Word searches (--index_word_search). A node search for a key of
+  // exactly the node's width of 4 or 8 bytes (TPC-C's item, warehouse,
+  // district, customer, order, new-order and stock keys) compares one
+  // big-endian word per probe and interpolates in integers. Changes no
+  // result. false: every search compares bytes (CompareKeys), as other
+  // widths do (the ablation).
+  bool word_search = true;
+  // Commit-time changes walk each leaf once (--index_leaf_walk). A
+  // transaction's index changes are sorted and the leaves it latched
+  // cannot split, so one leaf's changes are consecutive: a key below the
+  // current leaf's high fence goes there with no lookup, and each search
+  // starts where the previous change's left off. false: each change finds
+  // its leaf (hint, held leaves, descent) and searches it from scratch
+  // (the ablation).
+  bool leaf_walk = true;
 };
 
 }  // namespace strand::index

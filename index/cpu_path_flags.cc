@@ -21,6 +21,17 @@ DEFINE_bool(optimistic_reads, true,
             "threads reading the same nodes write no shared cache line; a "
             "node that changed or is not cached is latched. false: latch "
             "every node (the ablation)");
+DEFINE_bool(index_word_search, true,
+            "Node searches for keys of 4 or 8 bytes (TPC-C's item, "
+            "warehouse, district, customer, order and stock keys) compare "
+            "one big-endian word per probe and interpolate in integers; "
+            "false: compare bytes, as other key widths do (the ablation)");
+DEFINE_bool(index_leaf_walk, true,
+            "A commit's index changes, sorted, take each leaf once: a key "
+            "below the current leaf's high fence goes there with no lookup, "
+            "searched from the previous change's position; false: each "
+            "change finds its leaf and searches it from scratch (the "
+            "ablation)");
 
 DEFINE_bool(identity_frames, true,
             "SELCC caches a GCL, when it can, in the frame its address "
@@ -39,6 +50,8 @@ absl::StatusOr<CpuPathSwitches> CpuPathSwitchesFromFlags() {
   s.identity_frames = FLAGS_identity_frames;
   s.tuning.leaf_hint = FLAGS_index_leaf_hint;
   s.tuning.optimistic_reads = FLAGS_optimistic_reads;
+  s.tuning.word_search = FLAGS_index_word_search;
+  s.tuning.leaf_walk = FLAGS_index_leaf_walk;
   return s;
 }
 

@@ -7,6 +7,8 @@
 //                            (cc::CcOptions::prefetch)
 //   --index_leaf_hint        BLinkTreeTuning::leaf_hint
 //   --optimistic_reads       BLinkTreeTuning::optimistic_reads
+//   --index_word_search      BLinkTreeTuning::word_search
+//   --index_leaf_walk        BLinkTreeTuning::leaf_walk
 //   --identity_frames        cc::CcOptions::identity_frames
 // Link strand_index_flags into a binary to get them.
 

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """The CPU path's ablation: TPC-C 50/50 New-Order/Payment, one compute node,
 --rtt_ns=0, at 1 thread/1 warehouse and 2 threads/2 warehouses, with the
-CPU-path switches all on, identity frames off, tuple reads
-latched, and everything latched; the variants alternate within each round.
+CPU-path switches all on, identity frames off, byte compares for short
+keys, each index change finding its leaf, every insert under its table's
+mutex, tuple reads latched, and everything latched; the variants alternate
+within each round.
 
 CPU per committed transaction = process user+sys CPU of a 10 s run minus a
 2 s run, over the difference in commits (the load and warm-up cancel out).
@@ -18,6 +20,9 @@ import subprocess
 
 VARIANTS = [('all_on', []),
             ('no_identity_frames', ['--noidentity_frames']),
+            ('no_word_search', ['--noindex_word_search']),
+            ('no_leaf_walk', ['--noindex_leaf_walk']),
+            ('inserts_locked', ['--nounlocked_inserts']),
             ('tuples_latched', ['--nooptimistic_tuple_reads']),
             ('all_latched', ['--nooptimistic_tuple_reads',
                              '--nooptimistic_reads'])]

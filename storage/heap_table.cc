@@ -66,7 +66,7 @@ absl::StatusOr<GlobalAddress> HeapTable::Create(cc::GclManager& manager,
 
 absl::StatusOr<std::unique_ptr<HeapTable>> HeapTable::Open(
     cc::GclManager& manager, cc::ThreadContext& ctx, GlobalAddress root,
-    Schema schema) {
+    Schema schema, const HeapTableTuning& tuning) {
   auto guard = manager.SLock(ctx, root);
   if (!guard.ok()) return guard.status();
   const uint8_t* p = guard->data();
@@ -84,18 +84,19 @@ absl::StatusOr<std::unique_ptr<HeapTable>> HeapTable::Open(
   const uint32_t max_rows_per_page =
       Get<uint32_t>(p, heap_page::kMaxRowsPerPageOffset);
   return std::unique_ptr<HeapTable>(new HeapTable(
-      manager, root, table_id, std::move(schema), max_rows_per_page));
+      manager, root, table_id, std::move(schema), max_rows_per_page, tuning));
 }
 
 HeapTable::HeapTable(cc::GclManager& manager, GlobalAddress root,
                      uint32_t table_id, Schema schema,
-                     uint32_t max_rows_per_page)
+                     uint32_t max_rows_per_page, const HeapTableTuning& tuning)
     : manager_(manager),
       root_(root),
       table_id_(table_id),
       schema_(std::move(schema)),
       tuple_bytes_(schema_.tuple_bytes()),
       max_rows_per_page_(max_rows_per_page),
+      unlocked_inserts_(tuning.unlocked_inserts),
       slots_per_page_(
           heap_page::SlotsPerPage(manager.payload_bytes(), tuple_bytes_,
                                   TupleAddress::kMaxSlots, max_rows_per_page)),
@@ -191,7 +192,7 @@ absl::StatusOr<TupleAddress> HeapTable::TakeSlot(
       source == SlotSource::kFree &&
       free_slot_count_.load(std::memory_order_relaxed) > 0;
   // Only this thread hands out slots of its own page.
-  if (own_page_usable && !free_slot_wanted) {
+  if (unlocked_inserts_ && own_page_usable && !free_slot_wanted) {
     return TupleAddress::Encode(mine.page, mine.next_slot++);
   }
   std::lock_guard<std::mutex> lock(mu_);

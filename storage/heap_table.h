@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "cc/gcl_manager.h"
+#include "storage/heap_table_tuning.h"
 #include "storage/schema.h"
 #include "storage/table_options.h"
 #include "storage/tuple_address.h"
@@ -55,7 +56,7 @@ class HeapTable {
   // table's options from the root.
   static absl::StatusOr<std::unique_ptr<HeapTable>> Open(
       cc::GclManager& manager, cc::ThreadContext& ctx, rdma::GlobalAddress root,
-      Schema schema);
+      Schema schema, const HeapTableTuning& tuning = {});
 
   const Schema& schema() const { return schema_; }
   rdma::GlobalAddress root() const { return root_; }
@@ -166,7 +167,8 @@ class HeapTable {
 
  private:
   HeapTable(cc::GclManager& manager, rdma::GlobalAddress root,
-            uint32_t table_id, Schema schema, uint32_t max_rows_per_page);
+            uint32_t table_id, Schema schema, uint32_t max_rows_per_page,
+            const HeapTableTuning& tuning);
 
   // Address validity and the bytes of its slot in a latched payload.
   bool IsSlotOfThisTable(TupleAddress address) const {
@@ -196,6 +198,7 @@ class HeapTable {
   const Schema schema_;
   const uint32_t tuple_bytes_;
   const uint32_t max_rows_per_page_;
+  const bool unlocked_inserts_;
   const uint32_t slots_per_page_;
 
   // Each inserting thread's current page and the next slot to hand out in

@@ -117,11 +117,16 @@ void PrintSettings(std::ostream& out, const RunConfig& c, double seconds) {
   }
   out << absl::StrFormat(
       "cpu path switches: prefetch=%s index_leaf_hint=%s "
-      "optimistic_reads=%s optimistic_tuple_reads=%s identity_frames=%s\n",
+      "index_word_search=%s index_leaf_walk=%s optimistic_reads=%s "
+      "optimistic_tuple_reads=%s "
+      "unlocked_inserts=%s identity_frames=%s\n",
       cc::PrefetchScopeName(o.cpu_path.prefetch),
       o.cpu_path.tuning.leaf_hint ? "true" : "false",
+      o.cpu_path.tuning.word_search ? "true" : "false",
+      o.cpu_path.tuning.leaf_walk ? "true" : "false",
       o.cpu_path.tuning.optimistic_reads ? "true" : "false",
       o.optimistic_tuple_reads ? "true" : "false",
+      o.unlocked_inserts ? "true" : "false",
       o.cpu_path.identity_frames ? "true" : "false");
 }
 

@@ -182,6 +182,10 @@ DEFINE_bool(optimistic_tuple_reads, kDefaults.optimistic_tuple_reads,
             "instead of holding a shared latch (2PL) or taking a short one "
             "(OCC); serializable either way. false: latch every read (the "
             "ablation)");
+DEFINE_bool(unlocked_inserts, kDefaults.unlocked_inserts,
+            "An insert into the thread's own page of a table, with no "
+            "released slot waiting, takes no table-wide lock; false: every "
+            "insert takes the table's mutex (the ablation)");
 DEFINE_bool(validate_index_reads, kDefaults.validate_index_reads,
             "Validate at commit the index leaves every lookup and scan read, "
             "which makes scans and absent-key lookups serializable. "
@@ -237,6 +241,7 @@ TpccOptions OptionsFromFlags() {
   o.cache_mb = FLAGS_cache_mb;
   o.cpu_path = ValueOrExitIfUsageError(index::CpuPathSwitchesFromFlags());
   o.optimistic_tuple_reads = FLAGS_optimistic_tuple_reads;
+  o.unlocked_inserts = FLAGS_unlocked_inserts;
   o.validate_index_reads = FLAGS_validate_index_reads;
   o.epochs_in_pool = FLAGS_epochs_in_pool;
   o.twopc_one_phase_local = FLAGS_twopc_one_phase_local;

@@ -102,6 +102,7 @@ constexpr absl::string_view kRunOnlyFlags[] = {"threads",
                                                "memory_breakdown",
                                                "peer_timeout_s",
                                                "optimistic_tuple_reads",
+                                               "unlocked_inserts",
                                                "validate_index_reads",
                                                "epochs_in_pool",
                                                "twopc_one_phase_local",
@@ -110,6 +111,8 @@ constexpr absl::string_view kRunOnlyFlags[] = {"threads",
                                                "progress_json",
                                                "prefetch",
                                                "index_leaf_hint",
+                                               "index_word_search",
+                                               "index_leaf_walk",
                                                "optimistic_reads",
                                                "identity_frames",
                                                "fabric",
@@ -482,6 +485,7 @@ engine::EngineOptions TpccOptions::EngineOptionsForRun() const {
   options.index = cpu_path.tuning;
   options.validate_index_reads = validate_index_reads;
   options.optimistic_tuple_reads = optimistic_tuple_reads;
+  options.heap.unlocked_inserts = unlocked_inserts;
   options.epochs_in_pool = epochs_in_pool;
   options.retry.max_retries = 100000;
   options.mode = engine_mode();
@@ -518,8 +522,11 @@ void TpccOptions::AddJson(JsonLine& json) const {
       .Add("cache_sizing", cache_mb == 0 ? "auto" : "flag")
       .Add("prefetch", cc::PrefetchScopeName(cpu_path.prefetch))
       .Add("index_leaf_hint", cpu_path.tuning.leaf_hint)
+      .Add("index_word_search", cpu_path.tuning.word_search)
+      .Add("index_leaf_walk", cpu_path.tuning.leaf_walk)
       .Add("optimistic_reads", cpu_path.tuning.optimistic_reads)
       .Add("optimistic_tuple_reads", optimistic_tuple_reads)
+      .Add("unlocked_inserts", unlocked_inserts)
       .Add("identity_frames", cpu_path.identity_frames)
       .Add("seed", seed)
       .Add("validate_index_reads", validate_index_reads)

@@ -47,6 +47,7 @@ struct TpccOptions {
   uint64_t cache_mb = 0;  // per compute node; 0: sized automatically
   index::CpuPathSwitches cpu_path;
   bool optimistic_tuple_reads = true;
+  bool unlocked_inserts = true;
   bool validate_index_reads = true;
   bool epochs_in_pool = false;
   bool twopc_one_phase_local = true;

@@ -291,7 +291,9 @@ EDGE = {
         TPCC_RUN + ["--protocol=sel", "--cc=to"],
         # Every CPU-path optimization off (their ablation switches).
         TPCC_RUN + ["--prefetch=full", "--noindex_leaf_hint",
-                    "--nooptimistic_reads", "--nooptimistic_tuple_reads",
+                    "--noindex_word_search", "--noindex_leaf_walk",
+                    "--nooptimistic_reads",
+                    "--nooptimistic_tuple_reads", "--nounlocked_inserts",
                     "--noidentity_frames"],
         TPCC_RUN + ["--wal=on", "--wal_dir={dir}/new/log",
                     "--wal_pipeline=0", "--wal_group_commit_us=0"],
@@ -330,8 +332,8 @@ EDGE = {
          "--gcl_size=8192", "--distribution=zipf", "--zipf_theta=0.5"],
         SMALL + ["--records=1000", "--duration_s=0.05",
                  "--workloads=read_only", "--prefetch=full",
-                 "--noindex_leaf_hint", "--nooptimistic_reads",
-                 "--noidentity_frames"],
+                 "--noindex_leaf_hint", "--noindex_word_search",
+                 "--nooptimistic_reads", "--noidentity_frames"],
     ],
     "fabric_bench": [
         SMALL + ["--ops=read", "--threads=1", "--duration_s=0.01"],

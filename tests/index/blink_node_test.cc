@@ -173,9 +173,14 @@ TEST_P(LowerBoundTest, MatchesStdLowerBound) {
           keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
         }
         std::vector<uint8_t> page = NodeWith(keys, width, GetParam());
-        const BLinkNode node(page.data(), width);
+        // Word searches (4- and 8-byte keys) and their ablation, byte
+        // compares, answer alike.
+        const bool word_search = rng() % 2 == 0;
+        const BLinkNode node(page.data(), width, word_search);
         // The optimistic view of an intact node searches the same way.
-        const UnlatchedBLinkNode unlatched(page.data(), page.size(), width);
+        const UnlatchedBLinkNode unlatched(
+            page.data(), page.size(), width,
+            BLinkNode::Capacity(page.size(), width), word_search);
         std::vector<std::string> queries = keys;
         for (int q = 0; q < 200; ++q) {
           std::string k = keys.empty() ? std::string(width, '\0')
@@ -193,7 +198,7 @@ TEST_P(LowerBoundTest, MatchesStdLowerBound) {
               std::lower_bound(keys.begin(), keys.end(), q) - keys.begin();
           ASSERT_EQ(node.LowerBound(q), expected)
               << "width " << width << " spread " << static_cast<int>(spread)
-              << " n " << keys.size();
+              << " n " << keys.size() << " word_search " << word_search;
           ASSERT_EQ(unlatched.LowerBound(q), expected)
               << "unlatched, width " << width << " n " << keys.size();
           ASSERT_EQ(unlatched.ChildFor(q), node.ChildFor(q));

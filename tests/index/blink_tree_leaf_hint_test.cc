@@ -229,6 +229,9 @@ TEST(CpuPathTest, SwitchesFollowTheTestRun) {
             ablation ? cc::PrefetchScope::kFull : cc::PrefetchScope::kNarrow);
   EXPECT_EQ(testing::TestTreeTuning().leaf_hint, !ablation);
   EXPECT_EQ(testing::TestTreeTuning().optimistic_reads, !ablation);
+  EXPECT_EQ(testing::TestTreeTuning().word_search, !ablation);
+  EXPECT_EQ(testing::TestTreeTuning().leaf_walk, !ablation);
+  EXPECT_EQ(testing::TestHeapTuning().unlocked_inserts, !ablation);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -14,6 +14,7 @@
 #include "storage/heap_page.h"
 #include "storage/tuple_header.h"
 #include "tests/testing/cc_cluster.h"
+#include "tests/testing/cpu_path.h"
 #include "tests/testing/protocols.h"
 #include "tests/testing/test_fabric.h"
 
@@ -45,7 +46,8 @@ class HeapTableTest : public ::testing::TestWithParam<cc::Protocol> {
   }
   cc::GclManager& m(int i) { return cluster_->manager(i); }
   std::unique_ptr<HeapTable> OpenOn(int node, cc::ThreadContext& ctx) {
-    auto t = HeapTable::Open(m(node), ctx, root_, schema_);
+    auto t = HeapTable::Open(m(node), ctx, root_, schema_,
+                             testing::TestHeapTuning());
     EXPECT_TRUE(t.ok()) << t.status();
     return t.ok() ? *std::move(t) : nullptr;
   }

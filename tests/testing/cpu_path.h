@@ -11,6 +11,7 @@
 
 #include "cc/options.h"
 #include "index/blink_tree.h"
+#include "storage/heap_table_tuning.h"
 #include "tests/testing/test_fabric.h"
 
 namespace strand::testing {
@@ -20,7 +21,15 @@ inline index::BLinkTreeTuning TestTreeTuning() {
   if (TestCpuPathAblation()) {
     tuning.leaf_hint = false;
     tuning.optimistic_reads = false;
+    tuning.word_search = false;
+    tuning.leaf_walk = false;
   }
+  return tuning;
+}
+
+inline storage::HeapTableTuning TestHeapTuning() {
+  storage::HeapTableTuning tuning;
+  tuning.unlocked_inserts = !TestCpuPathAblation();
   return tuning;
 }
 
@@ -38,6 +47,7 @@ void ApplyTestCpuPathToEngine(EngineOptions& options) {
   ApplyTestCpuPath(options.cc);
   options.index = TestTreeTuning();
   options.optimistic_tuple_reads = !TestCpuPathAblation();
+  options.heap = TestHeapTuning();
 }
 
 }  // namespace strand::testing
