@@ -15,6 +15,7 @@
 // A paused node (heartbeats stop, threads go on) is declared failed and
 // fenced, and changes nothing after that.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -64,11 +65,13 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
     o.failover.redo_ring_bytes = 1 << 20;
     o.retry.max_retries = 50;
     if (GetParam().log) {
-      dir_ =
-          std::filesystem::path(::testing::TempDir()) /
-          absl::StrCat(
-              "node_failure_", getpid(), "_",
-              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+      // A parameterized test's name has a '/': one directory, not two
+      // (TearDown removes it).
+      std::string name =
+          ::testing::UnitTest::GetInstance()->current_test_info()->name();
+      std::replace(name.begin(), name.end(), '/', '_');
+      dir_ = std::filesystem::path(::testing::TempDir()) /
+             absl::StrCat("node_failure_", getpid(), "_", name);
       std::filesystem::remove_all(dir_);
       o.wal.dir = dir_.string();
       o.wal.early_lock_release = true;
