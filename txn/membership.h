@@ -21,12 +21,9 @@
 // publishes each stage as it reaches it. A node that only paused learns
 // on its next Beat that it is no longer a member.
 //
-// Acknowledgements (kSeenEpochsOffset, a word per node): a member that
-// applied everything a view says (its caches stop waiting for fenced
-// nodes, steal from stealable ones, and stop stealing from rejoined ones)
-// publishes the view's epoch. A change that others must have applied
-// before it takes effect (a rejoin: no survivor may still steal from the
-// node) waits for every member to acknowledge its epoch.
+// A change others must have applied before it takes effect (a rejoin)
+// waits for every member to acknowledge its epoch (kSeenEpochsOffset;
+// docs/design/node_failure.md, "Membership acknowledgements").
 //
 // Cost in round trips: Join 3 + lost races, Leave, DeclareFailed,
 // Publish 2 (+1 per lost race); Beat 1; Scan 1 (every word in one batch);

@@ -10,15 +10,11 @@
 //   [record: header, the physical writes, the logged redo][data writes]
 //   [done word := commit_ts]
 //
-// Executed in order (rdma/batch.h), so whatever a failure leaves behind,
-// a record is in the ring before any of its data reached memory, and a
-// record whose done word does not hold its timestamp may be half applied:
-// its physical writes bring every line it wrote to its after-image (they
-// are idempotent, and no other node wrote those lines since, for the
-// failed node still holds their latches). The logged redo (the payload of
-// the commit's log record, its type and id) lets a survivor log the
-// commit again in its own log when the failed node's log may not have
-// made it durable yet.
+// The batch executes in order (rdma/batch.h), so a record is in the ring
+// before any of its data reached memory; a survivor re-applies a record
+// whose done word lacks its timestamp (its writes are idempotent after-
+// images) and logs its redo again where the failed node's log may not have
+// made it durable (docs/design/node_failure.md says why this is safe).
 //
 // Retention: a record's room is reused once it is done and, with a log,
 // its commit timestamp is at or below the node mark the node published
@@ -26,22 +22,14 @@
 // and a commit that finds no room waits (backpressure), at most
 // Options::full_timeout, then ResourceExhausted naming the ring's size.
 //
-// Layout: a 64-byte ring header (magic, bytes, node), then 64-byte units;
-// a record takes whole units and never wraps:
-//   0 magic u32    4 crc u32 (CRC32C of bytes 16.. of the record)
-//   8 done u64    16 commit_ts u64    24 txn_id u64
-//  32 units u32   36 type u8 (wal::RecordType)    40 write_count u32
-//  44 redo_bytes u32   48 write_bytes u32   52..63 zero
-//  64 writes: {remote u64, length u32, 0 u32, bytes padded to 8} each,
-//     then the redo bytes.
-// A reader (Read) checks the magic and CRC at every unit, so stale or torn
-// units are skipped. The ring is zeroed when its node (re)starts.
+// Layout (a ring header, then 64-byte units; a record takes whole units,
+// never wraps, and carries a magic and a CRC32C that Read checks at every
+// unit, so stale or torn units are skipped): docs/design/node_failure.md,
+// "The redo ring's layout". The ring is zeroed when its node (re)starts.
 //
-// Where: one ring per compute node, on memory node (node % memory nodes),
-// its address in the node's word (cc/root_words.h, kRedoRingsOffset).
-//
-// Cost: the record's bytes ride in the commit's batch: no round trip of
-// its own. Thread-safe.
+// One ring per compute node, on memory node (node % memory nodes), its
+// address in cc/root_words.h's kRedoRingsOffset. Cost: the record's bytes
+// ride in the commit's batch, no round trip of its own. Thread-safe.
 
 #include <cstdint>
 #include <deque>
