@@ -165,12 +165,16 @@ absl::StatusOr<RedoRing::Slot> RedoRing::Encode(uint64_t ts,
     EncodeFixed<uint64_t>(record->data() + at, w.remote.raw());
     EncodeFixed<uint32_t>(record->data() + at + 8,
                           static_cast<uint32_t>(w.bytes.size()));
-    std::memcpy(record->data() + at + kWriteHeaderBytes, w.bytes.data(),
-                w.bytes.size());
+    if (!w.bytes.empty()) {  // memcpy's pointers may not be null
+      std::memcpy(record->data() + at + kWriteHeaderBytes, w.bytes.data(),
+                  w.bytes.size());
+    }
     at += kWriteHeaderBytes + Pad8(w.bytes.size());
   }
-  std::memcpy(record->data() + at, logged.payload.data(),
-              logged.payload.size());
+  if (!logged.payload.empty()) {
+    std::memcpy(record->data() + at, logged.payload.data(),
+                logged.payload.size());
+  }
   EncodeFixed<uint32_t>(
       record->data() + 4,
       wal::Crc32c(std::string_view(*record).substr(kCrcFrom)));
