@@ -263,6 +263,15 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
     }
   }
 
+  // Stops a failed node's workers, rejoins it and waits until it commits
+  // again.
+  void Rejoin(int node) {
+    StopNode(node);
+    ASSERT_TRUE(engine_->RejoinNode(node).ok());
+    StartNode(node);
+    ExpectProgress({node}, {acked_[node].load()});
+  }
+
   std::filesystem::path dir_;
   EngineOptions options_;
   std::unique_ptr<Engine> engine_;
@@ -302,10 +311,8 @@ TEST_P(NodeFailureTest, SurvivorsCommitAndNothingAcknowledgedIsLost) {
     // having any effect. One waiting for an invalidation reply that its
     // crash lost waits out SelccManager::kReplyGrace first (a dead
     // process has no threads; the in-process injection's do).
-    StopNode(victim);
-    ASSERT_TRUE(engine_->RejoinNode(victim).ok());
-    StartNode(victim);
-    ExpectProgress({victim}, {acked_[victim].load()});
+    Rejoin(victim);
+    if (HasFatalFailure()) return;
   }
   StopAll();
   Check(0);
@@ -378,10 +385,8 @@ TEST_P(NodeFailureTest, RecoveryAfterFailuresLosesNothingAcknowledged) {
       ASSERT_TRUE(taken.ok()) << taken.status();
     }
     ASSERT_TRUE(engine_->WaitReclaimed(victim, absl::Seconds(10)).ok());
-    StopNode(victim);
-    ASSERT_TRUE(engine_->RejoinNode(victim).ok());
-    StartNode(victim);
-    ExpectProgress({victim}, {acked_[victim].load()});
+    Rejoin(victim);
+    if (HasFatalFailure()) return;
   }
   StopAll();
   Check(0);
