@@ -174,13 +174,9 @@ absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
   if (node < log_files_.size() && log_files_[node] != nullptr) {
     log_files_[node]->Restart();
   }
-  auto fresh = NodeRuntime::Create(*fabric_, node, options_.cc,
-                                   options_.algorithm, options_.index);
+  auto fresh = CreateNodeRuntime(node);
   if (!fresh.ok()) return fresh.status();
   NodeRuntime& r = **fresh;
-  r.SetValidateIndexReads(options_.validate_index_reads);
-  r.SetOptimisticTupleReads(options_.optimistic_tuple_reads);
-  r.SetHeapTuning(options_.heap);
   r.SetEpochs(epochs_by_node_[node]);
   {
     absl::MutexLock lock(&mu_);

@@ -55,13 +55,9 @@ absl::StatusOr<std::unique_ptr<EngineImpl>> EngineImpl::Open(
   }
   engine->nodes_.resize(engine->fabric_->compute_node_count());
   for (rdma::ComputeNodeId id : engine->fabric_->local_compute_nodes()) {
-    auto node = NodeRuntime::Create(*engine->fabric_, id, effective.cc,
-                                    effective.algorithm, effective.index);
+    auto node = engine->CreateNodeRuntime(id);
     if (!node.ok()) return node.status();
     engine->nodes_[id] = *std::move(node);
-    engine->nodes_[id]->SetValidateIndexReads(options.validate_index_reads);
-    engine->nodes_[id]->SetOptimisticTupleReads(options.optimistic_tuple_reads);
-    engine->nodes_[id]->SetHeapTuning(options.heap);
     if (engine->first_node_ == nullptr) {
       engine->first_node_ = engine->nodes_[id].get();
     }
@@ -445,18 +441,28 @@ absl::Status EngineImpl::StartLogging(const WalOptions& wal) {
   return absl::OkStatus();
 }
 
-absl::Status EngineImpl::StartNodeLogging(NodeRuntime& runtime,
+absl::StatusOr<std::unique_ptr<NodeRuntime>> EngineImpl::CreateNodeRuntime(
+    rdma::ComputeNodeId id) const {
+  auto node = NodeRuntime::Create(*fabric_, id, options_.cc, options_.algorithm,
+                                  options_.index);
+  if (!node.ok()) return node.status();
+  (*node)->SetValidateIndexReads(options_.validate_index_reads);
+  (*node)->SetOptimisticTupleReads(options_.optimistic_tuple_reads);
+  (*node)->SetHeapTuning(options_.heap);
+  return node;
+}
+
+absl::Status EngineImpl::StartNodeLogging(NodeRuntime& node,
                                           const WalOptions& wal) {
   if (options_.failover.enabled && !wal.early_lock_release) {
     return absl::InvalidArgumentError(
         "EngineOptions::failover needs the log to acknowledge by the durable "
         "watermark (WalOptions::early_lock_release)");
   }
-  NodeRuntime* node = &runtime;
   wal::LogWriterOptions log;
   log.wal_dir = wal.dir;
   log.database_id = database_id_;
-  log.compute_node_id = node->id();
+  log.compute_node_id = node.id();
   log.io_mode = wal.io_mode;
   log.segment_bytes = wal.segment_bytes;
   log.group_commit_window = wal.group_commit_window;
@@ -464,7 +470,7 @@ absl::Status EngineImpl::StartNodeLogging(NodeRuntime& runtime,
   // (docs/design/checkpoints.md). Only early lock release acknowledges
   // by them, and only then may recovery cut at them.
   auto marks = txn::CommitWatermark::Open(
-      node->manager(), *node->db().oracle, node->id(),
+      node.manager(), *node.db().oracle, node.id(),
       fabric_->compute_node_count(), {.ack_timeout = wal.ack_timeout});
   if (!marks.ok()) return marks.status();
   log.observer = marks->get();
@@ -475,15 +481,15 @@ absl::Status EngineImpl::StartNodeLogging(NodeRuntime& runtime,
                                    : &wal::UringLogFileFactory();
   if (options_.failover.enabled) {
     // EngineImpl::FailNode stops them as a crash would.
-    if (log_files_.size() <= node->id()) log_files_.resize(node->id() + 1);
-    if (log_files_[node->id()] == nullptr) {
-      log_files_[node->id()] = std::make_unique<CrashableLogFiles>(files);
+    if (log_files_.size() <= node.id()) log_files_.resize(node.id() + 1);
+    if (log_files_[node.id()] == nullptr) {
+      log_files_[node.id()] = std::make_unique<CrashableLogFiles>(files);
     }
-    files = log_files_[node->id()].get();
+    files = log_files_[node.id()].get();
   }
   auto writer = wal::LogWriter::Open(log, files);
   if (!writer.ok()) return writer.status();
-  node->SetLog(*std::move(writer), *std::move(marks), wal.early_lock_release);
+  node.SetLog(*std::move(writer), *std::move(marks), wal.early_lock_release);
   return absl::OkStatus();
 }
 

@@ -183,9 +183,13 @@ class EngineImpl {
   absl::Status StartPartitioned();
   // The epoch managers of the hosted nodes (and their ticker, in the pool).
   absl::Status StartEpochs();
-  // `runtime`'s log and durable marks as `wal` says (StartLogging's step
-  // for each hosted node, and a rejoining node's).
-  absl::Status StartNodeLogging(NodeRuntime& runtime, const WalOptions& wal);
+  // Hosted compute node `id`'s runtime, set up as the options say (Open's
+  // step for each hosted node, and a rejoining node's).
+  absl::StatusOr<std::unique_ptr<NodeRuntime>> CreateNodeRuntime(
+      rdma::ComputeNodeId id) const;
+  // `node`'s log and durable marks as `wal` says (StartLogging's step for
+  // each hosted node, and a rejoining node's).
+  absl::Status StartNodeLogging(NodeRuntime& node, const WalOptions& wal);
   // Failover: every hosted node's redo ring, the membership and the
   // failure monitor; StopFailover: the hosted nodes leave, the monitor
   // stops.
