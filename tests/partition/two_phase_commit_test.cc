@@ -4,8 +4,6 @@
 // prepare or vote message, an abort before PREPARE), on both protocols;
 // and each protocol switch changes the counters as it should.
 
-#include <unistd.h>
-
 #include <atomic>
 #include <filesystem>
 #include <random>
@@ -19,6 +17,7 @@
 #include "index/key_codec.h"
 #include "partition/fragment.h"
 #include "tests/testing/test_fabric.h"
+#include "tests/wal/wal_test_util.h"
 #include "wal/log_merger.h"
 
 namespace strand::partition {
@@ -294,16 +293,9 @@ class SwitchesTest : public ::testing::Test {
   int64_t model_ns_ = 0;
 };
 
-std::string FreshDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/strand_2pc_" + name + "_" +
-                          std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 TEST_F(SwitchesTest, StrongProtocolCounts) {
-  const std::string dir = FreshDir("strong");
+  const wal::testing::TempDir temp;  // removes the preallocated segments
+  const std::string& dir = temp.path();
   Bank bank(WithLog(dir));
   ASSERT_TRUE(bank.ok());
   bank.Open();
@@ -331,7 +323,8 @@ TEST_F(SwitchesTest, StrongProtocolCounts) {
 }
 
 TEST_F(SwitchesTest, NoOnePhaseGivesLocalTransactionsAPrepareRound) {
-  const std::string dir = FreshDir("no_one_phase");
+  const wal::testing::TempDir temp;  // removes the preallocated segments
+  const std::string& dir = temp.path();
   engine::EngineOptions o = WithLog(dir);
   o.partitioned.one_phase_local = false;
   Bank bank(o);
@@ -344,7 +337,8 @@ TEST_F(SwitchesTest, NoOnePhaseGivesLocalTransactionsAPrepareRound) {
 }
 
 TEST_F(SwitchesTest, NoReadOnlyVoteMakesReadersPrepareAndCommit) {
-  const std::string dir = FreshDir("no_ro_vote");
+  const wal::testing::TempDir temp;  // removes the preallocated segments
+  const std::string& dir = temp.path();
   engine::EngineOptions o = WithLog(dir);
   o.partitioned.read_only_vote = false;
   Bank bank(o);
@@ -386,7 +380,8 @@ TEST_F(SwitchesTest, SerialPreparesDoNotOverlap) {
 // committed redo (nothing in doubt) and each decision is counted. The load
 // made 24 of them (accounts of nodes 1 and 2 opened from node 0).
 TEST_F(SwitchesTest, LogsResolveToCommittedBranches) {
-  const std::string dir = FreshDir("logs");
+  const wal::testing::TempDir temp;  // removes the preallocated segments
+  const std::string& dir = temp.path();
   uint64_t database_id = 0;
   {
     Bank bank(WithLog(dir));
