@@ -23,6 +23,11 @@ enum class RootWord : uint32_t {
   // engine/: every compute node may delete its log's records up to this
   // commit timestamp (a verified checkpoint holds them; only grows).
   kLogTruncateTs = 4,
+  // engine/: the database's id, once the process hosting compute node 0
+  // has recovered the pool (and, resuming in place, checkpointed it and
+  // dropped the logs that covers); other processes wait for it before they
+  // log. 0 until then.
+  kRecoveredDatabase = 5,
 };
 
 inline rdma::GlobalAddress RootWordAddress(RootWord word) {

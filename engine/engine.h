@@ -181,8 +181,8 @@ class Engine {
 
   // Write-ahead log (EngineOptions::wal). The pool's database id (set by
   // the first Open of a pool, RootWord::kDatabaseId), and what recovery
-  // did at Open (null unless EngineOptions::recover_wal_dir;
-  // engine/recovery.h).
+  // did at Open (null unless EngineOptions::recover_wal_dir and this
+  // process hosts compute node 0, which recovers; engine/recovery.h).
   uint64_t database_id() const;
   const RecoveryReport* recovery_report() const;
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "base/cost_breakdown.h"
@@ -21,6 +22,16 @@
 #include "wal/log_truncation.h"
 
 namespace strand::engine {
+namespace {
+
+// Recovery is compute node 0's process's: one rebuilds the pool, and it
+// hosts the checkpointer that a resume in place needs.
+bool HostsNodeZero(const rdma::Fabric& fabric) {
+  return absl::c_linear_search(fabric.local_compute_nodes(),
+                               rdma::ComputeNodeId{0});
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<EngineImpl>> EngineImpl::Open(
     const EngineOptions& options) {
@@ -37,7 +48,7 @@ absl::StatusOr<std::unique_ptr<EngineImpl>> EngineImpl::Open(
   if (!fabric.ok()) return fabric.status();
   engine->fabric_ = *std::move(fabric);
   std::optional<RecoveryBase> base;
-  if (!options.recover_wal_dir.empty()) {
+  if (!options.recover_wal_dir.empty() && HostsNodeZero(*engine->fabric_)) {
     auto chosen =
         ChooseRecoveryBase(options.recover_wal_dir, options.image_path);
     if (!chosen.ok()) return chosen.status();
@@ -159,14 +170,14 @@ absl::Status EngineImpl::StartRecoveryAndLogging(
   NodeRuntime& first = *first_node_;
   const bool from_checkpoint =
       base.has_value() && base->kind == RecoveryBase::Kind::kCheckpoint;
-  const bool resume = !options_.recover_wal_dir.empty() &&
-                      options_.recover_wal_dir == options_.wal.dir;
-  if (resume && fabric_->local_compute_nodes().size() !=
-                    static_cast<size_t>(fabric_->compute_node_count())) {
-    return absl::FailedPreconditionError(
-        "resuming in place (recover_wal_dir == wal.dir) needs every compute "
-        "node in this process; over verbs, recover with strand_recover and "
-        "start from its image");
+  const bool recovers = !options_.recover_wal_dir.empty();
+  const bool resume = recovers && options_.recover_wal_dir == options_.wal.dir;
+  if (recovers && !HostsNodeZero(*fabric_)) {
+    // Compute node 0's process rebuilds the pool (resuming, it also drops
+    // every node's logs that its checkpoint covers): log only after it.
+    if (absl::Status s = AwaitRecoveryByNodeZero(); !s.ok()) return s;
+    if (options_.wal.dir.empty()) return absl::OkStatus();
+    return StartLogging(options_.wal);
   }
   {
     absl::MutexLock admin(&first.admin_mu());
@@ -263,8 +274,43 @@ absl::Status EngineImpl::StartRecoveryAndLogging(
   if (resume) {
     if (absl::Status s = ResumeInPlace(); !s.ok()) return s;
   }
+  if (recovers) {
+    absl::MutexLock admin(&first.admin_mu());
+    auto old = first.manager().CompareAndSwap(
+        first.admin(), cc::RootWordAddress(cc::RootWord::kRecoveredDatabase), 0,
+        database_id_);
+    if (!old.ok()) return old.status();
+  }
   if (options_.wal.dir.empty()) return absl::OkStatus();
   return StartLogging(options_.wal);
+}
+
+absl::Status EngineImpl::AwaitRecoveryByNodeZero() {
+  // Loading a checkpoint and replaying one interval of logs; a process
+  // that dies meanwhile is the launcher's to notice, this is a backstop.
+  constexpr absl::Duration kMostRecoveryTakes = absl::Minutes(30);
+  const absl::Time deadline = absl::Now() + kMostRecoveryTakes;
+  NodeRuntime& first = *first_node_;
+  for (;;) {
+    {
+      absl::MutexLock admin(&first.admin_mu());
+      auto id = first.manager().FetchAndAdd(
+          first.admin(), cc::RootWordAddress(cc::RootWord::kRecoveredDatabase),
+          0);
+      if (!id.ok()) return id.status();
+      if (*id != 0) {
+        database_id_ = *id;
+        return absl::OkStatus();
+      }
+    }
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "compute node 0's process did not recover the database in %s "
+          "within %s: is it running, with the same recovery directory?",
+          options_.recover_wal_dir, absl::FormatDuration(kMostRecoveryTakes)));
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
 }
 
 int EngineImpl::RecoveryThreads() const {

@@ -161,6 +161,9 @@ class EngineImpl {
   // Loads the base, replays logs, resumes in place if asked, and opens the
   // logs (Open's steps).
   absl::Status StartRecoveryAndLogging(const std::optional<RecoveryBase>& base);
+  // A process without compute node 0, opened to recover: waits until
+  // node 0's process published the recovered database, and takes its id.
+  absl::Status AwaitRecoveryByNodeZero();
   // The checkpointer of a process hosting compute node 0 (created on
   // first use; `marks` null: quiescent checkpoints only until attached).
   absl::Status StartCheckpointer(const std::string& log_dir,

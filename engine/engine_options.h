@@ -132,8 +132,9 @@ struct EngineOptions {
   // replay the logs found there, merged in commit-timestamp order. With
   // `recover_wal_dir` == wal.dir the engine resumes in place: it
   // checkpoints the recovered pool, drops the logs that checkpoint makes
-  // obsolete, and appends to the same directory (every compute node must
-  // be in this process). `image_path` alone restores the image and
+  // obsolete, and appends to the same directory. Across processes (verbs)
+  // compute node 0's recovers, from every node's log gathered there; the
+  // others wait for it, then log. `image_path` alone restores the image and
   // replays nothing. `recovery_threads` load a checkpoint's tables and
   // indexes in parallel (0: one per core).
   std::string image_path;

@@ -51,6 +51,12 @@ Program flags, after --, are passed to every compute process, e.g.
   scripts/launch.sh --cluster=cluster.txt -- --warehouses=4 --threads=2
 Every check (flags, the cluster file's lines) is made before anything
 starts; a misuse exits 2 naming the flag or the line.
+
+After a crash of a run with tpcc --wal=on --wal_dir=DIR, the same command
+again recovers it and carries on: compute node 0's process rebuilds the
+fresh memory nodes from DIR's newest checkpoint and every node's log
+(DIR must hold each compute node's node-<id>/: one host, or a shared
+directory), and the others wait for it.
 EOF
 }
 

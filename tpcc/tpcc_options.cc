@@ -311,13 +311,6 @@ absl::Status CheckWal(const TpccOptions& o, const OptionNaming& naming) {
                                       "MiB/s (0: no limit)"));
   STRAND_RETURN_IF_ERROR(CheckWritableDirectory(naming, kWalDir, o.wal_dir,
                                                 /*may_create=*/true));
-  if (o.resumes() && o.over_verbs()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        naming.Setting(kWalDir, o.wal_dir),
-        " holds an earlier run: carrying on from it needs every compute node "
-        "in one process; over verbs, gather the logs and recover with "
-        "strand_recover, or give a fresh directory"));
-  }
   return absl::OkStatus();
 }
 

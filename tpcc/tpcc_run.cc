@@ -98,7 +98,10 @@ int ClusterMember::Fail(absl::string_view message) {
 }
 
 TpccRun::TpccRun(const TpccOptions& options, RunOutput& output)
-    : options_(options), output_(output), human_(output.human()) {
+    : options_(options),
+      resumes_(options.resumes()),
+      output_(output),
+      human_(output.human()) {
   config_.options = options;
 }
 
@@ -187,9 +190,8 @@ absl::Status TpccRun::Open() {
     // A run that carries on finds the tables the recovery rebuilt.
     STRAND_ASSIGN_OR_RETURN(
         db_, TpccDatabase::Define(*std::move(engine), scale, options_.seed,
-                                  options_.resumes()
-                                      ? TpccDatabase::TablesAt::kOpen
-                                      : TpccDatabase::TablesAt::kCreate));
+                                  resumes_ ? TpccDatabase::TablesAt::kOpen
+                                           : TpccDatabase::TablesAt::kCreate));
     return absl::OkStatus();
   }
   return JoinCluster(*std::move(engine));
@@ -236,8 +238,9 @@ absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
         "larger --pool_mb",
         served >> 20, options_.warehouses, need >> 20)));
   }
-  const bool creates = member_.self == 0;
-  if (!creates) {
+  // Node 0 creates the tables, or, resuming, recovered them in Open.
+  const bool leads = member_.self == 0;
+  if (!leads) {
     if (absl::Status s =
             Showing("waiting for compute node 0 to create the tables",
                     [&] { return member_.board->WaitFor(0, kSchemaCreated); });
@@ -247,11 +250,11 @@ absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
   }
   auto db =
       TpccDatabase::Define(std::move(engine), options_.scale(), options_.seed,
-                           creates ? TpccDatabase::TablesAt::kCreate
-                                   : TpccDatabase::TablesAt::kOpen);
+                           leads && !resumes_ ? TpccDatabase::TablesAt::kCreate
+                                              : TpccDatabase::TablesAt::kOpen);
   if (!db.ok()) return give_up(db.status());
   db_ = *std::move(db);
-  if (creates) {
+  if (leads) {
     if (absl::Status s = member_.board->Arrive(kSchemaCreated); !s.ok()) {
       return give_up(s);
     }
@@ -260,7 +263,7 @@ absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
 }
 
 absl::Status TpccRun::Load() {
-  if (options_.resumes()) return Resume();
+  if (resumes_) return Resume();
   STRAND_ASSIGN_OR_RETURN(
       load_, db_->loader().Load(options_.warehouses, options_.threads,
                                 options_.seed, /*show_progress=*/true));
@@ -284,12 +287,22 @@ absl::Status TpccRun::Load() {
 
 absl::Status TpccRun::Resume() {
   engine::Engine& engine = db_->engine();
-  human_ << "wal: carrying on from the run in " << options_.wal_dir << "\n"
-         << engine.recovery_report()->Summary() << "\n";
+  human_ << "wal: carrying on from the run in " << options_.wal_dir << "\n";
+  if (const engine::RecoveryReport* report = engine.recovery_report()) {
+    human_ << report->Summary() << "\n";
+  } else {
+    human_ << "wal: compute node 0's process recovered the pool\n";
+  }
   for (const engine::CheckpointResult& c : engine.CheckpointHistory()) {
     human_ << "wal: " << c.Summary() << "\n";
   }
   human_ << std::flush;  // crash tests wait for these lines
+  if (member_.board != nullptr) {
+    STRAND_RETURN_IF_ERROR(member_.board->Arrive(kLoaded));
+    STRAND_RETURN_IF_ERROR(
+        Showing("waiting for the other compute processes to open",
+                [&] { return member_.board->WaitForAll(kLoaded); }));
+  }
   if (auto used = PoolBytesTaken(engine); used.ok()) {
     load_.pool_bytes_used = *used;
   }
@@ -314,7 +327,7 @@ absl::Status TpccRun::StartLogging() {
   if (options_.logging()) {
     engine::Engine& engine = db_->engine();
     ClusterMember& m = member_;
-    if (!options_.resumes()) {
+    if (!resumes_) {
       // Log from now on, then checkpoint the loaded pool: recovery starts
       // from the newest checkpoint and replays the logs after it. In a
       // cluster every process logs before node 0 takes the checkpoint,
@@ -555,7 +568,7 @@ void TpccRun::PrintRecord(const RunConfig& config, const ConsistencyResult& c) {
     checkpoints.push_back(j.str());
   }
   record.AddRaw("checkpoints", "[" + absl::StrJoin(checkpoints, ",") + "]")
-      .Add("resumed", options_.resumes());
+      .Add("resumed", resumes_);
   if (config.scope == "deployment") {
     record.Add("pool_bytes_after_run", pool_after_run_)
         .Add("pool_growth_mb_per_million_txns", growth_mb_per_million_);

@@ -9,10 +9,13 @@
 #  2. the same in partitioned mode (2PC across processes);
 #  3. a compute process killed mid-run: the other names it, and the
 #     launcher exits non-zero within the bounded wait;
-#  4. with the WAL on, both compute processes killed mid-run: the load
-#     image (node 0, read over RDMA) and the two processes' logs recover
-#     a database that keeps conditions 1-12 and every New-Order either
-#     process acknowledged (strand_recover, then tpcc --check_image);
+#  4. with the WAL on and a checkpoint every second, both compute
+#     processes killed mid-run; the same launch again resumes in place
+#     (node 0's process recovers from the checkpoint and both logs, both
+#     processes append to the same directory) and is killed too; then
+#     strand_recover rebuilds a database that keeps conditions 1-12 and
+#     every New-Order either process acknowledged in either run (tpcc
+#     --check_image);
 #  5. the memory node killed mid-run: the launcher names it, and every
 #     process is gone within the bounded wait;
 #  6. partitioned with the WAL on, one compute process killed, recovered
@@ -130,23 +133,44 @@ check "compute node 0 exited non-zero on its own" \
   grep -q "compute node 0 ($addr:7100): exit status 1" "$work/kill/launch.txt"
 check "within the bounded wait (< 60 s)" [ $waited -lt 60 ]
 
-echo "=== [tpcc cluster] WAL on, pipelined (tpcc's default): both compute processes killed, then recovery"
-kill_mid_run "$work/wal-run" 3 \
+echo "=== [tpcc cluster] WAL on, pipelined (tpcc's default), checkpoints: both compute processes killed, resumed, killed again, then recovery"
+wal_run=("${small[@]}" --duration_s=120 --peer_timeout_s=30 --wal=on
+         --wal_dir="$work/wal" --acked_log="$work/acked"
+         --checkpoint_interval_s=1)
+kill_mid_run "$work/wal-run" 4 \
   "tpcc --fabric=verbs --cluster=$work/cluster.txt" \
   --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
-  --timeout_s=600 --grace_s=60 -- \
-  "${small[@]}" --duration_s=120 --peer_timeout_s=30 --wal=on \
-  --wal_dir="$work/wal" --acked_log="$work/acked"
+  --timeout_s=600 --grace_s=60 -- "${wal_run[@]}"
 echo "--- compute node 0 (wal lines)"
 grep -hE "^wal:" "$work"/wal-run/compute-0.*
 check "wal: node 0 checkpointed the load" \
-  [ -f "$work/wal/checkpoint-00000001/MANIFEST" ]
+  grep -q "checkpoint 1 (initial)" "$work"/wal-run/compute-0.*
+ls -d "$work"/wal/checkpoint-*
+check "wal: node 0 checkpointed while both processes ran" \
+  eval 'ls -d "$work"/wal/checkpoint-* | grep -qv checkpoint-00000001'
 check "wal: commits pipelined (early lock release, watermark acks)" \
   grep -q "early_lock_release on, pipeline 1024" "$work"/wal-run/compute-0.*
 check "wal: both processes logged" \
   [ -d "$work/wal/node-0" -a -d "$work/wal/node-1" ]
 check "wal: both processes acknowledged New-Orders" \
   [ -s "$work/acked.node-0" -a -s "$work/acked.node-1" ]
+acked_first=$(cat "$work"/acked.node-* | wc -c)
+# Fresh memory nodes, the same command: it carries on from the directory.
+kill_mid_run "$work/wal-resume" 3 \
+  "tpcc --fabric=verbs --cluster=$work/cluster.txt" \
+  --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
+  --timeout_s=600 --grace_s=60 -- "${wal_run[@]}"
+echo "--- resumed run (wal lines)"
+grep -hE "^wal:" "$work"/wal-resume/compute-0.* "$work"/wal-resume/compute-1.*
+check "wal: node 0's process recovered from a checkpoint and both logs" \
+  grep -q "recovery: checkpoint" "$work"/wal-resume/compute-0.*
+check "wal: node 0's process checkpointed the recovered pool" \
+  grep -q "(resume)" "$work"/wal-resume/compute-0.*
+check "wal: node 1's process carried on after it" \
+  grep -q "compute node 0's process recovered the pool" \
+  "$work"/wal-resume/compute-1.*
+check "wal: the resumed run acknowledged more New-Orders" \
+  [ "$(cat "$work"/acked.node-* | wc -c)" -gt "$acked_first" ]
 "$build/tools/strand_recover" \
   --wal_dir="$work/wal" --out_image="$work/recovered.img" 2>&1 | tail -5
 check "wal: strand_recover merged both logs" [ -f "$work/recovered.img" ]
