@@ -255,7 +255,8 @@ absl::Status EngineImpl::StartRecoveryAndLogging(
           first.manager(), first.admin(), first.catalog(),
           options_.recover_wal_dir, database_id_, replay,
           {.allow_log_data_loss = options_.recover_allow_log_data_loss,
-           .threads = RecoveryThreads()});
+           .threads = RecoveryThreads(),
+           .batch_bytes = options_.recovery_batch_bytes});
       if (!report.ok()) return report.status();
       report->base_kind = from_checkpoint ? "checkpoint" : "image";
       report->base_path = base->path;

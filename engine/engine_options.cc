@@ -20,6 +20,7 @@ constexpr OptionSetting kCheckpointRate{"checkpoint_read_mb_per_s",
                                         "checkpoint_read_mb_per_s"};
 constexpr OptionSetting kCheckpointsKept{"checkpoints_kept", ""};
 constexpr OptionSetting kRecoveryThreads{"recovery_threads", ""};
+constexpr OptionSetting kRecoveryBatch{"recovery_batch_bytes", ""};
 constexpr OptionSetting kFailover{"failover.enabled", "node_lease_ms"};
 constexpr OptionSetting kNodeLease{"failover.node_lease", "node_lease_ms"};
 constexpr OptionSetting kRedoRing{"failover.redo_ring_bytes", "redo_ring_mb",
@@ -101,6 +102,12 @@ absl::Status EngineOptions::Validate(const OptionNaming& naming) const {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s must be from 0 (one per core) to 256",
                         naming.Setting(kRecoveryThreads, recovery_threads)));
+  }
+  if (recovery_batch_bytes < (uint64_t{4} << 10) ||
+      recovery_batch_bytes > (uint64_t{64} << 30)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s must be from 4 KiB to 64 GiB",
+        naming.Setting(kRecoveryBatch, recovery_batch_bytes)));
   }
   if (wal.watermark_interval <= absl::ZeroDuration() ||
       wal.watermark_interval > absl::Seconds(1)) {

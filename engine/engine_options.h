@@ -136,10 +136,13 @@ struct EngineOptions {
   // compute node 0's recovers, from every node's log gathered there; the
   // others wait for it, then log. `image_path` alone restores the image and
   // replays nothing. `recovery_threads` load a checkpoint's tables and
-  // indexes in parallel (0: one per core).
+  // indexes in parallel (0: one per core); replay holds about
+  // `recovery_batch_bytes` of log records at a time (4 KiB to 64 GiB), plus
+  // ~80 bytes per record since the checkpoint.
   std::string image_path;
   std::string recover_wal_dir;
   int recovery_threads = 0;
+  uint64_t recovery_batch_bytes = uint64_t{256} << 20;
   // A log damaged before its end (a corrupt or missing record that later
   // records prove was durable, wal/log_reader.h) fails Open with DataLoss
   // naming the node, segment, offset and LSN. true: replay each log only

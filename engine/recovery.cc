@@ -54,6 +54,7 @@ std::string RecoveryReport::Summary() const {
       replay_s > 0 ? records_replayed / replay_s : 0.0,
       replay_s > 0 ? replayed_bytes / 1048576.0 / replay_s : 0.0,
       records_skipped);
+  if (batches > 1) absl::StrAppendFormat(&out, "; in %d batches", batches);
   if (ops_already_applied > 0) {
     absl::StrAppendFormat(&out,
                           "; %d ops found already applied or moot "
@@ -327,6 +328,74 @@ bool IsIndexOp(wal::RedoKind kind) {
          kind == wal::RedoKind::kIndexRemove;
 }
 
+void Account(const wal::MergedRecord& record, RecoveryReport& report) {
+  ++report.records_replayed;
+  report.replayed_bytes += record.payload.size();
+  report.max_commit_ts = std::max(report.max_commit_ts, record.header.commit_ts);
+}
+
+// One batch of records over a checkpoint base: every table's ops, in
+// parallel, then every index's; the tables' new addresses join the base's.
+absl::Status ReplayBatch(cc::GclManager& manager, const Objects& objects,
+                         LoadedCheckpoint& checkpoint,
+                         const std::vector<wal::MergedRecord>& records,
+                         int threads, RecoveryReport& report) {
+  absl::flat_hash_map<uint32_t, size_t> table_at, index_at;
+  std::vector<ObjectOps> tables, indexes;
+  std::vector<wal::RedoOp> ops;
+  for (size_t i = 0; i < records.size(); ++i) {
+    ops.clear();
+    if (absl::Status s = wal::ParseRedo(records[i].payload, &ops); !s.ok()) {
+      return InRecord(s, records[i]);
+    }
+    for (const wal::RedoOp& op : ops) {
+      const bool index = IsIndexOp(op.kind);
+      auto& at = index ? index_at : table_at;
+      auto& objects_ops = index ? indexes : tables;
+      auto [it, fresh] = at.try_emplace(op.object_id, objects_ops.size());
+      if (fresh) {
+        objects_ops.emplace_back();
+        objects_ops.back().object_id = op.object_id;
+      }
+      objects_ops[it->second].ops.emplace_back(op, static_cast<uint32_t>(i));
+    }
+  }
+  auto by_size = [](const ObjectOps& a, const ObjectOps& b) {
+    return a.ops.size() > b.ops.size();
+  };
+  std::sort(tables.begin(), tables.end(), by_size);
+  std::sort(indexes.begin(), indexes.end(), by_size);
+  auto replay = [&](ObjectOps& job, cc::ThreadContext& tctx) {
+    Replayer replayer(tctx, objects, &checkpoint.addresses, job.added,
+                      /*fuzzy=*/true);
+    for (const auto& [op, record] : job.ops) {
+      if (absl::Status s = replayer.Apply(op); !s.ok()) {
+        return InRecord(s, records[record]);
+      }
+    }
+    job.moot = replayer.moot();
+    return absl::OkStatus();
+  };
+  threads = std::max(1, threads);
+  if (absl::Status s = RunParallel(manager, threads, tables, replay); !s.ok()) {
+    return s;
+  }
+  for (ObjectOps& t : tables) {
+    checkpoint.addresses.insert(t.added.begin(), t.added.end());
+  }
+  if (absl::Status s = RunParallel(manager, threads, indexes, replay);
+      !s.ok()) {
+    return s;
+  }
+  for (const auto* objects_ops : {&tables, &indexes}) {
+    for (const ObjectOps& o : *objects_ops) {
+      report.ops_replayed += o.ops.size();
+      report.ops_already_applied += o.moot;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<RecoveryReport> ReplayLogs(
@@ -388,14 +457,6 @@ absl::StatusOr<RecoveryReport> ReplayLogs(
       !s.ok()) {
     return s;
   }
-  std::vector<wal::MergedRecord> records;
-  records.reserve((*merger)->record_count());
-  for (wal::MergedRecord r; (*merger)->Next(&r);) {
-    report.replayed_bytes += r.payload.size();
-    report.max_commit_ts = std::max(report.max_commit_ts, r.header.commit_ts);
-    records.push_back(std::move(r));
-  }
-  report.records_replayed = records.size();
   if (base.checkpoint == nullptr) {
     // Over an image, in commit order on one thread: an address no insert
     // has placed yet is the image's, so the order of the map's growth
@@ -403,7 +464,12 @@ absl::StatusOr<RecoveryReport> ReplayLogs(
     absl::flat_hash_map<uint64_t, uint64_t> moves;
     Replayer replayer(ctx, objects, nullptr, moves, /*fuzzy=*/false);
     std::vector<wal::RedoOp> ops;
-    for (const wal::MergedRecord& record : records) {
+    wal::MergedRecord record;
+    for (;;) {
+      absl::StatusOr<bool> more = (*merger)->Next(&record);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      Account(record, report);
       ops.clear();
       if (absl::Status s = wal::ParseRedo(record.payload, &ops); !s.ok()) {
         return s;
@@ -419,60 +485,32 @@ absl::StatusOr<RecoveryReport> ReplayLogs(
     // Over a checkpoint, every address is mapped from the start and a
     // mapping never changes once made, so each table's ops replay on
     // their own (in commit order), in parallel, then each index's with
-    // every table's mappings (docs/design/checkpoints.md).
-    absl::flat_hash_map<uint32_t, size_t> table_at, index_at;
-    std::vector<ObjectOps> tables, indexes;
-    std::vector<wal::RedoOp> ops;
-    for (size_t i = 0; i < records.size(); ++i) {
-      ops.clear();
-      if (absl::Status s = wal::ParseRedo(records[i].payload, &ops); !s.ok()) {
-        return InRecord(s, records[i]);
-      }
-      for (const wal::RedoOp& op : ops) {
-        const bool index = IsIndexOp(op.kind);
-        auto& at = index ? index_at : table_at;
-        auto& objects_ops = index ? indexes : tables;
-        auto [it, fresh] = at.try_emplace(op.object_id, objects_ops.size());
-        if (fresh) {
-          objects_ops.emplace_back();
-          objects_ops.back().object_id = op.object_id;
+    // every table's mappings (docs/design/checkpoints.md). In batches of
+    // about options.batch_bytes of redo, one after the other: what each
+    // object replays stays in commit order, and an index op finds every
+    // insert of its batch or an earlier one mapped.
+    std::vector<wal::MergedRecord> records;
+    for (;;) {
+      records.clear();
+      uint64_t bytes = 0;
+      while (bytes < std::max<uint64_t>(1, options.batch_bytes)) {
+        records.emplace_back();
+        absl::StatusOr<bool> more = (*merger)->Next(&records.back());
+        if (!more.ok()) return more.status();
+        if (!*more) {
+          records.pop_back();
+          break;
         }
-        objects_ops[it->second].ops.emplace_back(op, static_cast<uint32_t>(i));
+        Account(records.back(), report);
+        bytes += records.back().payload.size();
       }
-    }
-    auto by_size = [](const ObjectOps& a, const ObjectOps& b) {
-      return a.ops.size() > b.ops.size();
-    };
-    std::sort(tables.begin(), tables.end(), by_size);
-    std::sort(indexes.begin(), indexes.end(), by_size);
-    auto replay = [&](ObjectOps& job, cc::ThreadContext& tctx) {
-      Replayer replayer(tctx, objects, &base.checkpoint->addresses, job.added,
-                        /*fuzzy=*/true);
-      for (const auto& [op, record] : job.ops) {
-        if (absl::Status s = replayer.Apply(op); !s.ok()) {
-          return InRecord(s, records[record]);
-        }
+      if (records.empty()) break;
+      if (absl::Status s = ReplayBatch(manager, objects, *base.checkpoint,
+                                       records, options.threads, report);
+          !s.ok()) {
+        return s;
       }
-      job.moot = replayer.moot();
-      return absl::OkStatus();
-    };
-    const int threads = std::max(1, options.threads);
-    if (absl::Status s = RunParallel(manager, threads, tables, replay);
-        !s.ok()) {
-      return s;
-    }
-    for (ObjectOps& t : tables) {
-      base.checkpoint->addresses.insert(t.added.begin(), t.added.end());
-    }
-    if (absl::Status s = RunParallel(manager, threads, indexes, replay);
-        !s.ok()) {
-      return s;
-    }
-    for (const auto* objects_ops : {&tables, &indexes}) {
-      for (const ObjectOps& o : *objects_ops) {
-        report.ops_replayed += o.ops.size();
-        report.ops_already_applied += o.moot;
-      }
+      ++report.batches;
     }
   }
   report.replay_time = absl::Now() - step;

@@ -46,6 +46,9 @@ struct RecoveryOptions {
   // Over a checkpoint: threads that replay tables, then indexes, in
   // parallel (each object's ops stay in commit order).
   int threads = 1;
+  // Over a checkpoint: the redo bytes held and grouped at a time (the
+  // merger keeps only each record's place, wal/log_merger.h).
+  uint64_t batch_bytes = uint64_t{256} << 20;
 };
 
 struct RecoveryReport {
@@ -70,6 +73,7 @@ struct RecoveryReport {
   uint64_t segments_skipped = 0;  // all in the base: not even read
   uint64_t replayed_bytes = 0;    // their payloads
   uint64_t ops_replayed = 0;
+  uint64_t batches = 0;  // over a checkpoint: RecoveryOptions::batch_bytes'
   // Over a checkpoint: ops the idempotent rules found already applied or
   // moot (an unmapped address or value; docs/design/checkpoints.md).
   uint64_t ops_already_applied = 0;

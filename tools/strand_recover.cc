@@ -403,6 +403,7 @@ int Main() {
       .Add("image_timestamp", report.image_timestamp)
       .Add("records_replayed", report.records_replayed)
       .Add("ops_replayed", report.ops_replayed)
+      .Add("replay_batches", report.batches)
       .Add("records_skipped", report.records_skipped)
       .Add("dropped_bytes", report.dropped_bytes)
       .Add("max_commit_ts", report.max_commit_ts)

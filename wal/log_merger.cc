@@ -1,6 +1,11 @@
 #include "wal/log_merger.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <tuple>
 
@@ -12,6 +17,25 @@
 #include "wal/two_phase_records.h"
 
 namespace strand::wal {
+namespace {
+
+// The redo in a record's payload: all of it, but a two-phase record's.
+absl::StatusOr<std::string_view> RedoOf(RecordType type,
+                                        std::string_view payload) {
+  if (type == RecordType::kDistributedCommit) {
+    auto p = DecodeDistributedCommitPayload(payload);
+    if (!p.ok()) return p.status();
+    return p->redo;
+  }
+  if (type == RecordType::kPrepare) {
+    auto p = DecodePreparePayload(payload);
+    if (!p.ok()) return p.status();
+    return p->redo;
+  }
+  return payload;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::Open(
     const std::string& wal_dir, uint64_t database_id,
@@ -90,6 +114,8 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
   std::vector<Exclusion> exclusions;
   absl::flat_hash_set<std::tuple<uint32_t, uint64_t, uint64_t>> adopted;
   for (auto& reader : readers) {
+    const auto log = static_cast<uint32_t>(merger->node_dirs_.size());
+    merger->node_dirs_.push_back(reader->node_dir());
     uint64_t max_ts = 0;
     for (;;) {
       absl::StatusOr<bool> more = reader->Next(&r);
@@ -131,12 +157,18 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
                  .second) {
           continue;  // adopted twice
         }
-        merger->records_.push_back({a->node, original, std::string(a->payload),
-                                    r.segment_flags, /*adopted=*/true});
+        absl::StatusOr<std::string_view> redo = RedoOf(a->type, a->payload);
+        if (!redo.ok()) return redo.status();
+        Entry e = EntryOf(r, log, *redo);
+        e.compute_node_id = a->node;
+        e.header = original;
+        e.adopted = true;
+        merger->records_.push_back(e);
         continue;
       }
-      merger->records_.push_back({r.compute_node_id, r.header,
-                                  std::string(r.payload), r.segment_flags});
+      absl::StatusOr<std::string_view> redo = RedoOf(r.header.type, r.payload);
+      if (!redo.ok()) return redo.status();
+      merger->records_.push_back(EntryOf(r, log, *redo));
     }
     merger->stats_.push_back(reader->stats());
     merger->segments_skipped_ += reader->stats().segments_skipped;
@@ -150,7 +182,7 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
   merger->adopted_ = adopted.size();
   if (!exclusions.empty()) {
     const size_t before = merger->records_.size();
-    std::erase_if(merger->records_, [&exclusions](const MergedRecord& m) {
+    std::erase_if(merger->records_, [&exclusions](const Entry& m) {
       if (m.adopted) return false;
       for (const Exclusion& e : exclusions) {
         if (e.Drops(m.compute_node_id, m.header.commit_ts)) return true;
@@ -162,7 +194,7 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
   if (merger->acked_by_watermark_) {
     const uint64_t mark = merger->watermark_cut_ts_;
     const size_t before = merger->records_.size();
-    std::erase_if(merger->records_, [mark](const MergedRecord& m) {
+    std::erase_if(merger->records_, [mark](const Entry& m) {
       return (m.segment_flags & kSegmentAckedByWatermark) != 0 &&
              m.header.commit_ts > mark;
     });
@@ -172,32 +204,46 @@ absl::StatusOr<std::unique_ptr<LogMerger>> LogMerger::FromReaders(
     // The same point in commit order for every node (see the header).
     merger->damage_cut_ts_ = cut_ts;
     const size_t before = merger->records_.size();
-    std::erase_if(merger->records_, [cut_ts](const MergedRecord& m) {
+    std::erase_if(merger->records_, [cut_ts](const Entry& m) {
       return m.header.commit_ts > cut_ts;
     });
     merger->dropped_at_cut_ = before - merger->records_.size();
   }
-  if (absl::Status s = merger->ResolveTwoPhase(); !s.ok()) return s;
+  merger->ResolveTwoPhase();
   std::sort(
       merger->records_.begin(), merger->records_.end(),
-      [](const MergedRecord& a, const MergedRecord& b) {
+      [](const Entry& a, const Entry& b) {
         return std::tie(a.header.commit_ts, a.compute_node_id, a.header.lsn) <
                std::tie(b.header.commit_ts, b.compute_node_id, b.header.lsn);
       });
   return merger;
 }
 
-absl::Status LogMerger::ResolveTwoPhase() {
+LogMerger::Entry LogMerger::EntryOf(const LogRecord& record, uint32_t log,
+                                    std::string_view redo) {
+  Entry e;
+  e.compute_node_id = record.compute_node_id;
+  e.segment_flags = record.segment_flags;
+  e.header = record.header;
+  e.log = log;
+  e.segment_index = record.segment_index;
+  e.redo_offset = record.offset + kRecordHeaderBytes +
+                  static_cast<uint64_t>(redo.data() - record.payload.data());
+  e.redo_bytes = static_cast<uint32_t>(redo.size());
+  return e;
+}
+
+void LogMerger::ResolveTwoPhase() {
   absl::flat_hash_set<uint64_t> committed;
-  for (const MergedRecord& r : records_) {
+  for (const Entry& r : records_) {
     if (r.header.type == RecordType::kDistributedCommit ||
         r.header.type == RecordType::kParticipantCommit) {
       committed.insert(r.header.txn_id);
     }
   }
-  std::vector<MergedRecord> kept;
+  std::vector<Entry> kept;
   kept.reserve(records_.size());
-  for (MergedRecord& r : records_) {
+  for (Entry& r : records_) {
     switch (r.header.type) {
       case RecordType::kCommit:
         break;
@@ -207,35 +253,61 @@ absl::Status LogMerger::ResolveTwoPhase() {
         continue;
       case RecordType::kParticipantCommit:
         continue;
-      case RecordType::kDistributedCommit: {
-        auto p = DecodeDistributedCommitPayload(r.payload);
-        if (!p.ok()) return p.status();
-        r.payload = std::string(p->redo);
+      case RecordType::kDistributedCommit:
         ++two_phase_.distributed_commits;
         break;
-      }
-      case RecordType::kPrepare: {
+      case RecordType::kPrepare:
         if (!committed.contains(r.header.txn_id)) {
           ++two_phase_.prepared_in_doubt;
           continue;
         }
-        auto p = DecodePreparePayload(r.payload);
-        if (!p.ok()) return p.status();
-        r.payload = std::string(p->redo);
         ++two_phase_.prepared_committed;
         break;
-      }
     }
     r.header.type = RecordType::kCommit;
-    kept.push_back(std::move(r));
+    kept.push_back(r);
   }
   records_ = std::move(kept);
-  return absl::OkStatus();
 }
 
-bool LogMerger::Next(MergedRecord* record) {
+LogMerger::~LogMerger() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::StatusOr<bool> LogMerger::Next(MergedRecord* record) {
   if (next_ >= records_.size()) return false;
-  *record = std::move(records_[next_++]);
+  const Entry& e = records_[next_++];
+  const std::string path = SegmentPath(node_dirs_[e.log], e.segment_index);
+  if (path != fd_path_) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_path_.clear();
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) {
+      return absl::DataLossError(absl::StrFormat(
+          "reading the redo of node %d LSN %d back: open %s: %s",
+          e.compute_node_id, e.header.lsn, path, std::strerror(errno)));
+    }
+    fd_path_ = path;
+  }
+  record->compute_node_id = e.compute_node_id;
+  record->header = e.header;
+  record->segment_flags = e.segment_flags;
+  record->adopted = e.adopted;
+  record->payload.resize(e.redo_bytes);
+  uint64_t done = 0;
+  while (done < e.redo_bytes) {
+    const ssize_t n = ::pread(fd_, record->payload.data() + done,
+                              e.redo_bytes - done, e.redo_offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return absl::DataLossError(absl::StrFormat(
+          "reading the redo of node %d LSN %d back from %s+%d: %s",
+          e.compute_node_id, e.header.lsn, path, e.redo_offset,
+          n == 0 ? "the file is shorter than when it was read"
+                 : std::strerror(errno)));
+    }
+    done += static_cast<uint64_t>(n);
+  }
   return true;
 }
 

@@ -9,7 +9,7 @@
 //
 //   auto merger = LogMerger::Open(wal_dir, database_id);
 //   MergedRecord r;
-//   while (*(*merger)->Next(&r)) Replay(r.header, r.payload);
+//   while (*(*merger)->Next(&r)) Replay(r.header, r.payload);  // or error
 //
 // What it yields: a two-phase commit transaction's redo of every node iff
 // its decision or a participant's marker is in some log (else presumed
@@ -20,9 +20,11 @@
 // range its reclaimer excluded (kNodeExcluded). With
 // compute_nodes = n, node-0 ... node-(n-1) must all exist. Damage fails Open
 // (kFail); under kStopAtDamage every node's history is cut at one commit
-// timestamp (damage_cut_ts()). Cost: Open reads every log to its end into
-// memory and sorts once by (timestamp, node, LSN): memory and time
-// proportional to the log since the last checkpoint. No internal locking.
+// timestamp (damage_cut_ts()). Cost: Open reads every log to its end,
+// keeps where each record's redo is (about 80 bytes a record, not its
+// payload) and sorts once by (timestamp, node, LSN); Next reads the redo
+// again from its segment file (the page cache's, usually). No internal
+// locking.
 // Design and argument: docs/design/wal.md (order, 2PC, failed nodes, node
 // set, the damage cut) and docs/design/durable_acks.md (the watermark cut).
 
@@ -88,8 +90,13 @@ class LogMerger {
       std::vector<std::unique_ptr<LogReader>> readers,
       uint64_t watermark_floor = 0, uint64_t skip_through_ts = 0);
 
-  // The next record in commit-timestamp order; false at the end.
-  bool Next(MergedRecord* record);
+  ~LogMerger();  // closes the segment file Next read last
+  LogMerger(const LogMerger&) = delete;
+  LogMerger& operator=(const LogMerger&) = delete;
+
+  // The next record in commit-timestamp order; false at the end, or the
+  // error reading its redo back.
+  absl::StatusOr<bool> Next(MergedRecord* record);
 
   // Per node, how its log ended (torn tails cut, dropped bytes, damage).
   const std::vector<LogReaderStats>& node_stats() const { return stats_; }
@@ -125,13 +132,33 @@ class LogMerger {
   uint64_t records_dropped_at_cut() const { return dropped_at_cut_; }
 
  private:
+  // A kept record, its redo left in its segment file.
+  struct Entry {
+    uint32_t compute_node_id = 0;  // as yielded (adopted: the original's)
+    bool adopted = false;
+    uint32_t segment_flags = 0;
+    RecordHeader header;
+    uint32_t log = 0;  // index in node_dirs_ of the log holding the redo
+    uint64_t segment_index = 0;
+    uint64_t redo_offset = 0;  // in the segment file
+    uint32_t redo_bytes = 0;
+  };
+  // Where `redo` (a view into `record`'s payload) is in its file.
+  static Entry EntryOf(const LogRecord& record, uint32_t log,
+                       std::string_view redo);
+
   // Resolves two-phase records into redo records (see above).
-  absl::Status ResolveTwoPhase();
+  void ResolveTwoPhase();
 
   LogMerger() = default;
 
-  std::vector<MergedRecord> records_;  // sorted
+  std::vector<std::string> node_dirs_;
+  std::vector<Entry> records_;  // sorted
   size_t next_ = 0;
+  // The segment file Next read last (records in commit order mostly stay
+  // in one segment of each node for a while).
+  int fd_ = -1;
+  std::string fd_path_;
   std::vector<LogReaderStats> stats_;
   TwoPhaseStats two_phase_;
   bool damaged_ = false;

@@ -99,6 +99,7 @@ class LogReader {
   const std::vector<uint64_t>& segment_indexes() const { return segments_; }
   // The node's truncation note, if it ever truncated its log.
   const std::optional<TruncationNote>& truncation() const { return note_; }
+  const std::string& node_dir() const { return node_dir_; }
 
  private:
   LogReader(std::string node_dir, uint64_t database_id, DamagePolicy policy,

@@ -59,10 +59,12 @@ class CheckpointTest : public ::testing::TestWithParam<Param> {
     return o;
   }
   // Recovers `wal_dir_` with nothing logging afterwards.
-  absl::StatusOr<std::unique_ptr<Engine>> RecoverOffline() const {
+  absl::StatusOr<std::unique_ptr<Engine>> RecoverOffline(
+      uint64_t batch_bytes = EngineOptions().recovery_batch_bytes) const {
     EngineOptions o = Options();
     o.wal.dir.clear();
     o.recover_wal_dir = wal_dir_;
+    o.recovery_batch_bytes = batch_bytes;
     return Engine::Open(o);
   }
   // Recovers and carries on logging in the same directory.
@@ -202,7 +204,18 @@ TEST_P(CheckpointTest, FuzzyCheckpointsWhileTransfersRunRecoverExactly) {
       << report.Summary();
   EXPECT_GE(report.records_replayed, 100u) << report.Summary();
   EXPECT_EQ(report.image_timestamp, taken.back().start_ts);
+  EXPECT_EQ(report.batches, 1u) << report.Summary();
   ExpectState(**recovered, before);
+
+  // Replayed a few records at a time (each batch's tables, then indexes):
+  // the same database.
+  auto batched = RecoverOffline(/*batch_bytes=*/4096);
+  ASSERT_TRUE(batched.ok()) << batched.status();
+  const RecoveryReport& in_batches = *(*batched)->recovery_report();
+  EXPECT_EQ(in_batches.records_replayed, report.records_replayed);
+  EXPECT_EQ(in_batches.ops_replayed, report.ops_replayed);
+  EXPECT_GT(in_batches.batches, 3u) << in_batches.Summary();
+  ExpectState(**batched, before);
 }
 
 // Crash -> recover -> carry on, run after run on one directory: each

@@ -121,6 +121,9 @@ engine::EngineOptions RecoveryOptions(const Config& c, txn::CcAlgorithm cc) {
   o.fabric.pool_bytes = uint64_t{kPoolMb} << 20;
   o.algorithm = cc;
   o.cc.gcl_size = kGclSize;
+  // Many small replay batches: a batch boundary falls between a tuple's
+  // insert and the index ops or updates that need its new address.
+  o.recovery_batch_bytes = 64 << 10;
   return o;
 }
 

@@ -59,6 +59,14 @@ void WriteWatermarkedNode(
   }
 }
 
+// The merger's next record (its redo read back from the segment file);
+// a read error fails the test.
+bool Next(LogMerger& merger, MergedRecord* r) {
+  absl::StatusOr<bool> more = merger.Next(r);
+  EXPECT_TRUE(more.ok()) << more.status();
+  return more.ok() && *more;
+}
+
 TEST(LogMergerTest, WatermarkedLogsReplayOnlyUpToTheLargestClusterMark) {
   TempDir dir;
   // The largest cluster mark any log persisted is 20: records above it in
@@ -75,7 +83,7 @@ TEST(LogMergerTest, WatermarkedLogsReplayOnlyUpToTheLargestClusterMark) {
   EXPECT_EQ((*merger)->max_commit_ts_read(), 50u);
   std::vector<uint64_t> replayed;
   MergedRecord r;
-  while ((*merger)->Next(&r)) {
+  while (Next(**merger, &r)) {
     EXPECT_EQ(r.header.type, RecordType::kCommit);
     replayed.push_back(r.header.commit_ts);
   }
@@ -95,7 +103,7 @@ TEST(LogMergerTest, MergesNodesInCommitTimestampOrder) {
   ASSERT_EQ((*merger)->node_stats().size(), 3u);
   MergedRecord r;
   uint64_t expected_ts = 1;
-  while ((*merger)->Next(&r)) {
+  while (Next(**merger, &r)) {
     EXPECT_EQ(r.header.commit_ts, expected_ts);
     EXPECT_EQ(r.payload, std::to_string(expected_ts));
     EXPECT_EQ(r.header.txn_id, expected_ts * 100 + r.compute_node_id);
@@ -112,7 +120,7 @@ TEST(LogMergerTest, TiesBreakByNodeThenLsn) {
   ASSERT_TRUE(merger.ok());
   MergedRecord r;
   std::vector<std::pair<uint32_t, Lsn>> order;
-  while ((*merger)->Next(&r))
+  while (Next(**merger, &r))
     order.push_back({r.compute_node_id, r.header.lsn});
   EXPECT_EQ(order,
             (std::vector<std::pair<uint32_t, Lsn>>{{1, 1}, {2, 1}, {2, 2}}));
@@ -196,7 +204,7 @@ TEST(LogMergerTest, ResolvesTwoPhaseCommitRecords) {
   ASSERT_TRUE(merger.ok()) << merger.status();
   std::vector<std::pair<uint32_t, std::string>> got;
   MergedRecord r;
-  while ((*merger)->Next(&r)) {
+  while (Next(**merger, &r)) {
     EXPECT_EQ(r.header.type, RecordType::kCommit);
     got.push_back({r.compute_node_id, r.payload});
   }
@@ -239,7 +247,7 @@ TEST(LogMergerTest, DamagedLogFailsOrCutsEveryNodeAtTheSamePoint) {
   EXPECT_TRUE((*merger)->node_stats()[1].damage.empty());
   std::vector<uint64_t> timestamps;
   MergedRecord r;
-  while ((*merger)->Next(&r)) timestamps.push_back(r.header.commit_ts);
+  while (Next(**merger, &r)) timestamps.push_back(r.header.commit_ts);
   EXPECT_EQ(timestamps, (std::vector<uint64_t>{1, 2, 3, 4}));
   // Node 1's 5, 7, 8, 10 and 11 are above the cut.
   EXPECT_EQ((*merger)->records_dropped_at_cut(), 5u);
@@ -286,7 +294,7 @@ TEST(LogMergerTest, AFailedNodesRangeIsReplacedByWhatItsReclaimerAdopted) {
   EXPECT_EQ((*merger)->records_excluded(), 3u);
   std::vector<std::pair<uint64_t, uint32_t>> replayed;
   MergedRecord r;
-  while ((*merger)->Next(&r)) {
+  while (Next(**merger, &r)) {
     EXPECT_EQ(r.header.type, RecordType::kCommit);
     EXPECT_EQ(r.payload, std::to_string(r.header.commit_ts));
     replayed.push_back({r.header.commit_ts, r.compute_node_id});
@@ -329,7 +337,7 @@ TEST(LogMergerTest, AnExclusionOutlivesTheCheckpointsInsideItsRange) {
   EXPECT_EQ((*merger)->records_excluded(), 2u);
   std::vector<uint64_t> replayed;
   MergedRecord r;
-  while ((*merger)->Next(&r)) replayed.push_back(r.header.commit_ts);
+  while (Next(**merger, &r)) replayed.push_back(r.header.commit_ts);
   EXPECT_EQ(replayed, std::vector<uint64_t>{25});
 }
 
