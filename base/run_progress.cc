@@ -25,14 +25,15 @@ void RunProgress::Poll(uint64_t count,
   const double elapsed = absl::ToDoubleSeconds(now - last_);
   const double rate = (count - last_count_) / elapsed;
   const std::optional<uint64_t> aborted = aborts();
-  if (options_.series != nullptr) {
+  if (options_.series != nullptr || options_.on_sample != nullptr) {
     JsonLine j = options_.labels;
     j.Add("elapsed_s", static_cast<int64_t>(seconds_))
         .Add(options_.count_key, count)
         .Add(options_.rate_key, rate);
     if (aborted.has_value()) j.Add("aborts", *aborted - last_aborts_);
+    if (options_.on_sample != nullptr) options_.on_sample(seconds_, elapsed, j);
     // Flushed per line: the series can be followed while the run goes on.
-    *options_.series << j.str() << std::endl;
+    if (options_.series != nullptr) *options_.series << j.str() << std::endl;
   }
   line_.Update([&] { return Line(rate, count); });
   last_ = now;

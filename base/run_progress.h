@@ -20,6 +20,7 @@
 // each whole second of the run.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -50,6 +51,12 @@ class RunProgress {
     // --progress_json's file; null: no series.
     std::ostream* series = nullptr;
     bool stderr_line = true;
+    // Not null: called at every sample, with a series or without, with
+    // the sample's second, the seconds it spans (more than 1 for a late
+    // poll) and its series line, to which the caller may add fields of its
+    // own (tpcc adds each compute node's rate).
+    std::function<void(int64_t elapsed_s, double span_s, JsonLine& line)>
+        on_sample;
   };
 
   // The run's measured window opens now.

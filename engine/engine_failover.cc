@@ -71,7 +71,7 @@ absl::StatusOr<ReclaimReport> EngineImpl::Reclaim(rdma::ComputeNodeId reclaimer,
 absl::Status EngineImpl::CheckFailover(rdma::ComputeNodeId node) const {
   if (monitor_ == nullptr) {
     return absl::FailedPreconditionError(
-        "failure injection needs EngineOptions::failover (--node_lease_ms)");
+        "failure injection needs EngineOptions::failover (--failover)");
   }
   if (node >= nodes_.size() || nodes_[node] == nullptr) {
     return absl::NotFoundError(
@@ -97,6 +97,14 @@ absl::Status EngineImpl::FailNode(rdma::ComputeNodeId node) {
   if (node < log_files_.size() && log_files_[node] != nullptr) {
     log_files_[node]->Crash();
   }
+  // Its threads waiting for a peer's answer to an invalidation stop
+  // waiting, as if every peer were fenced: the crash loses the answers,
+  // and a dead process has no threads to wait (a thread that went on would
+  // hold up whoever joins it for SelccManager::kReplyGrace). What they do
+  // next fails at the fabric.
+  const uint64_t everyone = (uint64_t{1} << fabric_->compute_node_count()) - 1;
+  nodes_[node]->manager().SetPeerStates(everyone & ~(uint64_t{1} << node),
+                                        /*stealable=*/0);
   // Its threads waiting for an acknowledgement stop waiting (a crash
   // would have ended them): nothing of theirs will be acknowledged.
   if (txn::CommitWatermark* marks = nodes_[node]->marks()) {
@@ -118,7 +126,7 @@ absl::Status EngineImpl::WaitReclaimed(rdma::ComputeNodeId node,
                                        absl::Duration timeout) {
   if (monitor_ == nullptr) {
     return absl::FailedPreconditionError(
-        "no failover: EngineOptions::failover (--node_lease_ms)");
+        "no failover: EngineOptions::failover (--failover)");
   }
   return monitor_->WaitReclaimed(node, timeout);
 }

@@ -21,7 +21,7 @@ constexpr OptionSetting kCheckpointRate{"checkpoint_read_mb_per_s",
 constexpr OptionSetting kCheckpointsKept{"checkpoints_kept", ""};
 constexpr OptionSetting kRecoveryThreads{"recovery_threads", ""};
 constexpr OptionSetting kRecoveryBatch{"recovery_batch_bytes", ""};
-constexpr OptionSetting kFailover{"failover.enabled", "node_lease_ms"};
+constexpr OptionSetting kFailover{"failover.enabled", "failover"};
 constexpr OptionSetting kNodeLease{"failover.node_lease", "node_lease_ms"};
 constexpr OptionSetting kRedoRing{"failover.redo_ring_bytes", "redo_ring_mb",
                                   uint64_t{1} << 20};

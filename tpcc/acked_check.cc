@@ -56,19 +56,39 @@ absl::StatusOr<AckedNewOrderChecker> AckedNewOrderChecker::Register(
 
 absl::StatusOr<AckedCheck> AckedNewOrderChecker::Check(
     engine::Engine& engine, absl::Span<const AckedNewOrder> orders) const {
-  auto session = engine.NewSession(engine.local_compute_nodes().front());
+  return Check(engine, orders, engine.local_compute_nodes().front());
+}
+
+absl::StatusOr<AckedCheck> AckedNewOrderChecker::Check(
+    engine::Engine& engine, absl::Span<const AckedNewOrder> orders,
+    rdma::ComputeNodeId node) const {
+  auto session = engine.NewSession(node);
   if (!session.ok()) return session.status();
   AckedCheck result;
+  absl::Status error;
+  // Pipelined: with a log running, each read-only call is acknowledged
+  // once every commit before it is durable, a group-commit window later;
+  // one at a time, 36k orders took 75 s.
   for (const AckedNewOrder& r : orders) {
-    auto missing = (*session)->Call<std::string>(procedure_, r.w, r.d, r.o_id);
-    if (!missing.ok()) return missing.status();
-    ++result.checked;
-    if (missing->empty()) continue;
-    if (++result.lost <= static_cast<int64_t>(kExamples)) {
-      result.examples.push_back(
-          absl::StrCat("w=", r.w, " d=", r.d, " o=", r.o_id, ": ", *missing));
-    }
+    (*session)->CallAsync<std::string>(
+        procedure_,
+        [&result, &error, r](absl::StatusOr<std::string> missing) {
+          if (!missing.ok()) {
+            if (error.ok()) error = missing.status();
+            return;
+          }
+          ++result.checked;
+          if (missing->empty()) return;
+          if (++result.lost <= static_cast<int64_t>(kExamples)) {
+            result.examples.push_back(absl::StrCat(
+                "w=", r.w, " d=", r.d, " o=", r.o_id, ": ", *missing));
+          }
+        },
+        r.w, r.d, r.o_id);
+    if (!error.ok()) break;
   }
+  (*session)->Drain();
+  if (!error.ok()) return error;
   return result;
 }
 

@@ -34,9 +34,13 @@ class AckedNewOrderChecker {
   static absl::StatusOr<AckedNewOrderChecker> Register(engine::Engine& engine,
                                                        const Tables& tables);
 
-  // Checks `orders` in one session on the engine's first hosted node.
+  // Checks `orders` in one session on the engine's first hosted node, or
+  // on `node`.
   absl::StatusOr<AckedCheck> Check(
       engine::Engine& engine, absl::Span<const AckedNewOrder> orders) const;
+  absl::StatusOr<AckedCheck> Check(engine::Engine& engine,
+                                   absl::Span<const AckedNewOrder> orders,
+                                   rdma::ComputeNodeId node) const;
 
  private:
   explicit AckedNewOrderChecker(engine::ProcedureId id) : procedure_(id) {}

@@ -446,8 +446,12 @@ std::string ConsistencyResult::ToString() const {
 }
 
 absl::StatusOr<CatalogReader> CatalogReader::Open(engine::Engine& engine) {
-  auto manager = engine::EngineInternals::manager(
-      engine, engine.local_compute_nodes().front());
+  return Open(engine, engine.local_compute_nodes().front());
+}
+
+absl::StatusOr<CatalogReader> CatalogReader::Open(engine::Engine& engine,
+                                                  rdma::ComputeNodeId node) {
+  auto manager = engine::EngineInternals::manager(engine, node);
   if (!manager.ok()) return manager.status();
   auto ctx = (*manager)->NewThreadContext();
   if (!ctx.ok()) return ctx.status();
@@ -463,8 +467,16 @@ absl::StatusOr<CatalogReader> CatalogReader::Open(engine::Engine& engine) {
 absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
                                                    int warehouses,
                                                    const Scale& scale) {
+  return CheckConsistency(engine, warehouses, scale,
+                          engine.local_compute_nodes().front());
+}
+
+absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
+                                                   int warehouses,
+                                                   const Scale& scale,
+                                                   rdma::ComputeNodeId node) {
   const absl::Time start = absl::Now();
-  auto reader = CatalogReader::Open(engine);
+  auto reader = CatalogReader::Open(engine, node);
   if (!reader.ok()) return reader.status();
   ConsistencyResult result;
   Checker checker(warehouses, scale, result);

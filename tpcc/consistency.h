@@ -9,7 +9,7 @@
 // outside the load count against condition 1.
 //
 // The engine has no table scan, so the checker reads the heap tables
-// directly (storage::Catalog + HeapTable::Scan on compute node 0, under
+// directly (storage::Catalog + HeapTable::Scan on one compute node, under
 // shared latches, as tools may): it checks the tables' contents, not what
 // the indexes say. No transaction may run meanwhile. Cost: one scan of
 // WAREHOUSE, DISTRICT, CUSTOMER, HISTORY, ORDER, NEW-ORDER and ORDER-LINE
@@ -63,10 +63,12 @@ struct ConsistencyResult {
 };
 
 // What a reader of a quiescent database (this check, the memory breakdown)
-// works with: compute node 0's manager, a thread context on it and the
-// catalog.
+// works with: a hosted compute node's manager (the first's, or `node`'s:
+// a live one, after a failure), a thread context on it and the catalog.
 struct CatalogReader {
   static absl::StatusOr<CatalogReader> Open(engine::Engine& engine);
+  static absl::StatusOr<CatalogReader> Open(engine::Engine& engine,
+                                            rdma::ComputeNodeId node);
 
   cc::GclManager* manager = nullptr;
   std::unique_ptr<cc::ThreadContext> ctx;
@@ -76,6 +78,11 @@ struct CatalogReader {
 absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
                                                    int warehouses,
                                                    const Scale& scale);
+// The same, read through compute node `node`.
+absl::StatusOr<ConsistencyResult> CheckConsistency(engine::Engine& engine,
+                                                   int warehouses,
+                                                   const Scale& scale,
+                                                   rdma::ComputeNodeId node);
 
 }  // namespace strand::tpcc
 

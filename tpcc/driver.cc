@@ -1,5 +1,6 @@
 #include "tpcc/driver.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -34,6 +35,7 @@ struct alignas(64) ThreadResult {
   std::array<TypeResult, kTxnTypes> by_type;
   DeferredDeliveryStats deliveries;
   uint64_t commits = 0;
+  uint64_t failed_by_node_failure = 0;  // while its node was down
   std::string error;
 };
 
@@ -49,32 +51,79 @@ uint64_t RetriedAborts(const std::vector<engine::ProcedureStats>& stats) {
   return n;
 }
 
-WalRunStats SumWalStats(engine::Engine& engine) {
-  WalRunStats sum;
+// One hosted compute node's log and its counters.
+struct NodeLog {
+  const wal::LogWriter* writer = nullptr;
+  WalRunStats stats;
+};
+
+// Each hosted compute node's, in local_compute_nodes' order.
+std::vector<NodeLog> NodeLogs(engine::Engine& engine) {
+  std::vector<NodeLog> logs;
   for (rdma::ComputeNodeId node : engine.local_compute_nodes()) {
-    const wal::LogWriter* log = engine::EngineInternals::log(engine, node);
-    if (log == nullptr) continue;
-    const wal::LogWriterStats s = log->stats();
-    sum.records += s.records;
-    sum.flushes += s.flushes;
-    sum.bytes += s.bytes_written;
+    NodeLog& n = logs.emplace_back();
+    n.writer = engine::EngineInternals::log(engine, node);
+    if (n.writer == nullptr) continue;
+    const wal::LogWriterStats s = n.writer->stats();
+    n.stats = {
+        .records = s.records, .flushes = s.flushes, .bytes = s.bytes_written};
+  }
+  return logs;
+}
+
+// The log work between two NodeLogs. A node that rejoined after a failure
+// logs with a new writer, counting from zero: its count is the new
+// writer's (what the failed one did in the window is not counted).
+WalRunStats WalWorkSince(const std::vector<NodeLog>& before,
+                         const std::vector<NodeLog>& now) {
+  WalRunStats sum;
+  for (size_t i = 0; i < now.size() && i < before.size(); ++i) {
+    const WalRunStats& b = before[i].stats;
+    const WalRunStats& n = now[i].stats;
+    const bool restarted =
+        now[i].writer != before[i].writer || n.records < b.records;
+    sum.records += n.records - (restarted ? 0 : b.records);
+    sum.flushes += n.flushes - (restarted ? 0 : b.flushes);
+    sum.bytes += n.bytes - (restarted ? 0 : b.bytes);
   }
   return sum;
+}
+
+// Retried aborts of each hosted compute node's sessions so far, by node id
+// (`slots` of them).
+std::vector<uint64_t> AbortsByNode(
+    engine::Engine& engine, const std::vector<rdma::ComputeNodeId>& nodes,
+    size_t slots) {
+  std::vector<uint64_t> aborts(slots, 0);
+  for (rdma::ComputeNodeId n : nodes) {
+    aborts[n] = RetriedAborts(engine.Stats(n));
+  }
+  return aborts;
 }
 
 // What every worker of a run shares: the database, the options, and the
 // switches that open and close the measured window.
 struct SharedRun {
   SharedRun(TpccDatabase& database, const DriverOptions& driver_options,
-            int workers)
-      : db(database), options(driver_options), commits(workers) {
+            const std::vector<rdma::ComputeNodeId>& nodes)
+      : db(database),
+        options(driver_options),
+        hosted(nodes),
+        node_slots(*std::max_element(nodes.begin(), nodes.end()) + 1),
+        commits(nodes.size() * driver_options.threads_per_node) {
     const Procedures& p = db.procedures();
     ids = {p.new_order, p.payment, p.order_status, p.delivery, p.stock_level};
   }
 
   TpccDatabase& db;
   const DriverOptions& options;
+  // The hosted compute nodes; worker g runs on hosted[g / threads per
+  // node]. Per-node figures are indexed by node id, node_slots of them.
+  const std::vector<rdma::ComputeNodeId> hosted;
+  const size_t node_slots;
   std::array<engine::ProcedureId, kTxnTypes> ids;
+  // Not null with DriverOptions::failure.
+  FailureInjector* injector = nullptr;
   // The flags every call reads, and each worker's commit count for the
   // progress line, on cache lines of their own: one counter that every
   // worker bumped per commit, next to the flags all read per call, made
@@ -92,6 +141,13 @@ struct SharedRun {
     uint64_t sum = 0;
     for (const Counter& c : commits) sum += c.n.load();
     return sum;
+  }
+  std::vector<uint64_t> CommitsByNode() const {
+    std::vector<uint64_t> by_node(node_slots, 0);
+    for (size_t g = 0; g < commits.size(); ++g) {
+      by_node[hosted[g / options.threads_per_node]] += commits[g].n.load();
+    }
+    return by_node;
   }
 };
 
@@ -120,6 +176,15 @@ class Worker {
 
  private:
   Terminal MakeTerminal() const;
+  absl::Status OpenSession();
+  // With DriverOptions::failure: whether this thread's node is down.
+  bool NodeDown() const {
+    return run_.injector != nullptr && run_.injector->down(node_);
+  }
+  // Its node failed: every call fails from now on. Delivers the outcomes
+  // still pending (each failed), destroys the session, waits for the
+  // node's rejoin and opens a new one; false if the run ends first.
+  bool SitOut();
   void Record(int type, absl::Time start, const absl::Status& status);
   // The deferred-execution path (clause 2.7.2): a queued Delivery runs
   // and its result is recorded.
@@ -169,20 +234,41 @@ Terminal Worker::MakeTerminal() const {
                   run_.db.run_constants(), homes);
 }
 
-void Worker::Run(WorkerWindow& window, uint64_t quota) {
+absl::Status Worker::OpenSession() {
   auto session = run_.db.engine().NewSession(node_);
-  if (!session.ok()) {
-    out_.error = session.status().ToString();
+  if (!session.ok()) return session.status();
+  session_ = *std::move(session);
+  session_->set_max_unacknowledged(options_.wal_pipeline);
+  return absl::OkStatus();
+}
+
+bool Worker::SitOut() {
+  session_->Drain();
+  session_.reset();
+  run_.injector->SessionClosed();
+  if (!run_.injector->WaitUntilUp()) return false;
+  if (absl::Status s = OpenSession(); !s.ok()) {
+    Fail(s);
+    return false;
+  }
+  return true;
+}
+
+void Worker::Run(WorkerWindow& window, uint64_t quota) {
+  if (absl::Status s = OpenSession(); !s.ok()) {
+    out_.error = s.ToString();
     run_.stop = true;
     window.Leave();
     --run_.running;
     return;
   }
-  session_ = *std::move(session);
   window.Join(index_);
-  session_->set_max_unacknowledged(options_.wal_pipeline);
   uint64_t measured = 0;
   while (!run_.stop.load(std::memory_order_relaxed)) {
+    if (NodeDown()) {
+      if (!SitOut()) break;
+      continue;
+    }
     // This node's oldest queued Delivery first (tpcc/deferred_delivery.h
     // says why no thread of its own).
     if (std::optional<QueuedDelivery> q = deliveries_.Pop()) {
@@ -213,16 +299,23 @@ void Worker::Run(WorkerWindow& window, uint64_t quota) {
   // The node's queue is emptied before its last worker goes (a worker
   // queues only in the loop above, then empties the queue here), and
   // outcomes still in flight are reported (and New-Orders written to the
-  // side file) before the session goes.
-  while (std::optional<QueuedDelivery> q = deliveries_.Pop()) {
-    ExecuteDelivery(*q);
+  // side file) before the session goes. A failed node's thread has none.
+  if (session_ != nullptr) {
+    while (std::optional<QueuedDelivery> q = deliveries_.Pop()) {
+      ExecuteDelivery(*q);
+    }
+    session_->Drain();
   }
-  session_->Drain();
   --run_.running;
 }
 
 void Worker::Record(int type, absl::Time start, const absl::Status& status) {
   const uint64_t nanos = absl::ToInt64Nanoseconds(absl::Now() - start);
+  if (!status.ok() && !engine::IsUserAbort(status) && NodeDown()) {
+    // The failure's doing, whenever it is delivered.
+    ++out_.failed_by_node_failure;
+    return;
+  }
   if (!measuring()) return;
   TypeResult& t = out_.by_type[type];
   if (status.ok()) {
@@ -321,13 +414,13 @@ struct CountersAtStart {
       : stats(engine.Stats()),
         fabric(engine.FabricCounters()),
         cache(engine.CacheStats()),
-        wal(SumWalStats(engine)),
+        wal(NodeLogs(engine)),
         partition(engine.PartitionStats()) {}
 
   std::vector<engine::ProcedureStats> stats;
   rdma::FabricCounters fabric;
   cc::CacheStats cache;
-  WalRunStats wal;
+  std::vector<NodeLog> wal;
   partition::PartitionStats partition;
 };
 
@@ -348,18 +441,40 @@ void WarmUp(const SharedRun& run) {
   line.Clear();
 }
 
-// Polls the measured window until its end (--duration_s, or every worker
-// done with its --txns quota), showing progress.
-void Measure(SharedRun& run, uint64_t aborts_at_start) {
+// Polls the measured window, opened at `from`, until its end (--duration_s,
+// or every worker done with its --txns quota), showing progress; every
+// second's figures by compute node go to `seconds` and, as each node's
+// rate, to the series ("txn_per_sec_by_node").
+void Measure(SharedRun& run, uint64_t aborts_at_start, absl::Time from,
+             std::vector<NodeSecond>& seconds) {
   const DriverOptions& options = run.options;
   engine::Engine& engine = run.db.engine();
+  const std::vector<uint64_t> aborts_before =
+      AbortsByNode(engine, run.hosted, run.node_slots);
+  auto sample = [&](int64_t elapsed_s, double span_s, JsonLine& line) {
+    NodeSecond s{.elapsed_s = elapsed_s,
+                 .span_s = span_s,
+                 .at_s = absl::ToDoubleSeconds(absl::Now() - from),
+                 .commits = run.CommitsByNode(),
+                 .aborts = AbortsByNode(engine, run.hosted, run.node_slots)};
+    std::string rates;
+    for (size_t n = 0; n < run.node_slots; ++n) {
+      s.aborts[n] -= aborts_before[n];
+      const uint64_t last = seconds.empty() ? 0 : seconds.back().commits[n];
+      absl::StrAppendFormat(&rates, "%s%.1f", n == 0 ? "" : ",",
+                            (s.commits[n] - last) / span_s);
+    }
+    line.AddRaw("txn_per_sec_by_node", "[" + rates + "]");
+    seconds.push_back(std::move(s));
+  };
   RunProgress progress({.aborts_at_start = aborts_at_start,
                         .duration = options.txns == 0
                                         ? absl::Seconds(options.duration_s)
                                         : absl::InfiniteDuration(),
                         .target_count = options.txns,
                         .series = options.progress_series,
-                        .stderr_line = options.progress});
+                        .stderr_line = options.progress,
+                        .on_sample = sample});
   const absl::Time start = absl::Now();
   while (run.running.load() > 0) {
     if (options.txns == 0 &&
@@ -377,17 +492,13 @@ void Measure(SharedRun& run, uint64_t aborts_at_start) {
 // The run's figures: the engine's counters less `before`, and every
 // worker's counts.
 RunResult Collect(const SharedRun& run, const CountersAtStart& before,
-                  const std::vector<rdma::ComputeNodeId>& nodes,
                   const std::vector<ThreadResult>& results) {
   engine::Engine& engine = run.db.engine();
   RunResult result;
   result.fabric = engine.FabricCounters() - before.fabric;
   result.cache = engine.CacheStats() - before.cache;
   result.partition = engine.PartitionStats() - before.partition;
-  const WalRunStats wal = SumWalStats(engine);
-  result.wal.records = wal.records - before.wal.records;
-  result.wal.flushes = wal.flushes - before.wal.flushes;
-  result.wal.bytes = wal.bytes - before.wal.bytes;
+  result.wal = WalWorkSince(before.wal, NodeLogs(engine));
   const std::vector<engine::ProcedureStats> stats = engine.Stats();
   for (int type = 0; type < kTxnTypes; ++type) {
     const engine::ProcedureStats& a = stats[run.ids[type]];
@@ -396,9 +507,7 @@ RunResult Collect(const SharedRun& run, const CountersAtStart& before,
       result.by_type[type].aborts[i] = a.aborts[i] - b.aborts[i];
     }
   }
-  int max_node = 0;
-  for (rdma::ComputeNodeId n : nodes) max_node = std::max<int>(max_node, n);
-  result.commits_by_node.assign(max_node + 1, 0);
+  result.commits_by_node.assign(run.node_slots, 0);
   const int per_node = run.options.threads_per_node;
   for (size_t g = 0; g < results.size(); ++g) {
     const ThreadResult& t = results[g];
@@ -408,7 +517,8 @@ RunResult Collect(const SharedRun& run, const CountersAtStart& before,
       result.commit_latency.Merge(t.by_type[type].latency);
     }
     result.deliveries.Merge(t.deliveries);
-    result.commits_by_node[nodes[g / per_node]] += t.commits;
+    result.commits_by_node[run.hosted[g / per_node]] += t.commits;
+    result.calls_failed_by_node_failure += t.failed_by_node_failure;
     if (result.first_error.empty()) result.first_error = t.error;
   }
   return result;
@@ -465,7 +575,14 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   const std::vector<rdma::ComputeNodeId> nodes =
       db.engine().local_compute_nodes();
   const int total_threads = nodes.size() * options.threads_per_node;
-  SharedRun run(db, options, total_threads);
+  SharedRun run(db, options, nodes);
+  std::unique_ptr<FailureInjector> injector;
+  if (options.failure.has_value()) {
+    injector = std::make_unique<FailureInjector>(
+        db.engine(), *options.failure, options.threads_per_node,
+        [&run] { return run.CommitsByNode(); });
+    run.injector = injector.get();
+  }
   const uint64_t quota =
       options.txns == 0 ? 0
                         : (options.txns + total_threads - 1) / total_threads;
@@ -490,14 +607,27 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
   const absl::Time window_start = absl::Now();
   window.Start();
   run.measuring = true;
-  Measure(run, RetriedAborts(before.stats));
+  // The failure's time and the per-second samples count from here.
+  const absl::Time measured_from = absl::Now();
+  if (injector != nullptr) injector->Start(measured_from);
+  std::vector<NodeSecond> seconds;
+  Measure(run, RetriedAborts(before.stats), measured_from, seconds);
   // The measured window ends here: calls acknowledged while the threads
   // stop and drain their pipelines do not count.
   run.measuring = false;
   window.End();
   run.stop = true;
+  // A failed node's threads waiting for its rejoin wake up and end.
+  if (injector != nullptr) injector->Stop();
   for (auto& t : threads) t.join();
-  RunResult result = Collect(run, before, nodes, results);
+  RunResult result = Collect(run, before, results);
+  result.per_second = std::move(seconds);
+  if (injector != nullptr) {
+    result.failover =
+        MakeFailoverReport(injector->events(), db.engine().ReclaimReports(),
+                           result.per_second, result.commits_by_node,
+                           result.calls_failed_by_node_failure, measured_from);
+  }
   result.seconds = window.seconds();
   result.window_start = window_start;
   result.workers = window.workers();

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@
 #include "rdma/counters.h"
 #include "tpcc/acked_log.h"
 #include "tpcc/delivery_result_file.h"
+#include "tpcc/failover_report.h"
+#include "tpcc/failure_injector.h"
 #include "tpcc/mix.h"
 #include "tpcc/new_order.h"
 #include "tpcc/terminal.h"
@@ -57,6 +60,10 @@ struct DriverOptions {
   // Not null: every executed deferred Delivery (warm-up included) is
   // recorded here (tpcc/delivery_result_file.h). Not owned.
   DeliveryResultFile* delivery_results = nullptr;
+  // A compute node's failure, and perhaps its rejoin, during the measured
+  // window (tpcc/failure_injector.h). Its threads' calls that fail while
+  // it is down are counted apart, not as errors.
+  std::optional<FailurePlan> failure;
 };
 
 struct TypeResult {
@@ -124,6 +131,13 @@ struct RunResult {
   // to be durable (the engine does not time that wait alone).
   LatencyHistogram commit_latency;
   std::string first_error;
+  // Each whole second of the measured window (--progress_json's samples):
+  // every compute node's commits and retried aborts so far.
+  std::vector<NodeSecond> per_second;
+  // With DriverOptions::failure: the calls its node's threads had fail
+  // while it was down, and what the failure cost (tpcc/failover_report.h).
+  uint64_t calls_failed_by_node_failure = 0;
+  std::optional<FailoverReport> failover;
   // The worker threads' ledgers over the measured window (base/
   // thread_ledger.h) and the process CPU, for the modeled figures.
   ThreadLedger::Snapshot workers;

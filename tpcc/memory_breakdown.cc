@@ -56,7 +56,15 @@ uint64_t MemoryBreakdown::index_bytes() const {
 absl::StatusOr<MemoryBreakdown> MeasureMemory(engine::Engine& engine,
                                               int warehouses,
                                               const Scale& scale) {
-  auto reader = CatalogReader::Open(engine);
+  return MeasureMemory(engine, warehouses, scale,
+                       engine.local_compute_nodes().front());
+}
+
+absl::StatusOr<MemoryBreakdown> MeasureMemory(engine::Engine& engine,
+                                              int warehouses,
+                                              const Scale& scale,
+                                              rdma::ComputeNodeId node) {
+  auto reader = CatalogReader::Open(engine, node);
   if (!reader.ok()) return reader.status();
   cc::ThreadContext& ctx = *reader->ctx;
 

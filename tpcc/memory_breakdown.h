@@ -52,6 +52,11 @@ struct MemoryBreakdown {
 absl::StatusOr<MemoryBreakdown> MeasureMemory(engine::Engine& engine,
                                               int warehouses,
                                               const Scale& scale);
+// The same, read through compute node `node`.
+absl::StatusOr<MemoryBreakdown> MeasureMemory(engine::Engine& engine,
+                                              int warehouses,
+                                              const Scale& scale,
+                                              rdma::ComputeNodeId node);
 
 // One line per table and index, in MiB per warehouse (ITEM and item_pk
 // shared by all warehouses, like the load's figure), and what the pool

@@ -212,6 +212,7 @@ void PrintRun(std::ostream& out, const RunConfig& c, const RunResult& r) {
                            r.commits_by_node[n] / std::max(r.seconds, 1e-9));
   }
   r.cost().Print(out, "txn");
+  if (r.failover.has_value()) PrintFailover(out, *r.failover);
   if (r.errors() > 0) {
     out << absl::StrFormat("errors: %llu calls failed; first: %s\n",
                            static_cast<unsigned long long>(r.errors()),
@@ -333,7 +334,8 @@ void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
       .Add("new_orders_per_minute", r.new_orders_per_minute())
       .Add("abort_rate", r.abort_rate())
       .AddObject("aborts_by_reason", txn::AbortCountsJson(r.aborts()))
-      .Add("errors", r.errors());
+      .Add("errors", r.errors())
+      .Add("calls_failed_by_node_failure", r.calls_failed_by_node_failure);
   AddCostJson(r, j);
   r.commit_latency.AddTo(j, "commit", LatencyHistogram::Unit::kMicros);
   j.Add("delivery_queued", r.deliveries.queued)
@@ -346,6 +348,7 @@ void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
   AddConsistencyJson(cons, j);
   AddPartitionedJson(c, r, j);
   r.cost().AddTo(j);
+  if (r.failover.has_value()) AddFailoverJson(*r.failover, j);
 }
 
 }  // namespace strand::tpcc

@@ -3,9 +3,11 @@
 
 // What a tpcc run prints: a human table (load, throughput, per-type
 // commits/aborts/latency, fabric cost per transaction, cache hit ratio,
-// per-node throughput, consistency) and with --json one JSON object with
-// the same figures and the whole configuration (per-type breakdown nested
-// under "per_type", aborts by reason under "aborts_by_reason").
+// per-node throughput, consistency; a compute node's failure,
+// tpcc/failover_report.h) and with --json one JSON object with the same
+// figures and the whole configuration (per-type breakdown nested under
+// "per_type", aborts by reason under "aborts_by_reason", the failure
+// under "failover").
 
 #include <cstdint>
 #include <ostream>

@@ -8,6 +8,8 @@
 //   tpcc --csv --progress_json=/tmp/per-second.jsonl   # CSV row; time series
 //   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --acked_log=/tmp/acked
 //   tpcc --wal=on --wal_dir=/tmp/tpcc-wal --wal_pipeline=0   # no pipelining
+//   tpcc --compute_nodes=4 --failover --fail_node=1@10 --rejoin_after_s=10
+//        --duration_s=30 --progress_json=/tmp/per-second.jsonl
 //
 // With --wal=on the load runs unlogged, then every commit is logged under
 // <wal_dir>/node-<id> and compute node 0 checkpoints the load into
@@ -198,6 +200,30 @@ DEFINE_bool(epochs_in_pool, kDefaults.epochs_in_pool,
             "anyway when compute nodes run in separate processes, even when "
             "this process hosts every node (EngineOptions::epochs_in_pool): "
             "to measure what that protocol costs");
+DEFINE_bool(failover, kDefaults.failover,
+            "Survive a compute node's failure (docs/design/node_failure.md; "
+            "loopback fabric, SELCC): every commit writes its lines through "
+            "to memory behind a record in its node's redo ring, the nodes "
+            "renew leases, and a survivor fences and reclaims a node whose "
+            "lease expired while the others go on. With --wal=on it needs "
+            "early lock release (the default pipelining has it)");
+DEFINE_int32(node_lease_ms, kDefaults.node_lease_ms,
+             "With --failover: a compute node that has not renewed its lease "
+             "for this many ms is declared failed (8 to 60000)");
+DEFINE_int32(redo_ring_mb, kDefaults.redo_ring_mb,
+             "With --failover: MiB of each compute node's redo ring in the "
+             "memory pool, holding its commits' records until its log made "
+             "them durable (1 to 1024)");
+DEFINE_string(fail_node, kDefaults.fail_node.c_str(),
+              "With --failover: N@T fails compute node N (as a kill -9 of it "
+              "alone) T seconds into the measured run; its threads' calls "
+              "fail and are counted apart from the run's errors, the "
+              "survivors go on. Shared mode, --duration_s, 2 compute nodes or "
+              "more. The report gives detection, reclaim and recovery times");
+DEFINE_double(rejoin_after_s, kDefaults.rejoin_after_s,
+              "With --fail_node: the failed node rejoins (empty cache, its "
+              "threads open new sessions) this many seconds after its "
+              "failure; 0: never");
 DEFINE_string(check_image, kDefaults.check_image.c_str(),
               "Instead of loading and running: open this pool image (a "
               "recovered one: strand_recover --out_image), check the "
@@ -267,6 +293,11 @@ TpccOptions OptionsFromFlags() {
   o.delivery_results = FLAGS_delivery_results;
   o.memory_breakdown = FLAGS_memory_breakdown;
   o.check_image = FLAGS_check_image;
+  o.failover = FLAGS_failover;
+  o.node_lease_ms = FLAGS_node_lease_ms;
+  o.redo_ring_mb = FLAGS_redo_ring_mb;
+  o.fail_node = FLAGS_fail_node;
+  o.rejoin_after_s = FLAGS_rejoin_after_s;
   o.given = FlagsGiven();
   o.deployment_compute_nodes = DeploymentComputeNodes(o.fabric);
   o.SizePool();
@@ -294,6 +325,7 @@ int main(int argc, char** argv) {
       "[--wal=off|on --wal_dir=DIR "
       "[--wal_pipeline=N] [--wal_early_lock_release] "
       "[--checkpoint_interval_s=S]] [--acked_log=FILE] "
+      "[--failover --fail_node=N@T [--rejoin_after_s=S]] "
       "[--json|--csv] [--progress_json=FILE]");
   // Debian builds abseil without NDEBUG, which leaves absl::Mutex's
   // deadlock detector on: a graph update on every lock, ~200 instructions

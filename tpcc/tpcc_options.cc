@@ -4,9 +4,12 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "base/option_checks.h"
 #include "base/status_macros.h"
 #include "cc/cache_sizing.h"
@@ -49,6 +52,11 @@ constexpr OptionSetting kCheckpointRead{"checkpoint_read_mb_per_s",
                                         "checkpoint_read_mb_per_s"};
 constexpr OptionSetting kSegmentMb{"wal_segment_mb", "wal_segment_mb"};
 constexpr OptionSetting kCheckImage{"check_image", "check_image"};
+constexpr OptionSetting kFailover{"failover", "failover"};
+constexpr OptionSetting kNodeLease{"node_lease_ms", "node_lease_ms"};
+constexpr OptionSetting kRedoRing{"redo_ring_mb", "redo_ring_mb"};
+constexpr OptionSetting kFailNode{"fail_node", "fail_node"};
+constexpr OptionSetting kRejoinAfter{"rejoin_after_s", "rejoin_after_s"};
 
 // The driver's cap on --warehouses, below what the schema's int16
 // warehouse numbers hold.
@@ -127,7 +135,12 @@ constexpr absl::string_view kRunOnlyFlags[] = {"threads",
                                                "nic_gbps",
                                                "message_delivery",
                                                "cluster",
-                                               "node_id"};
+                                               "node_id",
+                                               "failover",
+                                               "node_lease_ms",
+                                               "redo_ring_mb",
+                                               "fail_node",
+                                               "rejoin_after_s"};
 
 // Pool bytes a load of `warehouses` takes, generously (measured: see the
 // README), plus room for the rows a run inserts: `run_bytes`, at least
@@ -342,6 +355,113 @@ absl::Status CheckPool(const TpccOptions& o, const OptionNaming& naming) {
   return absl::OkStatus();
 }
 
+// --fail_node's NODE@SECONDS.
+absl::StatusOr<TpccOptions::NodeFailure> ParseNodeFailure(
+    const std::string& text, const OptionNaming& naming) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(text, '@');
+  TpccOptions::NodeFailure f;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &f.node) ||
+      !absl::SimpleAtod(parts[1], &f.at_s) || f.node < 0 ||
+      !std::isfinite(f.at_s) || f.at_s <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        naming.Setting(kFailNode, text),
+        " is not NODE@SECONDS: give the compute node that fails and the "
+        "seconds (above 0) into the measured run when it does, e.g. "
+        "--fail_node=1@10"));
+  }
+  return f;
+}
+
+// --failover, and the failure a run injects: only what the engine builds
+// (docs/design/node_failure.md, "Status"), placed inside the run.
+absl::Status CheckFailover(const TpccOptions& o, const OptionNaming& naming) {
+  if (o.given.contains("rejoin_after_s") && o.fail_node.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(naming.Name(kRejoinAfter), " needs ",
+                     naming.Name(kFailNode), "=N@T (the failure it ends)"));
+  }
+  for (const OptionSetting& s : {kNodeLease, kRedoRing, kFailNode}) {
+    if (!o.failover && o.given.contains(std::string(s.flag))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          naming.Name(s), " needs ", naming.Name(kFailover),
+          " (a compute node's failure is survived only with failover on)"));
+    }
+  }
+  if (!o.failover) return absl::OkStatus();
+  STRAND_RETURN_IF_ERROR(
+      CheckInRange(naming, kNodeLease, o.node_lease_ms, 8, 60000, "ms"));
+  STRAND_RETURN_IF_ERROR(CheckInRange(naming, kRedoRing, o.redo_ring_mb, 1,
+                                      1024, "MiB per compute node"));
+  if (o.over_verbs()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        naming.Name(kFailover),
+        " runs on the loopback fabric only: fencing a failed node over "
+        "verbs (its queue pairs to the error state) is not built yet; drop "
+        "--fabric=verbs or ",
+        naming.Name(kFailover)));
+  }
+  if (o.logging() && !o.ResolvedWal().early_lock_release) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        naming.Name(kFailover),
+        " with --wal=on needs early lock release (the durable watermark's "
+        "node marks tell a survivor which of a failed node's commits to log "
+        "again): drop --wal_pipeline=0 or add --wal_early_lock_release"));
+  }
+  if (o.fail_node.empty()) return absl::OkStatus();
+  STRAND_ASSIGN_OR_RETURN(const TpccOptions::NodeFailure failure,
+                          ParseNodeFailure(o.fail_node, naming));
+  const std::string setting = naming.Setting(kFailNode, o.fail_node);
+  if (o.engine_mode() != engine::EngineMode::kShared) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        setting,
+        ": a compute node's failure in partitioned mode is not built yet "
+        "(the survivors' 2PC branches of its transactions are not "
+        "resolved): use --mode=shared"));
+  }
+  if (o.fabric.compute_nodes < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(setting,
+                     " needs at least 2 compute nodes (one survives to reclaim "
+                     "the failed one): raise --compute_nodes"));
+  }
+  if (failure.node >= o.fabric.compute_nodes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: there is no compute node %d: use 0 to %d (--compute_nodes=%d)",
+        setting, failure.node, o.fabric.compute_nodes - 1,
+        o.fabric.compute_nodes));
+  }
+  if (o.txns > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        setting,
+        " places the failure in time: it needs a run of --duration_s, "
+        "not --txns"));
+  }
+  if (failure.at_s >= o.duration_s) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the failure at %g s falls after the measured run's end "
+        "(--duration_s=%g): fail it earlier or run longer",
+        setting, failure.at_s, o.duration_s));
+  }
+  STRAND_RETURN_IF_ERROR(CheckInRange(naming, kRejoinAfter, o.rejoin_after_s,
+                                      0.0, 86400.0, "seconds (0: never)"));
+  if (o.rejoin_after_s == 0) return absl::OkStatus();
+  if (failure.at_s + o.rejoin_after_s >= o.duration_s) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the rejoin at %g s (%s) falls after the measured run's end "
+        "(--duration_s=%g): rejoin sooner or run longer",
+        naming.Setting(kRejoinAfter, o.rejoin_after_s),
+        failure.at_s + o.rejoin_after_s, setting, o.duration_s));
+  }
+  if (o.epochs_in_pool) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        naming.Name(kRejoinAfter),
+        ": a compute node's rejoin with --epochs_in_pool is not built yet "
+        "(the pool's epoch ticker keeps a thread context of every node): "
+        "drop one of them"));
+  }
+  return absl::OkStatus();
+}
+
 // --check_image opens an image and checks it: no run, no fabric of its own.
 absl::Status CheckImageMode(const TpccOptions& o, const OptionNaming& naming) {
   for (absl::string_view flag : kRunOnlyFlags) {
@@ -365,6 +485,7 @@ absl::Status TpccOptions::Validate(const OptionNaming& naming) const {
   STRAND_RETURN_IF_ERROR(CheckRun(*this, naming));
   STRAND_RETURN_IF_ERROR(CheckPeers(*this, naming));
   STRAND_RETURN_IF_ERROR(CheckWal(*this, naming));
+  STRAND_RETURN_IF_ERROR(CheckFailover(*this, naming));
   STRAND_RETURN_IF_ERROR(CheckPool(*this, naming));
   // Last, what the engine checks of its own options (the fabric's, the
   // cache's, partitioned mode's), as the binary's flags.
@@ -383,6 +504,10 @@ engine::EngineMode TpccOptions::engine_mode() const {
   return *engine::ParseEngineMode(mode);
 }
 Mix TpccOptions::transaction_mix() const { return *Mix::Parse(mix); }
+std::optional<TpccOptions::NodeFailure> TpccOptions::node_failure() const {
+  if (fail_node.empty()) return std::nullopt;
+  return *ParseNodeFailure(fail_node, OptionNaming::Flags("TpccOptions::"));
+}
 HomeWarehouse TpccOptions::home() const {
   return home_warehouse == "random" ? HomeWarehouse::kRandom
                                     : HomeWarehouse::kPerThread;
@@ -488,6 +613,9 @@ engine::EngineOptions TpccOptions::EngineOptionsForRun() const {
   options.partitioned.parallel_prepare = twopc_parallel_prepare;
   options.checkpoint_interval = absl::Seconds(checkpoint_interval_s);
   options.checkpoint_read_mb_per_s = checkpoint_read_mb_per_s;
+  options.failover.enabled = failover;
+  options.failover.node_lease = absl::Milliseconds(node_lease_ms);
+  options.failover.redo_ring_bytes = static_cast<uint64_t>(redo_ring_mb) << 20;
   if (resumes()) {
     // Recover the earlier run and carry on logging in the same directory
     // (engine/recovery.h): the engine opens with the log running. A run
@@ -544,7 +672,12 @@ void TpccOptions::AddJson(JsonLine& json) const {
       .Add("distributed_pct", distributed_pct)
       .Add("twopc_one_phase_local", twopc_one_phase_local)
       .Add("twopc_read_only_vote", twopc_read_only_vote)
-      .Add("twopc_parallel_prepare", twopc_parallel_prepare);
+      .Add("twopc_parallel_prepare", twopc_parallel_prepare)
+      .Add("failover", failover)
+      .Add("node_lease_ms", node_lease_ms)
+      .Add("redo_ring_mb", redo_ring_mb)
+      .Add("fail_node", fail_node)
+      .Add("rejoin_after_s", rejoin_after_s);
 }
 
 }  // namespace strand::tpcc

@@ -8,10 +8,12 @@
 // every --json record by AddJson, so that a knob is written once.
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "base/json_line.h"
 #include "base/option_naming.h"
 #include "cc/options.h"
@@ -78,6 +80,19 @@ struct TpccOptions {
   double checkpoint_read_mb_per_s = 0;
   int wal_segment_mb = 64;
 
+  // Failover (docs/design/node_failure.md): --failover turns
+  // EngineOptions::failover on, with its lease and redo ring; --fail_node
+  // ("N@T") fails compute node N T seconds into the measured run
+  // (Engine::FailNode) and, with rejoin_after_s > 0, brings it back that
+  // many seconds later (Engine::RejoinNode).
+  bool failover = false;
+  int node_lease_ms = static_cast<int>(
+      absl::ToInt64Milliseconds(engine::FailoverOptions().node_lease));
+  int redo_ring_mb =
+      static_cast<int>(engine::FailoverOptions().redo_ring_bytes >> 20);
+  std::string fail_node;
+  double rejoin_after_s = 0;
+
   // Side files and extra reports.
   std::string acked_log;
   std::string delivery_results;
@@ -106,6 +121,12 @@ struct TpccOptions {
   HomeWarehouse home() const;
   Scale scale() const;
   bool logging() const { return wal == "on"; }
+  // --fail_node parsed (Validate said it parses); nullopt without it.
+  struct NodeFailure {
+    int node = 0;
+    double at_s = 0;  // into the measured window
+  };
+  std::optional<NodeFailure> node_failure() const;
   // With --wal=on: wal_dir holds an earlier run's logs or checkpoints, which
   // this run recovers and carries on from instead of loading.
   bool resumes() const;

@@ -130,6 +130,8 @@ int TpccRun::Run() {
   if (absl::Status s = Check(); !s.ok()) return member_.Fail(s.message());
   PrintRecord(config_, consistency_);
   if (run_.errors() > 0) return 1;
+  if (run_.failover.has_value() && !run_.failover->ok()) return 1;
+  if (acked_.has_value() && !acked_->ok()) return 1;
   return consistency_.ok() ? 0 : 1;
 }
 
@@ -192,6 +194,12 @@ absl::Status TpccRun::Open() {
         db_, TpccDatabase::Define(*std::move(engine), scale, options_.seed,
                                   resumes_ ? TpccDatabase::TablesAt::kOpen
                                            : TpccDatabase::TablesAt::kCreate));
+    if (options_.node_failure().has_value() && !options_.acked_log.empty()) {
+      // Before the first session, as every procedure.
+      STRAND_ASSIGN_OR_RETURN(
+          acked_checker_,
+          AckedNewOrderChecker::Register(db_->engine(), db_->tables()));
+    }
     return absl::OkStatus();
   }
   return JoinCluster(*std::move(engine));
@@ -313,8 +321,8 @@ absl::Status TpccRun::PrintMemory(uint64_t pool_bytes, bool after_run) {
   if (!options_.memory_breakdown || !member_.leads()) return absl::OkStatus();
   absl::StatusOr<MemoryBreakdown> breakdown;
   ProgressLine::RunShowing("memory: walking every table and index", [&] {
-    breakdown =
-        MeasureMemory(db_->engine(), options_.warehouses, options_.scale());
+    breakdown = MeasureMemory(db_->engine(), options_.warehouses,
+                              options_.scale(), ReaderNode());
   });
   if (!breakdown.ok()) return breakdown.status();
   if (after_run) human_ << "after the run:\n";
@@ -444,6 +452,12 @@ absl::Status TpccRun::Drive() {
   d.acked_log = acked_log_.get();
   d.delivery_results = delivery_results_.get();
   d.wal_pipeline = static_cast<size_t>(options_.ResolvedWal().pipeline);
+  if (const auto failure = options_.node_failure()) {
+    d.failure =
+        FailurePlan{.node = static_cast<rdma::ComputeNodeId>(failure->node),
+                    .at = absl::Seconds(failure->at_s),
+                    .rejoin_after = absl::Seconds(options_.rejoin_after_s)};
+  }
   STRAND_ASSIGN_OR_RETURN(run_, RunDriver(*db_, d));
   return absl::OkStatus();
 }
@@ -499,7 +513,7 @@ absl::Status TpccRun::Check() {
   ProgressLine::RunShowing(
       "consistency check (clause 3.3.2, conditions 1-12)", [&] {
         consistency = CheckConsistency(db_->engine(), options_.warehouses,
-                                       options_.scale());
+                                       options_.scale(), ReaderNode());
       });
   if (!consistency.ok()) {
     return absl::Status(consistency.status().code(),
@@ -508,6 +522,7 @@ absl::Status TpccRun::Check() {
   }
   consistency_ = *std::move(consistency);
   PrintConsistency(human_, consistency_);
+  STRAND_RETURN_IF_ERROR(CheckAcked());
   if (member_.board != nullptr) {
     // The others kept serving their cached lines to the check; now they
     // may stop. They print the verdict too.
@@ -516,6 +531,41 @@ absl::Status TpccRun::Check() {
     (void)member_.board->Leave();
   }
   return absl::OkStatus();
+}
+
+absl::Status TpccRun::CheckAcked() {
+  if (!acked_checker_.has_value()) return absl::OkStatus();
+  // A run that carries on from an earlier one appends to its file: those
+  // New-Orders were acknowledged too.
+  STRAND_ASSIGN_OR_RETURN(const AckedLogContents contents,
+                          ReadAckedLog(options_.acked_log));
+  absl::StatusOr<AckedCheck> found;
+  ProgressLine::RunShowing("checking every acknowledged New-Order", [&] {
+    found =
+        acked_checker_->Check(db_->engine(), contents.records, ReaderNode());
+  });
+  if (!found.ok()) return found.status();
+  acked_ = *std::move(found);
+  human_ << absl::StrFormat(
+      "acknowledged New-Orders (--acked_log, the failed node's included): "
+      "%d checked, %d missing or incomplete\n",
+      acked_->checked, acked_->lost);
+  for (const std::string& example : acked_->examples) {
+    human_ << "  lost: " << example << "\n";
+  }
+  return absl::OkStatus();
+}
+
+rdma::ComputeNodeId TpccRun::ReaderNode() const {
+  const std::vector<rdma::ComputeNodeId> local =
+      db_->engine().local_compute_nodes();
+  const std::optional<FailoverReport>& f = run_.failover;
+  const bool out = f.has_value() && f->failed_at_s.has_value() &&
+                   !f->rejoined_at_s.has_value();
+  for (rdma::ComputeNodeId node : local) {
+    if (!out || node != f->node) return node;
+  }
+  return local.front();
 }
 
 int TpccRun::FinishFollower() {
@@ -569,6 +619,10 @@ void TpccRun::PrintRecord(const RunConfig& config, const ConsistencyResult& c) {
   }
   record.AddRaw("checkpoints", "[" + absl::StrJoin(checkpoints, ",") + "]")
       .Add("resumed", resumes_);
+  if (acked_.has_value()) {
+    record.Add("acked_checked", acked_->checked)
+        .Add("acked_lost", acked_->lost);
+  }
   if (config.scope == "deployment") {
     record.Add("pool_bytes_after_run", pool_after_run_)
         .Add("pool_growth_mb_per_million_txns", growth_mb_per_million_);

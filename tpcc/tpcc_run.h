@@ -10,13 +10,16 @@
 //   Log       with --wal=on: every commit logged, then a checkpoint of
 //             the load (or, when --wal_dir holds an earlier run, that run
 //             recovered instead of the load, and the log carried on)
-//   Drive     warm-up and the measured run (tpcc/driver.h)
+//   Drive     warm-up and the measured run (tpcc/driver.h), with
+//             --fail_node a compute node's failure in it
 //   Report    this node's figures, the deployment's on compute node 0
-//   Check     the consistency conditions of clause 3.3.2
+//   Check     the consistency conditions of clause 3.3.2 and, after a
+//             failure with --acked_log, every acknowledged New-Order
 //
 // and --check_image, which opens a recovered image and checks it instead.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -24,6 +27,7 @@
 #include "base/json_line.h"
 #include "base/run_output.h"
 #include "engine/cluster_board.h"
+#include "tpcc/acked_check.h"
 #include "tpcc/acked_log.h"
 #include "tpcc/consistency.h"
 #include "tpcc/delivery_result_file.h"
@@ -73,6 +77,11 @@ class TpccRun {
   // GCLs, against `pool_bytes` of the pool in use.
   absl::Status PrintMemory(uint64_t pool_bytes, bool after_run);
   absl::Status Check();
+  // After a failure: every New-Order the run acknowledged is there whole.
+  absl::Status CheckAcked();
+  // The compute node the checks read through: the first hosted one, or
+  // one that survived a failure its node did not rejoin from.
+  rdma::ComputeNodeId ReaderNode() const;
   // A compute process other than node 0, once it ran and published its
   // figures: stays up (node 0's consistency check reads the lines this
   // node caches) until node 0 has checked, then leaves.
@@ -100,6 +109,9 @@ class TpccRun {
   uint64_t pool_after_run_ = 0;
   double growth_mb_per_million_ = 0;
   ConsistencyResult consistency_;
+  // With --fail_node and --acked_log: registered at Open.
+  std::optional<AckedNewOrderChecker> acked_checker_;
+  std::optional<AckedCheck> acked_;
 };
 
 // tpcc --check_image: opens the image on the loopback fabric with the

@@ -263,10 +263,13 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
     }
   }
 
-  // Stops a failed node's workers, rejoins it and waits until it commits
-  // again.
+  // Stops a failed node's workers (within kRecoveryBound: none waits for
+  // an answer its crash lost), rejoins it and waits until it commits again.
   void Rejoin(int node) {
+    const absl::Time stopping = absl::Now();
     StopNode(node);
+    EXPECT_LT(absl::Now() - stopping, kRecoveryBound)
+        << "a thread of failed node " << node << " kept waiting";
     ASSERT_TRUE(engine_->RejoinNode(node).ok());
     StartNode(node);
     ExpectProgress({node}, {acked_[node].load()});
@@ -309,8 +312,8 @@ TEST_P(NodeFailureTest, SurvivorsCommitAndNothingAcknowledgedIsLost) {
     Check(survivors.front());
     // Its workers' calls fail from now on; they stop without cleanup
     // having any effect. One waiting for an invalidation reply that its
-    // crash lost waits out SelccManager::kReplyGrace first (a dead
-    // process has no threads; the in-process injection's do).
+    // crash lost stops waiting at once (FailNode fences every peer in its
+    // cache), not after SelccManager::kReplyGrace: Rejoin bounds it.
     Rejoin(victim);
     if (HasFatalFailure()) return;
   }
