@@ -105,9 +105,9 @@ absl::Status EngineOptions::Validate(const OptionNaming& naming) const {
   }
   if (recovery_batch_bytes < (uint64_t{4} << 10) ||
       recovery_batch_bytes > (uint64_t{64} << 30)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s must be from 4 KiB to 64 GiB",
-        naming.Setting(kRecoveryBatch, recovery_batch_bytes)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s must be from 4 KiB to 64 GiB",
+                        naming.Setting(kRecoveryBatch, recovery_batch_bytes)));
   }
   if (wal.watermark_interval <= absl::ZeroDuration() ||
       wal.watermark_interval > absl::Seconds(1)) {

@@ -22,7 +22,6 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -82,17 +81,6 @@ class DiskSampler:
         self._stop.set()
         self._thread.join()
         return self.samples
-
-
-def run_json(cmd):
-    print(" ".join(cmd), file=sys.stderr, flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True)
-    lines = [l for l in p.stdout.splitlines() if l.strip()]
-    if p.returncode != 0 or not lines:
-        sys.stderr.write(p.stderr[-3000:])
-        sys.exit(f"{FIGURE}: exit {p.returncode}: " + " ".join(cmd))
-    return json.loads(lines[-1])
 
 
 def derive(rec):
@@ -176,13 +164,13 @@ def main():
                                     f"--warmup_s={s['warmup']}", "--json"]
                                    + shlex.split(args.extra))
                             sampler = DiskSampler(wal)
-                            rec = run_json(cmd)
+                            rec = figlib.run_json(FIGURE, cmd)
                             rec["disk"] = sampler.stop()
                             with open(series) as sf:
                                 rec["series"] = [json.loads(l) for l in sf
                                                  if l.strip()]
-                            rec["recovery"] = run_json(
-                                [recover, f"--wal_dir={wal}", "--json"])
+                            rec["recovery"] = figlib.run_json(
+                                FIGURE, [recover, f"--wal_dir={wal}", "--json"])
                             rec.update({"figure": FIGURE, "length_s": length,
                                         "interval_s": interval,
                                         "repetition": rep,

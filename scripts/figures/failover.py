@@ -23,7 +23,6 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -43,17 +42,6 @@ SCALES = {
              "warmup": 1, "duration": 30, "fail_at": 10, "rejoin_after": 10,
              "lease_ms": 500},
 }
-
-
-def run_json(cmd):
-    print(" ".join(cmd), file=sys.stderr, flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True)
-    lines = [l for l in p.stdout.splitlines() if l.strip()]
-    if p.returncode != 0 or not lines:
-        sys.stderr.write(p.stderr[-3000:])
-        sys.exit(f"{FIGURE}: exit {p.returncode}: " + " ".join(cmd))
-    return json.loads(lines[-1])
 
 
 def summary(rec):
@@ -100,7 +88,7 @@ def main():
                             f"--progress_json={series}"]
                            + figlib.tpcc_flags(s) + ["--json"]
                            + shlex.split(args.extra))
-                    rec = run_json(cmd)
+                    rec = figlib.run_json(FIGURE, cmd)
                     with open(series) as sf:
                         rec["series"] = [json.loads(l) for l in sf
                                          if l.strip()]

@@ -202,6 +202,19 @@ def run_all(args, figure, binary, runs, repetitions):
     return out_dir, records
 
 
+def run_json(figure, cmd):
+    """Runs `cmd` (printing it) and returns its last JSON line; exits
+    naming `figure` and the command if it fails or prints none."""
+    print(" ".join(cmd), file=sys.stderr, flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    lines = [l for l in p.stdout.splitlines() if l.strip()]
+    if p.returncode != 0 or not lines:
+        sys.stderr.write(p.stderr[-3000:])
+        sys.exit(f"{figure}: exit {p.returncode}: " + " ".join(cmd))
+    return json.loads(lines[-1])
+
+
 def timing_flags(s):
     """A scale's run length, and memory committed before the run starts."""
     return [f"--duration_s={s['duration']}", f"--warmup_s={s['warmup']}",
