@@ -180,11 +180,7 @@ def main():
                             f.write(json.dumps(rec) + "\n")
                             f.flush()
                             shutil.rmtree(wal, ignore_errors=True)
-            with open(os.path.join(out_dir, "README.txt"), "w") as f:
-                f.write(f"figure {FIGURE}, commit {figlib.commit()}\n"
-                        f"machine: {os.cpu_count()} cores, "
-                        f"{figlib.machine()}\n"
-                        f"command: {' '.join(sys.argv)}\n")
+            figlib.write_readme(out_dir, FIGURE)
         finally:
             shutil.rmtree(root, ignore_errors=True)
 

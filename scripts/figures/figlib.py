@@ -194,12 +194,17 @@ def run_all(args, figure, binary, runs, repetitions):
                     records.append(rec)
                     f.write(json.dumps(rec) + "\n")
                     f.flush()
+    write_readme(out_dir, figure)
+    return out_dir, records
+
+
+def write_readme(out_dir, figure):
+    """README.txt beside a figure's runs: commit, date, machine, command."""
     with open(os.path.join(out_dir, "README.txt"), "w") as f:
         f.write(f"figure {figure}, commit {commit()}, "
                 f"{datetime.datetime.now().isoformat(timespec='seconds')}\n"
                 f"machine: {os.cpu_count()} cores, {machine()}\n"
                 f"command: {' '.join(sys.argv)}\n")
-    return out_dir, records
 
 
 def run_json(figure, cmd):
