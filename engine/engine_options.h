@@ -138,7 +138,7 @@ struct EngineOptions {
   // replays nothing. `recovery_threads` load a checkpoint's tables and
   // indexes in parallel (0: one per core); replay holds about
   // `recovery_batch_bytes` of log records at a time (4 KiB to 64 GiB), plus
-  // ~80 bytes per record since the checkpoint.
+  // ~90 bytes per record since the checkpoint.
   std::string image_path;
   std::string recover_wal_dir;
   int recovery_threads = 0;

@@ -227,8 +227,10 @@ LogMerger::Entry LogMerger::EntryOf(const LogRecord& record, uint32_t log,
   e.header = record.header;
   e.log = log;
   e.segment_index = record.segment_index;
-  e.redo_offset = record.offset + kRecordHeaderBytes +
-                  static_cast<uint64_t>(redo.data() - record.payload.data());
+  e.record_offset = record.offset;
+  e.record_lsn = record.header.lsn;
+  e.payload_bytes = static_cast<uint32_t>(record.payload.size());
+  e.redo_begin = static_cast<uint32_t>(redo.data() - record.payload.data());
   e.redo_bytes = static_cast<uint32_t>(redo.size());
   return e;
 }
@@ -285,29 +287,43 @@ absl::StatusOr<bool> LogMerger::Next(MergedRecord* record) {
     if (fd_ < 0) {
       return absl::DataLossError(absl::StrFormat(
           "reading the redo of node %d LSN %d back: open %s: %s",
-          e.compute_node_id, e.header.lsn, path, std::strerror(errno)));
+          e.compute_node_id, e.record_lsn, path, std::strerror(errno)));
     }
     fd_path_ = path;
+  }
+  // The whole record, so that its CRC is checked again: the file must
+  // still hold what Open read.
+  const size_t bytes = kRecordHeaderBytes + e.payload_bytes;
+  record_bytes_.resize(bytes);
+  size_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = ::pread(fd_, record_bytes_.data() + done, bytes - done,
+                              static_cast<off_t>(e.record_offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return absl::DataLossError(absl::StrFormat(
+          "reading the record of node %d LSN %d back from %s+%d: %s",
+          e.compute_node_id, e.record_lsn, path, e.record_offset,
+          n == 0 ? "the file is shorter than when it was read"
+                 : std::strerror(errno)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  RecordHeader header;
+  std::string_view payload;
+  if (DecodeRecord(record_bytes_, &header, &payload) != DecodeResult::kOk ||
+      header.lsn != e.record_lsn || payload.size() != e.payload_bytes) {
+    return absl::DataLossError(absl::StrFormat(
+        "the record of node %d LSN %d at %s+%d changed after it was read "
+        "(its CRC or LSN no longer match): the log was modified during "
+        "recovery",
+        e.compute_node_id, e.record_lsn, path, e.record_offset));
   }
   record->compute_node_id = e.compute_node_id;
   record->header = e.header;
   record->segment_flags = e.segment_flags;
   record->adopted = e.adopted;
-  record->payload.resize(e.redo_bytes);
-  uint64_t done = 0;
-  while (done < e.redo_bytes) {
-    const ssize_t n = ::pread(fd_, record->payload.data() + done,
-                              e.redo_bytes - done, e.redo_offset + done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      return absl::DataLossError(absl::StrFormat(
-          "reading the redo of node %d LSN %d back from %s+%d: %s",
-          e.compute_node_id, e.header.lsn, path, e.redo_offset,
-          n == 0 ? "the file is shorter than when it was read"
-                 : std::strerror(errno)));
-    }
-    done += static_cast<uint64_t>(n);
-  }
+  record->payload.assign(payload.substr(e.redo_begin, e.redo_bytes));
   return true;
 }
 

@@ -21,10 +21,10 @@
 // compute_nodes = n, node-0 ... node-(n-1) must all exist. Damage fails Open
 // (kFail); under kStopAtDamage every node's history is cut at one commit
 // timestamp (damage_cut_ts()). Cost: Open reads every log to its end,
-// keeps where each record's redo is (about 80 bytes a record, not its
-// payload) and sorts once by (timestamp, node, LSN); Next reads the redo
-// again from its segment file (the page cache's, usually). No internal
-// locking.
+// keeps where each record's redo is (about 90 bytes a record, not its
+// payload) and sorts once by (timestamp, node, LSN); Next reads the
+// record again from its segment file (the page cache's, usually) and
+// checks its CRC once more. No internal locking.
 // Design and argument: docs/design/wal.md (order, 2PC, failed nodes, node
 // set, the damage cut) and docs/design/durable_acks.md (the watermark cut).
 
@@ -140,7 +140,12 @@ class LogMerger {
     RecordHeader header;
     uint32_t log = 0;  // index in node_dirs_ of the log holding the redo
     uint64_t segment_index = 0;
-    uint64_t redo_offset = 0;  // in the segment file
+    // The record in its segment file (read again, and its CRC checked, by
+    // Next), and the redo within its payload.
+    uint64_t record_offset = 0;
+    Lsn record_lsn = 0;
+    uint32_t payload_bytes = 0;
+    uint32_t redo_begin = 0;
     uint32_t redo_bytes = 0;
   };
   // Where `redo` (a view into `record`'s payload) is in its file.
@@ -159,6 +164,7 @@ class LogMerger {
   // in one segment of each node for a while).
   int fd_ = -1;
   std::string fd_path_;
+  std::string record_bytes_;  // the record Next read last
   std::vector<LogReaderStats> stats_;
   TwoPhaseStats two_phase_;
   bool damaged_ = false;

@@ -112,6 +112,42 @@ TEST(LogMergerTest, MergesNodesInCommitTimestampOrder) {
   EXPECT_EQ(expected_ts, 13u);
 }
 
+// Open keeps where each record is, and Next reads it again: a record
+// that changed on disk in between is an error naming it, never a
+// different redo replayed.
+TEST(LogMergerTest, ARecordChangedAfterOpenIsAnErrorNotReplayed) {
+  TempDir dir;
+  {
+    auto writer = LogWriter::Open({.wal_dir = dir.path(),
+                                   .database_id = kDb,
+                                   .compute_node_id = 0,
+                                   .segment_bytes = 1 << 20});
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    ASSERT_TRUE((*writer)->Commit(1, 1, "first-redo").ok());
+    ASSERT_TRUE((*writer)->Commit(2, 2, "second-redo").ok());
+  }
+  auto merger = LogMerger::Open(dir.path(), kDb);
+  ASSERT_TRUE(merger.ok()) << merger.status();
+  const std::string segment = SegmentPath(NodeDirectory(dir.path(), 0), 1);
+  std::string bytes = ReadFile(segment);
+  const size_t at = bytes.find("second-redo");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] = 'S';
+  WriteFile(segment, bytes);
+
+  MergedRecord r;
+  absl::StatusOr<bool> first = (*merger)->Next(&r);
+  ASSERT_TRUE(first.ok() && *first) << first.status();
+  EXPECT_EQ(r.payload, "first-redo");
+  absl::StatusOr<bool> second = (*merger)->Next(&r);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(second.status().message().find("LSN 2"), std::string::npos)
+      << second.status();
+  EXPECT_NE(second.status().message().find("changed after it was read"),
+            std::string::npos)
+      << second.status();
+}
+
 TEST(LogMergerTest, TiesBreakByNodeThenLsn) {
   TempDir dir;
   WriteNode(dir.path(), 2, kDb, {4, 4});
@@ -120,8 +156,7 @@ TEST(LogMergerTest, TiesBreakByNodeThenLsn) {
   ASSERT_TRUE(merger.ok());
   MergedRecord r;
   std::vector<std::pair<uint32_t, Lsn>> order;
-  while (Next(**merger, &r))
-    order.push_back({r.compute_node_id, r.header.lsn});
+  while (Next(**merger, &r)) order.push_back({r.compute_node_id, r.header.lsn});
   EXPECT_EQ(order,
             (std::vector<std::pair<uint32_t, Lsn>>{{1, 1}, {2, 1}, {2, 2}}));
 }
