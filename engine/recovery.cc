@@ -331,7 +331,8 @@ bool IsIndexOp(wal::RedoKind kind) {
 void Account(const wal::MergedRecord& record, RecoveryReport& report) {
   ++report.records_replayed;
   report.replayed_bytes += record.payload.size();
-  report.max_commit_ts = std::max(report.max_commit_ts, record.header.commit_ts);
+  report.max_commit_ts =
+      std::max(report.max_commit_ts, record.header.commit_ts);
 }
 
 // One batch of records over a checkpoint base: every table's ops, in
