@@ -228,8 +228,6 @@ LogMerger::Entry LogMerger::EntryOf(const LogRecord& record, uint32_t log,
   e.log = log;
   e.segment_index = record.segment_index;
   e.record_offset = record.offset;
-  e.record_lsn = record.header.lsn;
-  e.payload_bytes = static_cast<uint32_t>(record.payload.size());
   e.redo_begin = static_cast<uint32_t>(redo.data() - record.payload.data());
   e.redo_bytes = static_cast<uint32_t>(redo.size());
   return e;
@@ -287,13 +285,13 @@ absl::StatusOr<bool> LogMerger::Next(MergedRecord* record) {
     if (fd_ < 0) {
       return absl::DataLossError(absl::StrFormat(
           "reading the redo of node %d LSN %d back: open %s: %s",
-          e.compute_node_id, e.record_lsn, path, std::strerror(errno)));
+          e.compute_node_id, e.header.lsn, path, std::strerror(errno)));
     }
     fd_path_ = path;
   }
   // The whole record, so that its CRC is checked again: the file must
   // still hold what Open read.
-  const size_t bytes = kRecordHeaderBytes + e.payload_bytes;
+  const size_t bytes = kRecordHeaderBytes + e.header.payload_bytes;
   record_bytes_.resize(bytes);
   size_t done = 0;
   while (done < bytes) {
@@ -303,7 +301,7 @@ absl::StatusOr<bool> LogMerger::Next(MergedRecord* record) {
     if (n <= 0) {
       return absl::DataLossError(absl::StrFormat(
           "reading the record of node %d LSN %d back from %s+%d: %s",
-          e.compute_node_id, e.record_lsn, path, e.record_offset,
+          e.compute_node_id, e.header.lsn, path, e.record_offset,
           n == 0 ? "the file is shorter than when it was read"
                  : std::strerror(errno)));
     }
@@ -312,12 +310,12 @@ absl::StatusOr<bool> LogMerger::Next(MergedRecord* record) {
   RecordHeader header;
   std::string_view payload;
   if (DecodeRecord(record_bytes_, &header, &payload) != DecodeResult::kOk ||
-      header.lsn != e.record_lsn || payload.size() != e.payload_bytes) {
+      header.lsn != e.header.lsn || payload.size() != e.header.payload_bytes) {
     return absl::DataLossError(absl::StrFormat(
         "the record of node %d LSN %d at %s+%d changed after it was read "
         "(its CRC or LSN no longer match): the log was modified during "
         "recovery",
-        e.compute_node_id, e.record_lsn, path, e.record_offset));
+        e.compute_node_id, e.header.lsn, path, e.record_offset));
   }
   record->compute_node_id = e.compute_node_id;
   record->header = e.header;

@@ -137,14 +137,14 @@ class LogMerger {
     uint32_t compute_node_id = 0;  // as yielded (adopted: the original's)
     bool adopted = false;
     uint32_t segment_flags = 0;
+    // The on-disk record's (its LSN and payload length; only the type of
+    // an adopted or two-phase record is replaced).
     RecordHeader header;
     uint32_t log = 0;  // index in node_dirs_ of the log holding the redo
     uint64_t segment_index = 0;
     // The record in its segment file (read again, and its CRC checked, by
     // Next), and the redo within its payload.
     uint64_t record_offset = 0;
-    Lsn record_lsn = 0;
-    uint32_t payload_bytes = 0;
     uint32_t redo_begin = 0;
     uint32_t redo_bytes = 0;
   };
