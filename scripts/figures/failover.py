@@ -69,8 +69,7 @@ def main():
     path = os.path.join(out_dir, "runs.jsonl")
     records = []
     if args.replot:
-        with open(path) as f:
-            records = [json.loads(line) for line in f if line.strip()]
+        records = figlib.read_runs(path)
     else:
         root = tempfile.mkdtemp(prefix="strand-failover-fig-",
                                 dir=os.environ.get("TMPDIR"))

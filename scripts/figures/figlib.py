@@ -162,6 +162,12 @@ def results_dir(args, figure):
     return d
 
 
+def read_runs(path):
+    """The records of a runs.jsonl (for --replot)."""
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 def run_all(args, figure, binary, runs, repetitions):
     """Runs `binary` once per entry of `runs` (a list of (labels, flags)
     pairs) and repetition; returns the records (JSON objects with the
@@ -169,8 +175,7 @@ def run_all(args, figure, binary, runs, repetitions):
     out_dir = results_dir(args, figure)
     path = os.path.join(out_dir, "runs.jsonl")
     if args.replot:
-        with open(path) as f:
-            return out_dir, [json.loads(line) for line in f if line.strip()]
+        return out_dir, read_runs(path)
     records = []
     exe = os.path.join(args.build, binary)
     with open(path, "w") as f:
