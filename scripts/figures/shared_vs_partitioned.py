@@ -82,17 +82,21 @@ def main():
     figlib.save(draw(recs), out_dir, FIGURE)
 
 
+def throughput(recs, nodes, mix, variant, log):
+    """{(distributed_pct,): [txn/s]} of one line of the figure (runs saved
+    before the WAL-off lines existed have no "log": they logged)."""
+    sel = [r for r in recs if r["variant"] == variant and
+           r.get("log", "on") == log and
+           r["compute_nodes"] == nodes and r["mix_name"] == mix]
+    return figlib.group(sel, ["distributed_pct"], "txn_per_sec")
+
+
 def print_log_cost(recs):
     """Each mode's WAL-on throughput over its WAL-off one (medians)."""
     for nodes, mix, variant in sorted({(r["compute_nodes"], r["mix_name"],
                                         r["variant"]) for r in recs}):
-        by_log = {}
-        for log in ("on", "off"):
-            sel = [r for r in recs if r["variant"] == variant and
-                   r.get("log", "on") == log and
-                   r["compute_nodes"] == nodes and r["mix_name"] == mix]
-            by_log[log] = figlib.group(sel, ["distributed_pct"],
-                                       "txn_per_sec")
+        by_log = {log: throughput(recs, nodes, mix, variant, log)
+                  for log in ("on", "off")}
         if not by_log["off"]:
             continue
         ratios = []
@@ -114,12 +118,9 @@ def draw(recs):
     for col, (nodes, mix) in enumerate(panels):
         ax = axes[0][col]
         for variant, log in itertools.product(VARIANTS, ("on", "off")):
-            sel = [r for r in recs if r["variant"] == variant and
-                   r.get("log", "on") == log and
-                   r["compute_nodes"] == nodes and r["mix_name"] == mix]
-            if not sel:
+            g = throughput(recs, nodes, mix, variant, log)
+            if not g:
                 continue
-            g = figlib.group(sel, ["distributed_pct"], "txn_per_sec")
             xs = sorted(g)
             meds = [figlib.spread(g[x]) for x in xs]
             ax.errorbar([x[0] for x in xs], [m[0] for m in meds],
