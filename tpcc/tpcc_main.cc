@@ -300,6 +300,7 @@ TpccOptions OptionsFromFlags() {
   o.rejoin_after_s = FLAGS_rejoin_after_s;
   o.given = FlagsGiven();
   o.deployment_compute_nodes = DeploymentComputeNodes(o.fabric);
+  o.resumes = o.logging() && HoldsEarlierRun(o.wal_dir);
   o.SizePool();
   ExitIfUsageError(o.Validate(OptionNaming::Flags("TpccOptions::")));
   return o;

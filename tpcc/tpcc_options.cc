@@ -537,8 +537,8 @@ TpccOptions::WalPlan TpccOptions::ResolvedWal() const {
   return plan;
 }
 
-bool TpccOptions::resumes() const {
-  if (!logging() || wal_dir.empty()) return false;
+bool HoldsEarlierRun(const std::string& wal_dir) {
+  if (wal_dir.empty()) return false;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(wal_dir, ec)) {
     const std::string name = entry.path().filename().string();
@@ -616,7 +616,7 @@ engine::EngineOptions TpccOptions::EngineOptionsForRun() const {
   options.failover.enabled = failover;
   options.failover.node_lease = absl::Milliseconds(node_lease_ms);
   options.failover.redo_ring_bytes = static_cast<uint64_t>(redo_ring_mb) << 20;
-  if (resumes()) {
+  if (resumes) {
     // Recover the earlier run and carry on logging in the same directory
     // (engine/recovery.h): the engine opens with the log running. A run
     // logged before checkpoints existed starts from its load image.

@@ -27,6 +27,10 @@
 
 namespace strand::tpcc {
 
+// Whether `wal_dir` holds a run's logs or checkpoints (node-<id>/,
+// checkpoint-<n>/).
+bool HoldsEarlierRun(const std::string& wal_dir);
+
 struct TpccOptions {
   // The database.
   int warehouses = 2;
@@ -102,6 +106,12 @@ struct TpccOptions {
   // Compute nodes of the whole deployment: fabric.compute_nodes, or over
   // verbs the cluster file's (one per process).
   int deployment_compute_nodes = 1;
+  // With --wal=on: wal_dir held an earlier run's logs or checkpoints when
+  // the options were read (HoldsEarlierRun), which this run recovers and
+  // carries on from instead of loading. Decided once, before anything
+  // logs: this run's own log directories, or another process's, would
+  // make the directory say so later.
+  bool resumes = false;
   // The flags the user set (base/command_line.h FlagsGiven): a flag that
   // has no effect in this run is refused only if it was given.
   std::set<std::string> given;
@@ -127,9 +137,6 @@ struct TpccOptions {
     double at_s = 0;  // into the measured window
   };
   std::optional<NodeFailure> node_failure() const;
-  // With --wal=on: wal_dir holds an earlier run's logs or checkpoints, which
-  // this run recovers and carries on from instead of loading.
-  bool resumes() const;
   bool over_verbs() const { return fabric.kind == rdma::FabricKind::kVerbs; }
   // Compute nodes this process hosts: all on loopback, one over verbs.
   int local_compute_nodes() const {

@@ -98,10 +98,7 @@ int ClusterMember::Fail(absl::string_view message) {
 }
 
 TpccRun::TpccRun(const TpccOptions& options, RunOutput& output)
-    : options_(options),
-      resumes_(options.resumes()),
-      output_(output),
-      human_(output.human()) {
+    : options_(options), output_(output), human_(output.human()) {
   config_.options = options;
 }
 
@@ -192,8 +189,9 @@ absl::Status TpccRun::Open() {
     // A run that carries on finds the tables the recovery rebuilt.
     STRAND_ASSIGN_OR_RETURN(
         db_, TpccDatabase::Define(*std::move(engine), scale, options_.seed,
-                                  resumes_ ? TpccDatabase::TablesAt::kOpen
-                                           : TpccDatabase::TablesAt::kCreate));
+                                  options_.resumes
+                                      ? TpccDatabase::TablesAt::kOpen
+                                      : TpccDatabase::TablesAt::kCreate));
     if (options_.node_failure().has_value() && !options_.acked_log.empty()) {
       // Before the first session, as every procedure.
       STRAND_ASSIGN_OR_RETURN(
@@ -256,10 +254,10 @@ absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
       return give_up(s);
     }
   }
-  auto db =
-      TpccDatabase::Define(std::move(engine), options_.scale(), options_.seed,
-                           leads && !resumes_ ? TpccDatabase::TablesAt::kCreate
-                                              : TpccDatabase::TablesAt::kOpen);
+  auto db = TpccDatabase::Define(
+      std::move(engine), options_.scale(), options_.seed,
+      leads && !options_.resumes ? TpccDatabase::TablesAt::kCreate
+                                 : TpccDatabase::TablesAt::kOpen);
   if (!db.ok()) return give_up(db.status());
   db_ = *std::move(db);
   if (leads) {
@@ -271,7 +269,7 @@ absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
 }
 
 absl::Status TpccRun::Load() {
-  if (resumes_) return Resume();
+  if (options_.resumes) return Resume();
   STRAND_ASSIGN_OR_RETURN(
       load_, db_->loader().Load(options_.warehouses, options_.threads,
                                 options_.seed, /*show_progress=*/true));
@@ -335,7 +333,7 @@ absl::Status TpccRun::StartLogging() {
   if (options_.logging()) {
     engine::Engine& engine = db_->engine();
     ClusterMember& m = member_;
-    if (!resumes_) {
+    if (!options_.resumes) {
       // Log from now on, then checkpoint the loaded pool: recovery starts
       // from the newest checkpoint and replays the logs after it. In a
       // cluster every process logs before node 0 takes the checkpoint,
@@ -618,7 +616,7 @@ void TpccRun::PrintRecord(const RunConfig& config, const ConsistencyResult& c) {
     checkpoints.push_back(j.str());
   }
   record.AddRaw("checkpoints", "[" + absl::StrJoin(checkpoints, ",") + "]")
-      .Add("resumed", resumes_);
+      .Add("resumed", options_.resumes);
   if (acked_.has_value()) {
     record.Add("acked_checked", acked_->checked)
         .Add("acked_lost", acked_->lost);

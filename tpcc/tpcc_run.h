@@ -91,9 +91,6 @@ class TpccRun {
   void PrintRecord(const RunConfig& config, const ConsistencyResult& c);
 
   const TpccOptions& options_;
-  // Decided once, before this run logs: its own log directories would make
-  // TpccOptions::resumes() true later (and another process's, sooner).
-  const bool resumes_;
   RunOutput& output_;
   std::ostream& human_;
   std::unique_ptr<AckedLogWriter> acked_log_;
