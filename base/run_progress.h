@@ -56,7 +56,7 @@ class RunProgress {
     // poll) and its series line, to which the caller may add fields of its
     // own (tpcc adds each compute node's rate).
     std::function<void(int64_t elapsed_s, double span_s, JsonLine& line)>
-        on_sample;
+        on_sample = nullptr;
   };
 
   // The run's measured window opens now.
