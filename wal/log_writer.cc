@@ -525,8 +525,19 @@ absl::Status LogWriter::WriteBatch(
     for (; i < batch.size() && batch[i]->segment_index == file_->index; ++i) {
       Buffer& b = *batch[i];
       if (b.last_lsn == 0) continue;  // only a copied partial block
-      const size_t end = RoundUp(b.used, kBlockBytes);
+      size_t end = RoundUp(b.used, kBlockBytes);
       std::memset(b.data + b.used, 0, end - b.used);
+      // The next buffer starts with a copy of this one's partial last
+      // block and carries it on. Both in one submission, io_uring may
+      // complete them in either order: this copy, padded with zeros,
+      // would cut a hole if it landed last. The next one writes it.
+      if (i + 1 < batch.size()) {
+        const Buffer& next = *batch[i + 1];
+        if (next.segment_index == b.segment_index && next.last_lsn != 0 &&
+            next.file_offset < b.file_offset + end) {
+          end = next.file_offset - b.file_offset;
+        }
+      }
       for (size_t off = 0; off < end; off += options_.max_write_bytes) {
         const size_t n = std::min(options_.max_write_bytes, end - off);
         writes.push_back({b.file_offset + off, b.data + off, n});

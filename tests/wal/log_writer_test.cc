@@ -222,6 +222,45 @@ TEST(LogWriterTest, GroupCommitAcknowledgesOnlyDurableRecords) {
       << stats.flushes << " flushes for " << stats.records << " commits";
 }
 
+// A flush that takes more than one buffer writes the block where one
+// buffer ends and the next begins twice: the first buffer's copy is padded
+// with zeros, the next one's continues. Written in the same submission, in
+// whichever order io_uring completes them, the zeros could land last and
+// cut a hole in the log that recovery reports as damage (DATA_LOSS) after a
+// run that never crashed.
+TEST(LogWriterTest, AFlushOfSeveralBuffersSurvivesItsWritesInAnyOrder) {
+  TempDir dir;
+  FaultInjectingLogFileFactory files;
+  files.set_reverse_writes(true);
+  LogWriterOptions options = Options(dir.path(), 16 << 20);
+  options.max_write_bytes = 4 << 10;  // a write per block: the most overlap
+  auto writer = LogWriter::Open(options, &files);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  // The flusher takes the first record and stalls writing it, so the next
+  // flush takes ~3 MiB: several 1 MiB buffers, none ending on a block.
+  files.HoldWrites(dir.path());
+  ASSERT_TRUE((*writer)->AppendRecord(RecordType::kCommit, 1, 1, "first").ok());
+  while (files.held_writes() == 0) absl::SleepFor(absl::Milliseconds(1));
+  constexpr int kRecords = 1500;
+  for (int i = 2; i <= kRecords; ++i) {
+    const std::string payload(1000 + (i * 37) % 3000, 'a' + i % 26);
+    ASSERT_TRUE(
+        (*writer)->AppendRecord(RecordType::kCommit, i, i, payload).ok());
+  }
+  files.ReleaseWrites();
+  ASSERT_TRUE((*writer)->WaitDurable(kRecords).ok());
+  ASSERT_TRUE((*writer)->Close().ok());
+
+  std::vector<std::string> payloads;
+  const auto records = ReadAll((*writer)->node_dir(), kDb, &payloads);
+  ASSERT_EQ(records.size(), static_cast<size_t>(kRecords));
+  for (int i = 2; i <= kRecords; ++i) {
+    ASSERT_EQ(payloads[i - 1],
+              std::string(1000 + (i * 37) % 3000, 'a' + i % 26))
+        << "LSN " << i;
+  }
+}
+
 TEST(LogWriterTest, GroupCommitWindowSpacesFlushes) {
   TempDir dir;
   FaultInjectingLogFileFactory files;

@@ -73,6 +73,7 @@ class FaultInjectingLogFileFactory::File : public LogFile {
     bool fail = false;
     Fault fault;
     absl::Duration delay;
+    bool reverse = false;
     {
       absl::MutexLock lock(&factory_->mu_);
       auto held = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(factory_->mu_) {
@@ -90,11 +91,21 @@ class FaultInjectingLogFileFactory::File : public LogFile {
       fail = factory_->fail_from_ > 0 && call >= factory_->fail_from_;
       fault = factory_->fault_;
       delay = factory_->sync_delay_;
+      reverse = factory_->reverse_writes_;
     }
     if (fail && fault == Fault::kWrite) {
       return absl::InternalError("injected write failure");
     }
-    if (absl::Status s = inner_->WriteAndSync(writes); !s.ok()) return s;
+    if (reverse) {
+      for (size_t i = writes.size(); i-- > 0;) {
+        if (absl::Status s = inner_->WriteAndSync(writes.subspan(i, 1));
+            !s.ok()) {
+          return s;
+        }
+      }
+    } else if (absl::Status s = inner_->WriteAndSync(writes); !s.ok()) {
+      return s;
+    }
     if (fail) return absl::InternalError("injected fdatasync failure");
     absl::SleepFor(delay);
     uint64_t end = 0;
@@ -122,6 +133,11 @@ void FaultInjectingLogFileFactory::FailFromCall(int64_t call, Fault fault) {
 void FaultInjectingLogFileFactory::set_sync_delay(absl::Duration delay) {
   absl::MutexLock lock(&mu_);
   sync_delay_ = delay;
+}
+
+void FaultInjectingLogFileFactory::set_reverse_writes(bool reverse) {
+  absl::MutexLock lock(&mu_);
+  reverse_writes_ = reverse;
 }
 
 void FaultInjectingLogFileFactory::HoldWrites(const std::string& path_part) {

@@ -61,6 +61,10 @@ class FaultInjectingLogFileFactory : public LogFileFactory {
   // is caught in the window.
   void set_sync_delay(absl::Duration delay);
   void set_fail_create(bool fail);
+  // WriteAndSync hands its writes to the real file one at a time, last
+  // first: io_uring may complete the writes of one submission in any
+  // order, so a writer must never give it two that overlap.
+  void set_reverse_writes(bool reverse);
   // WriteAndSync of a file whose path contains `path_part` blocks, before
   // writing anything, until ReleaseWrites: that log stops becoming durable
   // (a node whose disk stalls, or that a crash will catch with nothing of
@@ -87,6 +91,7 @@ class FaultInjectingLogFileFactory : public LogFileFactory {
   Fault fault_ ABSL_GUARDED_BY(mu_) = Fault::kWrite;
   absl::Duration sync_delay_ ABSL_GUARDED_BY(mu_);
   bool fail_create_ ABSL_GUARDED_BY(mu_) = false;
+  bool reverse_writes_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);
   int held_writes_ ABSL_GUARDED_BY(mu_) = 0;
   absl::CondVar released_;
