@@ -165,7 +165,9 @@ class ExclusiveGuard {
   uint32_t dirty_end() const { return dirty_end_; }
 
   // Releases the latch (paper: SELCC_XUnLock). A no-op on a guard that does
-  // not own a latch.
+  // not own a latch. With CcOptions::write_through it returns OK only once
+  // memory holds what the line's writers wrote: a structure change
+  // unlocks its new GCL before it writes the link to it (link_hook.h).
   absl::Status Unlock();
 
  private:
@@ -297,6 +299,9 @@ class GclManager {
   //   stealable  their unfinished commits are complete in memory: a
   //              latch word naming them (holder field, reader bit) loses
   //              that part to whoever meets it, by CAS
+  // This node's own bit in `fenced` (it was declared failed and fenced)
+  // ends every wait of its own on a peer, as if all of them were fenced,
+  // from then on: their answers cannot reach it any more.
   // Returns once no thread of this node can still steal from a node that
   // is no longer stealable (a node that rejoins). Protocols without a
   // directory of holders (SEL) cannot reclaim: they ignore it.

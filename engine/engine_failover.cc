@@ -10,9 +10,22 @@
 #include "engine/failure_monitor.h"
 #include "engine/node_runtime.h"
 #include "glog/logging.h"
+#include "txn/commit_watermark.h"
 #include "txn/redo_ring.h"
 
 namespace strand::engine {
+
+namespace {
+
+// What `node` does when its monitor learns it was declared failed: its
+// sessions' waits for an acknowledgement end, for none will come.
+FailureMonitor::DeclaredFailed OnDeclaredFailed(NodeRuntime& node) {
+  return [&node](const absl::Status& why) {
+    if (txn::CommitWatermark* marks = node.marks()) marks->DeclaredFailed(why);
+  };
+}
+
+}  // namespace
 
 absl::Status EngineImpl::OpenRing(NodeRuntime& node) {
   absl::StatusOr<std::unique_ptr<txn::RedoRing>> ring;
@@ -43,7 +56,8 @@ absl::Status EngineImpl::StartFailover() {
       });
   for (auto& node : nodes_) {
     if (node == nullptr) continue;
-    if (absl::Status s = monitor_->Attach(node->id(), node->manager());
+    if (absl::Status s = monitor_->Attach(node->id(), node->manager(),
+                                          OnDeclaredFailed(*node));
         !s.ok()) {
       return s;
     }
@@ -108,7 +122,7 @@ absl::Status EngineImpl::FailNode(rdma::ComputeNodeId node) {
   // Its threads waiting for an acknowledgement stop waiting (a crash
   // would have ended them): nothing of theirs will be acknowledged.
   if (txn::CommitWatermark* marks = nodes_[node]->marks()) {
-    marks->Failed(absl::UnavailableError(absl::StrFormat(
+    marks->DeclaredFailed(absl::UnavailableError(absl::StrFormat(
         "compute node %d failed (injected): its outcomes since its last "
         "acknowledgement are not acknowledged",
         node)));
@@ -212,7 +226,8 @@ absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
       return s;
     }
   }
-  if (absl::Status s = monitor_->Attach(node, nodes_[node]->manager());
+  if (absl::Status s = monitor_->Attach(node, nodes_[node]->manager(),
+                                        OnDeclaredFailed(*nodes_[node]));
       !s.ok()) {
     return s;
   }

@@ -60,6 +60,7 @@ void FailureMonitor::Look() {
       // out until it rejoins.
       LOG(WARNING) << beat;
       a->paused = true;
+      TellDeclaredFailed(*a);
       continue;
     }
     if (!beat.ok()) {
@@ -80,7 +81,11 @@ void FailureMonitor::Look() {
   }
   const uint64_t fenced = view->fenced & ~view->live;
   const uint64_t stealable = view->stealable & ~view->live;
-  for (Attached* a : nodes) a->manager->SetPeerStates(fenced, stealable);
+  for (Attached* a : nodes) {
+    a->manager->SetPeerStates(fenced, stealable);
+    // Paused here, or in a process of its own that still looks.
+    if (((fenced >> a->node) & 1) != 0) TellDeclaredFailed(*a);
+  }
   for (Attached* a : nodes) {
     if (a->paused) continue;
     absl::Status s =
@@ -119,6 +124,17 @@ void FailureMonitor::Look() {
   }
 }
 
+void FailureMonitor::TellDeclaredFailed(Attached& a) {
+  if (a.told) return;
+  a.told = true;
+  if (a.declared_failed == nullptr) return;
+  a.declared_failed(absl::UnavailableError(absl::StrFormat(
+      "compute node %d was declared failed (its lease of %s expired) and "
+      "is fenced or about to be: nothing it ran since its last "
+      "acknowledgement is acknowledged, and it may or may not survive",
+      a.node, absl::FormatDuration(membership_.lease()))));
+}
+
 void FailureMonitor::StartReclaim(rdma::ComputeNodeId reclaimer,
                                   rdma::ComputeNodeId failed) {
   reclaiming_ |= uint64_t{1} << failed;
@@ -139,7 +155,8 @@ void FailureMonitor::StartReclaim(rdma::ComputeNodeId reclaimer,
 }
 
 absl::Status FailureMonitor::Attach(rdma::ComputeNodeId node,
-                                    cc::GclManager& manager) {
+                                    cc::GclManager& manager,
+                                    DeclaredFailed declared_failed) {
   absl::StatusOr<std::unique_ptr<cc::ThreadContext>> ctx =
       manager.NewThreadContext();
   if (!ctx.ok()) return ctx.status();
@@ -156,6 +173,7 @@ absl::Status FailureMonitor::Attach(rdma::ComputeNodeId node,
     a->node = node;
     a->manager = &manager;
     a->ctx = *std::move(ctx);
+    a->declared_failed = std::move(declared_failed);
     attached_.push_back(std::move(a));
   }
   Refresh();

@@ -16,7 +16,11 @@
 // caches at once (Refresh) and other processes' within lease / 8.
 //
 // A node attached here that finds itself declared failed (it paused past
-// its lease) stops being beaten for; its operations fail already (fenced).
+// its lease) stops being beaten for; its operations fail already (fenced)
+// or soon will. The monitor tells it once, when its Beat is refused or a
+// view shows it fenced (Attach's `declared_failed`: its waits for an
+// acknowledgement end), and its cache's own waits on peers end with the
+// view (its own bit in GclManager::SetPeerStates).
 //
 // Thread-safe.
 
@@ -45,11 +49,16 @@ class FailureMonitor {
   // Stops the thread and waits for reclaims under way.
   ~FailureMonitor();
 
+  // Called once, on the monitor's thread, when an attached node learns it
+  // was declared failed; `why` names it (Unavailable).
+  using DeclaredFailed = std::function<void(const absl::Status& why)>;
+
   // Makes `node` (hosted here, its cache `manager`) a member and beats
   // for it; returns once every member acknowledged its joining (so no
   // survivor still steals from an earlier incarnation of it). `manager`
-  // must stay until Detach.
-  absl::Status Attach(rdma::ComputeNodeId node, cc::GclManager& manager);
+  // and what `declared_failed` uses must stay until Detach.
+  absl::Status Attach(rdma::ComputeNodeId node, cc::GclManager& manager,
+                      DeclaredFailed declared_failed = nullptr);
   // Stops beating for `node` and forgets its manager: injected failure
   // (the survivors declare it failed after its lease) or a paused node.
   void Detach(rdma::ComputeNodeId node);
@@ -77,11 +86,15 @@ class FailureMonitor {
     rdma::ComputeNodeId node;
     cc::GclManager* manager;
     std::unique_ptr<cc::ThreadContext> ctx;
+    DeclaredFailed declared_failed;
     bool paused = false;
+    bool told = false;  // declared_failed was called
   };
   void Loop();
   // Beats, looks, applies, declares (see above). Holds look_mu_.
   void Look();
+  // Calls a->declared_failed, once. Holds look_mu_.
+  void TellDeclaredFailed(Attached& a);
   void StartReclaim(rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

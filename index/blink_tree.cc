@@ -8,6 +8,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
+#include "cc/link_hook.h"
 #include "index/blink_node.h"
 #include "index/blink_tree_thread_state.h"
 #include "index/key_codec.h"
@@ -897,7 +898,10 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
     return view.used_bytes();
   };
   {
-    // The new right node is complete before anything points to it.
+    // The new right node is complete before anything points to it: in
+    // this node's cache for its readers, and, with write_through, in
+    // memory (its unlock wrote it), so a node that fails before the link
+    // below leaves an unlinked node, never a link to one memory lacks.
     const uint32_t used =
         build(sep, false, n.high(), n.high_is_max(), n.right(), mid, total);
     auto r = manager_.XLock(ctx, *right);
@@ -905,6 +909,7 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
     std::memcpy(r->MutableRange(0, used), image.data(), used);
     if (absl::Status s = r->Unlock(); !s.ok()) return s;
   }
+  cc::BeforeLink(manager_, cc::LinkStep::kSplit);
   const uint32_t used =
       build(n.low(), n.low_is_min(), sep, false, right->raw(), 0, mid);
   std::memcpy(guard.MutableRange(0, used), image.data(), used);
@@ -1035,8 +1040,11 @@ absl::Status BLinkTree::GrowRoot(cc::ThreadContext& ctx, int old_root_level) {
     std::memcpy(q + BLinkNode::kCountOffset, &one, 2);
     std::memset(q + view.EntryOffset(0), 0, width_);
     std::memcpy(q + view.EntryOffset(0) + width_, &old_root, 8);
+    // In memory (write_through) before the anchor names it, as a split's
+    // right node.
     if (absl::Status s = g->Unlock(); !s.ok()) return s;
   }
+  cc::BeforeLink(manager_, cc::LinkStep::kNewRoot);
   const uint64_t raw = root->raw();
   const uint32_t new_level = old_root_level + 1;
   uint8_t* w = anchor->MutableRange(kAnchorRootOffset, 12);

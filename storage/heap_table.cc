@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "cc/link_hook.h"
 #include "storage/heap_page.h"
 #include "storage/tuple_header.h"
 
@@ -134,9 +135,12 @@ absl::StatusOr<GlobalAddress> HeapTable::AddPage(cc::ThreadContext& ctx) {
                   static_cast<uint16_t>(slots_per_page_));
     Put<uint32_t>(p + heap_page::kPageTableIdOffset, table_id_);
     Put<uint64_t>(p + heap_page::kNextPageOffset, head);
-    // The page is complete in memory before the root points to it.
+    // The page is complete before the root points to it: in this node's
+    // cache, and, with write_through, in memory (its unlock wrote it), so
+    // a node that fails before the root's write leaves an unlinked page.
     if (absl::Status s = guard->Unlock(); !s.ok()) return s;
   }
+  cc::BeforeLink(manager_, cc::LinkStep::kNewPage);
   uint8_t* r = root->MutableRange(heap_page::kFirstPageOffset, 16);
   Put<uint64_t>(r, page->raw());
   Put<uint64_t>(r + 8, count + 1);

@@ -107,6 +107,11 @@ class CommitWatermark : public wal::FlushObserver {
   // the node that held the cluster mark back.
   absl::Status WaitAcknowledged(uint64_t ts);
 
+  // This node was declared failed (engine/failure_monitor.h): nothing of
+  // it will be acknowledged any more, so every wait, under way or to come,
+  // ends with `why` at once instead of after Options::ack_timeout.
+  void DeclaredFailed(const absl::Status& why) { Failed(why); }
+
   rdma::ComputeNodeId self() const { return self_; }
   uint64_t node_mark() const {
     return published_.load(std::memory_order_relaxed);

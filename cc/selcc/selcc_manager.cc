@@ -850,6 +850,16 @@ absl::Status SelccManager::WriteThrough(SelccThread& t, Frame* f) {
 }
 
 void SelccManager::SetPeerStates(uint64_t fenced, uint64_t stealable) {
+  // This node itself fenced (it paused past its lease): a peer's answer to
+  // it is lost at the fabric, so a wait for one would last kReplyGrace.
+  // Every peer counts as fenced from now on, for good: this incarnation
+  // never comes back (a rejoin makes a new manager), and what its threads
+  // do next fails at the fabric.
+  const uint64_t self = uint64_t{1} << node_;
+  if (((fenced | state_->fenced_peers.load(std::memory_order_relaxed)) &
+       self) != 0) {
+    fenced = ~uint64_t{0};
+  }
   const uint64_t was_fenced =
       state_->fenced_peers.exchange(fenced, std::memory_order_seq_cst);
   // The fabric fenced them before this was published: a request sent from

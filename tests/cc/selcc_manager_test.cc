@@ -15,6 +15,7 @@
 #include "cc/selcc/latch_word.h"
 #include "gtest/gtest.h"
 #include "tests/testing/cc_cluster.h"
+#include "tests/testing/test_fabric.h"
 
 namespace strand::cc {
 namespace selcc {
@@ -38,10 +39,12 @@ class SelccManagerTest : public ::testing::Test {
  protected:
   void SetUp() override { Build(SelccOptions()); }
 
-  void Build(const CcOptions& o, int nodes = 3) {
+  void Build(const CcOptions& o, int nodes = 3, bool fencing = false) {
     ctx_.clear();
     cluster_.reset();
-    auto cluster = testing::CcCluster::Create(nodes, o);
+    rdma::FabricOptions fabric = testing::TestFabricOptions(1, nodes);
+    fabric.fencing = fencing;
+    auto cluster = testing::CcCluster::Create(nodes, o, fabric);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = *std::move(cluster);
     for (int i = 0; i < nodes; ++i) ctx_.push_back(*m(i).NewThreadContext());
@@ -739,6 +742,38 @@ TEST_F(SelccManagerTest, HoldingEveryFrameIsReportedNotWaitedOut) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));  // not the 10 s timeout
   held.clear();
   EXPECT_TRUE(m(0).XLock(c(0), lines[16], {.no_wait = true}).ok());
+}
+
+// A paused node declared failed and fenced: a peer's answer to its
+// invalidation is lost at the fabric. Once it learns it is fenced (its
+// own bit in SetPeerStates, from its failure monitor), its thread stops
+// waiting for that answer at once, not after kReplyGrace (30 s), and
+// fails at the fabric. Here the answer is lost because the peer crashed
+// (Fabric::Crash: what is sent to it is dropped): the same wait.
+TEST_F(SelccManagerTest, AFencedNodeStopsWaitingForItsPeersAnswers) {
+  if (testing::TestFabricKind() != rdma::FabricKind::kLoopback) {
+    GTEST_SKIP() << "fencing is built for the loopback only";
+  }
+  CcOptions o = SelccOptions();
+  o.lock_timeout = absl::Seconds(60);
+  Build(o, 2, /*fencing=*/true);
+  Write(1, 7);  // node 1 holds the line Modified
+  ASSERT_TRUE(cluster_->fabric().Crash(1).ok());
+  absl::Status taken;
+  std::thread requester([&] { taken = m(0).XLock(c(0), gcl_).status(); });
+  const absl::Time sent_by = absl::Now() + absl::Seconds(5);
+  while (m(0).Stats().invalidations_sent == 0 && absl::Now() < sent_by) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_GT(m(0).Stats().invalidations_sent, 0u);
+  absl::SleepFor(absl::Milliseconds(20));  // into its wait for the answer
+  ASSERT_TRUE(cluster_->fabric().Fence(0).ok());
+  const absl::Time fenced = absl::Now();
+  m(0).SetPeerStates(/*fenced=*/1, /*stealable=*/0);  // node 0 learns it
+  requester.join();
+  EXPECT_LT(absl::Now() - fenced, absl::Seconds(5))
+      << "the fenced node waited for an answer that could not come";
+  EXPECT_EQ(taken.code(), absl::StatusCode::kUnavailable) << taken;
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 // then the node rejoins with an empty cache and takes work again. With a
 // log, the reclaimer logs the failed node's undurable commits again.
 // A paused node (heartbeats stop, threads go on) is declared failed and
-// fenced, and changes nothing after that.
+// fenced, changes nothing after that, and its commits fail promptly.
 
 #include <algorithm>
 #include <atomic>
@@ -79,10 +79,6 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
       // Wide enough that a crash often finds commits appended but not
       // durable: what the reclaimer must log again.
       o.wal.group_commit_window = absl::Milliseconds(2);
-      // A paused node's commits wait for an acknowledgement that never
-      // comes (it was fenced), until this timeout: nothing fails them at
-      // once yet (docs/design/node_failure.md, what is not built).
-      o.wal.ack_timeout = absl::Seconds(2);
       // Each rejoin starts a segment: 20 of the default 64 MiB would
       // fill /tmp with 1.3 GB per test.
       o.wal.segment_bytes = 1 << 20;
@@ -335,6 +331,8 @@ TEST_P(NodeFailureTest, SurvivorsCommitAndNothingAcknowledgedIsLost) {
 
 TEST_P(NodeFailureTest, APausedNodeChangesNothingOnceDeclaredFailed) {
   for (int n = 0; n < kNodes; ++n) StartNode(n);
+  auto paused = engine_->NewSession(1);
+  ASSERT_TRUE(paused.ok()) << paused.status();
   absl::SleepFor(absl::Milliseconds(30));
   ASSERT_TRUE(engine_->PauseHeartbeats(1).ok());
   ASSERT_TRUE(engine_->WaitReclaimed(1, absl::Seconds(10)).ok());
@@ -351,8 +349,24 @@ TEST_P(NodeFailureTest, APausedNodeChangesNothingOnceDeclaredFailed) {
   EXPECT_EQ((*later)[2], (*seen)[2]) << "the fenced node changed its counter";
   EXPECT_EQ((*later)[0], kAccounts * kInitialBalance);
   EXPECT_GT((*later)[1], (*seen)[1]) << "node 0 stopped committing";
-  // It can come back as any failed node does.
+  // Its commits fail as soon as its monitor tells it it was declared
+  // failed, not after wal.ack_timeout (30 s): its workers stop promptly,
+  // and so does a call of its own, which changes nothing.
+  const absl::Time stopping = absl::Now();
   StopNode(1);
+  EXPECT_LT(absl::Now() - stopping, kRecoveryBound)
+      << "a worker of the fenced node kept waiting";
+  const absl::Time calling = absl::Now();
+  auto call = (*paused)->Call(transfer_, int64_t{0}, int64_t{1}, int64_t{1});
+  EXPECT_LT(absl::Now() - calling, 25 * kLease);
+  EXPECT_EQ(call.status().code(), absl::StatusCode::kUnavailable)
+      << call.status();
+  paused->reset();
+  auto last = ReadAll(**session, [] {});
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ((*last)[2], (*seen)[2]) << "the fenced node changed its counter";
+  EXPECT_EQ((*last)[0], kAccounts * kInitialBalance);
+  // It can come back as any failed node does.
   ASSERT_TRUE(engine_->FailNode(1).ok());
   ASSERT_TRUE(engine_->RejoinNode(1).ok());
   StartNode(1);
