@@ -3,9 +3,9 @@
 
 // The coherence layer's API (paper Table 2), one GclManager per compute node.
 // A Global Cache Line (GCL) is a fixed-size block of the memory pool,
-//   [8-byte global latch word][payload: gcl_size - 8 bytes],
-// whose payload upper layers own (they put their own header at its start)
-// and reach only through latches:
+// [8-byte global latch word][payload: gcl_size - 8 bytes], whose payload
+// upper layers own (each puts its own header at its start) and reach only
+// through latches:
 //
 //   auto ctx = manager.NewThreadContext();         // once per thread
 //   STRAND_ASSIGN_OR_RETURN(ExclusiveGuard g, manager.XLock(*ctx, gcl));
@@ -13,21 +13,15 @@
 //   g.Unlock();                                    // or let it go out of scope
 //
 // Guarantees: a SharedGuard sees the payload as the last exclusive holder
-// (on any compute node) left it; an ExclusiveGuard is the only holder on any
-// node, and its writes are what the next holder sees. Latch acquisitions are
-// sequentially consistent (paper 6.2).
-//
-// Costs (round trips) depend on the protocol:
-//   SEL   (no cache):  every lock = 1 (latch + READ batched), every
-//                      unlock = 1 (WRITE of the dirty range + release).
-//   SELCC (cached):    hit = 0; miss = 1 (latch + READ batched); unlock = 0
-//                      (lazy release); conflicts add invalidation messages.
-// Waits are bounded (LockOptions). Optimistic reads (OptimisticRead,
-// Validate) read a cached payload with no latch; when one is not available,
-// latch as usual.
-// Threading: a ThreadContext belongs to one thread. Guards are movable, not
-// copyable, and release at most once.
-// SELCC's protocol argument: docs/design/selcc.md.
+// (on any node) left it; an ExclusiveGuard is the only holder on any node.
+// Latch acquisitions are sequentially consistent (paper 6.2).
+// Costs in round trips: SEL (no cache) 1 per lock (latch + READ batched) and
+// 1 per unlock (WRITE of the dirty range + release); SELCC (cached) 0 per
+// hit, 1 per miss, 0 per unlock (lazy release), plus invalidation messages
+// on conflicts. Waits are bounded (LockOptions). Unlatched reads of cached
+// payloads: optimistic_read.h. A ThreadContext belongs to one thread; guards
+// are movable, not copyable, and release at most once.
+// Design: docs/design/selcc.md.
 
 #include <algorithm>
 #include <atomic>

@@ -1,8 +1,8 @@
 #ifndef STRAND_CC_OPTIMISTIC_READ_H_
 #define STRAND_CC_OPTIMISTIC_READ_H_
 
-// Optimistic reads of cached GCLs (GclManager::OptimisticRead): reading a
-// payload with no latch at all, then asking whether anything changed.
+// Optimistic reads of cached GCLs (GclManager::OptimisticRead): read a
+// payload with no latch at all, then ask whether anything changed.
 //
 //   cc::OptimisticToken t = manager.OptimisticRead(ctx, gcl);
 //   if (t.ok()) {
@@ -11,21 +11,17 @@
 //                                shown at some moment of the read ... }
 //   }
 //
-// The rules for a reader, because the payload may change under it:
-//   - read the payload only through LoadRelaxed (below), or with other
-//     relaxed atomic loads: plain reads of memory another thread
-//     writes are data races the compiler may turn into anything (a value
-//     re-loaded after its bounds check);
+// The payload may change under the reader, so:
+//   - read it only through LoadRelaxed (below) or other relaxed atomic
+//     loads: plain reads of memory another thread writes are data races;
 //   - treat every value as garbage until Validate says otherwise: bound
-//     every count and index before using it to address the payload, and
+//     every count and index before addressing the payload with it, and
 //     never follow a pointer, return a value or write anything on the
 //     strength of an unvalidated read;
 //   - validate after the last read the decision depends on.
-// Validate's answer covers every read between OptimisticRead and the call,
-// so one token can serve several validations (each covers the reads before
-// it); once it fails, the token is spent. Cost: no write to shared memory,
-// so readers on several cores keep the line cached at once.
-// Why, and the seqlock behind it: docs/design/selcc.md.
+// Validate covers every read since OptimisticRead, so one token can serve
+// several validations; once one fails, the token is spent. Cost: no write
+// to shared memory. Design: docs/design/selcc.md, "Optimistic reads".
 
 #include <atomic>
 #include <cstddef>

@@ -3,31 +3,24 @@
 
 // Checkpointer: takes logical fuzzy checkpoints while transactions run,
 // publishes them (wal/checkpoint.h), then truncates the logs and deletes
-// the checkpoints no recovery needs any more. docs/design/checkpoints.md
-// argues every step; in short:
-//
-//  1. S = the oracle's value; wait until this node persisted a cluster
-//     durable mark >= S (txn/commit_watermark.h): every commit with a
-//     timestamp <= S, on every node, is durable and applied.
-//  2. Copy, through this compute node's cache with ordinary latched reads
-//     (coherent under SELCC and SEL, over any fabric): the catalog, every
-//     live tuple of every table with its address, every entry of every
-//     index. Throttled to `read_mb_per_s`.
-//  3. E = the oracle's value; wait until a cluster mark >= E is persisted:
-//     every effect the copy may hold is durable, and recovery's cut will
-//     not drop it. Then publish: files fsynced, manifest renamed into
-//     place; re-read and verify every CRC.
-//  4. Truncate: the oldest checkpoint kept (the newest `keep` of this
-//     engine's, or the newest alone if it starts an address space) has
-//     timestamp T; the word RootWord::kLogTruncateTs is raised to T (every
-//     process's nodes delete their segments at or below it), this
-//     process's logs are truncated, then older checkpoints deleted.
-//
-// A quiescent checkpoint (no transaction can run: recovery's resume, or a
-// load before any session) skips the waits: S = E.
-//
+// the checkpoints no recovery needs any more:
+//  1. S = the oracle's value; wait for a persisted cluster durable mark >= S
+//     (txn/commit_watermark.h): every commit <= S is durable and applied.
+//  2. Copy the catalog, live tuples (with addresses) and index entries
+//     through this node's cache with latched reads (coherent under SELCC
+//     and SEL, over any fabric), at most `read_mb_per_s`.
+//  3. E = the oracle's value; wait for a persisted cluster mark >= E, so
+//     recovery's cut keeps all the copy holds; publish (fsync, rename the
+//     manifest into place), then re-read and verify every CRC.
+//  4. Raise RootWord::kLogTruncateTs to the start T of the oldest checkpoint
+//     kept (the newest `keep`, or the newest alone if it starts an address
+//     space): every process's nodes delete their segments at or below T;
+//     then delete older checkpoints.
+// A quiescent checkpoint (recovery's resume, a load before any session)
+// skips the waits: S = E.
 // Only the process hosting compute node 0 takes checkpoints. Thread-safe;
 // one checkpoint at a time (Take serializes).
+// Design: docs/design/checkpoints.md (why each step is needed).
 
 #include <atomic>
 #include <cstdint>

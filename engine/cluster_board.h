@@ -2,19 +2,17 @@
 #define STRAND_ENGINE_CLUSTER_BOARD_H_
 
 // Where the compute processes of a deployment that spans processes (verbs:
-// one compute node per process) meet. Like every shared state in strand it
-// lives on memory node 0 (cc/root_words.h, kClusterBoardOffset), so there
-// is no side channel and no coordinator process. Each compute node owns a
-// slot:
+// one compute node per process) meet: on memory node 0 (cc/root_words.h,
+// kClusterBoardOffset) like every shared state in strand, so there is no
+// side channel and no coordinator process. Each compute node owns a slot:
 //   heartbeat  advanced by the node's board thread every heartbeat_interval
 //   step       the last step the node reached (Arrive); kLeft once it left
 //   result     address and length of the bytes it published (Publish)
-// With it a node waits for the others at a step (WaitForAll), reads what
-// they published (Read), and learns within `peer_timeout` that one stopped:
-// its heartbeat did not move and it had not left. Every wait is bounded
-// that way, not by a guess at how long the others' work takes; the error
-// names the node (Options::describe). A board that memory node 0 stops
-// answering fails every call, naming it.
+// A node waits for the others at a step (WaitForAll), reads what they
+// published (Read), and learns within `peer_timeout` that one stopped (its
+// heartbeat did not move and it had not left), so no wait rests on a guess
+// at how long the others' work takes. Errors name the node
+// (Options::describe), or memory node 0 when it stops answering.
 //
 //   auto board = ClusterBoard::Open(fabric, self, options);
 //   board->Arrive(kLoaded);

@@ -2,9 +2,8 @@
 #define STRAND_ENGINE_PROCEDURE_H_
 
 // Stored procedures: callables `absl::StatusOr<Result>(txn::Txn&, Args...)`
-// registered under a name. Any such callable will do: a lambda, a function
-// pointer, a functor, a std::function; Result and Args are read off its
-// call operator (so not a generic lambda: give its parameter types).
+// (lambda, function pointer, functor, std::function; not a generic lambda:
+// Result and Args are read off its call operator) registered under a name.
 //
 //   auto transfer = engine->RegisterProcedure(
 //       "transfer", [=](Txn& txn, int64_t from, int64_t to, int64_t amount)
@@ -12,24 +11,18 @@
 //   // transfer: StatusOr<Procedure<bool(int64_t, int64_t, int64_t)>>
 //   absl::StatusOr<bool> r = session->Call(*transfer, 1, 2, 50);
 //
-// Two ways to call one (engine/session.h):
-//   - by its typed handle, Procedure<Result(Args...)>: the compiler checks
-//     the arguments (count, and each converts to its parameter without
-//     narrowing: 7 is a fine int64_t, a double or a string is not) and the
-//     result; nothing is checked at run time.
-//   - by ProcedureId or name, Call<Result>(id, args...): the argument types
-//     must be exactly the registered ones, checked at run time; a mismatch
-//     is InvalidArgument naming both signatures, e.g.
-//       procedure transfer is bool(int64_t, int64_t, int64_t); called as
-//       bool(int, int, int)
-//     A handle converts to its ProcedureId, and Engine::FindProcedure<Sig>
-//     turns a name back into a handle (checked once, at run time).
+// Calling one (engine/session.h): by its typed handle, the compiler checks
+// the arguments (each converts without narrowing: 7 is a fine int64_t, a
+// double or a string is not) and the result. By ProcedureId or name,
+// Call<Result>(id, args...), the argument types must be exactly the
+// registered ones, checked at run time: a mismatch is InvalidArgument
+// naming both signatures. A handle converts to its ProcedureId, and
+// Engine::FindProcedure<Sig> turns a name back into a handle.
 //
-// A procedure returns OK to commit (the session commits for it), or an
-// error: the transaction is rolled back. txn.UserAbort() gives the status
-// for a deliberate rollback (not retried); conflict statuses from Txn
-// calls, returned as they are, make the session retry. How a caller tells
-// the outcomes apart: engine/call_status.h.
+// A procedure returns OK to commit (the session commits for it) or an error
+// to roll back. txn.UserAbort() gives the status for a deliberate rollback
+// (not retried); conflict statuses from Txn calls, returned as they are,
+// make the session retry. Telling the outcomes apart: engine/call_status.h.
 
 #include <any>
 #include <cstdint>

@@ -13,19 +13,15 @@
 //   48+2W entries: key [W] then u64 value, sorted by key (memcmp)
 //
 // A node holds the keys in [low, high) and links right to the node holding
-// [high, ...) at its level; inner entries are (child's low fence, child's
-// address). "Last insert" is a split hint. "Version" counts the changes of
-// the entries (every insert, removal, value update and split adds one);
-// read_ts and write_ts are TO's timestamps for a leaf's key range (0 under
-// 2PL and OCC). Invariants: the low fence never changes; the high fence
-// only shrinks, by a split, which also changes the right link and grows the
-// version; so a leaf's key range read at version v changes only by changes
-// that move v.
+// [high, ...); inner entries are (child's low fence, child's address).
+// "Last insert" is a split hint; "version" grows with every change of the
+// entries; read_ts and write_ts are TO's timestamps for a leaf's key range.
+// A leaf's key range read at version v changes only by changes that move v.
 //
 // Views: BLinkNode (under a latch, with the edits) and UnlatchedBLinkNode
 // (read optimistically: cc/optimistic_read.h; any field may be garbage
 // until validated) share the searches (BasicBLinkNode).
-// Design and argument: docs/design/blink_tree.md.
+// Design: docs/design/blink_tree.md, "Versions and timestamps".
 
 #include <algorithm>
 #include <cstdint>

@@ -3,30 +3,25 @@
 
 // The fabric: how compute nodes reach memory nodes and each other.
 //
-//   Fabric       one per process. Owns the memory nodes that live in this
-//                process (loopback) or the connections to them (verbs), and
-//                the compute nodes hosted here: all of them in the embedded
-//                loopback deployment, usually one per process with verbs.
-//   ComputeNode  a compute node hosted in this process. Hands out endpoints,
-//                registers local memory that peers may write into, and runs
-//                the message handler threads.
-//   Endpoint     one per worker thread, never shared between threads
-//                (verbs: one RC queue pair per memory node and per peer
-//                compute node), so the data path takes no lock.
+//   Fabric       one per process. Owns the memory nodes in this process
+//                (loopback) or the connections to them (verbs), and the
+//                compute nodes hosted here (all of them with loopback,
+//                usually one per process with verbs).
+//   ComputeNode  a compute node hosted here: hands out endpoints, registers
+//                local memory peers may write into, runs the message handlers.
+//   Endpoint     one per worker thread, never shared (verbs: one RC queue
+//                pair per memory node and per peer), so the data path takes
+//                no lock.
 //
-// Cost of each call, in round trips (what the counters count):
-//   Read / Write / CompareAndSwap / FetchAndAdd    1
-//   Execute(batch)                                 1, whatever its length
-//   WriteToPeer                                    1
-//   PostWriteToPeer                                0 (ordered before the
-//                                                  next Send to that node)
-//   Send, Multicast                                0 (one-way messages)
-//
+// Cost in round trips (what the counters count): Read, Write,
+// CompareAndSwap, FetchAndAdd, WriteToPeer 1; Execute(batch) 1, whatever
+// its length; PostWriteToPeer 0 (ordered before the next Send to that
+// node); Send, Multicast 0 (one-way messages).
 // Local buffers passed to any call need not be registered.
 // Errors: a bad address (out of the region, misaligned atomic, unknown node)
 // or a transport failure returns a Status saying what and where; an op that
 // returned an error may or may not have taken effect. Waits are bounded.
-// How each call maps to verbs: docs/design/fabric.md.
+// Design: docs/design/fabric.md (how each call maps to verbs).
 
 #include <cstdint>
 #include <functional>

@@ -1,21 +1,12 @@
 #ifndef STRAND_STORAGE_CATALOG_H_
 #define STRAND_STORAGE_CATALOG_H_
 
-// The catalog: names -> table descriptors and index anchors, kept in GCLs
-// so any compute node can open what another node created.
-//
-// Where it lives: a chain of catalog GCLs. The first one's address is in
-// RootWord::kCatalog; the first compute node to Open() allocates it and
-// installs it with CompareAndSwap(0 -> address); a node that loses the race
-// frees its GCL and uses the winner's. Each catalog GCL holds
-//   0 u32 magic 'CATL'  4 u32 entries here  8 u64 next catalog GCL
-//   16 u32 next object id (first GCL only)  20 u32 0
-//   24 entries of 64 bytes: name[32] (NUL-padded), u8 kind, u8 flags,
-//      u16 key width, u32 id, u64 root/anchor, u64 schema blob, u64 bytes
-//      (an index: u64 table id, and in place of the bytes its key columns:
-//      u8 count, then one u8 column number each)
-// A table's schema is serialized into a chain of blob GCLs
-// ([u64 next][u32 bytes][u32 0][bytes...]) written before the entry.
+// The catalog: names -> table descriptors and index anchors, kept in a chain
+// of catalog GCLs so any compute node can open what another node created.
+// The chain's first GCL is in RootWord::kCatalog; the first node to Open()
+// installs it with CompareAndSwap(0 -> address), and a node that loses the
+// race frees its GCL and uses the winner's. Byte layout of the chain and of
+// a table's schema blobs: docs/design/storage.md, "The catalog".
 //
 // Names are one namespace for tables and indexes, 1 to 31 bytes. Entries
 // are only appended (no drop), so readers walk the chain under shared

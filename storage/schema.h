@@ -11,21 +11,17 @@
 //   TupleBuffer t(*schema);
 //   t.SetInt(0, 7); t.SetChars(1, "north"); t.SetDecimal(2, 30000000);
 //
-// Values are stored in native byte order (index keys are encoded separately
-// by index/key_codec.h). Integers come in 1, 2, 4 and 8 bytes (kInt8 ..
-// kInt64), decimals in 8, 4 or 2 (ColumnSpec); reads sign-extend to int64,
-// so callers never see the stored width. Why this encoding and narrow
-// columns: docs/design/storage.md.
-//
-// Columns are named by position (fast: what the application's constants
-// say) or by name (a search of the columns). Misuse never aborts the
-// process: a column out of range or unknown, of another type than the
-// accessor's, a value that does not fit the column's width or a string
-// longer than its array changes nothing, reads as 0 (or ""), and is kept
-// as the first error of the buffer (TupleBuffer::status()) or of the
-// view's owner. Txn reports it as InvalidArgument naming the table and
-// the column: at Insert, Update or Upsert for the row given, at commit
-// for a row changed through Modify's buffer or read through a view.
+// Values are in native byte order. Integers come in 1, 2, 4 and 8 bytes
+// (kInt8 .. kInt64), decimals in 8, 4 or 2 (ColumnSpec); reads sign-extend
+// to int64, so callers never see the stored width. Columns are named by
+// position (fast) or by name (a search of the columns).
+// Misuse never aborts: a column out of range or unknown, a wrong type, a
+// value too wide for its column or a string longer than its array changes
+// nothing, reads as 0 (or ""), and is kept as the first error of the buffer
+// (TupleBuffer::status()) or of the view's owner. Txn reports it as
+// InvalidArgument naming table and column: at Insert, Update or Upsert, or
+// at commit for a row changed through Modify's buffer or read via a view.
+// Design: docs/design/storage.md, "Column encoding".
 
 #include <cstdint>
 #include <cstring>

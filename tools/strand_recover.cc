@@ -1,32 +1,25 @@
 // strand_recover: rebuilds a memory pool from a base (the newest usable
 // checkpoint in --wal_dir, engine/checkpoint_load.h, or else the pool image
-// --image) plus the logs of every compute node, merged in commit-timestamp
-// order (engine/recovery.h), and optionally writes the result as an image.
+// --image) plus every compute node's log, merged in commit-timestamp order
+// (engine/recovery.h), and optionally writes the result as an image.
 //
 //   strand_recover --wal_dir=/ssd/wal [--image=/ssd/db.img]
 //       [--out_image=/ssd/db-recovered.img]
 //
-// The pool's layout (memory nodes, their size, the chunk and GCL sizes)
-// is read from the base: the checkpoint's manifest or the image's header;
-// --memory_nodes, --pool_mb, --chunk_kb and --gcl_size are needed only
-// for an image too old to record its GCL size, and if given must match.
-//
-// Prints the base (and every newer checkpoint passed over, with why: a
-// damaged or unfinished copy, logs truncated past it), how long loading it
-// and replaying the logs took (records/s, MiB/s), and per node how its log
-// ended (a torn tail of a crash is cut: the bytes dropped are printed). A
-// log damaged before its end (a corrupt, missing or truncated segment, a
-// missing node-<id>/, wal/log_reader.h) is an error naming the node,
-// segment, offset and LSN; --allow_log_data_loss recovers up to it
-// instead, and says so.
-//
+// The pool's layout is read from the base (manifest or image header); the
+// layout flags (--memory_nodes, --pool_mb, --chunk_kb, --gcl_size) are
+// needed only for an image too old to record its GCL size, and must match.
+// Prints the base (and every newer checkpoint passed over, with why), load
+// and replay times and rates, and per node how its log ended (a torn tail
+// is cut and its bytes printed). A log damaged before its end is an error
+// naming node, segment, offset and LSN; --allow_log_data_loss recovers up
+// to the damage instead, and says so. --json: one JSON object on stdout,
+// the human report on stderr.
 // Exit status: 0 recovered (with --allow_log_data_loss possibly losing
 // data, which the report and the JSON say); 1 recovery failed (damaged or
-// foreign log, no usable checkpoint or image, replay error); 2
-// command-line misuse, found before any replay (missing or unusable
-// --image / --wal_dir / --out_image, a layout flag that contradicts the
-// base). --json: one JSON object on stdout and nothing else (the human
-// report goes to stderr).
+// foreign log, no usable checkpoint or image, replay error); 2 command-line
+// misuse, found before any replay (unusable --image / --wal_dir /
+// --out_image, a layout flag that contradicts the base).
 
 #include <gflags/gflags.h>
 

@@ -1,32 +1,27 @@
 #ifndef STRAND_TXN_EPOCH_MANAGER_H_
 #define STRAND_TXN_EPOCH_MANAGER_H_
 
-// Epoch-based reuse of deleted rows' slots. A transaction that looked a key
-// up before a committed delete removed its entry may still hold the row's
-// address and read the slot later, on any compute node, so a deleted slot
-// goes back to its table (storage::HeapTable::ReleaseSlot) only once every
-// transaction that could have looked it up has ended. One manager serves
-// every compute node when this process hosts them all; otherwise each
-// hosted node has its own, and they share epochs through the memory pool.
+// Epoch-based reuse of deleted rows' slots: a deleted slot goes back to its
+// table (storage::HeapTable::ReleaseSlot) only once every transaction that
+// could have looked the row up, on any compute node, has ended. One manager
+// serves every compute node when this process hosts them all; otherwise
+// each hosted node has its own, and they share epochs through the pool.
 //
-// Every transaction announces the epoch E it read (Enter, at Begin) until
-// its end (Exit); a committed delete queues its slot (Retire); every
-// kBatchSlots queued slots are sealed as a batch at e = E, which advances
-// E; a batch goes back once every announced epoch is > e.
-//
+// Transactions announce the epoch E they read (Enter at Begin, Exit at
+// their end); a committed delete queues its slot (Retire); every
+// kBatchSlots slots are sealed as a batch at e = E, which advances E, and
+// go back once every announced epoch is > e.
 // Cost: Enter one load of E and one CAS on the transaction's own record,
 // Exit one store, Retire a vector push; per batch one fetch_add on E and
-// one scan of the records. No mutex but to add a record. In the pool a seal
-// adds at most three round trips, and the ticker (Tick) two every few ms
-// per hosted node.
+// one scan of the records; no mutex but to add a record. In the pool: a
+// seal adds at most 3 round trips, the ticker (Tick) 2 every few ms per node.
 //
-// Application contract: a delete must remove the row's index entries in
-// the same transaction (Txn::Delete does it for declared indexes;
+// Application contract: a delete removes the row's index entries in the
+// same transaction (Txn::Delete does for declared indexes,
 // Txn::RemoveIndexEntry for those declared by width), and an address is
-// only good within the transaction that looked it up (or, across
-// transactions, while the row is known not to be deleted): a stale entry
-// or a remembered address of a deleted row may lead to another row once
-// its slot is reused. A transaction left open holds reuse back.
+// good only within the transaction that looked it up (or while the row is
+// known not to be deleted): else, once the slot is reused, it may lead to
+// another row. A transaction left open holds reuse back.
 // Design, limits and argument: docs/design/slot_reuse.md.
 
 #include <atomic>

@@ -4,29 +4,25 @@
 // The index part of a commit (each algorithm's Commit calls these, in this
 // order), and what makes index reads serializable.
 //
-// Writes, all-or-nothing: PrepareIndexWrites latches exclusively every
-// leaf the transaction's index changes go to and checks that every change
-// will succeed (unique keys absent unless removed by the same commit,
-// removed entries present, room in each leaf) while changing nothing; the
-// algorithm then validates, takes its commit timestamp and appends the
-// redo record; only then does ApplyIndexWrites change the leaves, and
-// nothing after it can fail. So no reader ever sees an entry of a commit
-// that fails (readers of those leaves wait for the latch), and removals go
-// before additions, so a transaction may remove a key and add it again.
+// Writes, all-or-nothing: PrepareIndexWrites latches exclusively every leaf
+// the transaction's index changes go to and checks that every change will
+// succeed (unique keys absent unless removed by the same commit, removed
+// entries present, room in each leaf), changing nothing; the algorithm then
+// validates, takes its commit timestamp and appends the redo record; only
+// then does ApplyIndexWrites change the leaves, and nothing after it can
+// fail. So no reader sees an entry of a commit that fails, and as removals
+// go before additions, a transaction may remove a key and add it again.
 //
 // Reads: every leaf a Lookup, LookupBatch or Scan read is recorded with its
-// version (index/blink_tree.h: the leaves cover the key range read, absent
-// keys included); ValidateIndexReads checks at commit that none changed,
-// i.e. that every scan and lookup would return the same now. Each
-// algorithm's argument that this makes them serializable is in
-// docs/design/concurrency_control.md ("Index reads").
+// version (the leaves cover the key range read, absent keys included);
+// ValidateIndexReads checks at commit that none changed.
 //
-// Waiting: leaves are latched with no_wait. A busy leaf (another commit
-// holds it for its own apply, a few microseconds; or a tree operation)
-// releases every leaf held and retries after a short back-off, at most
-// kPrepareAttempts times (a bounded physical wait), then aborts with
-// kConflict. A full leaf is split with the ordinary (waiting) latches of
-// the tree, holding no leaf, and the preparation starts over.
+// Waiting: leaves are latched with no_wait. A busy leaf releases every leaf
+// held and retries after a short back-off, at most kPrepareAttempts times,
+// then aborts with kConflict. A full leaf is split with the tree's ordinary
+// (waiting) latches, holding no leaf, and the preparation starts over.
+// Design: docs/design/concurrency_control.md, "Index reads" and "2PL: what
+// no-wait still waits for".
 
 #include <optional>
 

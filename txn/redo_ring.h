@@ -2,34 +2,27 @@
 #define STRAND_TXN_REDO_RING_H_
 
 // RedoRing: a compute node's recent commits, kept on a memory node so that
-// the survivors of its failure find them there (docs/design/node_failure.md).
+// the survivors of its failure find them there.
 //
 // A commit that writes through (cc::CcOptions::write_through) puts its
 // record in the ring in the same ordered batch as its data, before it:
-//
 //   [record: header, the physical writes, the logged redo][data writes]
 //   [done word := commit_ts]
+// so a record is in the ring before any of its data reached memory
+// (rdma/batch.h). A survivor re-applies a record whose done word lacks its
+// timestamp (idempotent after-images) and logs its redo again where the
+// failed node's log may not have made it durable.
 //
-// The batch executes in order (rdma/batch.h), so a record is in the ring
-// before any of its data reached memory; a survivor re-applies a record
-// whose done word lacks its timestamp (its writes are idempotent after-
-// images) and logs its redo again where the failed node's log may not have
-// made it durable (docs/design/node_failure.md says why this is safe).
-//
-// Retention: a record's room is reused once it is done and, with a log,
-// its commit timestamp is at or below the node mark the node published
-// (txn/commit_watermark.h: its log made it durable). Until then it stays,
-// and a commit that finds no room waits (backpressure), at most
-// Options::full_timeout, then ResourceExhausted naming the ring's size.
-//
-// Layout (a ring header, then 64-byte units; a record takes whole units,
-// never wraps, and carries a magic and a CRC32C that Read checks at every
-// unit, so stale or torn units are skipped): docs/design/node_failure.md,
-// "The redo ring's layout". The ring is zeroed when its node (re)starts.
+// Retention: a record's room is reused once it is done and, with a log, its
+// commit timestamp is at or below the node mark the node published
+// (txn/commit_watermark.h). Until then a commit that finds no room waits,
+// at most Options::full_timeout, then fails with ResourceExhausted naming
+// the ring's size. The ring is zeroed when its node (re)starts.
 //
 // One ring per compute node, on memory node (node % memory nodes), its
 // address in cc/root_words.h's kRedoRingsOffset. Cost: the record's bytes
 // ride in the commit's batch, no round trip of its own. Thread-safe.
+// Design and layout: docs/design/node_failure.md, "The redo ring's layout".
 
 #include <cstdint>
 #include <deque>

@@ -10,23 +10,18 @@
 //   d->SetInt(kNextOrderId, d->view().GetInt(kNextOrderId) + 1);
 //   STRAND_RETURN_IF_ERROR(txn.Commit());
 //
-// Guarantees: committed transactions are serializable (tuple reads, point
-// lookups found or absent, range scans: every index leaf read is validated
-// at commit, so no phantoms). Writes are buffered and applied at commit, so
-// nothing of an aborted transaction is ever visible, index entries included
-// (index_writes.h). Every read sees the transaction's own writes, index
-// entries included (own_writes.h), and never others' uncommitted ones.
-//
-// Errors: a call the procedure got wrong (an unknown table or index, a
-// key of the wrong width, a row of another table, a misused column: see
-// storage/schema.h, a taken unique key, a missing row) returns a Status
-// naming what is wrong and leaves the transaction active; the statement
-// did nothing. A conflict returns Aborted and sets abort_reason()
-// (kConflict or kValidation); after it, or any other error of the layers
-// below, the transaction is aborted and every later call fails with
-// FailedPrecondition. A procedure decides to roll back with UserAbort().
-// Dropping an active Txn aborts it. Under SELCC a transaction that needs
-// more than cc.cache_bytes / cc.gcl_size GCLs latched at once fails with
+// Guarantees: committed transactions are serializable, scans included (no
+// phantoms). Writes, index entries too, are applied at commit, so an abort
+// leaves no trace; reads see their own writes (own_writes.h), never others'
+// uncommitted ones.
+// Errors: a call the procedure got wrong (unknown table or index, key of
+// the wrong width, row of another table, misused column: storage/schema.h,
+// taken unique key, missing row) returns a Status naming it and did
+// nothing; the transaction stays active. A conflict returns Aborted and
+// sets abort_reason() (kConflict or kValidation); after it, or any other
+// error from below, every later call fails with FailedPrecondition.
+// UserAbort() rolls back; dropping an active Txn aborts it. Under SELCC,
+// needing more than cc.cache_bytes / cc.gcl_size GCLs latched at once is
 // ResourceExhausted. Design: docs/design/concurrency_control.md.
 
 #include <cstdint>

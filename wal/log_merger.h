@@ -2,10 +2,9 @@
 #define STRAND_WAL_LOG_MERGER_H_
 
 // LogMerger: the committed transactions of every compute node's log, in
-// commit-timestamp order, as recovery replays them. Conflicting
-// transactions have ordered commit timestamps, so this order reapplies each
-// tuple's after-images as they were committed; ties break by compute node
-// id, then LSN.
+// commit-timestamp order (ties: compute node id, then LSN), as recovery
+// replays them: conflicting transactions have ordered commit timestamps, so
+// this reapplies each tuple's after-images as they were committed.
 //
 //   auto merger = LogMerger::Open(wal_dir, database_id);
 //   MergedRecord r;
@@ -13,20 +12,17 @@
 //
 // What it yields: a two-phase commit transaction's redo of every node iff
 // its decision or a participant's marker is in some log (else presumed
-// aborted); from segments acknowledged by watermark, only the records at or
-// below the largest cluster watermark persisted (or watermark_floor); a
-// failed compute node's records that its reclaimer logged again (kAdopted)
-// once each, as that node's, and none of the failed node's own in the
-// range its reclaimer excluded (kNodeExcluded). With
-// compute_nodes = n, node-0 ... node-(n-1) must all exist. Damage fails Open
-// (kFail); under kStopAtDamage every node's history is cut at one commit
-// timestamp (damage_cut_ts()). Cost: Open reads every log to its end,
-// keeps where each record's redo is (about 90 bytes a record, not its
-// payload) and sorts once by (timestamp, node, LSN); Next reads the
-// record again from its segment file (the page cache's, usually) and
-// checks its CRC once more. No internal locking.
-// Design and argument: docs/design/wal.md (order, 2PC, failed nodes, node
-// set, the damage cut) and docs/design/durable_acks.md (the watermark cut).
+// aborted); from segments acknowledged by watermark, only records at or
+// below the largest persisted cluster watermark (or watermark_floor); a
+// failed node's records its reclaimer logged again (kAdopted) once each, as
+// that node's, and none of its own in the range excluded (kNodeExcluded).
+// With compute_nodes = n, node-0 ... node-(n-1) must all exist. Damage
+// fails Open (kFail); kStopAtDamage cuts every node's history at one commit
+// timestamp (damage_cut_ts()).
+// Cost: Open reads every log to its end, keeps each record's position
+// (about 90 bytes a record) and sorts once; Next reads the record again
+// (usually from the page cache) and rechecks its CRC. No internal locking.
+// Design: docs/design/wal.md, "Merging: every node's log in commit order".
 
 #include <cstdint>
 #include <memory>

@@ -4,13 +4,11 @@
 // The compute-side cache of SELCC (paper 5): a fixed pool of frames whose
 // payload copies live in one arena registered with the fabric (so peers can
 // forward GCLs straight into a frame), a sharded hash map GlobalAddress ->
-// frame with one CLOCK (second chance) list per shard, a free list, and per
-// shard the set of GCLs whose eviction's release is still in flight.
-// Beside the map, two hints let a hit reach its frame with no lock, each
-// checked under the frame's latch (the map stays the authority): the frame
-// table (frame_table.h, LatchDirect; 8 bytes of lazily backed memory per
-// GCL of pool) and, with CcOptions::identity_frames, the identity frame:
-// frame i is the one a GCL at grid position i of the pool
+// frame with one CLOCK list per shard, a free list, and per shard the set
+// of GCLs whose eviction's release is still in flight. Two hints let a hit
+// reach its frame with no lock, each checked under the frame's latch: the
+// frame table (frame_table.h, LatchDirect) and, with
+// CcOptions::identity_frames, frame i, which a GCL at grid position i
 // (FrameTable::GridPosition) takes on a miss when it is free.
 //
 // Guarantees:
@@ -20,11 +18,10 @@
 //   - a frame is never handed out as a victim while pinned or latched.
 // Costs: every call but LatchDirect and LatchIfCaching takes one shard lock
 // (or the free-list mutex) for a few hash and list operations, never a
-// remote operation and never a blocking latch wait: latches are only TRIED
-// under the shard lock. LatchDirect takes no lock at all: one table slot
-// read and one latch attempt on the frame.
-// Capacity is cache_bytes / gcl_size frames.
-// Why CLOCK, the frame table and identity frames: docs/design/selcc.md.
+// remote operation or a blocking latch wait (latches are only tried under
+// the shard lock); LatchDirect takes no lock: one slot read and one latch
+// attempt. Capacity is cache_bytes / gcl_size frames.
+// Design: docs/design/selcc.md, "The cache".
 
 #include <atomic>
 #include <cstdint>

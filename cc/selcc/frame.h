@@ -1,31 +1,25 @@
 #ifndef STRAND_CC_SELCC_FRAME_H_
 #define STRAND_CC_SELCC_FRAME_H_
 
-// A cache frame: one compute node's copy of one GCL (paper 4.2) and what the
-// node knows about it.
+// A cache frame: one compute node's copy of one GCL (paper 4.2) and its state.
 //
 // Who may touch what:
-//   gcl, clock links, in_map the cache shard's lock (cache.h), and gcl and
-//                            in_map change only while the latch is held
-//                            exclusive, so they are also stable for anyone
-//                            holding the latch (or a pin)
-//   referenced               atomic: set by hits, cleared by the clock
-//   memo, dirty_*, data      the local latch: read under shared or
-//                            exclusive, written under exclusive
-//   gcl, in_map, memo, data  also read with no latch at all by optimistic
-//                            readers (GclManager::OptimisticRead), who
-//                            trust what they read only if the latch's
-//                            version did not move meanwhile (every write
-//                            above happens under the exclusive latch,
-//                            whose release moves it: local_latch.h)
-//   pins                     atomic; a pinned frame is never evicted
-//   fairness counters        atomics, advisory (a lost update only shifts
-//                            when a lease expires)
+//   gcl, clock links, in_map  the cache shard's lock (cache.h); gcl and
+//                             in_map change only under the exclusive latch,
+//                             so a latch (or pin) holder may read them too
+//   referenced                atomic: set by hits, cleared by the clock
+//   memo, dirty_*, data       the local latch: read shared, written exclusive
+//   gcl, in_map, memo, data   also read unlatched by optimistic readers
+//                             (GclManager::OptimisticRead), trusted only if
+//                             the latch's version did not move (local_latch.h)
+//   pins                      atomic; a pinned frame is never evicted
+//   fairness counters         atomics, advisory (a lost update only shifts
+//                             when a lease expires)
 //
 // Invariants (with the latch held):
-//   memo == kModified  <=> the latch word's holder field names this node
-//                          (or a handover away from it is being granted by
-//                          this node's handler, which holds the latch)
+//   memo == kModified  <=> the latch word names this node holder (or this
+//                          node's handler, which holds the latch, is granting
+//                          a handover away from it)
 //   memo == kShared    <=> this node's reader bit is set
 //   memo == kInvalid   =>  data means nothing; dirty range is empty
 //   dirty range nonempty => memo == kModified and memory is stale there

@@ -3,33 +3,25 @@
 
 // The cache's direct-mapped frame table: for every GCL the memory pool can
 // hold, one slot naming the frame that caches it, indexed by the GCL's
-// position in its memory node (offset / gcl_size). A hit reads its slot
-// without any lock, instead of taking a shard lock and probing the hash map
-// (cache.h): one cache line for the slot instead of the lock's, the map's
-// control bytes' and its slot's.
+// position in its memory node (offset / gcl_size), so a hit finds its frame
+// with no lock (Cache::LatchDirect) instead of a shard lock and a map probe.
 //
-// The table is a hint, shared by every thread of the node; the shard maps
-// stay the authority. The cache sets a slot when it publishes a frame and
-// clears it when it takes the frame out of its map, both under the shard
-// lock, but a reader may still see a slot that is stale by the time it
-// latches the frame (evicted, reused for another GCL, freed). So a reader
-// only trusts the slot after latching the frame and checking gcl and in_map
-// under the latch (Cache::LatchDirect), as those change only under the
-// exclusive latch (frame.h); an optimistic reader checks them under the
-// latch's version instead (SelccManager::OptimisticRead).
+// The table is a hint shared by every thread of the node; the shard maps
+// stay the authority. The cache sets and clears slots under the shard lock,
+// but a slot may be stale by the time a reader latches its frame (evicted,
+// reused for another GCL, freed): a reader trusts it only after checking
+// gcl and in_map under the latch (frame.h), or under the latch's version
+// for an optimistic reader (SelccManager::OptimisticRead).
 //
-// Slots are exact as long as GCLs sit on a grid of gcl_size from offset 0,
-// which block allocation keeps when chunk sizes and the first chunk's offset
-// are multiples of gcl_size (rdma/memory_node_layout.h). Off the grid (root
-// lines at odd offsets, odd chunk sizes) two GCLs may share a slot: the
+// Slots are exact while GCLs sit on a gcl_size grid from offset 0
+// (rdma/memory_node_layout.h). Off the grid two GCLs may share a slot: the
 // last one published or looked up wins, Clear only clears a slot that still
 // names the frame being removed, and the other GCL goes through the map.
 //
-// Cost: 8 bytes of virtual memory per GCL of pool (2 MiB per GiB per memory
-// node at 4 KiB GCLs, 8 MiB at 1 KiB), zero-filled on demand, on huge pages
-// like the frames it points to: slots are read at random, and a small-page
-// TLB miss under a hypervisor would cost a second walk on top of the miss.
-// Get is one division (a shift for a power-of-two gcl_size) and one load.
+// Cost: 8 bytes of virtual memory per GCL of pool, zero-filled on demand,
+// on huge pages. Get is one division (a shift for a power-of-two gcl_size)
+// and one load.
+// Design: docs/design/selcc.md, "The cache".
 
 #include <algorithm>
 #include <atomic>

@@ -2,30 +2,25 @@
 #define STRAND_CC_SELCC_INVALIDATION_H_
 
 // Invalidation messages (paper 4.4, 5.1) and the handler that serves them.
+// A requester that fails to take a latch word sends one InvalidationRequest
+// per conflicting holder and waits for every reply, holding its frame's
+// local latch exclusive. Handlers never block on a local latch (TryLockIdle,
+// 5.1.1) and answer every request at once, so a reply takes at most one
+// message delay plus two round trips.
 //
-// A node that fails to take a latch word sends one InvalidationRequest per
-// conflicting holder and waits for every InvalidationReply before it looks
-// at the latch again, holding its frame's local latch exclusive: a node has
-// at most one request outstanding per GCL, and no forward lands in a frame
-// that is not waiting for one. Handlers never block on a local latch
-// (TryLockIdle, 5.1.1) and answer every request at once, so replies are
-// bounded by one message delay plus at most two round trips.
-//
-// A holder's handler (requester r, this node n; with forwarding off, an M
-// copy is flushed and released instead, kReleased):
-//   memo M, r wants X  forward the payload, FAA Handover(n, r);
-//                      kGrantedExclusive with the dirty range
-//   memo M, r wants S  forward, flush + FAA Downgrade(n, r); kGrantedShared
-//   memo S, r wants X  FAA -Reader(n); kReleased
-//   latch busy         kBusy (the frame's lease starts counting, 5.3.1)
-//   no such copy       kOutdated (kReleased for an orphan, below)
+// Replies (holder n, requester r): kGrantedExclusive (n's M copy forwarded
+// and handed over to r, with its dirty range), kGrantedShared (forwarded
+// and downgraded), kReleased (n gave its copy up; with forwarding off, the
+// answer for every M copy), kBusy (latched: the frame's lease starts
+// counting, 5.3.1), kOutdated (no such copy: the request is stale).
 // Priority handover (5.3.2, CcOptions::priority_matching): the most urgent
-// exclusive request answered kBusy is remembered in the frame, and the line
-// goes to its node (flush + FAA Handover, one round trip) when this node
-// gives the line up; a node handed a line after it gave up waiting (an
-// orphan) releases it when asked. Spin-wait (5.3.2): a starved writer's
-// request makes this node's readers of that GCL hold off for priority * RTT.
-// Each case in full, and why handover is safe: docs/design/selcc.md.
+// exclusive request answered kBusy is remembered, and the line goes to its
+// node when this node gives it up; a node handed a line after it stopped
+// waiting (an orphan) releases it when asked. Spin-wait (5.3.2): a starved
+// writer's request makes this node's readers of that GCL hold off for
+// priority * RTT.
+// Design: docs/design/selcc.md, "Invalidation: what a holder's handler
+// does" and "Priority handover".
 
 #include <atomic>
 #include <condition_variable>

@@ -20,10 +20,9 @@
 //             is in flight. h-1 is not in T, except for one round trip
 //             after priority handover named h-1 while it was not waiting
 //             and its own shared FAA found itself holder.
-// Each bit is set at most once and taken away only by its owner, so no FAA
-// carries or borrows: a word that is not legal means a bug or a foreign
-// write, and IsLegal() reports it. The transitions are listed beside their
-// FAA addends below. Why they keep the word legal: docs/design/selcc.md.
+// No FAA carries or borrows, so a word that is not legal means a bug or a
+// foreign write (IsLegal() reports it). Transitions: beside their addends
+// below. Design (why they keep the word legal): docs/design/selcc.md.
 
 #include <cstdint>
 #include <string>

@@ -7,27 +7,22 @@
 //
 // One 64-bit word:
 //   bits 63..32  version: +1 at every release of the exclusive latch
-//                (Unlock, Downgrade), so it changes whenever a holder may
-//                have changed what the latch guards
+//                (Unlock, Downgrade)
 //   bit 31       held exclusive
 //   bit 30       an exclusive waiter is queued (new shared holders then
-//                wait, so local writers are not starved by a stream of
-//                readers)
+//                wait, so a stream of readers does not starve local writers)
 //   bits 29..0   number of shared holders
-// The version makes the latch a seqlock as well (GclManager::
-// OptimisticRead): a reader that finds the same version with bit 31 clear
-// before and after reading the guarded state with no latch (OptimisticBegin
-// / OptimisticValid) read one consistent state, since everything that
-// changes a frame does so under the exclusive latch.
+// The version makes the latch a seqlock too (GclManager::OptimisticRead): a
+// reader that finds the same version with bit 31 clear before and after
+// reading the guarded state unlatched (OptimisticBegin / OptimisticValid)
+// read one consistent state.
 //
-// Costs: every uncontended call is one atomic on the word (~10-20 ns);
-// OptimisticBegin and OptimisticValid are plain loads (no write, so readers
-// on several cores share the word's cache line instead of passing it
-// around). Blocking calls spin briefly, then yield, then sleep in growing
-// steps up to 50 us; they give up at the deadline and return false. No call
-// waits without a bound. Handlers use TryLockIdle() only (paper 5.1.1:
-// handlers never block behind local threads).
-// Why the seqlock holds, and its memory order: docs/design/selcc.md.
+// Costs: an uncontended call is one atomic on the word (~10-20 ns);
+// OptimisticBegin and OptimisticValid are plain loads. Blocking calls spin,
+// yield, then sleep in steps up to 50 us, and return false at the deadline.
+// Handlers use TryLockIdle() only: they never block behind local threads
+// (paper 5.1.1).
+// Design: docs/design/selcc.md, "The local latch as a seqlock".
 
 #include <algorithm>
 #include <atomic>

@@ -10,24 +10,18 @@
 //   round trip to a peer          rtt_ns + payload_bits / bandwidth_gbps
 //   one-way message               rtt_ns / 2
 // A charge is paid by spinning (sleeps are far coarser than a microsecond),
-// unless a ChargeScope is open on the thread: then it accrues to the scope.
-// The loopback opens one around every handler it runs on the sender's
-// thread (inline delivery, loopback_compute_node.h), so the sender pays
-// the whole exchange - one-way, the handler's own round trips, the reply's
-// one-way - once, when the outermost scope closes. A multicast pays the
-// slowest of its branches, not their sum, as messages posted back to back
-// would on a NIC.
+// unless a ChargeScope is open on the thread: then it accrues, and the
+// outermost scope pays the total when it closes. The loopback opens one
+// around every inline handler (loopback_compute_node.h), so a sender pays a
+// whole exchange once, and a multicast pays its slowest branch, not the sum.
 //
 // NIC model (off unless nic_op_ns or nic_gbps is set): each memory node's
-// NIC serves the ops that reach it one after another, each taking nic_op_ns
-// plus its payload at nic_gbps; a round trip waits for the ops queued ahead
-// of it. So a hot word's atomics, or SEL's extra bytes, cost what they cost
-// on hardware, where one worker thread's spinning alone would not show it.
+// NIC serves its ops one after another, each taking nic_op_ns plus its
+// payload at nic_gbps; a round trip waits for the ops queued ahead of it.
 //
 // Every charge also goes to the thread's ledger (base/thread_ledger.h):
-// the modeled nanoseconds, and the wall time spent spinning for them.
-// With every setting 0 the model is free: it reads no clock and charges
-// nothing.
+// modeled nanoseconds and the wall time spent spinning for them. With every
+// setting 0 the model is free: it reads no clock and charges nothing.
 
 #include <atomic>
 #include <cstdint>

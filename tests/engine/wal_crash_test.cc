@@ -9,18 +9,16 @@
 // acknowledged transfer except at most one per thread acknowledged just as
 // the kill landed, and nothing unacknowledged.
 //
-// Modes: synchronous commits (1 node); early lock release with Call (1
-// node); pipelined acknowledgement (CallAsync, up to 64 outstanding per
-// thread) at 2 and 4 compute nodes, one thread each, acknowledged by the
-// cluster's durable watermark (txn/commit_watermark.h): the side file gets
-// a seq when its outcome is delivered, and the kill catches every node's
-// log at its own point.
-//
-// Each round: a fresh log over the same image, kill -9 after a random
-// 30-250 ms, recover, check. Rounds per test: STRAND_WAL_CRASH_ROUNDS
-// (default 2-3 per algorithm: the short version ctest runs; the report's
-// runs set it to 20+). Prints rounds, acknowledged transfers checked and
-// losses.
+// Modes: synchronous commits and early lock release with Call (1 node);
+// pipelined acknowledgement (CallAsync, up to 64 outstanding per thread) at
+// 2 and 4 nodes, one thread each, acknowledged by the cluster's durable
+// watermark (txn/commit_watermark.h): a seq goes to the side file when its
+// outcome is delivered, and the kill catches every node's log at its own
+// point. Each round: a fresh log over the same image, kill -9 after a
+// random 30-250 ms, recover, check. Rounds per test:
+// STRAND_WAL_CRASH_ROUNDS (default 2-3 per algorithm: the short version
+// ctest runs; the report's runs set it to 20+). Prints rounds, acknowledged
+// transfers checked and losses.
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,31 +1,23 @@
 // TPC-C crash test: the `tpcc` binary, in a child process, loads a small
-// database (2 warehouses, --items/--customers scaled down), checkpoints it
-// (engine/checkpointer.h), and runs the standard mix with the WAL on and
-// the acknowledged-New-Order side file (--acked_log, tpcc/acked_log.h); it
-// is killed with SIGKILL at a random moment after that checkpoint exists,
-// or kills itself at a chosen step of a later checkpoint (STRAND_CRASH_AT,
-// engine/crash_point.h). The test then recovers (the newest usable
-// checkpoint + every node's log, engine/recovery.h) and checks
-//   (a) every acknowledged New-Order is there: its ORDER row, its NEW-ORDER
-//       row unless the order was delivered since (carrier set), and its
-//       O_OL_CNT ORDER-LINE rows;
-//   (b) the consistency conditions 1-12 of clause 3.3.2 (tpcc/consistency.h),
-//       which no half-applied transaction passes.
+// database (2 warehouses, fewer items and customers), checkpoints it, and
+// runs the mix with the WAL on, writing acknowledged New-Orders to a side
+// file (--acked_log, tpcc/acked_log.h). It is killed (SIGKILL) at a random
+// moment after that checkpoint exists, or kills itself at a step of a later
+// checkpoint (STRAND_CRASH_AT, engine/crash_point.h). The test recovers
+// (engine/recovery.h) and checks that every acknowledged New-Order is there
+// (its ORDER row, its NEW-ORDER row unless since delivered, its O_OL_CNT
+// ORDER-LINE rows), and the consistency conditions 1-12 of clause 3.3.2
+// (tpcc/consistency.h), which no half-applied transaction passes.
 //
-// Configurations: 1 node x 2 threads without pipelining, early lock
-// release, pipelined acknowledgement (--wal_pipeline, tpcc's default;
-// depth 1024 and 1) at 1, 2 and 4 nodes (acknowledged by the cluster's
-// durable watermark, txn/commit_watermark.h), 2 nodes synchronous, and
-// partitioned mode with two-phase commit, pipelined and synchronous.
-// Rounds cycle through 2PL, TO and OCC (partitioned: 2PL). Checkpoints:
-// periodic checkpoints with 1 MiB segments (so truncation
-// deletes some), killed at each step of a checkpoint (waiting for the
-// start mark, copying, before the manifest, after the publish, while
-// deleting segments), shared and partitioned; and crash -> carry on ->
-// crash cycles on one directory, the side file accumulating across all of
-// them. Rounds per test: STRAND_TPCC_CRASH_ROUNDS (default 1 to 3: the
-// short version ctest runs). Prints rounds, acknowledged New-Orders checked
-// and losses.
+// Configurations: 1 node x 2 threads synchronous, with early lock release,
+// and pipelined (tpcc's default; depth 1024 and 1) at 1, 2 and 4 nodes;
+// 2 nodes synchronous; partitioned two-phase commit, pipelined and
+// synchronous; periodic checkpoints with 1 MiB segments (so truncation
+// deletes some), shared and partitioned; a kill at each checkpoint step;
+// crash -> carry on -> crash cycles on one directory. Rounds cycle through
+// 2PL, TO and OCC (partitioned: 2PL); per test: STRAND_TPCC_CRASH_ROUNDS
+// (default 1 to 3: the short version ctest runs). Prints rounds,
+// acknowledged New-Orders checked and losses.
 
 #include <fcntl.h>
 #include <signal.h>
