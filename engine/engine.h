@@ -18,14 +18,11 @@
 //   STRAND_ASSIGN_OR_RETURN(auto session, engine->NewSession(/*node=*/0));
 //   STRAND_ASSIGN_OR_RETURN(int64_t r, session->Call(transfer, 1, 2));
 //
-// Deployment is the fabric options' choice (loopback, the default: every
-// node in this process; verbs: one compute node of a cluster); the API is
-// the same. Create or open every table and index and register every
-// procedure before the first NewSession: after it the schema and the
-// procedure set are fixed (FailedPrecondition otherwise). Engine methods
-// are thread-safe; a Session belongs to one thread at a time. Every method
-// a caller can misuse returns a Status saying what to change; option
-// errors name the field (EngineOptions::Validate).
+// The fabric options choose the deployment (loopback: every node in this
+// process; verbs: one compute node of a cluster). Define the schema and
+// register procedures before the first NewSession (FailedPrecondition
+// after). Engine methods are thread-safe; a Session belongs to one thread
+// at a time. Misuse returns a Status naming what to change.
 // Design: docs/design/sessions.md.
 
 #include <cstdint>

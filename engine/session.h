@@ -8,22 +8,16 @@
 // IsRetriesExhausted); user aborts (IsUserAbort) and errors are returned
 // at once (call_status.h).
 //
-// Calls are typed or untyped (procedure.h): Call(procedure, args...) on a
-// Procedure<R(Args...)> handle is checked at compile time;
-// Call<R>(id or name, args...) at run time. Call returns the outcome once
-// it may be reported: with a write-ahead log, once the commit is durable
-// (txn/txn.h), so the thread waits for an fdatasync per call (group commit
-// shares it between threads). CallAsync returns after the commit in memory
-// and reports the outcome later (pipelined acknowledgement, below).
+// Call(procedure, args...) on a Procedure<R(Args...)> handle is checked
+// at compile time, Call<R>(id or name, args...) at run time (procedure.h).
+// With a write-ahead log, Call returns once the commit is durable (one
+// shared fdatasync per group); CallAsync returns after the commit in
+// memory and reports the outcome later (pipelined acknowledgement).
 //
-// Errors of a call itself: Unimplemented for a procedure id or name that
-// is not registered (NotFound stays free for the procedures' own "no such
-// key"); InvalidArgument for an untyped call with other types; Unknown
-// when the procedure (or Run's function) threw an exception, which rolls
-// the transaction back and never leaves the call. Statistics
-// (Engine::Stats) count a call as committed, with its latency to its
-// acknowledgement, when its outcome is delivered; aborted attempts when
-// they happen.
+// A call's own errors: Unimplemented (no such procedure; NotFound stays
+// the procedures'), InvalidArgument (untyped call, wrong types), Unknown
+// (the procedure threw; rolled back). Engine::Stats counts a commit, with
+// its latency, when its outcome is delivered.
 // Design and argument: docs/design/sessions.md.
 
 #include <any>

@@ -7,14 +7,11 @@
 // 8 bytes (a storage::TupleAddress). A non-unique tree (secondary index)
 // appends the value to the key, so equal keys scan in value order.
 //
-// Thread-safe with no global lock: every mutation (insert, update, delete,
-// split) happens under an exclusive latch, and latches are taken top down
-// and left to right (no deadlock). Nodes are never merged or freed: empty
-// leaves stay linked, and space comes back only by rebuilding the index.
-// A forward scan sees every key that existed (and was not deleted) when it
-// started, in order, once; keys inserted meanwhile may or may not appear;
-// its visitor runs with no latch held. Transactions change a tree only at
-// commit, all-or-nothing ("Commit-time writes" below).
+// Thread-safe with no global lock: mutations happen under exclusive
+// latches taken top down and left to right (no deadlock). Nodes are never
+// merged or freed. A forward scan sees every key that existed when it
+// started, in order, once, and runs its visitor with no latch held.
+// Transactions change a tree only at commit ("Commit-time writes" below).
 //
 // Round trips, h = height (SEL: 1 to take a latch, 1 to release it; SELCC:
 // 0 on cache hits):
@@ -150,15 +147,10 @@ class BLinkTree {
   };
   // Inserts `entries` with the same result as calling Insert on each in
   // turn, but under one exclusive leaf latch for every run of consecutive
-  // entries that land in the same leaf: after an insert the next entry goes
-  // into the same leaf, without a new descent, while it is below the leaf's
-  // high fence and the leaf has room. Otherwise the latch is released and
-  // the next entry takes Insert's path (a new descent, or the split of the
-  // full leaf, which ends the run). Built for the few ascending keys of one
-  // commit that share a leaf (a TPC-C order's lines): one descent and one
-  // latch pair instead of one per key. Readers see the entries that went
-  // into one leaf under one latch appear together; the batch as a whole is
-  // not atomic (it may span leaves, and stops at a duplicate).
+  // entries that fit in the same leaf (below its high fence, with room):
+  // one descent and one latch pair for a TPC-C order's lines, not one per
+  // key. Readers see one leaf's run appear together; the batch as a whole
+  // is not atomic (it may span leaves, and stops at a duplicate).
   //
   // Order: the entries must be strictly ascending in the tree's order, by
   // key, and by value among equal keys in a non-unique tree (the value is

@@ -7,14 +7,10 @@
 // and acknowledges an outcome only once every commit it may depend on, on
 // any node, is durable.
 //
-// Marks: compute node n publishes a node mark N_n in its word on memory
-// node 0 (cc/root_words.h, kDurableMarksOffset): every record of n's log
-// with commit_ts <= N_n is durable, and n appends none with commit_ts <=
-// N_n from then on. The cluster mark C = min over nodes N_n says the same
-// of every log. Each flush (wal::FlushObserver, on the log's flusher
-// thread) computes N and C, appends them as a kWatermark record, and once
-// it is durable publishes N (a CAS) and makes acknowledged() C; an idle
-// node's flusher does so without I/O.
+// Each node publishes a node mark N_n on memory node 0 (every record of
+// its log with commit_ts <= N_n is durable, and none will follow); the
+// cluster mark C = min N_n. Each flush (wal::FlushObserver) logs both and
+// then publishes them; an idle node's flusher does so without I/O.
 //
 // Contract: a transaction that may append holds a Slot; an outcome (a
 // commit, a rollback, an error) with acknowledgement timestamp t

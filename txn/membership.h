@@ -2,28 +2,16 @@
 #define STRAND_TXN_MEMBERSHIP_H_
 
 // Which compute nodes are live, agreed through memory node 0 with one-sided
-// atomics (docs/design/node_failure.md). Words (cc/root_words.h,
-// kMembershipOffset):
-//   live       bit n set: compute node n is a member
-//   epoch      advanced by one on every change of the words below
-//   fenced     bit n: n was declared failed and can write no more
-//   stealable  bit n: n's unfinished commits are complete in memory, so
-//              anyone may take its holder field and reader bits out of a
-//              latch word
-//   reclaimed  bit n: no latch word names n and its commits are durable
-//              elsewhere: n may rejoin
-//   beat[n]    node n's heartbeat, advanced by n every lease / 8
-// A node joins by setting its bit (and clearing its stage bits), leaves by
-// clearing it. A node whose heartbeat has not moved for a lease, by the
-// observer's clock, has expired; DeclareFailed clears its bit with one
-// CAS, so of all the survivors that see it expire exactly one succeeds:
-// that one reclaims its state (after fencing it, rdma/fabric.h) and
-// publishes each stage as it reaches it. A node that only paused learns
-// on its next Beat that it is no longer a member.
-//
-// A change others must have applied before it takes effect (a rejoin)
-// waits for every member to acknowledge its epoch (kSeenEpochsOffset;
-// docs/design/node_failure.md, "Membership acknowledgements").
+// atomics. Words (cc/root_words.h, kMembershipOffset): `live` (bit n: a
+// member), `epoch` (advanced on every change), the reclaim stages
+// `fenced`, `stealable` and `reclaimed` (bit n: n reached that stage), and
+// `beat[n]` (n's heartbeat, every lease / 8). A node whose heartbeat has
+// not moved for a lease has expired; DeclareFailed clears its bit with one
+// CAS, so exactly one survivor wins and reclaims it, publishing each
+// stage. A paused node learns on its next Beat that it is out. A rejoin
+// waits until every member acknowledged its epoch.
+// Design: docs/design/node_failure.md ("Membership", "Membership
+// acknowledgements").
 //
 // Cost in round trips: Join 3 + lost races, Leave, DeclareFailed,
 // Publish 2 (+1 per lost race); Beat 1; Scan 1 (every word in one batch);
