@@ -2,8 +2,7 @@
 #define STRAND_ENGINE_ENGINE_H_
 
 // The embedding API: open an engine, define tables and indexes, register
-// stored procedures, and run them through sessions (docs/embedding.md
-// walks through a complete program).
+// stored procedures, run them through sessions (docs/embedding.md).
 //
 //   EngineOptions options;                  // embedded defaults
 //   options.fabric.compute_nodes = 2;
