@@ -238,6 +238,16 @@ class Txn {
   absl::StatusOr<wal::Lsn> LogBranch(wal::RecordType type, uint64_t txn_id,
                                      std::string_view prefix);
   absl::Status CommitPrepared();
+  // Failover (partition/decision_board.h): CommitPrepared publishes
+  // `gtid` at `word` before any of its data reaches memory, and its ring
+  // record names `gtid` as a distributed commit, so that survivors of
+  // this node decide its participants' branches as it did.
+  void set_decision(rdma::GlobalAddress word, uint64_t gtid) {
+    state_.decision_word = word;
+    state_.decision_gtid = gtid;
+    state_.logged_type = wal::RecordType::kDistributedCommit;
+    state_.logged_txn_id = gtid;
+  }
 
   bool active() const { return phase_ == Phase::kActive; }
   AbortReason abort_reason() const { return state_.abort_reason; }

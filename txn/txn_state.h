@@ -181,6 +181,12 @@ struct TxnState {
   wal::RecordType logged_type = wal::RecordType::kCommit;
   uint64_t logged_txn_id = 0;
   std::string logged_payload;
+  // Partitioned mode with failover: the coordinator's decision word and
+  // the gtid it writes there in the commit's first write-through batch,
+  // after the ring record and before any data (partition/decision_board.h).
+  // Null: no decision to publish. Both are cleared by the write-through.
+  rdma::GlobalAddress decision_word;
+  uint64_t decision_gtid = 0;
 
   storage::HeapTable& table(TableId id) const { return *db.tables[id]; }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "glog/logging.h"
 #include "rdma/batch.h"
 #include "txn/redo_ring.h"
 
@@ -40,9 +41,25 @@ absl::Status WriteThroughCommit(TxnState& txn) {
   thread_local std::vector<RedoRing::Write> writes;
   thread_local std::string record;
   thread_local uint64_t done_value;
+  // What this commit logged and decided is this commit's only.
+  struct Consume {
+    TxnState& txn;
+    ~Consume() {
+      txn.decision_word = rdma::GlobalAddress();
+      txn.decision_gtid = 0;
+      txn.logged_type = wal::RecordType::kCommit;
+      txn.logged_txn_id = 0;
+    }
+  } consume{txn};
+  const bool decides = !txn.decision_word.is_null();
   lines.clear();
   CollectLines(txn, lines);
-  if (lines.empty()) return absl::OkStatus();
+  if (lines.empty()) {
+    // Nothing of its own to write: the decision alone.
+    if (!decides) return absl::OkStatus();
+    return txn.ctx.endpoint().Write(txn.decision_word, &txn.decision_gtid,
+                                    sizeof(txn.decision_gtid));
+  }
 
   RedoRing* ring = txn.db.ring;
   RedoRing::Slot slot;
@@ -63,9 +80,13 @@ absl::Status WriteThroughCommit(TxnState& txn) {
     done_value = txn.commit_ts;
   }
   // The ring's memory node first: the record before any data, anywhere.
-  const rdma::MemoryNodeId first = ring != nullptr
-                                       ? ring->address().node()
+  // The decision word shares the ring's memory node
+  // (partition/decision_board.h): after the record, before any data.
+  const rdma::MemoryNodeId first = ring != nullptr ? ring->address().node()
+                                   : decides
+                                       ? txn.decision_word.node()
                                        : lines.front().range.remote.node();
+  DCHECK(!decides || txn.decision_word.node() == first);
   absl::InlinedVector<rdma::MemoryNodeId, 4> nodes = {first};
   for (const Line& l : lines) {
     if (std::find(nodes.begin(), nodes.end(), l.range.remote.node()) ==
@@ -88,6 +109,10 @@ absl::Status WriteThroughCommit(TxnState& txn) {
     if (i == 0 && ring != nullptr) {
       batch.Write(slot.record, record.data(),
                   static_cast<uint32_t>(record.size()));
+    }
+    if (i == 0 && decides) {
+      batch.Write(txn.decision_word, &txn.decision_gtid,
+                  sizeof(txn.decision_gtid));
     }
     for (const Line& l : lines) {
       if (l.range.remote.node() == nodes[i]) {

@@ -6,7 +6,10 @@
 // latches, every line it holds exclusively (write pages and index leaves)
 // goes to memory in one batch per memory node, behind the commit's record
 // in the node's redo ring (db.ring, redo_ring.h) and ahead of the
-// record's done word, before any latch is released. Internal to txn/.
+// record's done word, before any latch is released. A partitioned-mode
+// coordinator's decision word (txn_state.h) rides in the first batch,
+// after the ring record, alone if the commit has nothing of its own to
+// write. Internal to txn/.
 //
 // Cost: one round trip when every line and the ring are on one memory
 // node; otherwise one per memory node, plus one for the done word.
