@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "base/coding.h"
 #include "glog/logging.h"
+#include "partition/decision_board.h"
 #include "wal/two_phase_records.h"
 
 namespace strand::partition {
@@ -57,6 +58,7 @@ void Coordinator::SendRound(Kind kind, absl::Span<const rdma::ComputeNodeId> to,
   absl::InlinedVector<rdma::ComputeNodeId, 4> sent;
   absl::InlinedVector<rdma::Message, 4> messages;
   for (rdma::ComputeNodeId n : to) {
+    if (node_.peer_failed(n)) continue;  // it learns nothing any more
     node_.Count(kind);
     const bool droppable = kind == Kind::kWork || kind == Kind::kPrepare;
     if (droppable &&
@@ -81,6 +83,12 @@ absl::Status Coordinator::StartCalls(absl::Span<Call> calls) {
   calls_ = calls;
   round_nodes_.clear();
   for (const Call& c : calls) {
+    if (node_.peer_failed(c.node)) {
+      // Its partitions are unavailable until it rejoins: say so at once.
+      ++stats_.unavailable;
+      Publish();
+      return node_.PeerUnavailable(c.node);
+    }
     if (std::find(round_nodes_.begin(), round_nodes_.end(), c.node) ==
         round_nodes_.end()) {
       round_nodes_.push_back(c.node);
@@ -147,6 +155,11 @@ absl::Status Coordinator::FinishCalls() {
   absl::Status branch_failure;
   for (rdma::ComputeNodeId n : round_nodes_) {
     const Header& h = answers[n].header;
+    if (h.status_code != 0 && node_.peer_failed(n)) {
+      // It failed during the round (Slot::Fail).
+      ++stats_.unavailable;
+      return node_.PeerUnavailable(n);
+    }
     if (h.status_code != 0) {
       if (branch_failure.ok()) {
         branch_failure = absl::Status(
@@ -275,9 +288,16 @@ absl::Status Coordinator::CommitDistributed(txn::Txn& local) {
     }
   }
   if (!all_yes) {
+    for (rdma::ComputeNodeId n : branches_) {
+      if (node_.peer_failed(n)) {
+        ++stats_.unavailable;
+        return Fail(local, node_.PeerUnavailable(n));
+      }
+    }
     return Fail(local, absl::AbortedError(
                            "a participant voted no or did not vote in time"));
   }
+  node_.At(TwoPhasePoint::kCoordinatorBeforeDecision);
   const absl::Time commit_start = absl::Now();
   wal::LogWriter* log = node_.db().log;
   if (log != nullptr && (!yes.empty() || local.writes_anything())) {
@@ -307,7 +327,15 @@ absl::Status Coordinator::CommitDistributed(txn::Txn& local) {
     }
     ++stats_.forced_writes;
   }
+  if (node_.publishes_decisions() && !yes.empty()) {
+    // Survivors of this node decide its yes-voters' branches from this
+    // word (decision_board.h); it precedes every byte of the commit.
+    local.set_decision(DecisionWord(node_.fabric(), node_.id(),
+                                    static_cast<uint32_t>(slot_->index())),
+                       gtid_);
+  }
   if (absl::Status s = local.CommitPrepared(); !s.ok()) return s;
+  node_.At(TwoPhasePoint::kCoordinatorAfterDecision);
   stats_.coordinator_hold_ns += NanosSince(begin_);
   Header h;
   h.gtid = gtid_;

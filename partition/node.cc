@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "base/coding.h"
 #include "glog/logging.h"
+#include "partition/decision_board.h"
 #include "wal/two_phase_records.h"
 
 namespace strand::partition {
@@ -37,7 +38,28 @@ uint32_t Slot::Begin(absl::Span<const rdma::ComputeNodeId> nodes) {
   outstanding_ = static_cast<int>(nodes.size());
   for (Answer& a : answers_) a.arrived = true;  // not expected
   for (rdma::ComputeNodeId n : nodes) answers_[n].arrived = false;
+  // A failed node's answer is known already (Fail).
+  const uint64_t failed =
+      failed_ != nullptr ? failed_->load(std::memory_order_acquire) : 0;
+  for (rdma::ComputeNodeId n : nodes) {
+    if ((failed >> n) & 1) FailLocked(n);
+  }
   return seq_;
+}
+
+void Slot::FailLocked(rdma::ComputeNodeId n) {
+  if (n >= answers_.size() || answers_[n].arrived) return;
+  Header h;
+  h.seq = seq_;
+  h.status_code = static_cast<uint32_t>(absl::StatusCode::kUnavailable);
+  h.vote = Vote::kNo;
+  answers_[n] = Answer{true, h};
+  if (--outstanding_ == 0) done_.notify_all();
+}
+
+void Slot::Fail(rdma::ComputeNodeId n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FailLocked(n);
 }
 
 void Slot::Deliver(rdma::ComputeNodeId from, const Header& header) {
@@ -107,12 +129,22 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const Config& config) {
     auto slot = std::make_unique<Slot>();
     slot->index_ = i;
     slot->answers_.resize(node->nodes_);
+    slot->failed_ = &node->failed_;
     node->free_slots_.push_back(slot.get());
     node->slots_all_.push_back(std::move(slot));
   }
   auto endpoint = node->compute_node_->NewEndpoint();
   if (!endpoint.ok()) return endpoint.status();
   node->vote_endpoint_ = *std::move(endpoint);
+  if (config.failover) {
+    // An earlier incarnation's decisions were acted on by whoever
+    // survived it; none may be read as this one's.
+    if (absl::Status s =
+            ClearDecisions(*node->vote_endpoint_, *config.fabric, config.id);
+        !s.ok()) {
+      return s;
+    }
+  }
   auto participant_endpoint = node->compute_node_->NewEndpoint();
   if (!participant_endpoint.ok()) return participant_endpoint.status();
   node->participant_endpoint_ = *std::move(participant_endpoint);
@@ -240,6 +272,77 @@ bool Node::Inject(double probability) {
   if (probability <= 0) return false;
   std::lock_guard<std::mutex> lock(rng_mu_);
   return std::uniform_real_distribution<double>(0, 1)(rng_) < probability;
+}
+
+void Node::At(TwoPhasePoint point) {
+  if (config_.options.testing_faults.at_point) {
+    config_.options.testing_faults.at_point(point, config_.id);
+  }
+}
+
+void Node::PeerFailed(rdma::ComputeNodeId n) {
+  failed_.fetch_or(uint64_t{1} << n, std::memory_order_acq_rel);
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    greeted_[n] = false;
+  }
+  for (auto& slot : slots_all_) slot->Fail(n);
+}
+
+void Node::PeerRejoined(rdma::ComputeNodeId n) {
+  failed_.fetch_and(~(uint64_t{1} << n), std::memory_order_acq_rel);
+}
+
+void Node::Crashed() {
+  const uint64_t everyone = (uint64_t{1} << nodes_) - 1;
+  failed_.store(everyone & ~(uint64_t{1} << config_.id),
+                std::memory_order_release);
+  for (auto& slot : slots_all_) {
+    for (int n = 0; n < nodes_; ++n) {
+      if (n != static_cast<int>(config_.id)) slot->Fail(n);
+    }
+  }
+}
+
+absl::Status Node::PeerUnavailable(rdma::ComputeNodeId n) const {
+  return absl::UnavailableError(absl::StrFormat(
+      "compute node %d failed: its partitions are unavailable until it "
+      "rejoins",
+      n));
+}
+
+absl::Status Node::ResolveBranchesOf(rdma::ComputeNodeId coordinator,
+                                     int* committed, int* aborted) {
+  std::vector<std::shared_ptr<Branch>> theirs;
+  {
+    std::lock_guard<std::mutex> lock(branches_mu_);
+    for (auto& [gtid, b] : branches_) {
+      if (wal::CoordinatorOf(gtid) == coordinator) theirs.push_back(b);
+    }
+  }
+  for (const std::shared_ptr<Branch>& b : theirs) {
+    std::lock_guard<std::mutex> lock(b->mu);  // a running handler ends
+    if (b->ended) continue;
+    if (!b->prepared) {
+      EndBranch(*b);  // undecided: presumed abort
+      ++*aborted;
+      continue;
+    }
+    absl::StatusOr<bool> commit = false;
+    {
+      std::lock_guard<std::mutex> vote(vote_mu_);
+      commit = Decided(*vote_endpoint_, *config_.fabric, b->gtid, coordinator);
+    }
+    if (!commit.ok()) return commit.status();
+    if (*commit) {
+      CommitBranch(*b, b->txn->commit_ts());
+      ++*committed;
+    } else {
+      EndBranch(*b);
+      ++*aborted;
+    }
+  }
+  return absl::OkStatus();
 }
 
 PartitionStats Node::Stats() const {
@@ -529,6 +632,7 @@ void Node::OnPrepare(const Header& h, rdma::ComputeNodeId from,
   vote.seq = h.seq;
   vote.vote = Vote::kNo;
   auto send_now = [&] { (void)Send(endpoint, from, Kind::kVote, vote, true); };
+  At(TwoPhasePoint::kParticipantBeforeVote);
   absl::Status unused;
   std::shared_ptr<Branch> b = FindBranch(h.gtid, /*create=*/false, &unused);
   if (b == nullptr) {  // rolled back already: it can only vote no
@@ -603,24 +707,26 @@ void Node::OnCommit(const Header& h, rdma::ComputeNodeId from,
     // The branch is idle (prepared, voted); a message of it is handled at
     // most for an instant.
     std::unique_lock<std::mutex> lock(b->mu);
-    if (!b->ended && b->prepared) {
-      // Logged while the branch still holds its watermark slot.
-      if (wal::LogWriter* log = config_.db->log; log != nullptr) {
-        (void)log->AppendRecord(wal::RecordType::kParticipantCommit, h.gtid,
-                                h.commit_ts, "");
-      }
-      if (absl::Status s = b->txn->CommitPrepared(); !s.ok()) {
-        LOG(ERROR) << "compute node " << config_.id << " committing branch of "
-                   << h.gtid << ": " << s;
-      }
-      b->prepared = false;
-      EndBranch(*b);
-    }
+    if (!b->ended && b->prepared) CommitBranch(*b, h.commit_ts);
   }
   Header ack;
   ack.gtid = h.gtid;
   ack.slot = h.slot;
   (void)Send(endpoint, from, Kind::kAck, ack, false);
+}
+
+void Node::CommitBranch(Branch& b, uint64_t commit_ts) {
+  // Logged while the branch still holds its watermark slot.
+  if (wal::LogWriter* log = config_.db->log; log != nullptr) {
+    (void)log->AppendRecord(wal::RecordType::kParticipantCommit, b.gtid,
+                            commit_ts, "");
+  }
+  if (absl::Status s = b.txn->CommitPrepared(); !s.ok()) {
+    LOG(ERROR) << "compute node " << config_.id << " committing branch of "
+               << b.gtid << ": " << s;
+  }
+  b.prepared = false;
+  EndBranch(b);
 }
 
 void Node::OnAbort(const Header& h) {
