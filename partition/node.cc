@@ -294,7 +294,8 @@ void Node::PeerRejoined(rdma::ComputeNodeId n) {
 }
 
 void Node::Crashed() {
-  const uint64_t everyone = (uint64_t{1} << nodes_) - 1;
+  const uint64_t everyone =
+      nodes_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << nodes_) - 1;
   failed_.store(everyone & ~(uint64_t{1} << config_.id),
                 std::memory_order_release);
   for (auto& slot : slots_all_) {
@@ -549,14 +550,19 @@ void Node::OnWork(const Header& h, rdma::ComputeNodeId from,
   reply.status_code = static_cast<uint32_t>(absl::StatusCode::kOk);
   std::string body;
   absl::Status error;
-  std::shared_ptr<Branch> b = FindBranch(h.gtid, /*create=*/true, &error);
+  // A failed coordinator's work still queued here makes no branch: its
+  // branches were decided when it was fenced, and none would end later.
+  std::shared_ptr<Branch> b =
+      peer_failed(from) ? nullptr : FindBranch(h.gtid, /*create=*/true, &error);
+  if (b == nullptr && error.ok()) error = PeerUnavailable(from);
   auto fail = [&](absl::StatusCode code) {
     reply.status_code = static_cast<uint32_t>(code);
     body.clear();
   };
   if (b == nullptr) {
-    LOG(ERROR) << "compute node " << config_.id << ": no branch for node "
-               << from << "'s transaction: " << error;
+    LOG_IF(ERROR, !peer_failed(from))
+        << "compute node " << config_.id << ": no branch for node " << from
+        << "'s transaction: " << error;
     fail(error.code());
   } else {
     std::unique_lock<std::mutex> lock(b->mu, std::try_to_lock);
