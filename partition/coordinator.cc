@@ -44,10 +44,13 @@ void Coordinator::Publish() {
 }
 
 void Coordinator::Begin() {
-  // Sequence numbers restart with the process; the slot keeps two
-  // sessions of one node apart, the node id two nodes.
+  // The slot's sequence outlives its sessions, so a gtid names one
+  // transaction per incarnation of this node: a decision word
+  // (decision_board.h) left by an earlier session of this slot never
+  // names a later one's transaction. The slot keeps two sessions of one
+  // node apart, the node id two nodes.
   gtid_ =
-      wal::GlobalTxnId(node_.id(), (++next_sequence_ << 8) |
+      wal::GlobalTxnId(node_.id(), (slot_->NextSequence() << 8) |
                                        static_cast<uint64_t>(slot_->index()));
   branches_.clear();
   begin_ = absl::Now();

@@ -70,7 +70,6 @@ class Coordinator : public txn::RemoteBranches {
   Node& node_;
   Slot* const slot_;
   std::unique_ptr<rdma::Endpoint> endpoint_;
-  uint64_t next_sequence_ = 0;
   uint64_t gtid_ = 0;
   absl::Time begin_;
   std::vector<rdma::ComputeNodeId> branches_;  // nodes with a branch

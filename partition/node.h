@@ -71,11 +71,15 @@ class Slot {
   // The answers of the finished round, by node id.
   const std::vector<Answer>& answers() const { return answers_; }
   int index() const { return index_; }
+  // The next sequence number of this slot's transactions (its
+  // coordinator's only: one session holds the slot at a time).
+  uint64_t NextSequence() { return ++sequence_; }
 
  private:
   friend class Node;
   void FailLocked(rdma::ComputeNodeId n);  // holds mu_
   int index_ = 0;
+  uint64_t sequence_ = 0;
   const std::atomic<uint64_t>* failed_ = nullptr;  // the node's failed_
   std::mutex mu_;
   std::condition_variable done_;

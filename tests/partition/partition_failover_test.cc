@@ -371,6 +371,53 @@ TEST_P(PartitionFailoverTest, SurvivorsDecideAndGoOn) {
   }
 }
 
+// A session's gtids must not repeat those of an earlier session of its
+// slot: the earlier one's last decision is still in the slot's word, and a
+// coordinator that fails before deciding a transaction with the same gtid
+// would have its participants commit (the victim's debit lost, the
+// survivor's credit kept: the total is off).
+TEST_F(PartitionFailoverTest, ALaterSessionsTransactionIsNotTakenAsDecided) {
+  constexpr rdma::ComputeNodeId kVictim = 1;
+  int64_t mine = -1, theirs = -1;
+  for (int64_t id = 0; id < kAccounts && (mine < 0 || theirs < 0); ++id) {
+    (OnNode(id, kVictim) ? mine : theirs) = id;
+  }
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    SCOPED_TRACE(absl::StrCat("cycle ", cycle));
+    {
+      // Decides one distributed commit on its slot, then closes.
+      auto first = Session(kVictim);
+      ASSERT_NE(first, nullptr);
+      ++attempted_[kVictim];
+      auto done = first->Call<bool>(transfer_, mine, theirs, int64_t{7},
+                                    OwnPartition(kVictim));
+      ASSERT_TRUE(done.ok()) << done.status();
+      ++acked_[kVictim];
+    }
+    trigger_.fired = false;
+    trigger_.node = static_cast<int>(kVictim);
+    trigger_.skip = 0;
+    trigger_.point =
+        static_cast<int>(TwoPhasePoint::kCoordinatorBeforeDecision);
+    {
+      // The same slot, its first transaction: fails before deciding.
+      auto second = Session(kVictim);
+      ASSERT_NE(second, nullptr);
+      ++attempted_[kVictim];
+      auto done = second->Call<bool>(transfer_, mine, theirs, int64_t{11},
+                                     OwnPartition(kVictim));
+      EXPECT_FALSE(done.ok());
+    }
+    ASSERT_TRUE(trigger_.fired);
+    ASSERT_TRUE(engine_->WaitReclaimed(kVictim, kRecoveryBound).ok());
+    ASSERT_TRUE(engine_->RejoinNode(kVictim, kRecoveryBound).ok());
+    auto auditor = Session(kVictim);
+    ASSERT_NE(auditor, nullptr);
+    Audit(*auditor);
+    if (HasFatalFailure() || HasFailure()) return;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Points, PartitionFailoverTest,
     ::testing::Values(Param{TwoPhasePoint::kCoordinatorBeforeDecision, 1,
