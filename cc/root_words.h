@@ -84,10 +84,9 @@ inline constexpr uint64_t kSeenEpochsBytes = 512;
 static_assert(kSeenEpochsOffset + kSeenEpochsBytes <=
               rdma::kRootAreaOffset + rdma::kRootAreaBytes);
 
-// partition/decision_board.h: partitioned mode's commit decisions, on
-// memory node (node % memory nodes) like that node's redo ring, so a
-// commit's ring record and its decision go in one ordered batch: one
-// 8-byte word per (coordinator node, coordinator slot).
+// partition/decision_board.h: partitioned mode's commit decisions, one
+// 8-byte word per (coordinator node, coordinator slot), on memory node
+// (node % memory nodes) like that node's redo ring.
 inline constexpr uint64_t kDecisionBoardOffset =
     kSeenEpochsOffset + kSeenEpochsBytes;
 inline constexpr uint64_t kDecisionBoardSlots = 64;  // per coordinator node

@@ -53,9 +53,10 @@ absl::Status Reapply(rdma::Endpoint& endpoint,
 }
 
 // A distributed commit whose record is not done may have stopped between
-// its ring record and its decision word (partition/decision_board.h): then
-// none of its data reached memory, and its participants abort. Such a
-// record is dropped. One not done is still its slot's last decision.
+// its ring record and its decision word (partition/decision_board.h), or
+// lost that word to a failed participant's reclaimer: then none of its
+// data reached memory, and its participants abort. Such a record is
+// dropped. One not done and decided is still its slot's last decision.
 absl::Status DropUndecided(rdma::Endpoint& endpoint, const rdma::Fabric& fabric,
                            rdma::ComputeNodeId failed,
                            std::vector<txn::RedoRing::Record>& records,
@@ -73,6 +74,38 @@ absl::Status DropUndecided(rdma::Endpoint& endpoint, const rdma::Fabric& fabric,
       ++it;
     } else {
       ++report.records_undecided;
+      it = records.erase(it);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A prepared branch of the failed node as participant (Txn::RecordPrepared:
+// a kPrepare record not done, of another node's transaction) is redone iff
+// its coordinator, perhaps alive, decided commit; otherwise the reclaimer
+// marks it aborted on the coordinator's word, first, and drops it
+// (partition/decision_board.h's Resolve). Run before the survivors learn
+// of the failure, while their coordinators still wait for its
+// acknowledgement of their last decisions (Slot::WaitAcked).
+absl::Status ResolvePrepared(rdma::Endpoint& endpoint,
+                             const rdma::Fabric& fabric,
+                             rdma::ComputeNodeId failed,
+                             std::vector<txn::RedoRing::Record>& records,
+                             ReclaimReport& report) {
+  for (auto it = records.begin(); it != records.end();) {
+    if (it->done || it->type != wal::RecordType::kPrepare ||
+        wal::CoordinatorOf(it->txn_id) == failed) {
+      ++it;  // a commit of its own
+      continue;
+    }
+    absl::StatusOr<bool> commit =
+        partition::Resolve(endpoint, fabric, it->txn_id);
+    if (!commit.ok()) return commit.status();
+    if (*commit) {
+      ++report.prepared_committed;
+      ++it;
+    } else {
+      ++report.prepared_aborted;
       it = records.erase(it);
     }
   }
@@ -114,13 +147,15 @@ std::string ReclaimReport::ToString() const {
       "compute node %d reclaimed by node %d in %s (fence %s, ring %s, relog "
       "%s, latch scan %s): node mark %d, oracle %d, %d ring records, %d "
       "redone, %d logged again, %d undecided dropped; %d branches of its "
-      "transactions committed and %d aborted; %d latch words read, %d held "
-      "exclusive and %d shared by it",
+      "transactions committed and %d aborted; of its prepared branches %d "
+      "committed and %d aborted; %d latch words read, %d held exclusive and "
+      "%d shared by it",
       node, reclaimer, absl::FormatDuration(total_time),
       absl::FormatDuration(fence_time), absl::FormatDuration(ring_time),
       absl::FormatDuration(relog_time), absl::FormatDuration(scan_time),
       node_mark, oracle, ring_records, records_reapplied, records_relogged,
-      records_undecided, branches_committed, branches_aborted, latches.lines,
+      records_undecided, branches_committed, branches_aborted,
+      prepared_committed, prepared_aborted, latches.lines,
       latches.holder_fields, latches.reader_bits);
 }
 
@@ -134,6 +169,15 @@ absl::StatusOr<ReclaimReport> ReclaimNode(const ReclaimContext& c,
 
   if (absl::Status s = c.fabric->Fence(failed); !s.ok()) return s;
   if (absl::Status s = Publish(c, failed, Stage::kFenced); !s.ok()) return s;
+  absl::StatusOr<std::vector<txn::RedoRing::Record>> records =
+      txn::RedoRing::Read(endpoint, failed);
+  if (!records.ok()) return records.status();
+  report.ring_records = records->size();
+  if (absl::Status s =
+          ResolvePrepared(endpoint, *c.fabric, failed, *records, report);
+      !s.ok()) {
+    return s;
+  }
   if (c.resolve_branches) {
     if (absl::Status s = c.resolve_branches(report); !s.ok()) return s;
   }
@@ -151,10 +195,6 @@ absl::StatusOr<ReclaimReport> ReclaimNode(const ReclaimContext& c,
                     &report.oracle);
   if (absl::Status s = endpoint.Execute(batch); !s.ok()) return s;
 
-  absl::StatusOr<std::vector<txn::RedoRing::Record>> records =
-      txn::RedoRing::Read(endpoint, failed);
-  if (!records.ok()) return records.status();
-  report.ring_records = records->size();
   if (absl::Status s =
           DropUndecided(endpoint, *c.fabric, failed, *records, report);
       !s.ok()) {

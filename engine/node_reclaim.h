@@ -19,11 +19,16 @@
 //   4. take its holder field and reader bits out of every latch word
 //      (cc/selcc/latch_scan.h); stage kReclaimed: it may rejoin.
 // A paused node that resumes finds every operation failing (fenced).
+
 // Partitioned mode: once it is fenced, the survivors' branches of its
 // transactions are resolved from its decision words (resolve_branches;
 // partition/decision_board.h), and of its ring records, a distributed
 // commit not done whose decision word does not name it was never decided:
-// it is neither redone nor logged again (presumed abort).
+// it is neither redone nor logged again (presumed abort). Before the
+// survivors learn of the failure, its prepared branches of their
+// transactions (ring records written before its yes votes) are decided
+// with their coordinators' words: redone if decided commit, else marked
+// aborted there and dropped (partition/decision_board.h).
 
 #include <cstdint>
 #include <functional>
@@ -51,6 +56,8 @@ struct ReclaimReport {
   // survivors' branches of its transactions committed and aborted.
   uint64_t records_undecided = 0;
   uint64_t branches_committed = 0, branches_aborted = 0;
+  // Its own prepared branches (as participant) redone and dropped.
+  uint64_t prepared_committed = 0, prepared_aborted = 0;
   cc::selcc::LatchScanResult latches;
 
   std::string ToString() const;

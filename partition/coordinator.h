@@ -64,6 +64,9 @@ class Coordinator : public txn::RemoteBranches {
                std::vector<uint32_t>* yes);
   absl::Status CommitLocalOnly(txn::Txn& local);
   absl::Status CommitDistributed(txn::Txn& local);
+  // Failover: the local branch's ring record, then the commit decision
+  // in the slot's word (decision_board.h). Fails if it cannot commit.
+  absl::Status PublishDecision(txn::Txn& local, absl::Span<const uint32_t> yes);
   // Ends the attempt: every branch rolled back, the local one too.
   absl::Status Fail(txn::Txn& local, absl::Status why);
 

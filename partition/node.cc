@@ -1,5 +1,6 @@
 #include "partition/node.h"
 
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_format.h"
@@ -47,7 +48,34 @@ uint32_t Slot::Begin(absl::Span<const rdma::ComputeNodeId> nodes) {
   return seq_;
 }
 
+void Slot::ExpectAcks(uint64_t gtid,
+                      absl::Span<const rdma::ComputeNodeId> nodes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  unacked_gtid_ = gtid;
+  unacked_ = 0;
+  for (rdma::ComputeNodeId n : nodes) unacked_ |= uint64_t{1} << n;
+  // A failed node's resolution is over already (Node::PeerFailed).
+  if (failed_ != nullptr) unacked_ &= ~failed_->load(std::memory_order_acquire);
+}
+
+void Slot::Acked(rdma::ComputeNodeId from, uint64_t gtid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (gtid != unacked_gtid_ || from >= 64) return;
+  unacked_ &= ~(uint64_t{1} << from);
+  if (unacked_ == 0) done_.notify_all();
+}
+
+bool Slot::WaitAcked(absl::Time deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return done_.wait_until(lock, absl::ToChronoTime(deadline),
+                          [&] { return unacked_ == 0; });
+}
+
 void Slot::FailLocked(rdma::ComputeNodeId n) {
+  if (n < 64 && ((unacked_ >> n) & 1)) {
+    unacked_ &= ~(uint64_t{1} << n);
+    if (unacked_ == 0) done_.notify_all();
+  }
   if (n >= answers_.size() || answers_[n].arrived) return;
   Header h;
   h.seq = seq_;
@@ -671,22 +699,33 @@ void Node::OnPrepare(const Header& h, rdma::ComputeNodeId from,
   }
   b->prepared = true;
   wal::LogWriter* log = config_.db->log;
-  if (log == nullptr) {
-    vote.vote = Vote::kYes;
-    send_now();
-    return;
+  std::optional<wal::Lsn> lsn;
+  if (log != nullptr) {
+    auto logged = b->txn->LogBranch(wal::RecordType::kPrepare, h.gtid,
+                                    wal::EncodePreparePayload(from, ""));
+    if (!logged.ok()) {
+      EndBranch(*b);
+      send_now();
+      return;
+    }
+    lsn = *logged;
+    PartitionStats s;
+    s.forced_writes = 1;
+    AddStats(s);
   }
-  auto lsn = b->txn->LogBranch(wal::RecordType::kPrepare, h.gtid,
-                               wal::EncodePreparePayload(from, ""));
-  if (!lsn.ok()) {
+  // With failover, the branch's writes are in memory (its ring record)
+  // before its yes vote: if this node fails holding the vote, its
+  // reclaimer commits them as the coordinator decides (decision_board.h).
+  if (config_.failover &&
+      !b->txn
+           ->RecordPrepared(wal::RecordType::kPrepare, h.gtid,
+                            wal::EncodePreparePayload(from, ""))
+           .ok()) {
     EndBranch(*b);
     send_now();
     return;
   }
-  PartitionStats s;
-  s.forced_writes = 1;
-  AddStats(s);
-  if (config_.db->watermark != nullptr) {
+  if (log == nullptr || config_.db->watermark != nullptr) {
     // Acknowledged by watermark: no acknowledgement of this transaction,
     // nor of any that reads its writes, comes before the cluster mark
     // covers its commit timestamp, which needs this record durable; a
@@ -694,6 +733,8 @@ void Node::OnPrepare(const Header& h, rdma::ComputeNodeId from,
     // (docs/design/durable_acks.md). So the vote need not wait.
     vote.vote = Vote::kYes;
     send_now();
+    lock.unlock();
+    At(TwoPhasePoint::kParticipantAfterVote);
     return;
   }
   lock.unlock();
@@ -712,6 +753,9 @@ void Node::OnCommit(const Header& h, rdma::ComputeNodeId from,
   if (b != nullptr) {
     // The branch is idle (prepared, voted); a message of it is handled at
     // most for an instant.
+    At(TwoPhasePoint::kParticipantBeforeCommit);
+    // Crashed there (a test's failure), this node does nothing more.
+    if (peer_failed(from)) return;
     std::unique_lock<std::mutex> lock(b->mu);
     if (!b->ended && b->prepared) CommitBranch(*b, h.commit_ts);
   }
@@ -750,8 +794,12 @@ void Node::OnAbort(const Header& h) {
 }
 
 void Node::OnAnswer(Kind kind, const Header& h, rdma::ComputeNodeId from) {
-  if (kind == Kind::kAck) return;  // counted by the sender
+  // Acks are counted by the sender.
   if (h.slot >= slots_all_.size()) return;
+  if (kind == Kind::kAck) {
+    slots_all_[h.slot]->Acked(from, h.gtid);
+    return;
+  }
   slots_all_[h.slot]->Deliver(from, h);
 }
 

@@ -71,6 +71,13 @@ class Slot {
   // The answers of the finished round, by node id.
   const std::vector<Answer>& answers() const { return answers_; }
   int index() const { return index_; }
+  // Failover: the yes-voters `nodes` of this slot's commit `gtid`, whose
+  // decision is published, are to acknowledge COMMIT (Acked); WaitAcked
+  // waits for every one, or for its failure (Fail), or the deadline
+  // (false). decision_board.h says why.
+  void ExpectAcks(uint64_t gtid, absl::Span<const rdma::ComputeNodeId> nodes);
+  void Acked(rdma::ComputeNodeId from, uint64_t gtid);
+  bool WaitAcked(absl::Time deadline);
   // The next sequence number of this slot's transactions (its
   // coordinator's only: one session holds the slot at a time).
   uint64_t NextSequence() { return ++sequence_; }
@@ -80,12 +87,18 @@ class Slot {
   void FailLocked(rdma::ComputeNodeId n);  // holds mu_
   int index_ = 0;
   uint64_t sequence_ = 0;
+  // What this slot's decision word holds, as far as its coordinator knows
+  // (decision_board.h's Publish); zeroed with the word at the node's start.
+  uint64_t decision_ = 0;
+  friend class Coordinator;
   const std::atomic<uint64_t>* failed_ = nullptr;  // the node's failed_
   std::mutex mu_;
   std::condition_variable done_;
   uint32_t seq_ = 0;             // guarded by mu_
   int outstanding_ = 0;          // guarded by mu_
   std::vector<Answer> answers_;  // guarded by mu_ while a round runs
+  uint64_t unacked_gtid_ = 0;    // guarded by mu_
+  uint64_t unacked_ = 0;         // guarded by mu_: bit n, node n
 };
 
 class Node {

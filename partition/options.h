@@ -22,6 +22,8 @@ enum class TwoPhasePoint {
   kCoordinatorBeforeDecision,  // every vote is yes, nothing decided yet
   kCoordinatorAfterDecision,   // decided, logged and published; no COMMIT
   kParticipantBeforeVote,      // PREPARE arrived, nothing done yet
+  kParticipantAfterVote,       // its yes vote sent, its record in memory
+  kParticipantBeforeCommit,    // COMMIT arrived (decided), nothing done yet
 };
 
 // Faults a 2PC test injects, probabilities in [0, 1].
