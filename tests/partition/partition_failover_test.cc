@@ -1,7 +1,10 @@
 // A compute node fails in partitioned mode (docs/design/node_failure.md,
 // "Status"), at a forced point of two-phase commit: as coordinator before
 // its decision, as coordinator after its decision is logged and published
-// but before any participant heard it, and as participant before its vote.
+// but before any participant heard it, as participant before its vote,
+// and as participant after its yes vote, both before its live
+// coordinator's decision (the reclaim is over before the coordinator goes
+// on, so the reclaimer decides first: abort) and after it (COMMIT is lost).
 //
 // Three nodes run bank transfers between accounts of every node; each
 // transfer also adds one to its coordinator's counter row (on the
@@ -14,9 +17,12 @@
 //   - after it rejoins, the total of the balances is exact (no transfer is
 //     partly visible) and every node's counter is at least the number of
 //     its acknowledged transfers (none acknowledged is lost).
+
 // With the resolution disabled (partition/node.cc's ResolveBranchesOf
 // deciding every branch abort) the after-decision case loses the victim's
-// acknowledged transfers' remote halves, and the total check fails.
+// acknowledged transfers' remote halves, and the total check fails; with
+// no prepared ring records (partition/node.cc's OnPrepare), both
+// after-vote cases lose the victim's halves of transfers that commit.
 
 #include <atomic>
 #include <filesystem>
@@ -72,6 +78,9 @@ struct Trigger {
   std::atomic<int> node{-1};
   std::atomic<int> skip{0};
   std::atomic<bool> fired{false};
+  // Returns only once the failed node is reclaimed (a coordinator that
+  // reached the point through this node goes on after its reclaimer).
+  std::atomic<bool> wait_reclaimed{false};
 
   void At(TwoPhasePoint p, uint32_t n) {
     if (point.load() != static_cast<int>(p) ||
@@ -84,6 +93,10 @@ struct Trigger {
     absl::Status s = engine.load()->FailNode(n);
     EXPECT_TRUE(s.ok()) << s;
     fired = true;
+    if (wait_reclaimed.load()) {
+      s = engine.load()->WaitReclaimed(n, absl::Seconds(10));
+      EXPECT_TRUE(s.ok()) << s;
+    }
   }
 };
 
@@ -254,7 +267,11 @@ TEST_P(PartitionFailoverTest, SurvivorsDecideAndGoOn) {
   const Param param = GetParam();
   const rdma::ComputeNodeId victim = param.victim;
   const int survivor = (victim + 1) % kNodes;
-  const bool participant = param.point == TwoPhasePoint::kParticipantBeforeVote;
+  const bool participant =
+      param.point == TwoPhasePoint::kParticipantBeforeVote ||
+      param.point == TwoPhasePoint::kParticipantAfterVote ||
+      param.point == TwoPhasePoint::kParticipantBeforeCommit;
+  trigger_.wait_reclaimed = param.point == TwoPhasePoint::kParticipantAfterVote;
   std::mt19937_64 rng(static_cast<uint64_t>(param.point) * 7 + victim);
   uint64_t unavailable_seen = 0;
   for (int cycle = 0; cycle < kCycles; ++cycle) {
@@ -267,10 +284,8 @@ TEST_P(PartitionFailoverTest, SurvivorsDecideAndGoOn) {
     std::atomic<int> errors{0};
     std::vector<std::thread> workers;
     for (int n = 0; n < kNodes; ++n) {
-      // Which transfers each node coordinates: only one survivor's touch
-      // the victim, and none when it fails as coordinator, so that the
-      // victim holds no yes vote of a live coordinator when it fails
-      // (that case is not built: docs/design/node_failure.md, "Status").
+      // Which transfers each node coordinates: as participant, the victim
+      // is one survivor's; as coordinator, no other node's.
       const bool victim_node = n == static_cast<int>(victim);
       if (victim_node && participant) continue;
       const bool touch_victim = victim_node || (participant && n == survivor);
@@ -295,9 +310,9 @@ TEST_P(PartitionFailoverTest, SurvivorsDecideAndGoOn) {
           const int64_t to =
               mine[(i + 1 + r() % (mine.size() - 1)) % mine.size()];
           ++attempted_[n];
-          auto done =
-              s->Call<bool>(transfer_, from, to, static_cast<int64_t>(r() % 50),
-                            OwnPartition(n));
+          auto done = s->Call<bool>(transfer_, from, to,
+                                    static_cast<int64_t>(1 + r() % 49),
+                                    OwnPartition(n));
           if (done.ok()) {
             ++acked_[n];
           } else if (n == static_cast<int>(victim) && trigger_.fired) {
@@ -358,9 +373,12 @@ TEST_P(PartitionFailoverTest, SurvivorsDecideAndGoOn) {
   const std::vector<engine::ReclaimReport> reports = engine_->ReclaimReports();
   ASSERT_EQ(reports.size(), static_cast<size_t>(kCycles));
   uint64_t committed = 0, aborted = 0;
+  uint64_t prepared_committed = 0, prepared_aborted = 0;
   for (const auto& r : reports) {
     committed += r.branches_committed;
     aborted += r.branches_aborted;
+    prepared_committed += r.prepared_committed;
+    prepared_aborted += r.prepared_aborted;
   }
   // Each point leaves in-doubt branches to decide, one way.
   if (param.point == TwoPhasePoint::kCoordinatorAfterDecision) {
@@ -368,6 +386,14 @@ TEST_P(PartitionFailoverTest, SurvivorsDecideAndGoOn) {
   } else if (param.point == TwoPhasePoint::kCoordinatorBeforeDecision) {
     EXPECT_GT(aborted, 0u);
     EXPECT_EQ(committed, 0u);
+  } else if (param.point == TwoPhasePoint::kParticipantAfterVote) {
+    // Every cycle the reclaimer decided the victim's yes-voted branch
+    // before its coordinator could: aborted, and the coordinator too.
+    EXPECT_EQ(prepared_aborted, static_cast<uint64_t>(kCycles));
+    EXPECT_EQ(prepared_committed, 0u);
+  } else if (param.point == TwoPhasePoint::kParticipantBeforeCommit) {
+    // Every cycle the coordinator decided first: the branch is redone.
+    EXPECT_EQ(prepared_committed, static_cast<uint64_t>(kCycles));
   }
 }
 
@@ -427,7 +453,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Param{TwoPhasePoint::kCoordinatorAfterDecision, 0,
                             "CoordinatorAfterDecisionNode0"},
                       Param{TwoPhasePoint::kParticipantBeforeVote, 2,
-                            "ParticipantBeforeVote"}),
+                            "ParticipantBeforeVote"},
+                      Param{TwoPhasePoint::kParticipantAfterVote, 2,
+                            "ParticipantAfterVoteBeforeDecision"},
+                      Param{TwoPhasePoint::kParticipantBeforeCommit, 2,
+                            "ParticipantAfterVoteAfterDecision"}),
     [](const ::testing::TestParamInfo<Param>& info) {
       return std::string(info.param.name);
     });
