@@ -204,8 +204,8 @@ class PartitionFailoverTest : public ::testing::TestWithParam<Param> {
         "transfer",
         std::function<absl::StatusOr<bool>(Txn&, int64_t, int64_t, int64_t,
                                            int64_t)>(
-            [=](Txn& txn, int64_t from, int64_t to, int64_t amount,
-                int64_t counter_partition) -> absl::StatusOr<bool> {
+            [=, this](Txn& txn, int64_t from, int64_t to, int64_t amount,
+                      int64_t counter_partition) -> absl::StatusOr<bool> {
               absl::StatusOr<Value> a, b, c;
               FragmentBatch batch(txn);
               batch.Add(PartitionOf(from), adjust, AdjustIn{from, -amount}, &a);
