@@ -84,6 +84,16 @@ inline constexpr uint64_t kSeenEpochsBytes = 512;
 static_assert(kSeenEpochsOffset + kSeenEpochsBytes <=
               rdma::kRootAreaOffset + rdma::kRootAreaBytes);
 
+// partition/decision_board.h: partitioned mode's commit decisions, one
+// 8-byte word per (coordinator node, coordinator slot), on memory node
+// (node % memory nodes) like that node's redo ring.
+inline constexpr uint64_t kDecisionBoardOffset =
+    kSeenEpochsOffset + kSeenEpochsBytes;
+inline constexpr uint64_t kDecisionBoardSlots = 64;  // per coordinator node
+inline constexpr uint64_t kDecisionBoardBytes = 64 * kDecisionBoardSlots * 8;
+static_assert(kDecisionBoardOffset + kDecisionBoardBytes <=
+              rdma::kRootAreaOffset + rdma::kRootAreaBytes);
+
 }  // namespace strand::cc
 
 #endif  // STRAND_CC_ROOT_WORDS_H_

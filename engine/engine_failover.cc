@@ -10,6 +10,7 @@
 #include "engine/failure_monitor.h"
 #include "engine/node_runtime.h"
 #include "glog/logging.h"
+#include "partition/node.h"
 #include "txn/commit_watermark.h"
 #include "txn/redo_ring.h"
 
@@ -79,6 +80,25 @@ absl::StatusOr<ReclaimReport> EngineImpl::Reclaim(rdma::ComputeNodeId reclaimer,
   context.log = node->log();
   context.gcl_size = options_.cc.gcl_size;
   context.on_stage = [this] { monitor_->Refresh(); };
+  if (!partition_nodes_.empty()) {
+    // Every survivor hosted here (with failover, all of them: the loopback
+    // is one process) stops waiting for it and decides its branches of
+    // the failed node's transactions.
+    context.resolve_branches = [this, failed](ReclaimReport& report) {
+      for (auto& p : partition_nodes_) {
+        if (p == nullptr || p->id() == failed) continue;
+        p->PeerFailed(failed);
+        int committed = 0, aborted = 0;
+        if (absl::Status s = p->ResolveBranchesOf(failed, &committed, &aborted);
+            !s.ok()) {
+          return s;
+        }
+        report.branches_committed += committed;
+        report.branches_aborted += aborted;
+      }
+      return absl::OkStatus();
+    };
+  }
   return ReclaimNode(context, failed);
 }
 
@@ -127,6 +147,11 @@ absl::Status EngineImpl::FailNode(rdma::ComputeNodeId node) {
         "acknowledgement are not acknowledged",
         node)));
   }
+  // Its sessions' waits for other nodes' answers end, and their calls
+  // fail from now on (partitioned mode; the crash lost those answers).
+  if (node < partition_nodes_.size() && partition_nodes_[node] != nullptr) {
+    partition_nodes_[node]->Crashed();
+  }
   if (first_node_ == nodes_[node].get()) {
     for (auto& other : nodes_) {
       if (other != nullptr && other->id() != node) first_node_ = other.get();
@@ -148,10 +173,6 @@ absl::Status EngineImpl::WaitReclaimed(rdma::ComputeNodeId node,
 absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
                                     absl::Duration timeout) {
   if (absl::Status s = CheckFailover(node); !s.ok()) return s;
-  if (options_.mode == EngineMode::kPartitioned) {
-    return absl::UnimplementedError(
-        "a compute node's rejoin in partitioned mode is not built yet");
-  }
   if (epoch_ticker_ != nullptr) {
     // The ticker keeps a thread context of every hosted node's manager.
     return absl::UnimplementedError(
@@ -183,6 +204,10 @@ absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
   const bool restart_checkpointer = node == 0 && checkpointer_ != nullptr;
   if (restart_checkpointer) checkpointer_.reset();
   retired_cache_stats_ += nodes_[node]->manager().Stats();
+  // Its partitioned-mode side first: its branches run on the runtime.
+  // Whatever they held was ended by the survivors' resolution and the
+  // latch scan; rolling them back only drops the dead cache's copies.
+  if (node < partition_nodes_.size()) partition_nodes_[node].reset();
   {
     // The dead incarnation: its log fails to close (its files stopped),
     // its cache is dropped (every write-back fails: it is still fenced).
@@ -226,10 +251,21 @@ absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
       return s;
     }
   }
+  if (node < partition_nodes_.size()) {
+    // A new mailbox region: it greets every survivor, who forgot the old
+    // one when it failed, and its partitions are available again.
+    auto started = StartPartitionNode(*nodes_[node]);
+    if (!started.ok()) return started.status();
+    partition_nodes_[node] = *std::move(started);
+    if (absl::Status s = partition_nodes_[node]->Greet(); !s.ok()) return s;
+  }
   if (absl::Status s = monitor_->Attach(node, nodes_[node]->manager(),
                                         OnDeclaredFailed(*nodes_[node]));
       !s.ok()) {
     return s;
+  }
+  for (auto& p : partition_nodes_) {
+    if (p != nullptr && p->id() != node) p->PeerRejoined(node);
   }
   absl::MutexLock lock(&mu_);
   failed_nodes_ &= ~(uint64_t{1} << node);

@@ -137,15 +137,7 @@ absl::Status EngineImpl::StartPartitioned() {
   partition_nodes_.resize(nodes_.size());
   for (auto& node : nodes_) {
     if (node == nullptr) continue;
-    partition::Node::Config config;
-    config.fabric = fabric_.get();
-    config.id = node->id();
-    config.db = &node->db();
-    config.manager = &node->manager();
-    config.fragments = &fragments_;
-    config.map = partition_map_.get();
-    config.options = options_.partitioned;
-    auto started = partition::Node::Start(config);
+    auto started = StartPartitionNode(*node);
     if (!started.ok()) return started.status();
     partition_nodes_[node->id()] = *std::move(started);
   }
@@ -155,6 +147,20 @@ absl::Status EngineImpl::StartPartitioned() {
     if (absl::Status s = node->Greet(); !s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<partition::Node>> EngineImpl::StartPartitionNode(
+    NodeRuntime& node) {
+  partition::Node::Config config;
+  config.fabric = fabric_.get();
+  config.id = node.id();
+  config.db = &node.db();
+  config.manager = &node.manager();
+  config.fragments = &fragments_;
+  config.map = partition_map_.get();
+  config.options = options_.partitioned;
+  config.failover = options_.failover.enabled;
+  return partition::Node::Start(config);
 }
 
 partition::PartitionStats EngineImpl::PartitionStats() const {

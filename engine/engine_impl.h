@@ -184,6 +184,10 @@ class EngineImpl {
   int RecoveryThreads() const;
   // Partitioned mode: the partition map and every hosted node's side of it.
   absl::Status StartPartitioned();
+  // `node`'s side of partitioned mode (StartPartitioned's step for each
+  // hosted node, and a rejoining node's).
+  absl::StatusOr<std::unique_ptr<partition::Node>> StartPartitionNode(
+      NodeRuntime& node);
   // The epoch managers of the hosted nodes (and their ticker, in the pool).
   absl::Status StartEpochs();
   // Hosted compute node `id`'s runtime, set up as the options say (Open's

@@ -1,6 +1,7 @@
 #include "engine/engine_options.h"
 
 #include "absl/strings/str_format.h"
+#include "cc/root_words.h"
 
 namespace strand::engine {
 namespace {
@@ -29,6 +30,7 @@ constexpr OptionSetting kProtocol{"cc.protocol", "protocol"};
 constexpr OptionSetting kEarlyLockRelease{"wal.early_lock_release",
                                           "wal_pipeline"};
 constexpr OptionSetting kFabricKind{"fabric.kind", "fabric"};
+constexpr OptionSetting kSlotsPerNode{"partitioned.slots_per_node", ""};
 
 }  // namespace
 
@@ -157,6 +159,14 @@ absl::Status EngineOptions::ValidateFailover(const OptionNaming& naming) const {
         "marks are what tells a survivor which of a failed node's commits "
         "to log again",
         naming.Name(kFailover), naming.Name(kEarlyLockRelease)));
+  }
+  if (mode == EngineMode::kPartitioned &&
+      partitioned.slots_per_node > static_cast<int>(cc::kDecisionBoardSlots)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s with %s: at most %d sessions per node (the decision board of "
+        "partition/decision_board.h has a word per session)",
+        naming.Setting(kSlotsPerNode, partitioned.slots_per_node),
+        naming.Name(kFailover), cc::kDecisionBoardSlots));
   }
   return absl::OkStatus();
 }

@@ -6,11 +6,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cc/root_words.h"
+#include "partition/decision_board.h"
 #include "rdma/batch.h"
 #include "txn/commit_watermark.h"
 #include "txn/node_words.h"
 #include "txn/redo_ring.h"
 #include "wal/failover_records.h"
+#include "wal/two_phase_records.h"
 
 namespace strand::engine {
 namespace {
@@ -50,6 +52,66 @@ absl::Status Reapply(rdma::Endpoint& endpoint,
   return absl::OkStatus();
 }
 
+// A distributed commit whose record is not done may have stopped between
+// its ring record and its decision word (partition/decision_board.h), or
+// lost that word to a failed participant's reclaimer: then none of its
+// data reached memory, and its participants abort. Such a record is
+// dropped. One not done and decided is still its slot's last decision.
+absl::Status DropUndecided(rdma::Endpoint& endpoint, const rdma::Fabric& fabric,
+                           rdma::ComputeNodeId failed,
+                           std::vector<txn::RedoRing::Record>& records,
+                           ReclaimReport& report) {
+  for (auto it = records.begin(); it != records.end();) {
+    if (it->done || it->type != wal::RecordType::kDistributedCommit ||
+        wal::CoordinatorOf(it->txn_id) != failed) {
+      ++it;
+      continue;
+    }
+    absl::StatusOr<bool> decided =
+        partition::Decided(endpoint, fabric, it->txn_id, failed);
+    if (!decided.ok()) return decided.status();
+    if (*decided) {
+      ++it;
+    } else {
+      ++report.records_undecided;
+      it = records.erase(it);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A prepared branch of the failed node as participant (Txn::RecordPrepared:
+// a kPrepare record not done, of another node's transaction) is redone iff
+// its coordinator, perhaps alive, decided commit; otherwise the reclaimer
+// marks it aborted on the coordinator's word, first, and drops it
+// (partition/decision_board.h's Resolve). Run before the survivors learn
+// of the failure, while their coordinators still wait for its
+// acknowledgement of their last decisions (Slot::WaitAcked).
+absl::Status ResolvePrepared(rdma::Endpoint& endpoint,
+                             const rdma::Fabric& fabric,
+                             rdma::ComputeNodeId failed,
+                             std::vector<txn::RedoRing::Record>& records,
+                             ReclaimReport& report) {
+  for (auto it = records.begin(); it != records.end();) {
+    if (it->done || it->type != wal::RecordType::kPrepare ||
+        wal::CoordinatorOf(it->txn_id) == failed) {
+      ++it;  // a commit of its own
+      continue;
+    }
+    absl::StatusOr<bool> commit =
+        partition::Resolve(endpoint, fabric, it->txn_id);
+    if (!commit.ok()) return commit.status();
+    if (*commit) {
+      ++report.prepared_committed;
+      ++it;
+    } else {
+      ++report.prepared_aborted;
+      it = records.erase(it);
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Step 3 (node_reclaim.h).
 absl::Status Relog(const ReclaimContext& c, rdma::ComputeNodeId failed,
                    const std::vector<txn::RedoRing::Record>& records,
@@ -84,13 +146,17 @@ std::string ReclaimReport::ToString() const {
   return absl::StrFormat(
       "compute node %d reclaimed by node %d in %s (fence %s, ring %s, relog "
       "%s, latch scan %s): node mark %d, oracle %d, %d ring records, %d "
-      "redone, %d logged again; %d latch words read, %d held exclusive and "
+      "redone, %d logged again, %d undecided dropped; %d branches of its "
+      "transactions committed and %d aborted; of its prepared branches %d "
+      "committed and %d aborted; %d latch words read, %d held exclusive and "
       "%d shared by it",
       node, reclaimer, absl::FormatDuration(total_time),
       absl::FormatDuration(fence_time), absl::FormatDuration(ring_time),
       absl::FormatDuration(relog_time), absl::FormatDuration(scan_time),
       node_mark, oracle, ring_records, records_reapplied, records_relogged,
-      latches.lines, latches.holder_fields, latches.reader_bits);
+      records_undecided, branches_committed, branches_aborted,
+      prepared_committed, prepared_aborted, latches.lines,
+      latches.holder_fields, latches.reader_bits);
 }
 
 absl::StatusOr<ReclaimReport> ReclaimNode(const ReclaimContext& c,
@@ -103,6 +169,18 @@ absl::StatusOr<ReclaimReport> ReclaimNode(const ReclaimContext& c,
 
   if (absl::Status s = c.fabric->Fence(failed); !s.ok()) return s;
   if (absl::Status s = Publish(c, failed, Stage::kFenced); !s.ok()) return s;
+  absl::StatusOr<std::vector<txn::RedoRing::Record>> records =
+      txn::RedoRing::Read(endpoint, failed);
+  if (!records.ok()) return records.status();
+  report.ring_records = records->size();
+  if (absl::Status s =
+          ResolvePrepared(endpoint, *c.fabric, failed, *records, report);
+      !s.ok()) {
+    return s;
+  }
+  if (c.resolve_branches) {
+    if (absl::Status s = c.resolve_branches(report); !s.ok()) return s;
+  }
   const absl::Time fenced = absl::Now();
   report.fence_time = fenced - start;
 
@@ -117,10 +195,11 @@ absl::StatusOr<ReclaimReport> ReclaimNode(const ReclaimContext& c,
                     &report.oracle);
   if (absl::Status s = endpoint.Execute(batch); !s.ok()) return s;
 
-  absl::StatusOr<std::vector<txn::RedoRing::Record>> records =
-      txn::RedoRing::Read(endpoint, failed);
-  if (!records.ok()) return records.status();
-  report.ring_records = records->size();
+  if (absl::Status s =
+          DropUndecided(endpoint, *c.fabric, failed, *records, report);
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = Reapply(endpoint, *records, report); !s.ok()) return s;
   if (absl::Status s = Publish(c, failed, Stage::kStealable); !s.ok()) return s;
   const absl::Time ring_done = absl::Now();

@@ -19,8 +19,16 @@
 //   4. take its holder field and reader bits out of every latch word
 //      (cc/selcc/latch_scan.h); stage kReclaimed: it may rejoin.
 // A paused node that resumes finds every operation failing (fenced).
-// Partitioned mode's branches of its transactions are not resolved here
-// (docs/design/node_failure.md says what is missing).
+
+// Partitioned mode: once it is fenced, the survivors' branches of its
+// transactions are resolved from its decision words (resolve_branches;
+// partition/decision_board.h), and of its ring records, a distributed
+// commit not done whose decision word does not name it was never decided:
+// it is neither redone nor logged again (presumed abort). Before the
+// survivors learn of the failure, its prepared branches of their
+// transactions (ring records written before its yes votes) are decided
+// with their coordinators' words: redone if decided commit, else marked
+// aborted there and dropped (partition/decision_board.h).
 
 #include <cstdint>
 #include <functional>
@@ -44,6 +52,12 @@ struct ReclaimReport {
   uint64_t ring_records = 0;       // intact records in its ring
   uint64_t records_reapplied = 0;  // not done: redone
   uint64_t records_relogged = 0;   // above its mark: adopted
+  // Partitioned mode: undecided distributed commits left out of its ring;
+  // survivors' branches of its transactions committed and aborted.
+  uint64_t records_undecided = 0;
+  uint64_t branches_committed = 0, branches_aborted = 0;
+  // Its own prepared branches (as participant) redone and dropped.
+  uint64_t prepared_committed = 0, prepared_aborted = 0;
   cc::selcc::LatchScanResult latches;
 
   std::string ToString() const;
@@ -59,6 +73,9 @@ struct ReclaimContext {
   // Called after each stage is published, so this process's caches learn
   // it at once rather than at the monitor's next look.
   std::function<void()> on_stage;
+  // Partitioned mode, once the failed node is fenced: ends the branches of
+  // its transactions on every survivor, counting them in the report.
+  std::function<absl::Status(ReclaimReport&)> resolve_branches;
 };
 
 absl::StatusOr<ReclaimReport> ReclaimNode(const ReclaimContext& context,

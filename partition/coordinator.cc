@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "base/coding.h"
 #include "glog/logging.h"
+#include "partition/decision_board.h"
 #include "wal/two_phase_records.h"
 
 namespace strand::partition {
@@ -43,10 +44,13 @@ void Coordinator::Publish() {
 }
 
 void Coordinator::Begin() {
-  // Sequence numbers restart with the process; the slot keeps two
-  // sessions of one node apart, the node id two nodes.
+  // The slot's sequence outlives its sessions, so a gtid names one
+  // transaction per incarnation of this node: a decision word
+  // (decision_board.h) left by an earlier session of this slot never
+  // names a later one's transaction. The slot keeps two sessions of one
+  // node apart, the node id two nodes.
   gtid_ =
-      wal::GlobalTxnId(node_.id(), (++next_sequence_ << 8) |
+      wal::GlobalTxnId(node_.id(), (slot_->NextSequence() << 8) |
                                        static_cast<uint64_t>(slot_->index()));
   branches_.clear();
   begin_ = absl::Now();
@@ -57,6 +61,7 @@ void Coordinator::SendRound(Kind kind, absl::Span<const rdma::ComputeNodeId> to,
   absl::InlinedVector<rdma::ComputeNodeId, 4> sent;
   absl::InlinedVector<rdma::Message, 4> messages;
   for (rdma::ComputeNodeId n : to) {
+    if (node_.peer_failed(n)) continue;  // it learns nothing any more
     node_.Count(kind);
     const bool droppable = kind == Kind::kWork || kind == Kind::kPrepare;
     if (droppable &&
@@ -81,6 +86,12 @@ absl::Status Coordinator::StartCalls(absl::Span<Call> calls) {
   calls_ = calls;
   round_nodes_.clear();
   for (const Call& c : calls) {
+    if (node_.peer_failed(c.node)) {
+      // Its partitions are unavailable until it rejoins: say so at once.
+      ++stats_.unavailable;
+      Publish();
+      return node_.PeerUnavailable(c.node);
+    }
     if (std::find(round_nodes_.begin(), round_nodes_.end(), c.node) ==
         round_nodes_.end()) {
       round_nodes_.push_back(c.node);
@@ -147,6 +158,11 @@ absl::Status Coordinator::FinishCalls() {
   absl::Status branch_failure;
   for (rdma::ComputeNodeId n : round_nodes_) {
     const Header& h = answers[n].header;
+    if (h.status_code != 0 && node_.peer_failed(n)) {
+      // It failed during the round (Slot::Fail).
+      ++stats_.unavailable;
+      return node_.PeerUnavailable(n);
+    }
     if (h.status_code != 0) {
       if (branch_failure.ok()) {
         branch_failure = absl::Status(
@@ -275,11 +291,29 @@ absl::Status Coordinator::CommitDistributed(txn::Txn& local) {
     }
   }
   if (!all_yes) {
+    for (rdma::ComputeNodeId n : branches_) {
+      if (node_.peer_failed(n)) {
+        ++stats_.unavailable;
+        return Fail(local, node_.PeerUnavailable(n));
+      }
+    }
     return Fail(local, absl::AbortedError(
                            "a participant voted no or did not vote in time"));
   }
+  node_.At(TwoPhasePoint::kCoordinatorBeforeDecision);
   const absl::Time commit_start = absl::Now();
+  // With failover, the decision goes to memory before the log and before
+  // anyone learns it (decision_board.h); after it, this node commits
+  // whatever its log does.
+  bool published = false;
+  if (node_.publishes_decisions() && !yes.empty()) {
+    if (absl::Status s = PublishDecision(local, yes); !s.ok()) {
+      return Fail(local, s);
+    }
+    published = true;
+  }
   wal::LogWriter* log = node_.db().log;
+  absl::Status log_failure;
   if (log != nullptr && (!yes.empty() || local.writes_anything())) {
     // The decision: forced before anyone learns it. With only read-only
     // participants it is a plain commit of the local writes.
@@ -287,33 +321,41 @@ absl::Status Coordinator::CommitDistributed(txn::Txn& local) {
         yes.empty()
             ? local.LogBranch(wal::RecordType::kCommit, commit_ts, "")
             : local.LogBranch(wal::RecordType::kDistributedCommit, gtid_,
-                              wal::EncodeDistributedCommitPayload(yes, ""));
-    if (!decided.ok()) return Fail(local, decided.status());
+                              wal::EncodeDistributedCommitPayload(yes, ""),
+                              /*abort_on_failure=*/!published);
+    if (!decided.ok() && !published) return Fail(local, decided.status());
     // Acknowledged by watermark, the decision need not be durable before
     // the participants learn it: a crash that loses it cuts the
     // transaction, and everything that read its writes, from every log
     // (docs/design/durable_acks.md).
-    if (absl::Status s = node_.db().watermark != nullptr
-                             ? absl::OkStatus()
-                             : log->WaitDurable(*decided);
-        !s.ok()) {
+    absl::Status durable = !decided.ok() ? decided.status()
+                           : node_.db().watermark != nullptr
+                               ? absl::OkStatus()
+                               : log->WaitDurable(*decided);
+    if (!durable.ok() && !published) {
       // The decision may or may not be durable, and this node's log is
       // failed for good (wal/log_writer.h): nobody is told anything. The
       // participants stay prepared, latches held, until a restart's
       // recovery decides from the logs.
       branches_.clear();
       local.Abort(txn::AbortReason::kError);
-      return s;
+      return durable;
     }
+    // Published, the decision stands (its ring record carries the redo);
+    // the caller is not told it committed.
+    log_failure = durable;
     ++stats_.forced_writes;
   }
   if (absl::Status s = local.CommitPrepared(); !s.ok()) return s;
+  node_.At(TwoPhasePoint::kCoordinatorAfterDecision);
   stats_.coordinator_hold_ns += NanosSince(begin_);
   Header h;
   h.gtid = gtid_;
   h.commit_ts = commit_ts;
   h.slot = static_cast<uint32_t>(slot_->index());
   absl::InlinedVector<rdma::ComputeNodeId, 4> to(yes.begin(), yes.end());
+  // Expected before they can arrive (an inline delivery answers at once).
+  if (published) slot_->ExpectAcks(gtid_, to);
   SendRound(Kind::kCommit, to, h);
   ++stats_.transactions;
   ++stats_.distributed;
@@ -325,6 +367,37 @@ absl::Status Coordinator::CommitDistributed(txn::Txn& local) {
   stats_.commit_ns += NanosSince(commit_start);
   branches_.clear();
   Publish();
+  return log_failure;
+}
+
+absl::Status Coordinator::PublishDecision(txn::Txn& local,
+                                          absl::Span<const uint32_t> yes) {
+  // The slot's last decision may still be the only word a failed
+  // yes-voter's reclaimer can decide by: not overwritten until answered.
+  if (!slot_->WaitAcked(absl::Now() + node_.options().reply_timeout)) {
+    return absl::AbortedError(
+        "a participant has not acknowledged this session's last commit");
+  }
+  // Redone by this node's reclaimer iff the word below names gtid_.
+  if (absl::Status s = local.RecordPrepared(
+          wal::RecordType::kDistributedCommit, gtid_,
+          wal::EncodeDistributedCommitPayload(
+              std::vector<uint32_t>(yes.begin(), yes.end()), ""));
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<bool> won =
+      partition::Publish(*endpoint_,
+                         DecisionWord(node_.fabric(), node_.id(),
+                                      static_cast<uint32_t>(slot_->index())),
+                         gtid_, &slot_->decision_);
+  if (!won.ok()) return won.status();
+  if (!*won) {
+    ++stats_.unavailable;
+    return absl::UnavailableError(
+        "a participant failed after voting yes, and its reclaimer aborted "
+        "the transaction first");
+  }
   return absl::OkStatus();
 }
 

@@ -64,13 +64,15 @@ class Coordinator : public txn::RemoteBranches {
                std::vector<uint32_t>* yes);
   absl::Status CommitLocalOnly(txn::Txn& local);
   absl::Status CommitDistributed(txn::Txn& local);
+  // Failover: the local branch's ring record, then the commit decision
+  // in the slot's word (decision_board.h). Fails if it cannot commit.
+  absl::Status PublishDecision(txn::Txn& local, absl::Span<const uint32_t> yes);
   // Ends the attempt: every branch rolled back, the local one too.
   absl::Status Fail(txn::Txn& local, absl::Status why);
 
   Node& node_;
   Slot* const slot_;
   std::unique_ptr<rdma::Endpoint> endpoint_;
-  uint64_t next_sequence_ = 0;
   uint64_t gtid_ = 0;
   absl::Time begin_;
   std::vector<rdma::ComputeNodeId> branches_;  // nodes with a branch

@@ -1,11 +1,13 @@
 #include "partition/node.h"
 
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "base/coding.h"
 #include "glog/logging.h"
+#include "partition/decision_board.h"
 #include "wal/two_phase_records.h"
 
 namespace strand::partition {
@@ -37,7 +39,55 @@ uint32_t Slot::Begin(absl::Span<const rdma::ComputeNodeId> nodes) {
   outstanding_ = static_cast<int>(nodes.size());
   for (Answer& a : answers_) a.arrived = true;  // not expected
   for (rdma::ComputeNodeId n : nodes) answers_[n].arrived = false;
+  // A failed node's answer is known already (Fail).
+  const uint64_t failed =
+      failed_ != nullptr ? failed_->load(std::memory_order_acquire) : 0;
+  for (rdma::ComputeNodeId n : nodes) {
+    if ((failed >> n) & 1) FailLocked(n);
+  }
   return seq_;
+}
+
+void Slot::ExpectAcks(uint64_t gtid,
+                      absl::Span<const rdma::ComputeNodeId> nodes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  unacked_gtid_ = gtid;
+  unacked_ = 0;
+  for (rdma::ComputeNodeId n : nodes) unacked_ |= uint64_t{1} << n;
+  // A failed node's resolution is over already (Node::PeerFailed).
+  if (failed_ != nullptr) unacked_ &= ~failed_->load(std::memory_order_acquire);
+}
+
+void Slot::Acked(rdma::ComputeNodeId from, uint64_t gtid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (gtid != unacked_gtid_ || from >= 64) return;
+  unacked_ &= ~(uint64_t{1} << from);
+  if (unacked_ == 0) done_.notify_all();
+}
+
+bool Slot::WaitAcked(absl::Time deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return done_.wait_until(lock, absl::ToChronoTime(deadline),
+                          [&] { return unacked_ == 0; });
+}
+
+void Slot::FailLocked(rdma::ComputeNodeId n) {
+  if (n < 64 && ((unacked_ >> n) & 1)) {
+    unacked_ &= ~(uint64_t{1} << n);
+    if (unacked_ == 0) done_.notify_all();
+  }
+  if (n >= answers_.size() || answers_[n].arrived) return;
+  Header h;
+  h.seq = seq_;
+  h.status_code = static_cast<uint32_t>(absl::StatusCode::kUnavailable);
+  h.vote = Vote::kNo;
+  answers_[n] = Answer{true, h};
+  if (--outstanding_ == 0) done_.notify_all();
+}
+
+void Slot::Fail(rdma::ComputeNodeId n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FailLocked(n);
 }
 
 void Slot::Deliver(rdma::ComputeNodeId from, const Header& header) {
@@ -107,12 +157,22 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const Config& config) {
     auto slot = std::make_unique<Slot>();
     slot->index_ = i;
     slot->answers_.resize(node->nodes_);
+    slot->failed_ = &node->failed_;
     node->free_slots_.push_back(slot.get());
     node->slots_all_.push_back(std::move(slot));
   }
   auto endpoint = node->compute_node_->NewEndpoint();
   if (!endpoint.ok()) return endpoint.status();
   node->vote_endpoint_ = *std::move(endpoint);
+  if (config.failover) {
+    // An earlier incarnation's decisions were acted on by whoever
+    // survived it; none may be read as this one's.
+    if (absl::Status s =
+            ClearDecisions(*node->vote_endpoint_, *config.fabric, config.id);
+        !s.ok()) {
+      return s;
+    }
+  }
   auto participant_endpoint = node->compute_node_->NewEndpoint();
   if (!participant_endpoint.ok()) return participant_endpoint.status();
   node->participant_endpoint_ = *std::move(participant_endpoint);
@@ -240,6 +300,78 @@ bool Node::Inject(double probability) {
   if (probability <= 0) return false;
   std::lock_guard<std::mutex> lock(rng_mu_);
   return std::uniform_real_distribution<double>(0, 1)(rng_) < probability;
+}
+
+void Node::At(TwoPhasePoint point) {
+  if (config_.options.testing_faults.at_point) {
+    config_.options.testing_faults.at_point(point, config_.id);
+  }
+}
+
+void Node::PeerFailed(rdma::ComputeNodeId n) {
+  failed_.fetch_or(uint64_t{1} << n, std::memory_order_acq_rel);
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    greeted_[n] = false;
+  }
+  for (auto& slot : slots_all_) slot->Fail(n);
+}
+
+void Node::PeerRejoined(rdma::ComputeNodeId n) {
+  failed_.fetch_and(~(uint64_t{1} << n), std::memory_order_acq_rel);
+}
+
+void Node::Crashed() {
+  const uint64_t everyone =
+      nodes_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << nodes_) - 1;
+  failed_.store(everyone & ~(uint64_t{1} << config_.id),
+                std::memory_order_release);
+  for (auto& slot : slots_all_) {
+    for (int n = 0; n < nodes_; ++n) {
+      if (n != static_cast<int>(config_.id)) slot->Fail(n);
+    }
+  }
+}
+
+absl::Status Node::PeerUnavailable(rdma::ComputeNodeId n) const {
+  return absl::UnavailableError(absl::StrFormat(
+      "compute node %d failed: its partitions are unavailable until it "
+      "rejoins",
+      n));
+}
+
+absl::Status Node::ResolveBranchesOf(rdma::ComputeNodeId coordinator,
+                                     int* committed, int* aborted) {
+  std::vector<std::shared_ptr<Branch>> theirs;
+  {
+    std::lock_guard<std::mutex> lock(branches_mu_);
+    for (auto& [gtid, b] : branches_) {
+      if (wal::CoordinatorOf(gtid) == coordinator) theirs.push_back(b);
+    }
+  }
+  for (const std::shared_ptr<Branch>& b : theirs) {
+    std::lock_guard<std::mutex> lock(b->mu);  // a running handler ends
+    if (b->ended) continue;
+    if (!b->prepared) {
+      EndBranch(*b);  // undecided: presumed abort
+      ++*aborted;
+      continue;
+    }
+    absl::StatusOr<bool> commit = false;
+    {
+      std::lock_guard<std::mutex> vote(vote_mu_);
+      commit = Decided(*vote_endpoint_, *config_.fabric, b->gtid, coordinator);
+    }
+    if (!commit.ok()) return commit.status();
+    if (*commit) {
+      CommitBranch(*b, b->txn->commit_ts());
+      ++*committed;
+    } else {
+      EndBranch(*b);
+      ++*aborted;
+    }
+  }
+  return absl::OkStatus();
 }
 
 PartitionStats Node::Stats() const {
@@ -446,14 +578,19 @@ void Node::OnWork(const Header& h, rdma::ComputeNodeId from,
   reply.status_code = static_cast<uint32_t>(absl::StatusCode::kOk);
   std::string body;
   absl::Status error;
-  std::shared_ptr<Branch> b = FindBranch(h.gtid, /*create=*/true, &error);
+  // A failed coordinator's work still queued here makes no branch: its
+  // branches were decided when it was fenced, and none would end later.
+  std::shared_ptr<Branch> b =
+      peer_failed(from) ? nullptr : FindBranch(h.gtid, /*create=*/true, &error);
+  if (b == nullptr && error.ok()) error = PeerUnavailable(from);
   auto fail = [&](absl::StatusCode code) {
     reply.status_code = static_cast<uint32_t>(code);
     body.clear();
   };
   if (b == nullptr) {
-    LOG(ERROR) << "compute node " << config_.id << ": no branch for node "
-               << from << "'s transaction: " << error;
+    LOG_IF(ERROR, !peer_failed(from))
+        << "compute node " << config_.id << ": no branch for node " << from
+        << "'s transaction: " << error;
     fail(error.code());
   } else {
     std::unique_lock<std::mutex> lock(b->mu, std::try_to_lock);
@@ -529,6 +666,7 @@ void Node::OnPrepare(const Header& h, rdma::ComputeNodeId from,
   vote.seq = h.seq;
   vote.vote = Vote::kNo;
   auto send_now = [&] { (void)Send(endpoint, from, Kind::kVote, vote, true); };
+  At(TwoPhasePoint::kParticipantBeforeVote);
   absl::Status unused;
   std::shared_ptr<Branch> b = FindBranch(h.gtid, /*create=*/false, &unused);
   if (b == nullptr) {  // rolled back already: it can only vote no
@@ -561,22 +699,33 @@ void Node::OnPrepare(const Header& h, rdma::ComputeNodeId from,
   }
   b->prepared = true;
   wal::LogWriter* log = config_.db->log;
-  if (log == nullptr) {
-    vote.vote = Vote::kYes;
-    send_now();
-    return;
+  std::optional<wal::Lsn> lsn;
+  if (log != nullptr) {
+    auto logged = b->txn->LogBranch(wal::RecordType::kPrepare, h.gtid,
+                                    wal::EncodePreparePayload(from, ""));
+    if (!logged.ok()) {
+      EndBranch(*b);
+      send_now();
+      return;
+    }
+    lsn = *logged;
+    PartitionStats s;
+    s.forced_writes = 1;
+    AddStats(s);
   }
-  auto lsn = b->txn->LogBranch(wal::RecordType::kPrepare, h.gtid,
-                               wal::EncodePreparePayload(from, ""));
-  if (!lsn.ok()) {
+  // With failover, the branch's writes are in memory (its ring record)
+  // before its yes vote: if this node fails holding the vote, its
+  // reclaimer commits them as the coordinator decides (decision_board.h).
+  if (config_.failover &&
+      !b->txn
+           ->RecordPrepared(wal::RecordType::kPrepare, h.gtid,
+                            wal::EncodePreparePayload(from, ""))
+           .ok()) {
     EndBranch(*b);
     send_now();
     return;
   }
-  PartitionStats s;
-  s.forced_writes = 1;
-  AddStats(s);
-  if (config_.db->watermark != nullptr) {
+  if (log == nullptr || config_.db->watermark != nullptr) {
     // Acknowledged by watermark: no acknowledgement of this transaction,
     // nor of any that reads its writes, comes before the cluster mark
     // covers its commit timestamp, which needs this record durable; a
@@ -584,6 +733,8 @@ void Node::OnPrepare(const Header& h, rdma::ComputeNodeId from,
     // (docs/design/durable_acks.md). So the vote need not wait.
     vote.vote = Vote::kYes;
     send_now();
+    lock.unlock();
+    At(TwoPhasePoint::kParticipantAfterVote);
     return;
   }
   lock.unlock();
@@ -602,25 +753,30 @@ void Node::OnCommit(const Header& h, rdma::ComputeNodeId from,
   if (b != nullptr) {
     // The branch is idle (prepared, voted); a message of it is handled at
     // most for an instant.
+    At(TwoPhasePoint::kParticipantBeforeCommit);
+    // Crashed there (a test's failure), this node does nothing more.
+    if (peer_failed(from)) return;
     std::unique_lock<std::mutex> lock(b->mu);
-    if (!b->ended && b->prepared) {
-      // Logged while the branch still holds its watermark slot.
-      if (wal::LogWriter* log = config_.db->log; log != nullptr) {
-        (void)log->AppendRecord(wal::RecordType::kParticipantCommit, h.gtid,
-                                h.commit_ts, "");
-      }
-      if (absl::Status s = b->txn->CommitPrepared(); !s.ok()) {
-        LOG(ERROR) << "compute node " << config_.id << " committing branch of "
-                   << h.gtid << ": " << s;
-      }
-      b->prepared = false;
-      EndBranch(*b);
-    }
+    if (!b->ended && b->prepared) CommitBranch(*b, h.commit_ts);
   }
   Header ack;
   ack.gtid = h.gtid;
   ack.slot = h.slot;
   (void)Send(endpoint, from, Kind::kAck, ack, false);
+}
+
+void Node::CommitBranch(Branch& b, uint64_t commit_ts) {
+  // Logged while the branch still holds its watermark slot.
+  if (wal::LogWriter* log = config_.db->log; log != nullptr) {
+    (void)log->AppendRecord(wal::RecordType::kParticipantCommit, b.gtid,
+                            commit_ts, "");
+  }
+  if (absl::Status s = b.txn->CommitPrepared(); !s.ok()) {
+    LOG(ERROR) << "compute node " << config_.id << " committing branch of "
+               << b.gtid << ": " << s;
+  }
+  b.prepared = false;
+  EndBranch(b);
 }
 
 void Node::OnAbort(const Header& h) {
@@ -638,8 +794,12 @@ void Node::OnAbort(const Header& h) {
 }
 
 void Node::OnAnswer(Kind kind, const Header& h, rdma::ComputeNodeId from) {
-  if (kind == Kind::kAck) return;  // counted by the sender
+  // Acks are counted by the sender.
   if (h.slot >= slots_all_.size()) return;
+  if (kind == Kind::kAck) {
+    slots_all_[h.slot]->Acked(from, h.gtid);
+    return;
+  }
   slots_all_[h.slot]->Deliver(from, h);
 }
 

@@ -65,18 +65,40 @@ class Slot {
   void Deliver(rdma::ComputeNodeId from, const Header& header);
   // Waits for every expected answer, or the deadline (false).
   bool Wait(absl::Time deadline);
+  // Node `n` failed: its answer to this round, if still expected, is an
+  // Unavailable status and a no vote, so that the wait ends now.
+  void Fail(rdma::ComputeNodeId n);
   // The answers of the finished round, by node id.
   const std::vector<Answer>& answers() const { return answers_; }
   int index() const { return index_; }
+  // Failover: the yes-voters `nodes` of this slot's commit `gtid`, whose
+  // decision is published, are to acknowledge COMMIT (Acked); WaitAcked
+  // waits for every one, or for its failure (Fail), or the deadline
+  // (false). decision_board.h says why.
+  void ExpectAcks(uint64_t gtid, absl::Span<const rdma::ComputeNodeId> nodes);
+  void Acked(rdma::ComputeNodeId from, uint64_t gtid);
+  bool WaitAcked(absl::Time deadline);
+  // The next sequence number of this slot's transactions (its
+  // coordinator's only: one session holds the slot at a time).
+  uint64_t NextSequence() { return ++sequence_; }
 
  private:
   friend class Node;
+  void FailLocked(rdma::ComputeNodeId n);  // holds mu_
   int index_ = 0;
+  uint64_t sequence_ = 0;
+  // What this slot's decision word holds, as far as its coordinator knows
+  // (decision_board.h's Publish); zeroed with the word at the node's start.
+  uint64_t decision_ = 0;
+  friend class Coordinator;
+  const std::atomic<uint64_t>* failed_ = nullptr;  // the node's failed_
   std::mutex mu_;
   std::condition_variable done_;
   uint32_t seq_ = 0;             // guarded by mu_
   int outstanding_ = 0;          // guarded by mu_
   std::vector<Answer> answers_;  // guarded by mu_ while a round runs
+  uint64_t unacked_gtid_ = 0;    // guarded by mu_
+  uint64_t unacked_ = 0;         // guarded by mu_: bit n, node n
 };
 
 class Node {
@@ -89,6 +111,10 @@ class Node {
     const FragmentRegistry* fragments = nullptr;
     const PartitionMap* map = nullptr;
     PartitionedOptions options;
+    // Failover (EngineOptions::failover): coordinators publish their
+    // decisions (decision_board.h), so that the survivors of this node
+    // resolve its branches; the board's words of this node are zeroed.
+    bool failover = false;
   };
 
   // Registers the mailboxes and routes the protocol's messages here.
@@ -124,6 +150,32 @@ class Node {
 
   // Fault injection: draws against a probability.
   bool Inject(double probability);
+  // Runs the test's hook at `point` (PartitionFaults::at_point), if any.
+  void At(TwoPhasePoint point);
+
+  // Failover (docs/design/node_failure.md, "Partitioned mode"). Node `n`
+  // was declared failed and fenced: waits for its answers end now, later
+  // calls to its partitions fail (PeerUnavailable) until PeerRejoined,
+  // and its mailboxes are forgotten (a rejoined node greets anew).
+  void PeerFailed(rdma::ComputeNodeId n);
+  void PeerRejoined(rdma::ComputeNodeId n);
+  // This incarnation crashed (Engine::FailNode): to it every peer is
+  // failed, so its sessions' waits end and their calls fail at once.
+  void Crashed();
+  bool peer_failed(rdma::ComputeNodeId n) const {
+    return (failed_.load(std::memory_order_acquire) >> n) & 1;
+  }
+  // The status of a call that needs failed node `n`.
+  absl::Status PeerUnavailable(rdma::ComputeNodeId n) const;
+  // Ends this node's branches of transactions that fenced node
+  // `coordinator` coordinated: a prepared one commits iff its decision is
+  // on the board (decision_board.h), every other one aborts (presumed
+  // abort). Waits for a branch's running handler. How many committed and
+  // aborted go to *committed and *aborted.
+  absl::Status ResolveBranchesOf(rdma::ComputeNodeId coordinator,
+                                 int* committed, int* aborted);
+  bool publishes_decisions() const { return config_.failover; }
+  rdma::Fabric& fabric() const { return *config_.fabric; }
 
   // Counters of this node (its coordinators' and its participant side).
   PartitionStats Stats() const;
@@ -154,6 +206,9 @@ class Node {
   // Rolls back what is left of a branch whose lock the caller holds and
   // forgets it.
   void EndBranch(Branch& b);
+  // Commits a prepared branch whose lock the caller holds (kCommit, or
+  // the decision of its failed coordinator), and forgets it.
+  void CommitBranch(Branch& b, uint64_t commit_ts);
   // Sends (counting it), unless fault injection drops a droppable one.
   absl::Status Send(rdma::Endpoint& endpoint, rdma::ComputeNodeId to, Kind kind,
                     const Header& h, bool droppable);
@@ -180,6 +235,9 @@ class Node {
   std::condition_variable peers_cv_;
   std::vector<rdma::PeerAddress> peers_;  // by node; key 0 until kHello
   std::vector<bool> greeted_;             // guarded by peers_mu_
+
+  // Failover: bit n, node n failed (PeerFailed, Crashed).
+  std::atomic<uint64_t> failed_{0};
 
   std::vector<std::unique_ptr<Slot>> slots_all_;
   std::mutex slots_mu_;

@@ -8,6 +8,7 @@
 // prepares go out one at a time), so both can be shown.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -16,11 +17,23 @@
 
 namespace strand::partition {
 
+// Points of two-phase commit where a failover test fails a node.
+enum class TwoPhasePoint {
+  kCoordinatorBeforeDecision,  // every vote is yes, nothing decided yet
+  kCoordinatorAfterDecision,   // decided, logged and published; no COMMIT
+  kParticipantBeforeVote,      // PREPARE arrived, nothing done yet
+  kParticipantAfterVote,       // its yes vote sent, its record in memory
+  kParticipantBeforeCommit,    // COMMIT arrived (decided), nothing done yet
+};
+
 // Faults a 2PC test injects, probabilities in [0, 1].
 struct PartitionFaults {
   double no_vote = 0;               // a participant votes no
   double drop_message = 0;          // a work, prepare or vote message is lost
   double abort_before_prepare = 0;  // the coordinator aborts after the work
+  // Called by the node that reaches each point, with its id (a test may
+  // fail that node there); null: nothing.
+  std::function<void(TwoPhasePoint, uint32_t node)> at_point;
 };
 
 struct PartitionedOptions {
@@ -62,6 +75,9 @@ struct PartitionStats {
   uint64_t distributed = 0;   // ... that touched another node
   uint64_t participants = 0;  // remote branches of committed ones
   uint64_t aborted = 0;       // attempts that ended in an abort
+  // Attempts refused or ended because a node they needed had failed
+  // (failover): its partitions are unavailable until it rejoins.
+  uint64_t unavailable = 0;
   // Messages sent, by kind (both directions, coordinators' and
   // participants'): requests = kWork, replies = kWorkReply.
   uint64_t requests = 0, replies = 0, prepares = 0, votes = 0, commits = 0,
@@ -88,7 +104,7 @@ struct PartitionStats {
 // counter added above goes here too (options.cc checks the count).
 // clang-format off
 #define STRAND_PARTITION_STATS_FIELDS(X) \
-  X(transactions) X(distributed) X(participants) X(aborted) \
+  X(transactions) X(distributed) X(participants) X(aborted) X(unavailable) \
   X(requests) X(replies) X(prepares) X(votes) X(commits) X(aborts) X(acks) \
   X(read_only_votes) X(forced_writes) \
   X(execute_ns) X(prepare_ns) X(commit_ns) \

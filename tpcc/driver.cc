@@ -36,6 +36,8 @@ struct alignas(64) ThreadResult {
   DeferredDeliveryStats deliveries;
   uint64_t commits = 0;
   uint64_t failed_by_node_failure = 0;  // while its node was down
+  // Partitioned mode: its calls that needed a failed node's partitions.
+  uint64_t unavailable = 0;
   std::string error;
 };
 
@@ -316,6 +318,13 @@ void Worker::Record(int type, absl::Time start, const absl::Status& status) {
     ++out_.failed_by_node_failure;
     return;
   }
+  if (absl::IsUnavailable(status) && run_.injector != nullptr) {
+    // Partitioned mode: it needed the failed node's partitions, which are
+    // unavailable until it rejoins (partition/node.h); the comparison's
+    // cost, counted apart from the run's errors.
+    ++out_.unavailable;
+    return;
+  }
   if (!measuring()) return;
   TypeResult& t = out_.by_type[type];
   if (status.ok()) {
@@ -519,6 +528,7 @@ RunResult Collect(const SharedRun& run, const CountersAtStart& before,
     result.deliveries.Merge(t.deliveries);
     result.commits_by_node[run.hosted[g / per_node]] += t.commits;
     result.calls_failed_by_node_failure += t.failed_by_node_failure;
+    result.calls_unavailable += t.unavailable;
     if (result.first_error.empty()) result.first_error = t.error;
   }
   return result;
@@ -627,6 +637,7 @@ absl::StatusOr<RunResult> RunDriver(TpccDatabase& db,
         MakeFailoverReport(injector->events(), db.engine().ReclaimReports(),
                            result.per_second, result.commits_by_node,
                            result.calls_failed_by_node_failure, measured_from);
+    result.failover->survivor_calls_unavailable = result.calls_unavailable;
   }
   result.seconds = window.seconds();
   result.window_start = window_start;

@@ -137,6 +137,9 @@ struct RunResult {
   // With DriverOptions::failure: the calls its node's threads had fail
   // while it was down, and what the failure cost (tpcc/failover_report.h).
   uint64_t calls_failed_by_node_failure = 0;
+  // Partitioned mode: the survivors' calls that needed the failed node's
+  // partitions (Unavailable until it rejoins).
+  uint64_t calls_unavailable = 0;
   std::optional<FailoverReport> failover;
   // The worker threads' ledgers over the measured window (base/
   // thread_ledger.h) and the process CPU, for the modeled figures.

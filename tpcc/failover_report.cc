@@ -133,6 +133,14 @@ void PrintFailover(std::ostream& out, const FailoverReport& f) {
         r->ring_records, r->records_reapplied, Ms(r->relog_time),
         r->records_relogged, Ms(r->scan_time), r->latches.lines,
         r->latches.holder_fields, r->latches.reader_bits);
+    if (r->branches_committed + r->branches_aborted + r->records_undecided >
+        0) {
+      out << absl::StrFormat(
+          "failover: 2PC: the survivors' branches of its transactions: %d "
+          "committed (decision on the board), %d aborted (presumed abort); "
+          "%d undecided commits dropped from its ring\n",
+          r->branches_committed, r->branches_aborted, r->records_undecided);
+    }
   }
   out << absl::StrFormat(
       "failover: survivors committed %.0f txn/s before the failure; %s; %d "
@@ -147,6 +155,12 @@ void PrintFailover(std::ostream& out, const FailoverReport& f) {
                 f.survivor_aborts_per_sec_before)
           : std::string("not back to 90% of that within the run"),
       f.calls_failed, f.node);
+  if (f.survivor_calls_unavailable > 0) {
+    out << absl::StrFormat(
+        "failover: %d calls of the survivors needed node %d's partitions and "
+        "failed (unavailable until it rejoins; not errors of the run)\n",
+        f.survivor_calls_unavailable, f.node);
+  }
   if (f.rejoined_at_s.has_value()) {
     out << absl::StrFormat(
         "failover: node %d rejoined at %s (RejoinNode took %s) and committed "
@@ -180,13 +194,17 @@ void AddFailoverJson(const FailoverReport& f, JsonLine& json) {
         .Add("records_relogged", r->records_relogged)
         .Add("latch_words_scanned", r->latches.lines)
         .Add("latches_cleared_exclusive", r->latches.holder_fields)
-        .Add("latches_cleared_shared", r->latches.reader_bits);
+        .Add("latches_cleared_shared", r->latches.reader_bits)
+        .Add("branches_committed", r->branches_committed)
+        .Add("branches_aborted", r->branches_aborted)
+        .Add("records_undecided", r->records_undecided);
   }
   j.Add("survivors_txn_per_sec_before", f.survivors_txn_per_sec_before)
       .AddRaw("recovered_after_s", Number(f.recovered_after_s))
       .Add("survivor_aborts_until_recovered", f.survivor_aborts_until_recovered)
       .Add("survivor_aborts_per_sec_before", f.survivor_aborts_per_sec_before)
       .Add("calls_failed_by_node_failure", f.calls_failed)
+      .Add("survivor_calls_unavailable", f.survivor_calls_unavailable)
       .Add("survivor_commits_during_outage", f.survivor_commits_during_outage)
       .Add("rejoined", f.rejoined_at_s.has_value())
       .AddRaw("rejoined_at_s", Number(f.rejoined_at_s))

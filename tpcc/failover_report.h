@@ -20,7 +20,10 @@
 //                sampler's slack, 20 ms, counts as wholly before or after)
 //   cost         calls of the failed node that failed (not errors of the
 //                run), the survivors' retried aborts from the failure to
-//                their recovery against their rate before it
+//                their recovery against their rate before it; partitioned
+//                mode: the survivors' calls that needed its partitions
+//                (unavailable until it rejoins), and the 2PC branches of
+//                its transactions the reclaim decided
 //   rejoin       when RejoinNode was called, how long it took, and what
 //                the node committed after it; what the survivors
 //                committed while it was out
@@ -64,6 +67,7 @@ struct FailoverReport {
   double survivor_aborts_per_sec_before = 0;
   uint64_t survivor_aborts_until_recovered = 0;
   uint64_t calls_failed = 0;
+  uint64_t survivor_calls_unavailable = 0;      // partitioned mode
   uint64_t survivor_commits_during_outage = 0;  // until the rejoin or end
   uint64_t node_commits_after_rejoin = 0;
   std::string error;  // a step that failed or did not happen in time

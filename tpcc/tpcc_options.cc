@@ -411,13 +411,6 @@ absl::Status CheckFailover(const TpccOptions& o, const OptionNaming& naming) {
   STRAND_ASSIGN_OR_RETURN(const TpccOptions::NodeFailure failure,
                           ParseNodeFailure(o.fail_node, naming));
   const std::string setting = naming.Setting(kFailNode, o.fail_node);
-  if (o.engine_mode() != engine::EngineMode::kShared) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        setting,
-        ": a compute node's failure in partitioned mode is not built yet "
-        "(the survivors' 2PC branches of its transactions are not "
-        "resolved): use --mode=shared"));
-  }
   if (o.fabric.compute_nodes < 2) {
     return absl::InvalidArgumentError(
         absl::StrCat(setting,

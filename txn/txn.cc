@@ -17,6 +17,7 @@
 #include "txn/index_writes.h"
 #include "txn/own_writes.h"
 #include "txn/write_set.h"
+#include "txn/write_through.h"
 
 namespace strand::txn {
 
@@ -572,14 +573,24 @@ bool Txn::writes_anything() const {
 }
 
 absl::StatusOr<wal::Lsn> Txn::LogBranch(wal::RecordType type, uint64_t txn_id,
-                                        std::string_view prefix) {
+                                        std::string_view prefix,
+                                        bool abort_on_failure) {
   if (phase_ != Phase::kPrepared || state_.db.log == nullptr) {
     return absl::FailedPreconditionError(
         "LogBranch needs a prepared transaction and a log");
   }
   auto lsn = txn::LogBranch(state_, type, txn_id, prefix);
-  if (!lsn.ok()) return FailCommit(lsn.status());
+  if (!lsn.ok() && abort_on_failure) return FailCommit(lsn.status());
   return lsn;
+}
+
+absl::Status Txn::RecordPrepared(wal::RecordType type, uint64_t txn_id,
+                                 std::string_view prefix) {
+  if (phase_ != Phase::kPrepared) {
+    return absl::FailedPreconditionError(
+        "RecordPrepared needs a prepared transaction");
+  }
+  return txn::RecordPrepared(state_, type, txn_id, prefix);
 }
 
 absl::Status Txn::CommitPrepared() {
@@ -600,6 +611,15 @@ void Txn::Abort(AbortReason reason) {
   if (state_.abort_reason == AbortReason::kNone) state_.abort_reason = reason;
   phase_ = Phase::kAborted;
   ReleaseWatermarkSlot();
+  if (state_.prepared_record) {
+    // Done before the latches go, so that no reclaimer redoes it over a
+    // later writer's data. A coordinator's decision record stays
+    // undecided instead: done, a reclaimer would log it again as decided;
+    // not done, it is dropped unless its decision word names it, and this
+    // abort means the word does not (partition/decision_board.h).
+    ForgetPreparedRecord(
+        state_, state_.prepared_type != wal::RecordType::kDistributedCommit);
+  }
   ReleaseIndexLeaves(state_);
   absl::Status s = state_.latches.ReleaseAll();
   LOG_IF(ERROR, !s.ok()) << "releasing latches on abort: " << s;

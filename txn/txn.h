@@ -222,7 +222,8 @@ class Txn {
   //   writes_anything: it changed a tuple or an index entry.
   //   LogBranch: appends its redo after `prefix` as a record of `type`
   //     (wal/two_phase_records.h) and returns the record's LSN, not
-  //     waiting for it; a failure aborts it.
+  //     waiting for it; a failure aborts it, unless `abort_on_failure` is
+  //     false (a coordinator whose decision is published already).
   //   CommitPrepared: applies the writes (logged already, if at all) and
   //     releases every latch. Durability is the caller's: it waited for
   //     the decision, or a watermark acknowledges it. Log everything the
@@ -231,8 +232,20 @@ class Txn {
   absl::Status PrepareBranch(uint64_t commit_ts);
   bool writes_anything() const;
   absl::StatusOr<wal::Lsn> LogBranch(wal::RecordType type, uint64_t txn_id,
-                                     std::string_view prefix);
+                                     std::string_view prefix,
+                                     bool abort_on_failure = true);
   absl::Status CommitPrepared();
+  // Failover (docs/design/node_failure.md, "Partitioned mode"): puts the
+  // prepared transaction's ring record (redo_ring.h), the after-images of
+  // every line its commit will write plus `prefix` and its redo as a
+  // record of `type` and `txn_id`, in memory now, not done, so that if
+  // this node fails the reclaimer can redo it as its coordinator decides.
+  // Memory keeps the lines' before-images until CommitPrepared; Abort
+  // marks the record done, except a kDistributedCommit one, which stays
+  // undecided unless its decision word names it (decision_board.h).
+  // Nothing without a ring.
+  absl::Status RecordPrepared(wal::RecordType type, uint64_t txn_id,
+                              std::string_view prefix);
 
   bool active() const { return phase_ == Phase::kActive; }
   AbortReason abort_reason() const { return state_.abort_reason; }

@@ -20,6 +20,7 @@
 #include "txn/database.h"
 #include "txn/epoch_manager.h"
 #include "txn/page_latches.h"
+#include "txn/redo_ring.h"
 #include "txn/thread_spares.h"
 
 namespace strand::txn {
@@ -181,6 +182,12 @@ struct TxnState {
   wal::RecordType logged_type = wal::RecordType::kCommit;
   uint64_t logged_txn_id = 0;
   std::string logged_payload;
+  // With db.ring, a prepared branch of a distributed transaction
+  // (Txn::RecordPrepared): its ring record, in memory before its vote or
+  // its coordinator's decision. Its commit writes the data and then this
+  // record's done word; its abort only the done word (Txn::Abort).
+  std::optional<RedoRing::Slot> prepared_record;
+  wal::RecordType prepared_type = wal::RecordType::kCommit;
 
   storage::HeapTable& table(TableId id) const { return *db.tables[id]; }
 

@@ -198,7 +198,10 @@ absl::StatusOr<wal::Lsn> LogBranch(TxnState& txn, wal::RecordType type,
   return AppendCommitRecord(txn, type, txn_id, payload);
 }
 
-absl::Status ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp) {
+namespace {
+
+// ApplyLoggedWrites up to the write-through: into the latched lines only.
+void ApplyToLines(TxnState& txn, std::optional<uint64_t> stamp) {
   ApplyIndexWrites(txn);
   for (const auto& a : txn.accesses) {
     if (!a->writes()) continue;
@@ -226,8 +229,54 @@ absl::Status ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp) {
                                header.write_word());
     }
   }
+}
+
+}  // namespace
+
+absl::Status ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp) {
+  ApplyToLines(txn, stamp);
   absl::Status written = WriteThroughCommit(txn);
   ReleaseIndexLeaves(txn);
+  return written;
+}
+
+absl::Status RecordPrepared(TxnState& txn, wal::RecordType type,
+                            uint64_t txn_id, std::string_view prefix) {
+  if (txn.db.ring == nullptr || !txn.db.manager->options().write_through) {
+    return absl::OkStatus();
+  }
+  // Every line the commit may write, as it is now: the transaction holds
+  // them all exclusively, so nobody else sees them in between.
+  thread_local std::vector<std::pair<cc::ExclusiveGuard*, std::string>> saved;
+  saved.clear();
+  auto save = [&](cc::ExclusiveGuard& g) {
+    saved.emplace_back(
+        &g, std::string(reinterpret_cast<const char*>(g.data()), g.size()));
+  };
+  txn.latches.ForEachExclusive(save);
+  for (auto& [leaf, guard] : txn.index_leaves) save(guard);
+  ApplyToLines(txn, std::nullopt);
+  thread_local std::string payload;
+  payload.clear();
+  if (txn.db.log != nullptr) {
+    // What LogBranch logs, for the reclaimer to log again (adoption).
+    wal::RedoBuilder& redo = ThreadRedo();
+    BuildRedo(txn, redo);
+    payload.assign(prefix);
+    payload.append(redo.payload());
+  }
+  absl::Status written = WritePreparedRecord(txn, {type, txn_id, payload});
+  // Back as before: every byte the apply changed lies in its guard's dirty
+  // range, which stays marked; the commit (or the abort's unlock) writes
+  // it through either way, so the wider mark costs bytes, not correctness.
+  for (auto& [g, bytes] : saved) {
+    const uint32_t begin = g->dirty_begin(), end = g->dirty_end();
+    if (begin < end) {
+      std::memcpy(g->MutableRange(begin, end - begin), bytes.data() + begin,
+                  end - begin);
+    }
+  }
+  saved.clear();
   return written;
 }
 

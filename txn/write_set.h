@@ -60,6 +60,12 @@ absl::Status ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp);
 // wrote nothing (a decision). txn.commit_lsn names it.
 absl::StatusOr<wal::Lsn> LogBranch(TxnState& txn, wal::RecordType type,
                                    uint64_t txn_id, std::string_view prefix);
+// Txn::RecordPrepared: applies the writes to the latched lines, writes
+// the lines' after-images as a ring record (WritePreparedRecord), and puts
+// the lines' bytes back as they were, so the prepared transaction is
+// unchanged and its commit applies the same writes again.
+absl::Status RecordPrepared(TxnState& txn, wal::RecordType type,
+                            uint64_t txn_id, std::string_view prefix);
 
 // A new timestamp from the oracle (a transaction's start or commit
 // timestamp): the transaction's watermark slot, if any, holds it from now

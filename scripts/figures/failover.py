@@ -3,20 +3,24 @@
 TPC-C on 4 compute nodes x 1 thread, one warehouse each, failover on, the
 WAL on (failover needs early lock release, which pipelined commits have;
 the log goes under $TMPDIR), compute node 1 failed (as a kill -9 of it
-alone) 10 s into a 30 s run and rejoined 10 s later with an empty cache.
-Left: committed txn/s per second of each node, the failure and the rejoin
-marked. Right: the survivors together against 90% of their rate before the
-failure, the time the design targets (back to 90% within 2 s).
+alone) 10 s into a 30 s run and rejoined 10 s later with an empty cache,
+once in shared mode and once in partitioned mode (a warehouse per node,
+2PC for remote ones). Left: committed txn/s per second of each node, the
+failure and the rejoin marked (solid: shared, dashed: partitioned). Right:
+the survivors together, a line per mode, against 90% of their rate before
+the failure, the time the design targets (back to 90% within 2 s).
 
   scripts/figures/failover.py --scale=full    # 30 s: fail at 10, rejoin at 20
   scripts/figures/failover.py --scale=tiny    # seconds, for CI
 
-Shared mode only: a node's failure in partitioned mode is not built (its
-2PC branches are not resolved), so the design's shared-vs-partitioned
-comparison is not drawn. Each run's record (runs.jsonl) holds tpcc's JSON,
-with the failure's figures under "failover" (detection, the reclaim's
-stages, time to recover, calls failed, the rejoin), and the per-second
-series (--progress_json, each node's rate under "txn_per_sec_by_node").
+In partitioned mode the failed node's warehouses are unavailable until it
+rejoins: the survivors' transactions that need them fail (counted under
+"survivor_calls_unavailable"), the others go on; the survivors' 2PC
+branches of its transactions are decided by the reclaim. Each run's record
+(runs.jsonl) holds tpcc's JSON and its "mode", with the failure's figures
+under "failover" (detection, the reclaim's stages, time to recover, calls
+failed, the rejoin), and the per-second series (--progress_json, each
+node's rate under "txn_per_sec_by_node").
 """
 
 import json
@@ -31,6 +35,8 @@ import figlib
 FIGURE = "failover"
 NODES = 4
 FAILED = 1
+MODES = ("shared", "partitioned")
+STYLES = {"shared": "-", "partitioned": "--"}
 SCALES = {
     "tiny": {"warehouses": NODES, "items": 1000, "customers": 30,
              "warmup": 0, "duration": 3, "fail_at": 1, "rejoin_after": 1,
@@ -58,7 +64,11 @@ def summary(rec):
             f"{f.get('latches_cleared_shared', 0)} latches cleared); "
             f"survivors back to 90% of {f.get('survivors_txn_per_sec_before', 0):.0f}"
             f" txn/s after {s('recovered_after_s')}; "
-            f"{f.get('calls_failed_by_node_failure', 0)} calls failed; "
+            f"{f.get('calls_failed_by_node_failure', 0)} calls failed, "
+            f"{f.get('survivor_calls_unavailable', 0)} of the survivors' "
+            f"needed its partitions, {f.get('branches_committed', 0)} + "
+            f"{f.get('branches_aborted', 0)} 2PC branches committed + "
+            f"aborted; "
             f"rejoined at {s('rejoined_at_s')} (took {s('rejoin_s')}), "
             f"{f.get('node_commits_after_rejoin', 0)} commits after")
 
@@ -76,10 +86,12 @@ def main():
         tpcc = os.path.join(args.build, "tpcc/tpcc")
         try:
             with open(path, "w") as f:
-                for rep in range(s["runs"]):
-                    wal = os.path.join(root, f"wal-{rep}")
-                    series = os.path.join(root, f"series-{rep}.jsonl")
+                for rep, mode in [(r, m) for r in range(s["runs"])
+                                  for m in MODES]:
+                    wal = os.path.join(root, f"wal-{mode}-{rep}")
+                    series = os.path.join(root, f"series-{mode}-{rep}.jsonl")
                     cmd = ([tpcc, f"--compute_nodes={NODES}", "--threads=1",
+                            f"--mode={mode}",
                             "--failover", f"--node_lease_ms={s['lease_ms']}",
                             f"--fail_node={FAILED}@{s['fail_at']}",
                             f"--rejoin_after_s={s['rejoin_after']}",
@@ -92,7 +104,7 @@ def main():
                         rec["series"] = [json.loads(l) for l in sf
                                          if l.strip()]
                     rec.update({"figure": FIGURE, "repetition": rep,
-                                "command": " ".join(cmd)})
+                                "mode": mode, "command": " ".join(cmd)})
                     records.append(rec)
                     f.write(json.dumps(rec) + "\n")
                     f.flush()
@@ -101,7 +113,8 @@ def main():
         finally:
             shutil.rmtree(root, ignore_errors=True)
     for r in records:
-        print(f"rep {r.get('repetition', 0)}: {summary(r)}", file=sys.stderr)
+        print(f"rep {r.get('repetition', 0)} {r.get('mode', 'shared')}: "
+              f"{summary(r)}", file=sys.stderr)
     figlib.save(draw(records), out_dir, FIGURE)
 
 
@@ -109,24 +122,36 @@ def draw(records):
     plt = figlib.pyplot()
     from matplotlib.ticker import MaxNLocator
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.4))
-    rec = records[0] if records else {}
-    series = rec.get("series", [])
-    f = rec.get("failover", {})
-    failed = f.get("node", FAILED)
-    xs = [p["elapsed_s"] for p in series]
-    nodes = max((len(p.get("txn_per_sec_by_node", [])) for p in series),
-                default=0)
-    for n in range(nodes):
-        a.plot(xs, [p["txn_per_sec_by_node"][n] for p in series],
-               marker=".", label=f"node {n}" + (" (failed)" if n == failed
+    # The first repetition of each mode (runs.jsonl of old runs: shared).
+    by_mode = {}
+    for r in records:
+        by_mode.setdefault(r.get("mode", "shared"), r)
+    f = {}
+    nodes = 0
+    for mode, rec in by_mode.items():
+        series = rec.get("series", [])
+        f = rec.get("failover", {}) if not f else f
+        mf = rec.get("failover", {})
+        failed = mf.get("node", FAILED)
+        xs = [p["elapsed_s"] for p in series]
+        n_nodes = max((len(p.get("txn_per_sec_by_node", [])) for p in series),
+                      default=0)
+        nodes = max(nodes, n_nodes)
+        style = STYLES.get(mode, "-")
+        for n in range(n_nodes):
+            a.plot(xs, [p["txn_per_sec_by_node"][n] for p in series],
+                   marker=".", linestyle=style, color=f"C{n}",
+                   label=f"{mode}: node {n}" + (" (failed)" if n == failed
                                                  else ""))
-    survivors = [sum(v for n, v in enumerate(p["txn_per_sec_by_node"])
-                     if n != failed) for p in series]
-    b.plot(xs, survivors, marker=".", color="black",
-           label="survivors together")
-    if f.get("survivors_txn_per_sec_before"):
-        b.axhline(0.9 * f["survivors_txn_per_sec_before"], color="gray",
-                  linestyle=":", label="90% of their rate before the failure")
+        survivors = [sum(v for n, v in enumerate(p["txn_per_sec_by_node"])
+                         if n != failed) for p in series]
+        line, = b.plot(xs, survivors, marker=".", linestyle=style,
+                       label=f"{mode}: survivors together")
+        if mf.get("survivors_txn_per_sec_before"):
+            b.axhline(0.9 * mf["survivors_txn_per_sec_before"],
+                      color=line.get_color(), linestyle=":",
+                      label=f"{mode}: 90% of their rate before")
+    failed = f.get("node", FAILED)
     for ax in (a, b):
         if f.get("failed_at_s") is not None:
             ax.axvline(f["failed_at_s"], color="red", linestyle="--",
@@ -142,15 +167,16 @@ def draw(records):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
     a.set_title("per compute node")
-    recovered = f.get("recovered_after_s")
-    b.set_title("survivors: back to 90%% %s after the failure" % (
-        "(not within the run)" if recovered is None
-        else f"{recovered:.0f} s"))
+
+    def back(mode):
+        v = by_mode.get(mode, {}).get("failover", {}).get("recovered_after_s")
+        return "never" if v is None else f"{v:.0f} s"
+    b.set_title("survivors back to 90%: " + ", ".join(
+        f"{m} {back(m)}" for m in by_mode))
     figlib.figure_legend(fig, [a, b], columns=4)
     fig.suptitle(f"TPC-C, {nodes} compute nodes x 1 thread, failover and "
-                 f"WAL on: node {failed} failed, then rejoined "
-                 f"(detection {f.get('detection_s') or 0:.2f} s, reclaim "
-                 f"{f.get('reclaim_ms', 0):.0f} ms)")
+                 f"WAL on, shared vs partitioned: node {failed} failed, then "
+                 f"rejoined")
     return fig
 
 

@@ -160,8 +160,6 @@ BAD = {
           "--txns=100"], "--fail_node"),
         (["--failover", "--compute_nodes=2", "--fail_node=1@20"],
          "--fail_node"),  # after the default 10 s
-        (["--failover", "--compute_nodes=2", "--warehouses=2",
-          "--mode=partitioned", "--fail_node=1@1"], "--fail_node"),
         (["--failover", "--compute_nodes=2", "--fail_node=1@5",
           "--rejoin_after_s=5"], "--rejoin_after_s"),
         (["--failover", "--compute_nodes=2", "--fail_node=1@5",

@@ -89,3 +89,24 @@ check_json "$out" \
   'r["failover"]["survivor_commits_during_outage"] > 0' \
   || fail "node 0 failed for good"
 echo "ok: node 0 failed for good, checked through a survivor"
+
+# 3. Partitioned mode: node 1 fails at 1 s and rejoins 1.5 s later. Its
+# warehouses are unavailable meanwhile: the survivors' calls that need them
+# fail (counted apart, not errors), the others commit.
+out="$dir/partitioned.json"
+"$tpcc" "${small[@]}" --mode=partitioned --duration_s=4 --fail_node=1@1 \
+  --rejoin_after_s=1.5 --progress_json="$out.series" >"$out" \
+  2>"$dir/partitioned.err"
+rc=$?
+[[ $rc -eq 0 ]] || fail "partitioned: exit $rc: $(tail -20 "$dir/partitioned.err")"
+check_json "$out" \
+  'r["consistency_ok"]' 'r["errors"] == 0' \
+  'r["failover"]["ok"]' 'r["failover"]["reclaimed"]' \
+  'r["failover"]["survivor_commits_during_outage"] > 0' \
+  'r["failover"]["survivor_calls_unavailable"] > 0' \
+  'all(k in r["failover"] for k in ("branches_committed",
+       "branches_aborted", "records_undecided"))' \
+  'r["failover"]["rejoined"]' \
+  'r["failover"]["node_commits_after_rejoin"] > 0' \
+  || fail "partitioned: $(grep failover "$dir/partitioned.err" | head -8)"
+echo "ok: partitioned: $(grep '^failover:' "$dir/partitioned.err" | tr '\n' ' ' | cut -c1-400)"
