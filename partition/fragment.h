@@ -2,14 +2,11 @@
 #define STRAND_PARTITION_FRAGMENT_H_
 
 // Fragments: the part of a stored procedure that runs where a partition
-// lives. A procedure written with fragments runs in both modes unchanged:
-// in shared mode (and for a partition of its own node) a fragment runs on
-// the procedure's own transaction; in partitioned mode, for a partition
-// another node owns, it runs on that node, inside the branch of the
-// transaction that node keeps (partition/node.h), under that node's
-// latches.
+// lives. In shared mode (and for its own node's partitions) a fragment
+// runs on the procedure's own transaction; in partitioned mode it runs on
+// the owner node, in that node's branch of the transaction
+// (partition/node.h). The procedure is the same in both modes.
 //
-//   struct StockIn { ... };   struct StockOut { ... };   // trivially copyable
 //   Fragment<StockIn, StockOut> stock = engine.RegisterFragment<StockIn,
 //       StockOut>("stock", [](txn::Txn& txn, const StockIn& in)
 //           -> absl::StatusOr<StockOut> { ... });
@@ -20,14 +17,12 @@
 //   batch.Add(supply_w2, stock, in2, &b);  // one request per owner node,
 //   STRAND_RETURN_IF_ERROR(batch.Run());   // all owners at once
 //
-// A fragment returning an error other than an abort (NotFound, a user
-// abort) hands it back to the procedure through its output; an abort of
-// its branch (a conflict) aborts the whole transaction, and Run returns it.
-// Inputs and outputs are trivially copyable structs, copied as bytes: one
-// node's calls in one round, each with an 8-byte header (12 on the way
-// back, plus an error's message), fit a mailbox each way (protocol.h,
-// kMailboxBytes); more is refused with InvalidArgument or answered with
-// ResourceExhausted.
+// A fragment's error (NotFound, a user abort) reaches the procedure
+// through its output; a conflict abort of its branch aborts the whole
+// transaction, and Run returns it. Inputs and outputs are trivially
+// copyable, copied as bytes; one node's calls of a round must fit a
+// mailbox each way (protocol.h, kMailboxBytes): InvalidArgument or
+// ResourceExhausted otherwise.
 
 #include <cstdint>
 #include <cstring>

@@ -2,29 +2,14 @@
 #define STRAND_PARTITION_PROTOCOL_H_
 
 // The messages of partitioned mode between compute nodes, and where their
-// bodies travel. A message (rdma/message.h) carries a fixed Header; a body
-// bigger than that (fragment inputs, fragment outputs) is written first
-// into a mailbox of the receiver's registered region with PostWriteToPeer,
-// which the fabric delivers before the message that names it.
-//
-// Region of a node (Mailboxes), for N nodes and S coordinator slots per
-// node, kMailboxBytes each:
-//   inbox    [sender node][sender slot]      requests' bodies (kWork)
-//   replies  [own slot][answering node]      answers' bodies (kWorkReply)
-// A coordinator has one round in flight per slot, and a node answers one
-// request of it at a time, so no mailbox is ever written twice at once.
-// Nodes learn each other's regions from kHello at start.
-//
-// Exchanges (C coordinator, P participant; gtid = global transaction id):
-//   C -> P  kWork(gtid, slot, seq, calls, body)     P runs the fragments in
-//   P -> C  kWorkReply(gtid, slot, seq, status, body) its branch of gtid
-//   C -> P  kPrepare(gtid, slot, seq, commit_ts)
-//   P -> C  kVote(gtid, slot, seq, vote)            yes after its prepare
-//                                                   record is durable
-//   C -> P  kCommit(gtid) / kAbort(gtid)
-//   P -> C  kAck(gtid)                              after kCommit, lazily
-// `seq` numbers a coordinator's rounds: an answer to an older round (one
-// that timed out) is recognized and dropped.
+// bodies travel. A message (rdma/message.h) carries a fixed Header; a
+// bigger body (fragment inputs and outputs) is first written into a
+// mailbox of the receiver's registered region (PostWriteToPeer), which the
+// fabric delivers before the message that names it. A coordinator has one
+// round in flight per slot, so no mailbox is written twice at once; `seq`
+// numbers its rounds, so an answer to an older round is dropped. The
+// mailbox layout and the exchanges: docs/design/partitioned.md,
+// "Messages and mailboxes".
 
 #include <cstdint>
 

@@ -1,32 +1,21 @@
 #ifndef STRAND_TPCC_FAILOVER_REPORT_H_
 #define STRAND_TPCC_FAILOVER_REPORT_H_
 
-// What a tpcc run with an injected compute-node failure (tpcc
-// --fail_node=N@T, tpcc/failure_injector.h) measured of it, from the
-// failure's events, the survivor's ReclaimReport (engine/node_reclaim.h)
-// and the per-second samples of the measured window (the seconds of
-// --progress_json):
+// What a tpcc run with an injected compute-node failure (--fail_node=N@T,
+// tpcc/failure_injector.h) measured of it, from the failure's events, the
+// survivor's ReclaimReport (engine/node_reclaim.h) and the per-second
+// samples of the measured window:
 //
-//   detection    declared failed by a survivor - failed (about the lease)
-//   reclaim      the reclaimer's stages: fence, ring (redo), relog, latch
-//                scan, total; records redone and logged again, latch words
-//                it held
-//   recovery     from the failure to the end of the first second (between
-//                two samples) after it in which the survivors together
-//                committed at least 90% of their average rate over the
-//                seconds before it (so never less than the time to the
-//                sample after next: the samples are seconds apart; a
-//                second that overlaps the failure by less than the
-//                sampler's slack, 20 ms, counts as wholly before or after)
-//   cost         calls of the failed node that failed (not errors of the
-//                run), the survivors' retried aborts from the failure to
-//                their recovery against their rate before it; partitioned
-//                mode: the survivors' calls that needed its partitions
-//                (unavailable until it rejoins), and the 2PC branches of
-//                its transactions the reclaim decided
-//   rejoin       when RejoinNode was called, how long it took, and what
-//                the node committed after it; what the survivors
-//                committed while it was out
+//   detection  declared failed by a survivor - failed (about the lease)
+//   reclaim    the reclaimer's stages and what it redid, relogged, cleared
+//   recovery   failure -> end of the first second after it in which the
+//              survivors committed >= 90% of their rate before it (a
+//              second within 20 ms of the failure counts wholly on one side)
+//   cost       the failed node's failed calls (not errors), the survivors'
+//              retried aborts until recovery; partitioned mode: their calls
+//              that needed its partitions, and its 2PC branches decided
+//   rejoin     when RejoinNode ran, how long it took, what the node and the
+//              survivors committed meanwhile and after
 //
 // Printed after the run's figures and, with --json, as "failover".
 
