@@ -218,8 +218,10 @@ DEFINE_string(fail_node, kDefaults.fail_node.c_str(),
               "With --failover: N@T fails compute node N (as a kill -9 of it "
               "alone) T seconds into the measured run; its threads' calls "
               "fail and are counted apart from the run's errors, the "
-              "survivors go on. Shared mode, --duration_s, 2 compute nodes or "
-              "more. The report gives detection, reclaim and recovery times");
+              "survivors go on (partitioned mode: their calls that need its "
+              "warehouses fail too, counted apart). --duration_s, 2 compute "
+              "nodes or more. The report gives detection, reclaim and "
+              "recovery times");
 DEFINE_double(rejoin_after_s, kDefaults.rejoin_after_s,
               "With --fail_node: the failed node rejoins (empty cache, its "
               "threads open new sessions) this many seconds after its "
