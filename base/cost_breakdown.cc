@@ -3,11 +3,11 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "base/cycle_clock.h"
 
 namespace strand {
 
@@ -119,14 +119,6 @@ void WorkerWindow::WaitForWorkers() {
     std::this_thread::yield();
   }
 }
-
-namespace {
-int64_t SteadyNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
 
 void WorkerWindow::Start() {
   WaitForWorkers();

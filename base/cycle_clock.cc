@@ -3,13 +3,14 @@
 #include <chrono>
 
 namespace strand {
-namespace {
 
 int64_t SteadyNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+namespace {
 
 double MeasureNanosPerCycle() {
   const int64_t t0 = SteadyNanos();

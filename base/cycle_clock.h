@@ -15,6 +15,8 @@ uint64_t CycleNow();
 // Nanoseconds in `cycles`, from a rate measured once (a few milliseconds,
 // on the first call).
 double CyclesToNanos(uint64_t cycles);
+// steady_clock's nanoseconds since its epoch.
+int64_t SteadyNanos();
 
 }  // namespace strand
 

@@ -21,7 +21,7 @@ constexpr uint32_t kNextOffset = 8;
 constexpr uint32_t kNextIdOffset = 16;
 constexpr uint32_t kHeaderBytes = 24;
 constexpr uint32_t kEntryBytes = 64;
-constexpr uint32_t kNameField = 32;
+constexpr uint32_t kCatalogNameField = 32;
 
 constexpr uint8_t kKindTable = 1;
 constexpr uint8_t kKindIndex = 2;
@@ -49,7 +49,7 @@ struct Catalog::Entry {
   static Entry Decode(const uint8_t* p) {
     Entry e;
     e.name.assign(reinterpret_cast<const char*>(p),
-                  strnlen(reinterpret_cast<const char*>(p), kNameField));
+                  strnlen(reinterpret_cast<const char*>(p), kCatalogNameField));
     e.kind = p[32];
     e.flags = p[33];
     e.key_width = Get<uint16_t>(p, 34);

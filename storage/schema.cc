@@ -13,8 +13,8 @@ namespace strand::storage {
 namespace {
 
 // Serialized column: name (32 bytes, NUL-padded), type, scale, length.
-constexpr size_t kNameField = Schema::kMaxNameBytes + 1;
-constexpr size_t kColumnRecord = kNameField + 4;
+constexpr size_t kColumnNameField = Schema::kMaxNameBytes + 1;
+constexpr size_t kColumnRecord = kColumnNameField + 4;
 constexpr uint32_t kSchemaMagic = 0x53434831;  // "SCH1"
 
 // The width of a fixed-size type (kDecimal: its default), 0 for kChar and
@@ -200,9 +200,9 @@ std::string Schema::Serialize() const {
   char* p = out.data() + 8;
   for (const Column& c : columns_) {
     std::memcpy(p, c.name.data(), c.name.size());
-    p[kNameField] = static_cast<char>(c.type);
-    p[kNameField + 1] = static_cast<char>(c.scale);
-    EncodeFixed<uint16_t>(p + kNameField + 2, c.length);
+    p[kColumnNameField] = static_cast<char>(c.type);
+    p[kColumnNameField + 1] = static_cast<char>(c.scale);
+    EncodeFixed<uint16_t>(p + kColumnNameField + 2, c.length);
     p += kColumnRecord;
   }
   return out;
@@ -221,11 +221,12 @@ absl::StatusOr<Schema> Schema::Deserialize(std::string_view bytes) {
   for (uint32_t i = 0; i < count; ++i) {
     const uint8_t* r = p + 8 + i * kColumnRecord;
     ColumnSpec spec;
-    spec.name.assign(reinterpret_cast<const char*>(r),
-                     strnlen(reinterpret_cast<const char*>(r), kNameField));
-    spec.type = static_cast<ColumnType>(r[kNameField]);
-    spec.scale = r[kNameField + 1];
-    spec.length = DecodeFixed<uint16_t>(r + kNameField + 2);
+    spec.name.assign(
+        reinterpret_cast<const char*>(r),
+        strnlen(reinterpret_cast<const char*>(r), kColumnNameField));
+    spec.type = static_cast<ColumnType>(r[kColumnNameField]);
+    spec.scale = r[kColumnNameField + 1];
+    spec.length = DecodeFixed<uint16_t>(r + kColumnNameField + 2);
     specs.push_back(std::move(spec));
   }
   return Create(std::move(specs));

@@ -43,7 +43,8 @@ constexpr int kOrdersPerUnit = 100;
 // Entries of a secondary index per transaction of the index phase.
 constexpr int kIndexEntriesPerUnit = 500;
 
-uint64_t Mix(uint64_t seed, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+uint64_t MixSeed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c,
+                 uint64_t d) {
   uint64_t h = seed * 0x9e3779b97f4a7c15ULL;
   for (uint64_t v : {a, b, c, d}) {
     h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -55,7 +56,7 @@ uint64_t Mix(uint64_t seed, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
 // orders and their secondary index entries, so the index phase can recompute
 // what the row units drew (names, the O_C_ID permutation).
 uint64_t DistrictSeed(uint64_t seed, int64_t w, int64_t d) {
-  return Mix(seed, 0xd157c7, w, d, 0);
+  return MixSeed(seed, 0xd157c7, w, d, 0);
 }
 
 struct CustomerName {
@@ -65,7 +66,7 @@ struct CustomerName {
 // C_LAST and C_FIRST of customer `id`, from a stream of their own.
 CustomerName NameOf(uint64_t district_seed, const NURandConstants& nc,
                     int64_t id) {
-  Random r(Mix(district_seed, 0x4e414d45, id, 0, 0), nc);
+  Random r(MixSeed(district_seed, 0x4e414d45, id, 0, 0), nc);
   std::string last = LastName(id <= 1000 ? id - 1 : r.NURand(255, 0, 999));
   return {std::move(last), r.AString(8, 16)};
 }
@@ -76,7 +77,7 @@ std::vector<int> CustomerOfOrder(uint64_t district_seed, int64_t w, int64_t d,
                                  int customers) {
   std::vector<int> perm(customers);
   std::iota(perm.begin(), perm.end(), 1);
-  std::mt19937_64 prng(Mix(district_seed, 0x5eed, w, d, 0));
+  std::mt19937_64 prng(MixSeed(district_seed, 0x5eed, w, d, 0));
   std::shuffle(perm.begin(), perm.end(), prng);
   return perm;
 }
@@ -196,7 +197,7 @@ absl::StatusOr<int64_t> LoadCustomers(const LoadContext& context, Txn& txn,
   const Tables& t = context.tables;
   const NURandConstants& nc = context.nc;
   const int32_t now = context.now;
-  Random r(Mix(seed, w, d, first, 2), nc);
+  Random r(MixSeed(seed, w, d, first, 2), nc);
   TupleBuffer c(*t.customer_schema);
   TupleBuffer h(*t.history_schema);
   for (int64_t id = first; id <= last; ++id) {
@@ -244,7 +245,7 @@ absl::StatusOr<int64_t> LoadOrders(const LoadContext& context, Txn& txn,
   const Scale& scale = context.scale;
   const int32_t now = context.now;
   const std::vector<int> perm = CustomerOfOrder(seed, w, d, scale.customers);
-  Random r(Mix(seed, w, d, first, 1));
+  Random r(MixSeed(seed, w, d, first, 1));
   const int first_new = scale.customers - scale.new_orders() + 1;
   TupleBuffer o(*t.order_schema);
   TupleBuffer ol(*t.order_line_schema);
@@ -426,7 +427,7 @@ absl::StatusOr<LoadResult> Loader::Load(int warehouses, int threads_per_node,
   auto one = [&](engine::ProcedureId proc, int64_t w, int64_t d, int64_t first,
                  int64_t last) {
     rows_phase.push_back(
-        {{proc, w, d, first, last, Mix(seed, proc, w, d, first)}});
+        {{proc, w, d, first, last, MixSeed(seed, proc, w, d, first)}});
   };
   for (int i = 1; i <= scale_.items; i += kItemsPerUnit) {
     one(items_, 0, 0, i, std::min(i + kItemsPerUnit - 1, scale_.items));
