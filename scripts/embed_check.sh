@@ -24,6 +24,9 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
+# CI compiles strand's sources in batches here too (scripts/build.sh).
+unity=()
+if [ "${CI:-}" = true ]; then unity=(-DSTRAND_UNITY_BUILD=ON); fi
 
 echo "--- find_package: cmake --install $build, then examples/embed"
 quiet cmake --install "$build" --prefix "$work/prefix"
@@ -53,7 +56,7 @@ quiet cmake --build "$work/installed"
 echo "--- add_subdirectory: examples/embed with STRAND_SOURCE_DIR=$PWD"
 quiet cmake -S examples/embed -B "$work/subdirectory" -G Ninja \
   -DSTRAND_SOURCE_DIR="$PWD" -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON \
-  "${launcher[@]}"
+  "${launcher[@]}" "${unity[@]}"
 # Only the libraries, strand_memnode and the example: no tests or benches.
 targets="$(ninja -C "$work/subdirectory" -t targets all | grep -c '_test:' || true)"
 if [ "$targets" -ne 0 ]; then
