@@ -83,7 +83,9 @@ enum class RecordType : uint8_t {
   kCommit = 1,
   // Partitioned mode's presumed-abort two-phase commit
   // (partition/coordinator.h). txn_id is the global transaction id,
-  // commit_ts the commit timestamp the coordinator chose before PREPARE.
+  // commit_ts the commit timestamp the coordinator chose before PREPARE;
+  // only the two together name one transaction (a restarted coordinator's
+  // gtids repeat).
   // "Forced" below: made durable before the next step, unless the log
   // acknowledges by watermark (kSegmentAckedByWatermark), which makes the
   // wait unnecessary (docs/design/durable_acks.md).

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <tuple>
+#include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -234,11 +235,15 @@ LogMerger::Entry LogMerger::EntryOf(const LogRecord& record, uint32_t log,
 }
 
 void LogMerger::ResolveTwoPhase() {
-  absl::flat_hash_set<uint64_t> committed;
+  // A gtid is unique only within its coordinator's incarnation (a rejoined
+  // or restarted node's slots count again from 1); with the commit
+  // timestamp, which every record of the transaction carries and which no
+  // two transactions share, it names one.
+  absl::flat_hash_set<std::pair<uint64_t, uint64_t>> committed;
   for (const Entry& r : records_) {
     if (r.header.type == RecordType::kDistributedCommit ||
         r.header.type == RecordType::kParticipantCommit) {
-      committed.insert(r.header.txn_id);
+      committed.insert({r.header.txn_id, r.header.commit_ts});
     }
   }
   std::vector<Entry> kept;
@@ -257,7 +262,7 @@ void LogMerger::ResolveTwoPhase() {
         ++two_phase_.distributed_commits;
         break;
       case RecordType::kPrepare:
-        if (!committed.contains(r.header.txn_id)) {
+        if (!committed.contains({r.header.txn_id, r.header.commit_ts})) {
           ++two_phase_.prepared_in_doubt;
           continue;
         }

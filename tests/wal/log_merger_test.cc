@@ -256,6 +256,44 @@ TEST(LogMergerTest, ResolvesTwoPhaseCommitRecords) {
   EXPECT_EQ((*merger)->two_phase_stats().prepared_in_doubt, 1u);
 }
 
+// A coordinator that restarts (or rejoins after a failure) counts its
+// gtids from 1 again: a branch prepared under the first incarnation's gtid
+// g, never decided, must not commit because the second incarnation's
+// transaction g committed. The commit timestamp tells them apart.
+TEST(LogMergerTest, ARepeatedGtidDecidesOnlyItsOwnTransaction) {
+  TempDir dir;
+  const uint64_t gtid = GlobalTxnId(1, 7);
+  {
+    auto w = LogWriter::Open(
+        {.wal_dir = dir.path(), .database_id = kDb, .compute_node_id = 0});
+    ASSERT_TRUE(w.ok());
+    auto first = EncodePreparePayload(1, "in-doubt-under-the-first");
+    ASSERT_TRUE((*w)->AppendRecord(RecordType::kPrepare, gtid, 10, first).ok());
+    auto second = EncodePreparePayload(1, "committed-under-the-second");
+    ASSERT_TRUE(
+        (*w)->AppendRecord(RecordType::kPrepare, gtid, 20, second).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  {
+    auto w = LogWriter::Open(
+        {.wal_dir = dir.path(), .database_id = kDb, .compute_node_id = 1});
+    ASSERT_TRUE(w.ok());
+    auto c = EncodeDistributedCommitPayload({0}, "coord");
+    ASSERT_TRUE(
+        (*w)->AppendRecord(RecordType::kDistributedCommit, gtid, 20, c).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto merger = LogMerger::Open(dir.path(), kDb);
+  ASSERT_TRUE(merger.ok()) << merger.status();
+  std::vector<std::string> got;
+  MergedRecord r;
+  while (Next(**merger, &r)) got.push_back(r.payload);
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"committed-under-the-second", "coord"}));
+  EXPECT_EQ((*merger)->two_phase_stats().prepared_committed, 1u);
+  EXPECT_EQ((*merger)->two_phase_stats().prepared_in_doubt, 1u);
+}
+
 // A node's log damaged before its end: an error by default; with the
 // opt-in, that node is read up to the damage and every node's history is
 // cut at the same commit timestamp (the largest the damaged node kept).
