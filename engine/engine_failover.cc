@@ -16,17 +16,15 @@
 
 namespace strand::engine {
 
-namespace {
-
-// What `node` does when its monitor learns it was declared failed: its
-// sessions' waits for an acknowledgement end, for none will come.
-FailureMonitor::DeclaredFailed OnDeclaredFailed(NodeRuntime& node) {
-  return [&node](const absl::Status& why) {
+std::function<void(const absl::Status&)> EngineImpl::OnDeclaredFailed(
+    NodeRuntime& node) {
+  // Its sessions stop retrying, and their waits for an acknowledgement
+  // end, for none will come.
+  return [this, &node](const absl::Status& why) {
+    down_nodes_.fetch_or(uint64_t{1} << node.id());
     if (txn::CommitWatermark* marks = node.marks()) marks->DeclaredFailed(why);
   };
 }
-
-}  // namespace
 
 absl::Status EngineImpl::OpenRing(NodeRuntime& node) {
   absl::StatusOr<std::unique_ptr<txn::RedoRing>> ring;
@@ -124,6 +122,7 @@ absl::Status EngineImpl::FailNode(rdma::ComputeNodeId node) {
     }
     failed_nodes_ |= uint64_t{1} << node;
   }
+  down_nodes_.fetch_or(uint64_t{1} << node);
   monitor_->Detach(node);
   // As a process that died: nothing it does reaches anyone any more, and
   // its log keeps what it had made durable.
@@ -269,6 +268,7 @@ absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
   }
   absl::MutexLock lock(&mu_);
   failed_nodes_ &= ~(uint64_t{1} << node);
+  down_nodes_.fetch_and(~(uint64_t{1} << node));
   LOG(WARNING) << "compute node " << node << " rejoined with an empty cache";
   return absl::OkStatus();
 }

@@ -10,6 +10,8 @@
 // contracts are Engine's. The failover's methods (EngineOptions::failover)
 // are defined in engine_failover.cc.
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -142,6 +144,12 @@ class EngineImpl {
   absl::Status ResumeHeartbeats(rdma::ComputeNodeId node);
   std::vector<ReclaimReport> ReclaimReports() const;
   absl::Time DeclaredFailedAt(rdma::ComputeNodeId node) const;
+  // Whether `node` failed (FailNode) or learned it was declared failed, and
+  // has not rejoined: its sessions stop retrying, for a conflict on a
+  // failed node may never clear (latches its aborts could not release).
+  bool NodeDown(rdma::ComputeNodeId node) const {
+    return ((down_nodes_.load(std::memory_order_relaxed) >> node) & 1) != 0;
+  }
 
  private:
   explicit EngineImpl(const EngineOptions& options);
@@ -203,6 +211,8 @@ class EngineImpl {
   absl::Status StartFailover();
   void StopFailover();
   absl::Status OpenRing(NodeRuntime& node);
+  // FailureMonitor::Attach's `declared_failed` for `node`.
+  std::function<void(const absl::Status&)> OnDeclaredFailed(NodeRuntime& node);
   absl::StatusOr<ReclaimReport> Reclaim(rdma::ComputeNodeId reclaimer,
                                         rdma::ComputeNodeId failed);
   absl::Status CheckFailover(rdma::ComputeNodeId node) const;
@@ -251,6 +261,7 @@ class EngineImpl {
   std::vector<std::unique_ptr<CrashableLogFiles>> log_files_;
   std::optional<WalOptions> wal_started_;  // for a rejoining node's log
   uint64_t failed_nodes_ ABSL_GUARDED_BY(mu_) = 0;  // by FailNode
+  std::atomic<uint64_t> down_nodes_{0};  // NodeDown's, one bit per node
   // What a rejoining node's runtime opens again.
   std::vector<storage::TableDescriptor> table_descriptors_ ABSL_GUARDED_BY(mu_);
   struct IndexAdded {

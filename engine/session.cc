@@ -331,9 +331,16 @@ absl::Status Session::Attempts(std::string_view name,
     if (txn.active()) txn.Abort(txn::AbortReason::kUser);
     const txn::AbortReason reason = txn.abort_reason();
     counts.aborts[static_cast<int>(reason)]++;
-    if (!txn::IsRetryable(reason) || attempt >= policy.max_retries) {
+    const bool node_down = txn::IsRetryable(reason) && engine_.NodeDown(node_);
+    if (!txn::IsRetryable(reason) || attempt >= policy.max_retries ||
+        node_down) {
       ran.outcome = status;
-      if (txn::IsRetryable(reason)) {
+      if (node_down) {
+        ran.outcome = absl::UnavailableError(absl::StrFormat(
+            "%s: compute node %d failed, its calls fail until it rejoins "
+            "(last attempt: %s)",
+            WhatRan(name), node_, status.message()));
+      } else if (txn::IsRetryable(reason)) {
         counts.gave_up = true;
         ran.outcome =
             txn::WithAbortReason(absl::AbortedError(absl::StrFormat(

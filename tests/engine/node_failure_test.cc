@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "engine/node_reclaim.h"
 #include "engine/recovery.h"
@@ -157,6 +158,17 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
               }
               return true;
             }));
+    // Modifies account 0, then waits (holding its latch) for release_.
+    hold_ = *engine_->RegisterProcedure(
+        "hold", std::function<absl::StatusOr<bool>(Txn&)>(
+                    [=, this](Txn& txn) -> absl::StatusOr<bool> {
+                      if (auto s = add(txn, accounts, by_id, 0, 0); !s.ok()) {
+                        return s;
+                      }
+                      holding_.Notify();
+                      release_.WaitForNotification();
+                      return true;
+                    }));
     // The total of the balances, then every counter: kAccounts + kNodes.
     read_all_ = *engine_->RegisterProcedure(
         "read_all", std::function<absl::StatusOr<std::vector<int64_t>>(Txn&)>(
@@ -279,6 +291,8 @@ class NodeFailureTest : public ::testing::TestWithParam<Config> {
   Procedure<bool(txn::TableId, txn::IndexId, int64_t, int64_t)> create_;
   Procedure<bool(int64_t, int64_t, int64_t)> transfer_;
   Procedure<std::vector<int64_t>()> read_all_;
+  Procedure<bool()> hold_;
+  absl::Notification holding_, release_;  // hold_'s
   std::vector<std::thread> threads_[kNodes];
   std::atomic<bool> stop_[kNodes];
   std::atomic<int64_t> acked_[kNodes] = {};
@@ -423,6 +437,34 @@ TEST_P(NodeFailureTest, RecoveryAfterFailuresLosesNothingAcknowledged) {
   counters_ = *engine_->OpenTable("counters");
   counter_by_id_ = *engine_->OpenIndex("counters_by_id");
   Register();
+  Check(0);
+}
+
+// A conflict on a failed node may never clear (a latch that its aborted
+// transaction could not release once fenced): its sessions' calls fail
+// Unavailable at the first conflict instead of retrying. Here the latch is
+// held by a transaction of the node that stays open across the failure.
+TEST_P(NodeFailureTest, AFailedNodesCallsStopAtTheirFirstConflict) {
+  if (GetParam().algorithm != txn::CcAlgorithm::kTwoPhaseLocking) {
+    GTEST_SKIP() << "2PL's latches conflict at once";
+  }
+  constexpr int kVictim = 1;
+  {
+    auto holder = engine_->NewSession(kVictim);
+    auto other = engine_->NewSession(kVictim);
+    ASSERT_TRUE(holder.ok() && other.ok());
+    std::thread holding_thread([&] { (void)(*holder)->Call(hold_); });
+    holding_.WaitForNotification();
+    ASSERT_TRUE(engine_->FailNode(kVictim).ok());
+    const absl::Time start = absl::Now();
+    auto r =
+        (*other)->Call(transfer_, int64_t{0}, int64_t{1}, int64_t{kVictim});
+    EXPECT_TRUE(absl::IsUnavailable(r.status())) << r.status();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+    release_.Notify();
+    holding_thread.join();
+  }
+  ASSERT_TRUE(engine_->RejoinNode(kVictim).ok());
   Check(0);
 }
 
