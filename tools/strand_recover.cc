@@ -336,9 +336,9 @@ void PrintReport(const RecoverOptions& o, const engine::RecoveryReport& report,
   }
 }
 
-int Main() {
-  RunOutput output = RunOutput::FromFlags();
-  const auto [options, base] = OptionsFromFlags();
+// The engine that recovers: the base's layout, the fabric flags.
+engine::EngineOptions RecoveryEngineOptions(const RecoverOptions& options,
+                                            const RecoveryBase& base) {
   engine::EngineOptions engine_options;
   engine_options.fabric = options.fabric;
   engine_options.fabric.memory_nodes = static_cast<int>(base.memory_nodes);
@@ -354,25 +354,12 @@ int Main() {
   engine_options.image_path = options.image;
   engine_options.recover_wal_dir = options.wal_dir;
   engine_options.recover_allow_log_data_loss = options.allow_log_data_loss;
-  if (absl::Status s = engine_options.Validate(
-          strand::OptionNaming::Flags("EngineOptions::"));
-      !s.ok()) {
-    std::cerr << "strand_recover: the layout of " << base.name
-              << " is not usable: " << s << "\n";
-    return 1;
-  }
-  auto engine = engine::Engine::Open(engine_options);
-  if (!engine.ok()) {
-    std::cerr << "strand_recover: " << engine.status() << "\n";
-    return 1;
-  }
-  const engine::RecoveryReport& report = *(*engine)->recovery_report();
-  PrintReport(options, report, output.human());
-  JsonLine json = output.Record();
-  // The layout as restored from the base (the fabric flags' names).
-  rdma::AddFabricJson(engine_options.fabric,
-                      engine::EngineInternals::fabric(**engine), json);
-  options.AddJson(json);
+  return engine_options;
+}
+
+// The recovery report's JSON fields.
+void AddReportJson(const engine::RecoveryReport& report,
+                   const RecoveryBase& base, JsonLine& json) {
   const double replay_s = absl::ToDoubleSeconds(report.replay_time);
   json.Add("base_kind", report.base_kind)
       .Add("base", report.base_path)
@@ -410,6 +397,33 @@ int Main() {
       .Add("prepared_branches_committed", report.two_phase.prepared_committed)
       .Add("prepared_branches_in_doubt", report.two_phase.prepared_in_doubt)
       .AddRaw("nodes", NodesJson(report));
+}
+
+int Main() {
+  RunOutput output = RunOutput::FromFlags();
+  const auto [options, base] = OptionsFromFlags();
+  const engine::EngineOptions engine_options =
+      RecoveryEngineOptions(options, base);
+  if (absl::Status s = engine_options.Validate(
+          strand::OptionNaming::Flags("EngineOptions::"));
+      !s.ok()) {
+    std::cerr << "strand_recover: the layout of " << base.name
+              << " is not usable: " << s << "\n";
+    return 1;
+  }
+  auto engine = engine::Engine::Open(engine_options);
+  if (!engine.ok()) {
+    std::cerr << "strand_recover: " << engine.status() << "\n";
+    return 1;
+  }
+  const engine::RecoveryReport& report = *(*engine)->recovery_report();
+  PrintReport(options, report, output.human());
+  JsonLine json = output.Record();
+  // The layout as restored from the base (the fabric flags' names).
+  rdma::AddFabricJson(engine_options.fabric,
+                      engine::EngineInternals::fabric(**engine), json);
+  options.AddJson(json);
+  AddReportJson(report, base, json);
   if (!options.out_image.empty()) {
     auto saved = (*engine)->SaveImage(options.out_image);
     if (!saved.ok()) {
