@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "index/blink_tree.h"
 #include "index/key_codec.h"
@@ -318,7 +319,18 @@ TEST_P(BLinkTreeConcurrencyTest, LookupBatchesDuringSplitsFindEveryOlderKey) {
       std::vector<std::string> keys;
       std::vector<BLinkTree::Entry> batch;
       uint64_t k = 1 + n;
+      bool waited = false;
       while (k < kKeys) {
+        if (!waited && k >= kKeys / 2) {
+          // Halfway, until a reader's batch ran while writes go on: on a
+          // busy machine the writers could otherwise finish first.
+          // (Bounded: a reader that failed stops counting.)
+          waited = true;
+          const absl::Time give_up = absl::Now() + absl::Seconds(60);
+          while (batches_during_writes.load() == 0 && absl::Now() < give_up) {
+            absl::SleepFor(absl::Microseconds(100));
+          }
+        }
         // Single inserts and short ascending batches, strided across the
         // writers so they split the same leaves.
         keys.clear();
@@ -430,8 +442,16 @@ TEST_P(BLinkTreeConcurrencyTest, PointLookupsDuringSplitsFindEveryOlderKey) {
         if (k % 3 != 0) mine.push_back(k);
       }
       std::shuffle(mine.begin(), mine.end(), std::mt19937_64(n));
-      for (uint64_t k : mine) {
-        ASSERT_TRUE(tree.Insert(ctx, Key(k), value(k)).ok());
+      for (size_t i = 0; i < mine.size(); ++i) {
+        if (i == mine.size() / 2) {
+          // Halfway, until a reader's lookup ran while writes go on (as in
+          // LookupBatchesDuringSplitsFindEveryOlderKey).
+          const absl::Time give_up = absl::Now() + absl::Seconds(60);
+          while (lookups_during_writes.load() == 0 && absl::Now() < give_up) {
+            absl::SleepFor(absl::Microseconds(100));
+          }
+        }
+        ASSERT_TRUE(tree.Insert(ctx, Key(mine[i]), value(mine[i])).ok());
       }
       writers_left--;
     } else {
