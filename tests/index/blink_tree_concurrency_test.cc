@@ -58,6 +58,16 @@ class BLinkTreeConcurrencyTest : public ::testing::TestWithParam<cc::Protocol> {
     }
   }
 
+  // A writer halfway through its keys waits here until a reader counted a
+  // read that ran while writes go on: on a busy machine the writers could
+  // otherwise finish first. Bounded: a reader that failed stops counting.
+  static void AwaitFirst(const std::atomic<uint64_t>& reads_during_writes) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(60);
+    while (reads_during_writes.load() == 0 && absl::Now() < give_up) {
+      absl::SleepFor(absl::Microseconds(100));
+    }
+  }
+
   template <typename Fn>
   void RunOnAllThreads(Fn fn) {
     std::vector<std::thread> threads;
@@ -322,14 +332,8 @@ TEST_P(BLinkTreeConcurrencyTest, LookupBatchesDuringSplitsFindEveryOlderKey) {
       bool waited = false;
       while (k < kKeys) {
         if (!waited && k >= kKeys / 2) {
-          // Halfway, until a reader's batch ran while writes go on: on a
-          // busy machine the writers could otherwise finish first.
-          // (Bounded: a reader that failed stops counting.)
           waited = true;
-          const absl::Time give_up = absl::Now() + absl::Seconds(60);
-          while (batches_during_writes.load() == 0 && absl::Now() < give_up) {
-            absl::SleepFor(absl::Microseconds(100));
-          }
+          AwaitFirst(batches_during_writes);
         }
         // Single inserts and short ascending batches, strided across the
         // writers so they split the same leaves.
@@ -443,14 +447,7 @@ TEST_P(BLinkTreeConcurrencyTest, PointLookupsDuringSplitsFindEveryOlderKey) {
       }
       std::shuffle(mine.begin(), mine.end(), std::mt19937_64(n));
       for (size_t i = 0; i < mine.size(); ++i) {
-        if (i == mine.size() / 2) {
-          // Halfway, until a reader's lookup ran while writes go on (as in
-          // LookupBatchesDuringSplitsFindEveryOlderKey).
-          const absl::Time give_up = absl::Now() + absl::Seconds(60);
-          while (lookups_during_writes.load() == 0 && absl::Now() < give_up) {
-            absl::SleepFor(absl::Microseconds(100));
-          }
-        }
+        if (i == mine.size() / 2) AwaitFirst(lookups_during_writes);
         ASSERT_TRUE(tree.Insert(ctx, Key(mine[i]), value(mine[i])).ok());
       }
       writers_left--;

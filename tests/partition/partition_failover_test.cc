@@ -272,37 +272,33 @@ class PartitionFailoverTest : public ::testing::TestWithParam<Param> {
   }
 
   // Every row's value (accounts, then counters), read through `s`.
-  std::vector<int64_t> Rows(engine::Session& s) {
-    std::vector<int64_t> rows;
+  void Rows(engine::Session& s, std::vector<int64_t>* rows) {
+    rows->clear();
     for (int64_t id = 0; id < kAccounts; ++id) {
       auto v = s.Call<int64_t>(read_, PartitionOf(id), id);
-      EXPECT_TRUE(v.ok()) << v.status();
-      rows.push_back(v.value_or(-1));
+      ASSERT_TRUE(v.ok()) << v.status();
+      rows->push_back(*v);
     }
     for (int n = 0; n < kNodes; ++n) {
       auto v = s.Call<int64_t>(read_, OwnPartition(n), CounterId(n));
-      EXPECT_TRUE(v.ok()) << v.status();
-      rows.push_back(v.value_or(-1));
+      ASSERT_TRUE(v.ok()) << v.status();
+      rows->push_back(*v);
     }
-    return rows;
   }
 
   // Reads every row through `s` (a node up): the total and the counters.
   void Audit(engine::Session& s) {
+    std::vector<int64_t> rows;
+    ASSERT_NO_FATAL_FAILURE(Rows(s, &rows));
     int64_t total = 0;
-    for (int64_t id = 0; id < kAccounts; ++id) {
-      auto v = s.Call<int64_t>(read_, PartitionOf(id), id);
-      ASSERT_TRUE(v.ok()) << v.status();
-      total += *v;
-    }
+    for (int64_t id = 0; id < kAccounts; ++id) total += rows[id];
     EXPECT_EQ(total, kAccounts * kInitialBalance)
         << "a transfer is partly visible";
     for (int n = 0; n < kNodes; ++n) {
-      auto v = s.Call<int64_t>(read_, OwnPartition(n), CounterId(n));
-      ASSERT_TRUE(v.ok()) << v.status();
-      EXPECT_GE(*v, acked_[n].load())
+      const int64_t counter = rows[kAccounts + n];
+      EXPECT_GE(counter, acked_[n].load())
           << "node " << n << " acknowledged a transfer that is lost";
-      EXPECT_LE(*v, attempted_[n].load());
+      EXPECT_LE(counter, attempted_[n].load());
     }
   }
 
@@ -539,7 +535,7 @@ TEST_F(PartitionFailoverRecoveryTest, RecoveryKeepsEveryAcknowledgedTransfer) {
   {
     auto s = Session(0);
     ASSERT_NE(s, nullptr);
-    before = Rows(*s);
+    ASSERT_NO_FATAL_FAILURE(Rows(*s, &before));
   }
   engine_.reset();  // a clean close: every commit is durable
 
@@ -553,7 +549,9 @@ TEST_F(PartitionFailoverRecoveryTest, RecoveryKeepsEveryAcknowledgedTransfer) {
   Register(/*create_table=*/false);
   auto auditor = Session(0);
   ASSERT_NE(auditor, nullptr);
-  EXPECT_EQ(Rows(*auditor), before) << "recovery changed a row";
+  std::vector<int64_t> after;
+  ASSERT_NO_FATAL_FAILURE(Rows(*auditor, &after));
+  EXPECT_EQ(after, before) << "recovery changed a row";
   Audit(*auditor);
 }
 
