@@ -161,7 +161,7 @@ class ExclusiveGuard {
   // Releases the latch (paper: SELCC_XUnLock). A no-op on a guard that does
   // not own a latch. With CcOptions::write_through it returns OK only once
   // memory holds what the line's writers wrote: a structure change
-  // unlocks its new GCL before it writes the link to it (link_hook.h).
+  // unlocks its new GCL before it writes the link to it (base/failure_point.h).
   absl::Status Unlock();
 
  private:

@@ -8,7 +8,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
-#include "cc/link_hook.h"
+#include "base/failure_point.h"
 #include "index/blink_node.h"
 #include "index/blink_tree_thread_state.h"
 #include "index/key_codec.h"
@@ -909,7 +909,7 @@ absl::Status BLinkTree::Split(cc::ThreadContext& ctx, cc::ExclusiveGuard guard,
     std::memcpy(r->MutableRange(0, used), image.data(), used);
     if (absl::Status s = r->Unlock(); !s.ok()) return s;
   }
-  cc::BeforeLink(manager_, cc::LinkStep::kSplit);
+  ReachFailurePoint(manager_.node_id(), FailurePoint::kSplitLink);
   const uint32_t used =
       build(n.low(), n.low_is_min(), sep, false, right->raw(), 0, mid);
   std::memcpy(guard.MutableRange(0, used), image.data(), used);
@@ -1044,7 +1044,7 @@ absl::Status BLinkTree::GrowRoot(cc::ThreadContext& ctx, int old_root_level) {
     // right node.
     if (absl::Status s = g->Unlock(); !s.ok()) return s;
   }
-  cc::BeforeLink(manager_, cc::LinkStep::kNewRoot);
+  ReachFailurePoint(manager_.node_id(), FailurePoint::kNewRootLink);
   const uint64_t raw = root->raw();
   const uint32_t new_level = old_root_level + 1;
   uint8_t* w = anchor->MutableRange(kAnchorRootOffset, 12);

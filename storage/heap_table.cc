@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "cc/link_hook.h"
+#include "base/failure_point.h"
 #include "storage/heap_page.h"
 #include "storage/tuple_header.h"
 
@@ -140,7 +140,7 @@ absl::StatusOr<GlobalAddress> HeapTable::AddPage(cc::ThreadContext& ctx) {
     // a node that fails before the root's write leaves an unlinked page.
     if (absl::Status s = guard->Unlock(); !s.ok()) return s;
   }
-  cc::BeforeLink(manager_, cc::LinkStep::kNewPage);
+  ReachFailurePoint(manager_.node_id(), FailurePoint::kNewPageLink);
   uint8_t* r = root->MutableRange(heap_page::kFirstPageOffset, 16);
   Put<uint64_t>(r, page->raw());
   Put<uint64_t>(r + 8, count + 1);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "base/failure_point.h"
 #include "glog/logging.h"
 #include "txn/index_writes.h"
 #include "txn/write_through.h"
@@ -235,6 +236,7 @@ void ApplyToLines(TxnState& txn, std::optional<uint64_t> stamp) {
 
 absl::Status ApplyLoggedWrites(TxnState& txn, std::optional<uint64_t> stamp) {
   ApplyToLines(txn, stamp);
+  ReachFailurePoint(txn.db.manager->node_id(), FailurePoint::kCommitApplied);
   absl::Status written = WriteThroughCommit(txn);
   ReleaseIndexLeaves(txn);
   return written;

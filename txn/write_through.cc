@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "base/failure_point.h"
 #include "glog/logging.h"
 #include "rdma/batch.h"
 #include "txn/redo_ring.h"
@@ -115,6 +116,10 @@ absl::Status WriteThroughCommit(TxnState& txn) {
       batch.Write(slot.done, &done_value, sizeof(done_value));
     }
     if (absl::Status s = endpoint.Execute(batch); !s.ok()) return s;
+    if (i + 1 < nodes.size()) {
+      ReachFailurePoint(manager.node_id(),
+                        FailurePoint::kCommitPartlyWrittenThrough);
+    }
   }
   if (ring != nullptr && nodes.size() > 1) {
     if (absl::Status s =
@@ -124,6 +129,7 @@ absl::Status WriteThroughCommit(TxnState& txn) {
     }
   }
   for (const Line& l : lines) manager.MarkWrittenThrough(*l.guard);
+  ReachFailurePoint(manager.node_id(), FailurePoint::kCommitWrittenThrough);
   return absl::OkStatus();
 }
 

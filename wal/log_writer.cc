@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
+#include "base/failure_point.h"
 #include "wal/log_reader.h"
 
 namespace strand::wal {
@@ -421,6 +422,9 @@ void LogWriter::FlusherLoop() {
       continue;
     }
     const absl::Status status = WriteBatch(batch);
+    if (status.ok()) {
+      ReachFailurePoint(options_.compute_node_id, FailurePoint::kLogFlushed);
+    }
     absl::MutexLock lock(&mu_);
     if (status.ok()) {
       durable_lsn_ = batch_lsn;

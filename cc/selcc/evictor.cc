@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/failure_point.h"
 #include "glog/logging.h"
 
 namespace strand::cc::selcc {
@@ -120,6 +121,7 @@ absl::StatusOr<size_t> Evictor::RunPass() {
     f->latch.Unlock();
     st.cache.PutFree(f);
   }
+  ReachFailurePoint(st.node, FailurePoint::kEvictionStaged);
   absl::Status status;
   for (auto& [node, batch] : batches) {
     if (absl::Status s = endpoint_->Execute(batch); !s.ok()) status = s;
@@ -139,6 +141,7 @@ absl::StatusOr<bool> Evictor::EvictOne(rdma::Endpoint& endpoint) {
   rdma::Batch b;
   st.AppendRelease(*f, f->data, b, st.shared_stats,
                    /*shared_stats_block=*/true);
+  ReachFailurePoint(st.node, FailurePoint::kEvictionStaged);
   absl::Status s = endpoint.Execute(b);
   ResetVictim(f);
   f->latch.Unlock();

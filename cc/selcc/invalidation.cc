@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/time/clock.h"
+#include "base/failure_point.h"
 #include "glog/logging.h"
 
 namespace strand::cc::selcc {
@@ -158,8 +159,10 @@ void InvalidationHandler::Serve(const InvalidationRequest& request,
     f->latch.Unlock();
     reply.result = ReplyResult::kBusy;
   } else {
+    ReachFailurePoint(state_->node, FailurePoint::kInvalidationLatched);
     reply.result = Act(f, request, from, endpoint, &reply);
     f->latch.Unlock();
+    ReachFailurePoint(state_->node, FailurePoint::kInvalidationServed);
   }
   if (reply.result == ReplyResult::kBusy) {
     AtomicStats::Add(stats.invalidations_dropped);

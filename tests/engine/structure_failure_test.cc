@@ -1,7 +1,7 @@
 // A compute node fails in the middle of a structure change
 // (docs/design/node_failure.md): after a B-link split wrote its new right
 // node, or an insert its new heap page, and before it wrote the line that
-// links it (cc/link_hook.h). Memory must then hold an unlinked node or
+// links it (base/failure_point.h). Memory must then hold an unlinked node or
 // page, never a link to one it lacks. Rows are inserted by three compute
 // nodes under keys spread over the whole index, so leaves and inner nodes
 // split often; in each cycle one node is failed at that point, and once it
@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "cc/link_hook.h"
+#include "base/failure_point.h"
 #include "gtest/gtest.h"
 #include "tests/engine/txn_test_db.h"
 
@@ -38,14 +38,14 @@ constexpr int kCycles = 12;
 constexpr absl::Duration kLease = absl::Milliseconds(40);
 constexpr absl::Duration kBound = absl::Seconds(10);
 
-// The hook (a plain function: cc/link_hook.h): fails `armed_node` at the
+// The hook (a plain function: base/failure_point.h): fails `armed_node` at the
 // first `armed_step` it reaches.
 std::atomic<Engine*> hook_engine{nullptr};
 std::atomic<int> armed_node{-1};
-std::atomic<cc::LinkStep> armed_step{cc::LinkStep::kSplit};
+std::atomic<FailurePoint> armed_step{FailurePoint::kSplitLink};
 std::atomic<bool> fired{false};
 
-void FailAtLink(rdma::ComputeNodeId node, cc::LinkStep step) {
+void FailAtLink(uint32_t node, FailurePoint step) {
   if (step != armed_step.load()) return;
   int expected = node;
   if (!armed_node.compare_exchange_strong(expected, -1)) return;
@@ -138,10 +138,10 @@ class StructureFailureTest : public ::testing::Test {
               return true;
             }));
     hook_engine = engine_.get();
-    cc::SetLinkHookForTesting(&FailAtLink);
+    SetFailurePointHookForTesting(&FailAtLink);
   }
   void TearDown() override {
-    cc::SetLinkHookForTesting(nullptr);
+    SetFailurePointHookForTesting(nullptr);
     armed_node = -1;
     StopAll();
     engine_.reset();
@@ -242,8 +242,8 @@ TEST_F(StructureFailureTest, ANodeFailedBeforeItsLinkLeavesTheStructureWhole) {
   for (int cycle = 0; cycle < kCycles; ++cycle) {
     SCOPED_TRACE(absl::StrCat("cycle ", cycle));
     const int victim = static_cast<int>(rng() % kNodes);
-    const cc::LinkStep step =
-        cycle % 2 == 0 ? cc::LinkStep::kSplit : cc::LinkStep::kNewPage;
+    const FailurePoint step =
+        cycle % 2 == 0 ? FailurePoint::kSplitLink : FailurePoint::kNewPageLink;
     fired = false;
     armed_step = step;
     armed_node = victim;
@@ -253,7 +253,7 @@ TEST_F(StructureFailureTest, ANodeFailedBeforeItsLinkLeavesTheStructureWhole) {
     }
     armed_node = -1;
     ASSERT_TRUE(fired.load()) << "node " << victim << " made no such change";
-    (step == cc::LinkStep::kSplit ? splits : pages)++;
+    (step == FailurePoint::kSplitLink ? splits : pages)++;
     stop_[victim] = true;
     ASSERT_TRUE(engine_->WaitReclaimed(victim, kBound).ok());
     // The survivors go on inserting into the structure it left.
