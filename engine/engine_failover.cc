@@ -84,11 +84,23 @@ absl::StatusOr<ReclaimReport> EngineImpl::Reclaim(rdma::ComputeNodeId reclaimer,
     // the failed node's transactions.
     context.resolve_branches = [this, failed](ReclaimReport& report) {
       for (auto& p : partition_nodes_) {
-        if (p == nullptr || p->id() == failed) continue;
+        if (p == nullptr || p->id() == failed || NodeDown(p->id())) continue;
         p->PeerFailed(failed);
         int committed = 0, aborted = 0;
         if (absl::Status s = p->ResolveBranchesOf(failed, &committed, &aborted);
             !s.ok()) {
+          // Another node that failed too (two at once, or one fenced while
+          // paused that has not heard yet): its own operations no longer
+          // reach memory. Nothing is lost by skipping it: its branches that
+          // were not prepared died with it, and its own reclaim decides the
+          // prepared ones from their ring records and this coordinator's
+          // word (ResolvePrepared).
+          if (NodeDown(p->id()) || absl::IsUnavailable(s)) {
+            LOG(WARNING) << "compute node " << p->id()
+                         << " could not decide its branches of failed node "
+                         << failed << " (it is failing too): " << s;
+            continue;
+          }
           return s;
         }
         report.branches_committed += committed;
@@ -256,6 +268,14 @@ absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
     auto started = StartPartitionNode(*nodes_[node]);
     if (!started.ok()) return started.status();
     partition_nodes_[node] = *std::move(started);
+    // Nodes that are down still (two failed together) are failed to it
+    // from the start: it neither greets them nor waits for them; each
+    // greets it when it rejoins.
+    for (const auto& other : nodes_) {
+      if (other != nullptr && other->id() != node && NodeDown(other->id())) {
+        partition_nodes_[node]->PeerFailed(other->id());
+      }
+    }
     if (absl::Status s = partition_nodes_[node]->Greet(); !s.ok()) return s;
   }
   if (absl::Status s = monitor_->Attach(node, nodes_[node]->manager(),

@@ -206,7 +206,8 @@ absl::Status Node::Greet() {
   m.reserved = 1;  // answer with yours
   std::lock_guard<std::mutex> lock(vote_mu_);
   for (int n = 0; n < nodes_; ++n) {
-    if (n == static_cast<int>(config_.id)) continue;
+    // A failed peer greets this node when it rejoins.
+    if (n == static_cast<int>(config_.id) || peer_failed(n)) continue;
     if (absl::Status s = vote_endpoint_->Send(n, m); !s.ok()) return s;
   }
   return absl::OkStatus();

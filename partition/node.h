@@ -123,8 +123,9 @@ class Node {
   // the branches still here. The node's log must be closed first (its
   // durability callbacks call into this node).
   ~Node();
-  // Announces this node's mailboxes to every other node (kHello; a node
-  // that was not up yet answers with its own when it greets). Call once
+  // Announces this node's mailboxes to every other node but the failed
+  // ones (kHello; a node that was not up yet, or failed, answers with its
+  // own when it greets). Call once
   // every hosted node has Started, so none of them drops a greeting.
   absl::Status Greet();
 

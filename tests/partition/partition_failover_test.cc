@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "engine/engine.h"
@@ -84,6 +85,8 @@ struct Trigger {
   // Returns only once the failed node is reclaimed (a coordinator that
   // reached the point through this node goes on after its reclaimer).
   std::atomic<bool> wait_reclaimed{false};
+  // If set, this node fails too, at the same moment.
+  std::atomic<int> partner{-1};
 
   void At(TwoPhasePoint p, uint32_t n) {
     if (point.load() != static_cast<int>(p) ||
@@ -95,6 +98,10 @@ struct Trigger {
     if (!point.compare_exchange_strong(armed, -1)) return;
     absl::Status s = engine.load()->FailNode(n);
     EXPECT_TRUE(s.ok()) << s;
+    if (const int other = partner.load(); other >= 0) {
+      s = engine.load()->FailNode(other);
+      EXPECT_TRUE(s.ok()) << s;
+    }
     fired = true;
     if (wait_reclaimed.load()) {
       s = engine.load()->WaitReclaimed(n, absl::Seconds(10));
@@ -322,6 +329,13 @@ class PartitionFailoverTest : public ::testing::TestWithParam<Param> {
     std::atomic<bool> stop{false};
     std::atomic<int> errors{0};
     std::vector<std::thread> workers;
+    // A failed assertion returns early: the workers stop first.
+    absl::Cleanup join_workers = [&] {
+      stop = true;
+      for (auto& w : workers) {
+        if (w.joinable()) w.join();
+      }
+    };
     for (int n = 0; n < kNodes; ++n) {
       // Which transfers each node coordinates: as participant, the victim
       // is one survivor's; as coordinator, no other node's.
@@ -397,12 +411,118 @@ class PartitionFailoverTest : public ::testing::TestWithParam<Param> {
                                    OwnPartition(survivor));
       EXPECT_TRUE(absl::IsUnavailable(refused.status())) << refused.status();
     }
-    stop = true;
-    for (auto& w : workers) w.join();
+    std::move(join_workers).Invoke();
     EXPECT_EQ(errors.load(), 0);
     EXPECT_GT(engine_->PartitionStats().unavailable, unavailable_before);
     ASSERT_TRUE(engine_->RejoinNode(victim, kRecoveryBound).ok());
     auto auditor = Session(victim);
+    ASSERT_NE(auditor, nullptr);
+    Audit(*auditor);
+  }
+
+  // A coordinator (param.victim) and a participant of its transactions
+  // fail together at the coordinator's point, before or after its
+  // decision: the one survivor's branches and the failed participant's
+  // prepared ones are decided from the coordinator's word alone; the
+  // survivor commits on its own partitions and is refused the others';
+  // both rejoin and the audit holds.
+  void FailPairOnce(const Param& param, std::mt19937_64& rng) {
+    const int coordinator = static_cast<int>(param.victim);
+    const int participant = (coordinator + 1) % kNodes;
+    const int survivor = (coordinator + 2) % kNodes;
+    trigger_.wait_reclaimed = false;
+    trigger_.fired = false;
+    trigger_.partner = participant;
+    trigger_.node = coordinator;
+    trigger_.skip = static_cast<int>(rng() % 8);
+    trigger_.point = static_cast<int>(param.point);
+    std::atomic<bool> stop{false};
+    std::atomic<int> errors{0};
+    std::vector<std::thread> workers;
+    // A failed assertion returns early: the workers stop first.
+    absl::Cleanup join_workers = [&] {
+      stop = true;
+      for (auto& w : workers) {
+        if (w.joinable()) w.join();
+      }
+    };
+    // The coordinator's transfers touch every node; the survivor's stay on
+    // its own partitions, except when they meet a failed node's.
+    for (const int n : {coordinator, survivor}) {
+      std::vector<int64_t> mine;
+      for (int64_t id = 0; id < kAccounts; ++id) {
+        if (n == coordinator || OnNode(id, survivor)) mine.push_back(id);
+      }
+      workers.emplace_back([&, n, mine, seed = rng()] {
+        auto opened = engine_->NewSession(n);
+        if (!opened.ok()) {
+          EXPECT_EQ(n, coordinator) << opened.status();
+          return;
+        }
+        std::unique_ptr<engine::Session> s = *std::move(opened);
+        std::mt19937_64 r(seed);
+        while (!stop.load() && !(n == coordinator && trigger_.fired)) {
+          const size_t i = r() % mine.size();
+          const int64_t from = mine[i];
+          const int64_t to =
+              mine[(i + 1 + r() % (mine.size() - 1)) % mine.size()];
+          ++attempted_[n];
+          auto done = s->Call<bool>(transfer_, from, to,
+                                    static_cast<int64_t>(1 + r() % 49),
+                                    OwnPartition(n));
+          if (done.ok()) {
+            ++acked_[n];
+          } else if (!(n == coordinator && trigger_.fired) &&
+                     !absl::IsUnavailable(done.status()) &&
+                     !absl::IsAborted(done.status())) {
+            ++errors;
+            ADD_FAILURE() << "node " << n << ": " << done.status();
+          }
+        }
+      });
+    }
+    const absl::Time start = absl::Now();
+    while (!trigger_.fired && absl::Now() - start < kRecoveryBound) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    trigger_.partner = -1;
+    ASSERT_TRUE(trigger_.fired) << "the coordinator never reached the point";
+    const absl::Time failed = absl::Now();
+    for (const int v : {coordinator, participant}) {
+      ASSERT_TRUE(engine_->WaitReclaimed(v, kRecoveryBound).ok());
+    }
+    {
+      auto s = Session(survivor);
+      int64_t a = -1, b = -1, elsewhere = -1;
+      for (int64_t id = 0; id < kAccounts; ++id) {
+        if (!OnNode(id, survivor)) {
+          if (elsewhere < 0) elsewhere = id;
+        } else if (a < 0) {
+          a = id;
+        } else if (b < 0) {
+          b = id;
+        }
+      }
+      absl::StatusOr<bool> done = absl::AbortedError("not tried");
+      while (!done.ok() && absl::Now() - failed < kRecoveryBound) {
+        ++attempted_[survivor];
+        done =
+            s->Call<bool>(transfer_, a, b, int64_t{1}, OwnPartition(survivor));
+      }
+      ASSERT_TRUE(done.ok()) << done.status();
+      ++acked_[survivor];
+      ++attempted_[survivor];
+      auto refused = s->Call<bool>(transfer_, a, elsewhere, int64_t{1},
+                                   OwnPartition(survivor));
+      EXPECT_TRUE(absl::IsUnavailable(refused.status())) << refused.status();
+    }
+    std::move(join_workers).Invoke();
+    EXPECT_EQ(errors.load(), 0);
+    for (const int v : {coordinator, participant}) {
+      const absl::Status rejoined = engine_->RejoinNode(v, kRecoveryBound);
+      ASSERT_TRUE(rejoined.ok()) << rejoined;
+    }
+    auto auditor = Session(participant);
     ASSERT_NE(auditor, nullptr);
     Audit(*auditor);
   }
@@ -495,6 +615,29 @@ TEST_F(PartitionFailoverTest, ALaterSessionsTransactionIsNotTakenAsDecided) {
     Audit(*auditor);
     if (HasFatalFailure() || HasFailure()) return;
   }
+}
+
+// A coordinator and a participant of its transactions fail together,
+// before and after the coordinator's decision, coordinators node 1 and
+// node 0 (whose rejoin restarts the checkpointer).
+TEST_F(PartitionFailoverTest, ACoordinatorAndItsParticipantFailTogether) {
+  std::mt19937_64 rng(5);
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    SCOPED_TRACE(absl::StrCat("cycle ", cycle));
+    const Param param{cycle % 2 == 0 ? TwoPhasePoint::kCoordinatorBeforeDecision
+                                     : TwoPhasePoint::kCoordinatorAfterDecision,
+                      static_cast<rdma::ComputeNodeId>(cycle / 2 % 2), "pair"};
+    FailPairOnce(param, rng);
+    if (HasFatalFailure() || HasFailure()) return;
+  }
+  uint64_t committed = 0, aborted = 0;
+  for (const auto& r : engine_->ReclaimReports()) {
+    committed += r.branches_committed + r.prepared_committed;
+    aborted += r.branches_aborted + r.prepared_aborted;
+  }
+  // Both outcomes came up: in-doubt branches decided each way.
+  EXPECT_GT(committed, 0u);
+  EXPECT_GT(aborted, 0u);
 }
 
 // With a log: each point's failure twice, a checkpoint between the rounds,
