@@ -7,8 +7,16 @@ namespace strand::rdma::loopback {
 bool FenceGate::Close(std::atomic<bool>& flag) {
   if (!armed_) return false;
   flag.store(true, std::memory_order_seq_cst);
-  absl::MutexLock lock(&mu_);
-  for (Seat* seat : seats_) {
+  // The seats taken before the flag; one taken after it never gets in
+  // (Enter reads the flag). The wait runs outside mu_: a thread inside the
+  // gate may need to Sit before it leaves (an inline handler answering
+  // this node opens an endpoint of it), and would wait for mu_ forever.
+  std::vector<std::shared_ptr<Seat>> seats;
+  {
+    absl::MutexLock lock(&mu_);
+    seats = seats_;
+  }
+  for (const std::shared_ptr<Seat>& seat : seats) {
     while (seat->busy.load(std::memory_order_seq_cst)) {
       std::this_thread::yield();
     }

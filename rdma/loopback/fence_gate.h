@@ -38,15 +38,16 @@ class FenceGate {
 
   bool armed() const { return armed_; }
 
-  std::unique_ptr<Seat> Sit() {
-    auto seat = std::make_unique<Seat>();
+  // Shared: Close may still be looking at a seat whose endpoint left.
+  std::shared_ptr<Seat> Sit() {
+    auto seat = std::make_shared<Seat>();
     absl::MutexLock lock(&mu_);
-    seats_.push_back(seat.get());
+    seats_.push_back(seat);
     return seat;
   }
-  void Leave(std::unique_ptr<Seat> seat) {
+  void Leave(const std::shared_ptr<Seat>& seat) {
     absl::MutexLock lock(&mu_);
-    std::erase(seats_, seat.get());
+    std::erase(seats_, seat);
   }
 
   // False: fenced, stay out (no Exit). Inline: it is on every operation.
@@ -82,7 +83,7 @@ class FenceGate {
   std::atomic<bool> fenced_{false};
   std::atomic<bool> killed_{false};
   absl::Mutex mu_;
-  std::vector<Seat*> seats_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<Seat>> seats_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace strand::rdma::loopback

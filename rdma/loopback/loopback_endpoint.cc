@@ -57,7 +57,7 @@ LoopbackEndpoint::LoopbackEndpoint(LoopbackFabric* fabric, ComputeNodeId node,
 
 LoopbackEndpoint::~LoopbackEndpoint() {
   inline_endpoints_.clear();
-  gate_->Leave(std::move(seat_));
+  gate_->Leave(seat_);
 }
 
 absl::Status LoopbackEndpoint::CheckReachable(ComputeNodeId node) const {

@@ -71,7 +71,7 @@ class LoopbackEndpoint : public Endpoint {
   const ComputeNodeId node_;
   const std::shared_ptr<EndpointCounters> counters_;
   const std::shared_ptr<FenceGate> gate_;
-  std::unique_ptr<FenceGate::Seat> seat_;
+  std::shared_ptr<FenceGate::Seat> seat_;
   std::vector<std::unique_ptr<LoopbackEndpoint>> inline_endpoints_;
 };
 

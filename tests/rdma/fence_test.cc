@@ -1,18 +1,21 @@
 // Fabric::Fence on the loopback (rdma/loopback/fence_gate.h): a fenced
 // compute node's operations, peer writes and messages fail, nothing reaches
 // it, the others go on, Unfence readmits it; Fence returns only once an
-// operation the node had in flight is done; unarmed, Fence is
-// Unimplemented and costs nothing.
+// operation the node had in flight is done, and that operation may open
+// another endpoint of the node meanwhile; unarmed, Fence is Unimplemented
+// and costs nothing.
 
 #include <atomic>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rdma/block_allocator.h"
 #include "rdma/fabric.h"
 #include "rdma/fabric_options.h"
+#include "rdma/loopback/fence_gate.h"
 #include "rdma/message.h"
 
 namespace strand::rdma {
@@ -125,6 +128,34 @@ TEST(FenceTest, FenceWaitsForTheOperationsInFlight) {
     EXPECT_EQ(*value, 5u);
     break;
   }
+}
+
+// A thread inside the gate may take a seat before it leaves: an inline
+// handler answering the node being fenced opens an endpoint of it (its
+// first message there). The fence used to wait for the seats holding the
+// gate's mutex, which that seat needs: neither went on (seen as a fence
+// that never ended, under TSan, in tests/engine/forced_failure_test.cc).
+TEST(FenceTest, AnOperationInFlightMayOpenAnEndpointWhileTheFenceWaits) {
+  loopback::FenceGate gate(/*armed=*/true);
+  auto inside = gate.Sit();
+  ASSERT_TRUE(gate.Enter(*inside));
+  std::thread fencing([&] { EXPECT_TRUE(gate.Fence()); });
+  while (!gate.fenced()) std::this_thread::yield();
+  decltype(gate.Sit()) opened;
+  absl::Notification sat;
+  std::thread opening([&] {
+    opened = gate.Sit();
+    sat.Notify();
+  });
+  const bool in_time = sat.WaitForNotificationWithTimeout(absl::Seconds(10));
+  gate.Exit(*inside);  // the fence ends now either way, and so does Sit
+  fencing.join();
+  opening.join();
+  EXPECT_TRUE(in_time) << "a seat waited for the fence, which waited for it";
+  // The fence holds for the new seat too.
+  EXPECT_FALSE(gate.Enter(*opened));
+  gate.Leave(std::move(opened));
+  gate.Leave(std::move(inside));
 }
 
 TEST(FenceTest, UnarmedFencingIsUnimplemented) {
