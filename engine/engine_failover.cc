@@ -163,9 +163,17 @@ absl::Status EngineImpl::FailNode(rdma::ComputeNodeId node) {
   if (node < partition_nodes_.size() && partition_nodes_[node] != nullptr) {
     partition_nodes_[node]->Crashed();
   }
-  if (first_node_ == nodes_[node].get()) {
-    for (auto& other : nodes_) {
-      if (other != nullptr && other->id() != node) first_node_ = other.get();
+  {
+    // Catalog operations go on through a node that has not failed (two
+    // may fail at once: each picks among the others still up).
+    absl::MutexLock lock(&mu_);
+    if (first_node_.load() == nodes_[node].get()) {
+      for (auto& other : nodes_) {
+        if (other != nullptr && ((failed_nodes_ >> other->id()) & 1) == 0) {
+          first_node_ = other.get();
+          break;
+        }
+      }
     }
   }
   LOG(WARNING) << "compute node " << node << " failed (injected)";

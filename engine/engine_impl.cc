@@ -173,7 +173,7 @@ partition::PartitionStats EngineImpl::PartitionStats() const {
 
 absl::Status EngineImpl::StartRecoveryAndLogging(
     const std::optional<RecoveryBase>& base) {
-  NodeRuntime& first = *first_node_;
+  NodeRuntime& first = FirstNode();
   const bool from_checkpoint =
       base.has_value() && base->kind == RecoveryBase::Kind::kCheckpoint;
   const bool recovers = !options_.recover_wal_dir.empty();
@@ -297,7 +297,7 @@ absl::Status EngineImpl::AwaitRecoveryByNodeZero() {
   // that dies meanwhile is the launcher's to notice, this is a backstop.
   constexpr absl::Duration kMostRecoveryTakes = absl::Minutes(30);
   const absl::Time deadline = absl::Now() + kMostRecoveryTakes;
-  NodeRuntime& first = *first_node_;
+  NodeRuntime& first = FirstNode();
   for (;;) {
     {
       absl::MutexLock admin(&first.admin_mu());
@@ -413,7 +413,7 @@ absl::StatusOr<wal::LogTruncationStats> EngineImpl::TruncateLogs(
 }
 
 void EngineImpl::PollLogTruncation() {
-  NodeRuntime* node = first_node_;
+  NodeRuntime* node = &FirstNode();
   auto ctx = node->manager().NewThreadContext();
   if (!ctx.ok()) {
     LOG(WARNING) << "log truncation poller: " << ctx.status();
@@ -726,9 +726,10 @@ absl::StatusOr<txn::TableId> EngineImpl::CreateTable(
   }
   storage::TableDescriptor table;
   {
-    absl::MutexLock admin(&first_node_->admin_mu());
-    auto created = first_node_->catalog().CreateTable(first_node_->admin(),
-                                                      name, schema, options);
+    NodeRuntime& first = FirstNode();
+    absl::MutexLock admin(&first.admin_mu());
+    auto created =
+        first.catalog().CreateTable(first.admin(), name, schema, options);
     if (!created.ok()) return created.status();
     table = *std::move(created);
   }
@@ -744,8 +745,9 @@ absl::StatusOr<txn::TableId> EngineImpl::OpenTable(std::string_view name) {
   if (absl::Status s = CheckNotFrozen("OpenTable"); !s.ok()) return s;
   storage::TableDescriptor table;
   {
-    absl::MutexLock admin(&first_node_->admin_mu());
-    auto found = first_node_->catalog().FindTable(first_node_->admin(), name);
+    NodeRuntime& first = FirstNode();
+    absl::MutexLock admin(&first.admin_mu());
+    auto found = first.catalog().FindTable(first.admin(), name);
     if (!found.ok()) return found.status();
     table = *std::move(found);
   }
@@ -806,14 +808,14 @@ absl::StatusOr<txn::IndexId> EngineImpl::CreateIndexWithSpec(
   const bool unique = spec.unique;
   storage::IndexDescriptor index;
   {
-    absl::MutexLock admin(&first_node_->admin_mu());
-    cc::GclManager& manager = first_node_->manager();
-    cc::ThreadContext& ctx = first_node_->admin();
-    auto created =
-        first_node_->catalog().CreateIndex(ctx, name, spec, [&](uint32_t) {
-          return index::BLinkTree::Create(
-              manager, ctx, {.key_width = key_width, .unique = unique});
-        });
+    NodeRuntime& first = FirstNode();
+    absl::MutexLock admin(&first.admin_mu());
+    cc::GclManager& manager = first.manager();
+    cc::ThreadContext& ctx = first.admin();
+    auto created = first.catalog().CreateIndex(ctx, name, spec, [&](uint32_t) {
+      return index::BLinkTree::Create(
+          manager, ctx, {.key_width = key_width, .unique = unique});
+    });
     if (!created.ok()) {
       return absl::Status(
           created.status().code(),
@@ -834,8 +836,9 @@ absl::StatusOr<txn::IndexId> EngineImpl::OpenIndex(std::string_view name) {
   if (absl::Status s = CheckNotFrozen("OpenIndex"); !s.ok()) return s;
   storage::IndexDescriptor index;
   {
-    absl::MutexLock admin(&first_node_->admin_mu());
-    auto found = first_node_->catalog().FindIndex(first_node_->admin(), name);
+    NodeRuntime& first = FirstNode();
+    absl::MutexLock admin(&first.admin_mu());
+    auto found = first.catalog().FindIndex(first.admin(), name);
     if (!found.ok()) return found.status();
     index = *std::move(found);
   }
@@ -853,7 +856,7 @@ absl::StatusOr<const storage::Schema*> EngineImpl::schema(
 }
 
 uint32_t EngineImpl::max_row_bytes() const {
-  const uint32_t payload = first_node_->manager().payload_bytes();
+  const uint32_t payload = FirstNode().manager().payload_bytes();
   const uint32_t page_header = storage::heap_page::kPageHeaderBytes;
   const uint32_t row_header = storage::kTupleHeaderBytes;
   return payload > page_header + row_header ? payload - page_header - row_header

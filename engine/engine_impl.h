@@ -230,7 +230,12 @@ class EngineImpl {
   std::unique_ptr<EpochTicker> epoch_ticker_;
   // One per hosted compute node, indexed by node id (null if not hosted).
   std::vector<std::unique_ptr<NodeRuntime>> nodes_;
-  NodeRuntime* first_node_ = nullptr;  // runs catalog operations
+  // Runs catalog operations: a hosted node that has not failed (FailNode
+  // moves it, under mu_, while other threads read it).
+  std::atomic<NodeRuntime*> first_node_{nullptr};
+  NodeRuntime& FirstNode() const {
+    return *first_node_.load(std::memory_order_acquire);
+  }
 
   mutable absl::Mutex mu_;
   bool frozen_ ABSL_GUARDED_BY(mu_) = false;
