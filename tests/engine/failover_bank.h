@@ -318,6 +318,30 @@ class FailoverBank : public ::testing::Test {
     Register();
   }
 
+  // Right after `victim` failed: the survivors commit again and it is
+  // reclaimed, both within kRecoveryBound; a survivor's read checks; it
+  // rejoins. Its workers' calls fail from the failure on; they stop
+  // without cleanup having any effect. One waiting for an invalidation
+  // reply that its crash lost stops waiting at once (FailNode fences every
+  // peer in its cache), not after SelccManager::kReplyGrace: Rejoin
+  // bounds it.
+  void SurviveAndRejoin(int victim) {
+    const absl::Time failed = absl::Now();
+    stop_[victim] = true;  // joined by Rejoin
+    std::vector<int> survivors;
+    std::vector<int64_t> before;
+    for (int n = 0; n < kNodes; ++n) {
+      if (n == victim) continue;
+      survivors.push_back(n);
+      before.push_back(acked_[n].load());
+    }
+    ExpectProgress(survivors, before);
+    ASSERT_TRUE(engine_->WaitReclaimed(victim, absl::Seconds(10)).ok());
+    EXPECT_LT(absl::Now() - failed, kRecoveryBound);
+    Check(survivors.front());
+    Rejoin(victim);
+  }
+
   // With a log: the checkpoint ExpectRecoveredAsSeen recovers from (it
   // then replays every log record since).
   void TakeCheckpoint() {

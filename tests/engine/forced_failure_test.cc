@@ -122,20 +122,7 @@ TEST_P(ForcedFailureTest, SurvivorsRecoverEverythingAcknowledged) {
     const int victim = static_cast<int>(rng() % kNodes);
     FailAtPoint(victim, static_cast<int>(rng() % MaxSkip(GetParam().point)));
     if (HasFatalFailure()) return;
-    const absl::Time failed = absl::Now();
-    stop_[victim] = true;  // joined by Rejoin
-    std::vector<int> survivors;
-    std::vector<int64_t> before;
-    for (int n = 0; n < kNodes; ++n) {
-      if (n == victim) continue;
-      survivors.push_back(n);
-      before.push_back(acked_[n].load());
-    }
-    ExpectProgress(survivors, before);
-    ASSERT_TRUE(engine_->WaitReclaimed(victim, absl::Seconds(10)).ok());
-    EXPECT_LT(absl::Now() - failed, kRecoveryBound);
-    Check(survivors.front());
-    Rejoin(victim);
+    SurviveAndRejoin(victim);
     if (HasFatalFailure()) return;
   }
   StopAll();

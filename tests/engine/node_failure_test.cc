@@ -45,24 +45,7 @@ TEST_P(NodeFailureTest, SurvivorsCommitAndNothingAcknowledgedIsLost) {
     absl::SleepFor(absl::Milliseconds(10 + rng() % 40));
     const int victim = static_cast<int>(rng() % kNodes);
     ASSERT_TRUE(engine_->FailNode(victim).ok());
-    const absl::Time failed = absl::Now();
-    stop_[victim] = true;  // joined below, once the survivors are checked
-    std::vector<int> survivors;
-    std::vector<int64_t> before;
-    for (int n = 0; n < kNodes; ++n) {
-      if (n == victim) continue;
-      survivors.push_back(n);
-      before.push_back(acked_[n].load());
-    }
-    ExpectProgress(survivors, before);
-    ASSERT_TRUE(engine_->WaitReclaimed(victim, absl::Seconds(10)).ok());
-    EXPECT_LT(absl::Now() - failed, kRecoveryBound);
-    Check(survivors.front());
-    // Its workers' calls fail from now on; they stop without cleanup
-    // having any effect. One waiting for an invalidation reply that its
-    // crash lost stops waiting at once (FailNode fences every peer in its
-    // cache), not after SelccManager::kReplyGrace: Rejoin bounds it.
-    Rejoin(victim);
+    SurviveAndRejoin(victim);
     if (HasFatalFailure()) return;
   }
   StopAll();
