@@ -216,6 +216,16 @@ absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
   if (absl::Status s = monitor_->WaitReclaimed(node, timeout); !s.ok()) {
     return s;
   }
+  // Deleted rows' slots queued for its tables would be handed back to
+  // them after they are gone (the epoch manager is shared by every node
+  // hosted here): drop them first.
+  if (txn::EpochManager* epochs = epochs_by_node_[node]; epochs != nullptr) {
+    if (absl::Status s = epochs->DropQueuedOf(nodes_[node]->db().tables,
+                                              absl::Now() + timeout);
+        !s.ok()) {
+      return s;
+    }
+  }
   // The checkpointer reads through compute node 0's cache: it goes with
   // the dead incarnation and starts again with the new one, as it would
   // in a restarted process (which knows none of the earlier checkpoints

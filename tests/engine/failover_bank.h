@@ -99,6 +99,8 @@ class FailoverBank : public ::testing::Test {
     counters_ = *engine_->CreateTable("counters", *schema);
     counter_by_id_ =
         *engine_->CreateIndex("counters_by_id", counters_, 8, true);
+    scratch_ = *engine_->CreateTable("scratch", *schema);
+    scratch_by_id_ = *engine_->CreateIndex("scratch_by_id", scratch_, 8, true);
     Register();
     auto s = engine_->NewSession(0);
     ASSERT_TRUE(s.ok());
@@ -159,6 +161,43 @@ class FailoverBank : public ::testing::Test {
                 return s;
               if (auto s = add(txn, accounts, by_id, to, 1); !s.ok()) return s;
               if (auto s = add(txn, counters, counter_by_id, node, 1);
+                  !s.ok()) {
+                return s;
+              }
+              return true;
+            }));
+    // Inserts scratch row `id` if it is not there, else deletes it (its
+    // slot then waits in the epoch manager, txn/epoch_manager.h).
+    const txn::TableId scratch = scratch_;
+    const txn::IndexId scratch_by_id = scratch_by_id_;
+    const storage::Schema* scratch_schema = *engine_->schema(scratch_);
+    churn_ = *engine_->RegisterProcedure(
+        "churn",
+        std::function<absl::StatusOr<bool>(Txn&, int64_t)>(
+            [=](Txn& txn, int64_t id) -> absl::StatusOr<bool> {
+              const std::string key = testing::AccountKey(id);
+              auto found = txn.Lookup(scratch_by_id, key);
+              if (found.ok()) {
+                if (absl::Status s =
+                        txn.RemoveIndexEntry(scratch_by_id, key, *found);
+                    !s.ok()) {
+                  return s;
+                }
+                if (absl::Status s = txn.Delete(scratch, *found); !s.ok()) {
+                  return s;
+                }
+                return false;
+              }
+              if (!absl::IsNotFound(found.status())) {
+                return found.status();
+              }
+              storage::TupleBuffer t(*scratch_schema);
+              t.SetInt(0, id);
+              t.SetInt(1, 0);
+              auto added = txn.Insert(scratch, t);
+              if (!added.ok()) return added.status();
+              if (absl::Status s =
+                      txn.AddIndexEntry(scratch_by_id, key, *added);
                   !s.ok()) {
                 return s;
               }
@@ -315,6 +354,8 @@ class FailoverBank : public ::testing::Test {
     by_id_ = *engine_->OpenIndex("accounts_by_id");
     counters_ = *engine_->OpenTable("counters");
     counter_by_id_ = *engine_->OpenIndex("counters_by_id");
+    scratch_ = *engine_->OpenTable("scratch");
+    scratch_by_id_ = *engine_->OpenIndex("scratch_by_id");
     Register();
   }
 
@@ -376,10 +417,13 @@ class FailoverBank : public ::testing::Test {
   std::unique_ptr<Engine> engine_;
   txn::TableId accounts_ = 0, counters_ = 0;
   txn::IndexId by_id_ = 0, counter_by_id_ = 0;
+  txn::TableId scratch_ = 0;
+  txn::IndexId scratch_by_id_ = 0;
   Procedure<bool(txn::TableId, txn::IndexId, int64_t, int64_t)> create_;
   Procedure<bool(int64_t, int64_t, int64_t)> transfer_;
   Procedure<std::vector<int64_t>()> read_all_;
   Procedure<bool()> hold_;
+  Procedure<bool(int64_t)> churn_;
   absl::Notification holding_, release_;  // hold_'s
   std::vector<std::thread> threads_[kNodes];
   std::atomic<bool> stop_[kNodes];
