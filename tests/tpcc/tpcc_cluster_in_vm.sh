@@ -96,6 +96,10 @@ stage "partitioned mode with 2PC, 10% distributed"
   --distributed_pct=10 --json >/dev/null
 status=$?
 check "partitioned: launcher exit status 0" [ $status = 0 ]
+if [ $status != 0 ]; then  # what each process said, to say why
+  show_tails "$work/partitioned" 30 launch.txt memory-0.out compute-0.err \
+    compute-1.err
+fi
 json="$(grep '^{' "$work/partitioned/compute-0.out" | tail -1)"
 check "partitioned: the report says so" [ "$(report mode)" = partitioned ]
 check "partitioned: 2 compute nodes" [ "$(report compute_nodes)" = 2 ]
