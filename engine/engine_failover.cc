@@ -216,16 +216,6 @@ absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
   if (absl::Status s = monitor_->WaitReclaimed(node, timeout); !s.ok()) {
     return s;
   }
-  // Deleted rows' slots queued for its tables would be handed back to
-  // them after they are gone (the epoch manager is shared by every node
-  // hosted here): drop them first.
-  if (txn::EpochManager* epochs = epochs_by_node_[node]; epochs != nullptr) {
-    if (absl::Status s = epochs->DropQueuedOf(nodes_[node]->db().tables,
-                                              absl::Now() + timeout);
-        !s.ok()) {
-      return s;
-    }
-  }
   // The checkpointer reads through compute node 0's cache: it goes with
   // the dead incarnation and starts again with the new one, as it would
   // in a restarted process (which knows none of the earlier checkpoints
@@ -241,6 +231,13 @@ absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
     // The dead incarnation: its log fails to close (its files stopped),
     // its cache is dropped (every write-back fails: it is still fenced).
     absl::MutexLock swap(&runtimes_mu_);
+    // Its table handles stay: deleted rows' slots queued for them in the
+    // epoch manager, which every node hosted here shares, go back to them
+    // (and are never used again, as a crash leaves them), not to freed
+    // memory.
+    for (auto& table : nodes_[node]->TakeTables()) {
+      dead_tables_.push_back(std::move(table));
+    }
     nodes_[node].reset();
   }
   absl::StatusOr<rdma::ComputeNode*> compute = fabric_->compute_node(node);

@@ -222,6 +222,10 @@ class EngineImpl {
   uint64_t database_id_ = 0;
   std::optional<RecoveryReport> recovery_report_;
   bool closed_ = false;  // by SaveImage
+  // The table handles of failed nodes' dead incarnations (RejoinNode):
+  // slots queued in epochs_ may name them. Declared before epochs_: they
+  // outlive it. Under runtimes_mu_.
+  std::vector<std::unique_ptr<storage::HeapTable>> dead_tables_;
   // One shared by every hosted node, or one per hosted node in the pool;
   // declared before nodes_, so they outlive their tables and transactions.
   std::vector<std::unique_ptr<txn::EpochManager>> epochs_;

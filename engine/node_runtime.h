@@ -68,6 +68,12 @@ class NodeRuntime {
   void SetValidateIndexReads(bool on) { db_.validate_index_reads = on; }
   // txn::Database::optimistic_tuple_reads; before the first session.
   void SetOptimisticTupleReads(bool on) { db_.optimistic_tuple_reads = on; }
+  // Moves its table handles out, for a caller that must keep them alive
+  // after this runtime goes (deleted rows' slots queued in the epoch
+  // manager name them: Engine::RejoinNode).
+  std::vector<std::unique_ptr<storage::HeapTable>> TakeTables() {
+    return std::move(tables_);
+  }
   // The insert-path switches of every table opened from now on.
   void SetHeapTuning(const storage::HeapTableTuning& tuning) {
     heap_tuning_ = tuning;

@@ -1,10 +1,7 @@
 #include "txn/epoch_manager.h"
 
 #include <algorithm>
-#include <thread>
 
-#include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
 #include "glog/logging.h"
 
 namespace strand::txn {
@@ -93,36 +90,6 @@ void EpochManager::Exit(Slot slot, rdma::Endpoint& endpoint) {
     }
   }
   mine.epoch.store(kIdle, std::memory_order_release);
-}
-
-absl::Status EpochManager::DropQueuedOf(
-    absl::Span<storage::HeapTable* const> tables, absl::Time deadline) {
-  auto gone = [&](const Retired& r) {
-    return std::find(tables.begin(), tables.end(), r.table) != tables.end();
-  };
-  // A record added after this load is new: it holds none of them.
-  const Slot count = count_.load(std::memory_order_acquire);
-  for (Slot slot = 0; slot < count; ++slot) {
-    // Claimed, its lists are this thread's until it is idle again.
-    while (!TryClaim(slot)) {
-      if (absl::Now() > deadline) {
-        return absl::DeadlineExceededError(absl::StrFormat(
-            "a transaction kept epoch record %d past the deadline: the "
-            "slots it may hold of the failed node's tables cannot be "
-            "dropped yet",
-            slot));
-      }
-      std::this_thread::yield();
-    }
-    Announcement& a = At(slot);
-    uint64_t dropped = std::erase_if(a.open, gone);
-    uint64_t sealed = 0;
-    for (Batch& batch : a.sealed) sealed += std::erase_if(batch.slots, gone);
-    dropped_.fetch_add(dropped + sealed, std::memory_order_relaxed);
-    dropped_sealed_.fetch_add(sealed, std::memory_order_relaxed);
-    a.epoch.store(kIdle, std::memory_order_release);
-  }
-  return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> EpochManager::Advance(rdma::Endpoint& endpoint) {

@@ -32,8 +32,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
-#include "absl/types/span.h"
 #include "rdma/fabric.h"
 #include "storage/heap_table.h"
 #include "storage/tuple_address.h"
@@ -78,15 +76,6 @@ class EpochManager {
   // nothing otherwise.
   absl::Status Tick(rdma::Endpoint& endpoint);
 
-  // A compute node's incarnation ends (Engine::RejoinNode) and `tables`,
-  // its handles, are about to go: every slot queued for one of them is
-  // dropped, never handed back (those rows stay deleted and their slots
-  // unused, as a crashed process leaves them). Takes each record in turn,
-  // waiting while a transaction holds it; DeadlineExceeded (nothing lost,
-  // call again) if one holds it past `deadline`.
-  absl::Status DropQueuedOf(absl::Span<storage::HeapTable* const> tables,
-                            absl::Time deadline);
-
   // The current (cached) epoch, slots handed back so far, and slots in
   // sealed batches not handed back yet: for tests and reports.
   uint64_t epoch() const { return epoch_.load(std::memory_order_relaxed); }
@@ -94,11 +83,8 @@ class EpochManager {
     return reclaimed_.load(std::memory_order_relaxed);
   }
   uint64_t queued() const {
-    return retired_.load(std::memory_order_relaxed) - reclaimed() -
-           dropped_sealed_.load(std::memory_order_relaxed);
+    return retired_.load(std::memory_order_relaxed) - reclaimed();
   }
-  // Slots DropQueuedOf dropped (sealed or not).
-  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   // The pool's words of this manager's node; null unless InPool.
   const PoolEpochs* pool() const { return pool_.get(); }
 
@@ -155,8 +141,6 @@ class EpochManager {
   std::mutex grow_mu_;                // serializes Grow
   std::atomic<uint64_t> retired_{0};  // slots in batches sealed so far
   std::atomic<uint64_t> reclaimed_{0};
-  std::atomic<uint64_t> dropped_{0};
-  std::atomic<uint64_t> dropped_sealed_{0};  // of retired_
 };
 
 }  // namespace strand::txn

@@ -10,10 +10,7 @@
 //   - a node that never publishes holds back every batch;
 //   - a node's bound never passes its cached epoch nor an open
 //     transaction's announcement, never decreases (whoever publishes),
-//     and survives a new manager for the node (a restarted process);
-//   - and, with one manager for every node, DropQueuedOf (a failed node's
-//     table handles go at its rejoin) drops those tables' queued slots
-//     only, after waiting for a record a transaction holds.
+//     and survives a new manager for the node (a restarted process).
 // Runs on the backend of STRAND_TEST_FABRIC (tests/testing/test_fabric.h).
 
 #include "txn/epoch_manager.h"
@@ -21,7 +18,6 @@
 #include <memory>
 #include <vector>
 
-#include "absl/time/clock.h"
 #include "cc/gcl_manager.h"
 #include "cc/root_words.h"
 #include "gtest/gtest.h"
@@ -219,56 +215,6 @@ TEST_F(PoolEpochManagerTest, BoundStaysBelowAnnouncementsAndNeverDecreases) {
   epochs_[0]->Exit(after_restart, endpoint(0));
   TickAll();
   EXPECT_EQ(Bound(0), 5u);
-}
-
-// A compute node's incarnation ends and its table handles go
-// (Engine::RejoinNode): DropQueuedOf drops their queued slots, open or
-// sealed, and only theirs; it waits for a record a transaction holds, and
-// gives up at its deadline with nothing dropped from that record yet.
-TEST_F(PoolEpochManagerTest, DropQueuedOfDropsOnlyTheGoneTablesSlots) {
-  auto gone_root = storage::HeapTable::Create(*managers_[1], *ctx_[1],
-                                              /*table_id=*/2, schema_);
-  ASSERT_TRUE(gone_root.ok()) << gone_root.status();
-  auto gone =
-      storage::HeapTable::Open(*managers_[1], *ctx_[1], *gone_root, schema_);
-  ASSERT_TRUE(gone.ok()) << gone.status();
-  EpochManager epochs;  // every node in this process
-  auto retire = [&](EpochManager::Slot slot, storage::HeapTable& table,
-                    uint64_t n) {
-    for (uint64_t i = 0; i < n; ++i) {
-      epochs.Retire(slot, table,
-                    storage::TupleAddress::FromRaw(((next_row_++) + 1) << 12));
-    }
-  };
-  // A full batch of the gone table, sealed and held back by an open
-  // transaction; then 10 of each table, open.
-  const EpochManager::Slot reader = epochs.Enter();
-  EpochManager::Slot slot = epochs.Enter();
-  retire(slot, **gone, kBatch);
-  epochs.Exit(slot, endpoint(1));
-  slot = epochs.Enter();
-  retire(slot, *table_, 10);
-  retire(slot, **gone, 10);
-  epochs.Exit(slot, endpoint(1));
-  EXPECT_EQ(epochs.queued(), kBatch);
-
-  storage::HeapTable* const tables[] = {gone->get()};
-  const absl::Status held =
-      epochs.DropQueuedOf(tables, absl::Now() + absl::Milliseconds(50));
-  EXPECT_TRUE(absl::IsDeadlineExceeded(held)) << held;
-  epochs.Exit(reader, endpoint(1));
-  ASSERT_TRUE(
-      epochs.DropQueuedOf(tables, absl::Now() + absl::Seconds(10)).ok());
-  EXPECT_EQ(epochs.dropped(), kBatch + 10);
-  EXPECT_EQ(epochs.queued(), 0u);
-  // The other table's 10 are still queued: a batch's worth more seals
-  // them, and nothing else goes back.
-  slot = epochs.Enter();
-  retire(slot, *table_, kBatch - 10);
-  const uint64_t reclaimed = epochs.reclaimed();
-  epochs.Exit(slot, endpoint(1));
-  EXPECT_EQ(epochs.reclaimed() - reclaimed, kBatch);
-  EXPECT_EQ(epochs.dropped(), kBatch + 10);
 }
 
 }  // namespace
