@@ -309,6 +309,44 @@ class PartitionFailoverTest : public ::testing::TestWithParam<Param> {
     }
   }
 
+  // Node `n`'s worker: transfers among `mine` until `stop`, or, on the
+  // node that fails (`victim`), until it failed: its calls fail from then
+  // on. Calls that fail Unavailable or Aborted are expected around a
+  // failure; any other error is counted in `errors` and fails the test.
+  std::thread Worker(int n, std::vector<int64_t> mine, int victim,
+                     uint64_t seed, std::atomic<bool>& stop,
+                     std::atomic<int>& errors) {
+    return std::thread([this, n, mine = std::move(mine), victim, seed, &stop,
+                        &errors] {
+      // The victim may fail before its session opens.
+      auto opened = engine_->NewSession(n);
+      if (!opened.ok()) {
+        EXPECT_EQ(n, victim) << opened.status();
+        return;
+      }
+      std::unique_ptr<engine::Session> s = *std::move(opened);
+      std::mt19937_64 r(seed);
+      auto failed = [&] { return n == victim && trigger_.fired.load(); };
+      while (!stop.load() && !failed()) {
+        const size_t i = r() % mine.size();
+        const int64_t from = mine[i];
+        const int64_t to =
+            mine[(i + 1 + r() % (mine.size() - 1)) % mine.size()];
+        ++attempted_[n];
+        auto done =
+            s->Call<bool>(transfer_, from, to,
+                          static_cast<int64_t>(1 + r() % 49), OwnPartition(n));
+        if (done.ok()) {
+          ++acked_[n];
+        } else if (!failed() && !absl::IsUnavailable(done.status()) &&
+                   !absl::IsAborted(done.status())) {
+          ++errors;
+          ADD_FAILURE() << "node " << n << ": " << done.status();
+        }
+      }
+    });
+  }
+
   // One cycle: the victim fails at the point (after up to 7 passes), the
   // survivors decide and go on, the victim rejoins and the audit holds.
   void FailOnce(const Param& param, std::mt19937_64& rng) {
@@ -348,36 +386,8 @@ class PartitionFailoverTest : public ::testing::TestWithParam<Param> {
           mine.push_back(id);
         }
       }
-      workers.emplace_back([&, n, mine, seed = rng()] {
-        // The victim may fail before its session opens.
-        auto opened = engine_->NewSession(n);
-        if (!opened.ok()) {
-          EXPECT_EQ(n, static_cast<int>(victim)) << opened.status();
-          return;
-        }
-        std::unique_ptr<engine::Session> s = *std::move(opened);
-        std::mt19937_64 r(seed);
-        while (!stop.load()) {
-          const size_t i = r() % mine.size();
-          const int64_t from = mine[i];
-          const int64_t to =
-              mine[(i + 1 + r() % (mine.size() - 1)) % mine.size()];
-          ++attempted_[n];
-          auto done = s->Call<bool>(transfer_, from, to,
-                                    static_cast<int64_t>(1 + r() % 49),
-                                    OwnPartition(n));
-          if (done.ok()) {
-            ++acked_[n];
-          } else if (n == static_cast<int>(victim) && trigger_.fired) {
-            break;  // the victim's own calls fail from the failure on
-          } else if (!absl::IsUnavailable(done.status()) &&
-                     !absl::IsAborted(done.status())) {
-            ++errors;
-            ADD_FAILURE() << "node " << n << ": " << done.status();
-          }
-          if (n == static_cast<int>(victim) && trigger_.fired) break;
-        }
-      });
+      workers.push_back(Worker(n, std::move(mine), static_cast<int>(victim),
+                               rng(), stop, errors));
     }
     const absl::Time start = absl::Now();
     while (!trigger_.fired && absl::Now() - start < kRecoveryBound) {
@@ -453,33 +463,8 @@ class PartitionFailoverTest : public ::testing::TestWithParam<Param> {
       for (int64_t id = 0; id < kAccounts; ++id) {
         if (n == coordinator || OnNode(id, survivor)) mine.push_back(id);
       }
-      workers.emplace_back([&, n, mine, seed = rng()] {
-        auto opened = engine_->NewSession(n);
-        if (!opened.ok()) {
-          EXPECT_EQ(n, coordinator) << opened.status();
-          return;
-        }
-        std::unique_ptr<engine::Session> s = *std::move(opened);
-        std::mt19937_64 r(seed);
-        while (!stop.load() && !(n == coordinator && trigger_.fired)) {
-          const size_t i = r() % mine.size();
-          const int64_t from = mine[i];
-          const int64_t to =
-              mine[(i + 1 + r() % (mine.size() - 1)) % mine.size()];
-          ++attempted_[n];
-          auto done = s->Call<bool>(transfer_, from, to,
-                                    static_cast<int64_t>(1 + r() % 49),
-                                    OwnPartition(n));
-          if (done.ok()) {
-            ++acked_[n];
-          } else if (!(n == coordinator && trigger_.fired) &&
-                     !absl::IsUnavailable(done.status()) &&
-                     !absl::IsAborted(done.status())) {
-            ++errors;
-            ADD_FAILURE() << "node " << n << ": " << done.status();
-          }
-        }
-      });
+      workers.push_back(
+          Worker(n, std::move(mine), coordinator, rng(), stop, errors));
     }
     const absl::Time start = absl::Now();
     while (!trigger_.fired && absl::Now() - start < kRecoveryBound) {
