@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "base/thread_ledger.h"
@@ -247,9 +248,16 @@ absl::Status SelccManager::Aborted(SelccThread& t, const char* what,
 absl::Status SelccManager::TimedOut(SelccThread& t, const char* what,
                                     rdma::GlobalAddress gcl) {
   AtomicStats::Bump(t.stats->lock_timeouts);
+  // What memory's latch word says now tells a holder that kept the line
+  // (its node named) from a grant that was lost (free, or this node).
+  uint64_t word = 0;
+  const absl::Status read = t.endpoint().Read(gcl, &word, sizeof(word));
   return absl::DeadlineExceededError(absl::StrFormat(
-      "%s of %s not granted within %s (compute node %d)", what, gcl.ToString(),
-      absl::FormatDuration(options().lock_timeout), node_));
+      "%s of %s not granted within %s (compute node %d); its latch word "
+      "in memory: %s",
+      what, gcl.ToString(), absl::FormatDuration(options().lock_timeout), node_,
+      read.ok() ? LatchWord::ToString(word)
+                : absl::StrCat("unreadable (", read.message(), ")")));
 }
 
 absl::Status SelccManager::WrongContext(ThreadContext& ctx) const {

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "cc/root_words.h"
 #include "cc/selcc/latch_word.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/cc_cluster.h"
 #include "tests/testing/test_fabric.h"
@@ -287,6 +288,10 @@ TEST_F(SelccManagerTest, RunningHolderMakesNoWaitAbortAndOthersTimeOut) {
   EXPECT_LT(absl::Now() - start, SelccOptions().lock_timeout);
   auto z = m(1).XLock(c(1), gcl_);
   EXPECT_EQ(z.status().code(), absl::StatusCode::kDeadlineExceeded);
+  // The error names who holds the line in memory's latch word.
+  EXPECT_THAT(z.status().message(),
+              ::testing::HasSubstr("latch word in memory: (holder=0"))
+      << z.status();
   EXPECT_EQ(m(1).Stats().lock_timeouts, 1u);
   EXPECT_GE(m(0).Stats().invalidations_dropped, 2u);
   // The words and memos did not move.
