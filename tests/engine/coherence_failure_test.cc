@@ -46,9 +46,7 @@ class CoherenceFailureTest : public ::testing::Test {
   void SetUp() override {
     EngineOptions o = testing::TxnTestOptions(
         {txn::CcAlgorithm::kTwoPhaseLocking, cc::Protocol::kSelcc, kNodes});
-    o.failover.enabled = true;
-    o.failover.node_lease = kLease;
-    o.failover.redo_ring_bytes = 1 << 20;
+    testing::EnableTestFailover(o, kLease);
     auto engine = Engine::Open(o);
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = *std::move(engine);

@@ -63,9 +63,7 @@ class FailoverBank : public ::testing::Test {
     EngineOptions o = testing::TxnTestOptions(
         {config.algorithm, cc::Protocol::kSelcc, kNodes});
     o.fabric = testing::TestFabricOptions(memory_nodes, kNodes);
-    o.failover.enabled = true;
-    o.failover.node_lease = kLease;
-    o.failover.redo_ring_bytes = 1 << 20;
+    testing::EnableTestFailover(o, kLease);
     o.retry.max_retries = 50;
     if (config.log) {
       // A parameterized test's name has a '/': one directory, not two

@@ -65,9 +65,7 @@ class StructureFailureTest : public ::testing::Test {
   void SetUp() override {
     EngineOptions o = testing::TxnTestOptions(
         {txn::CcAlgorithm::kTwoPhaseLocking, cc::Protocol::kSelcc, kNodes});
-    o.failover.enabled = true;
-    o.failover.node_lease = kLease;
-    o.failover.redo_ring_bytes = 1 << 20;
+    testing::EnableTestFailover(o, kLease);
     o.retry.max_retries = 50;
     o.cc.cache_bytes = 256 * 64;  // room for a split's and a check's lines
     // A log, for the checkpoint that walks every page and tree.

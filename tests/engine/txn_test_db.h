@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/time/time.h"
 #include "engine/engine.h"
 #include "engine/session.h"
 #include "index/key_codec.h"
@@ -58,6 +59,14 @@ inline engine::EngineOptions TxnTestOptions(const TxnTestConfig& config) {
   o.retry.max_retries = 100000;
   ApplyTestCpuPathToEngine(o);
   return o;
+}
+
+// Failover on (EngineOptions::failover) with `lease` and a 1 MiB redo
+// ring per node: the failure tests' deployment.
+inline void EnableTestFailover(engine::EngineOptions& o, absl::Duration lease) {
+  o.failover.enabled = true;
+  o.failover.node_lease = lease;
+  o.failover.redo_ring_bytes = 1 << 20;
 }
 
 inline std::string AccountKey(int64_t id) {

@@ -43,6 +43,7 @@
 #include "index/key_codec.h"
 #include "partition/fragment.h"
 #include "partition/partition_map.h"
+#include "tests/engine/txn_test_db.h"
 #include "tests/testing/test_fabric.h"
 
 namespace strand::partition {
@@ -87,6 +88,18 @@ struct Trigger {
   std::atomic<bool> wait_reclaimed{false};
   // If set, this node fails too, at the same moment.
   std::atomic<int> partner{-1};
+
+  // Arms `n` to fail at its `passes`-th pass through `p` (and `with` at
+  // the same moment, if not -1); `wait`: wait_reclaimed. The point last:
+  // At reads it first.
+  void Arm(TwoPhasePoint p, int n, int passes, bool wait, int with = -1) {
+    wait_reclaimed = wait;
+    fired = false;
+    partner = with;
+    node = n;
+    skip = passes;
+    point = static_cast<int>(p);
+  }
 
   void At(TwoPhasePoint p, uint32_t n) {
     if (point.load() != static_cast<int>(p) ||
@@ -135,9 +148,7 @@ class PartitionFailoverTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
     engine::EngineOptions o = Options();
-    o.failover.enabled = true;
-    o.failover.node_lease = kLease;
-    o.failover.redo_ring_bytes = 1 << 20;
+    strand::testing::EnableTestFailover(o, kLease);
     o.partitioned.testing_faults.at_point =
         [t = &trigger_](TwoPhasePoint p, uint32_t n) { t->At(p, n); };
     if (!log_dir_.empty()) {
@@ -358,12 +369,9 @@ class PartitionFailoverTest : public ::testing::TestWithParam<Param> {
         param.point == TwoPhasePoint::kParticipantBeforeCommit;
     // A rejoin starts its node's counts again: compare within the cycle.
     const uint64_t unavailable_before = engine_->PartitionStats().unavailable;
-    trigger_.wait_reclaimed =
-        param.point == TwoPhasePoint::kParticipantAfterVote;
-    trigger_.fired = false;
-    trigger_.node = static_cast<int>(victim);
-    trigger_.skip = static_cast<int>(rng() % 8);
-    trigger_.point = static_cast<int>(param.point);
+    trigger_.Arm(param.point, static_cast<int>(victim),
+                 static_cast<int>(rng() % 8),
+                 param.point == TwoPhasePoint::kParticipantAfterVote);
     std::atomic<bool> stop{false};
     std::atomic<int> errors{0};
     std::vector<std::thread> workers;
@@ -440,12 +448,8 @@ class PartitionFailoverTest : public ::testing::TestWithParam<Param> {
     const int coordinator = static_cast<int>(param.victim);
     const int participant = (coordinator + 1) % kNodes;
     const int survivor = (coordinator + 2) % kNodes;
-    trigger_.wait_reclaimed = false;
-    trigger_.fired = false;
-    trigger_.partner = participant;
-    trigger_.node = coordinator;
-    trigger_.skip = static_cast<int>(rng() % 8);
-    trigger_.point = static_cast<int>(param.point);
+    trigger_.Arm(param.point, coordinator, static_cast<int>(rng() % 8),
+                 /*wait=*/false, participant);
     std::atomic<bool> stop{false};
     std::atomic<int> errors{0};
     std::vector<std::thread> workers;
@@ -578,11 +582,8 @@ TEST_F(PartitionFailoverTest, ALaterSessionsTransactionIsNotTakenAsDecided) {
       ASSERT_TRUE(done.ok()) << done.status();
       ++acked_[kVictim];
     }
-    trigger_.fired = false;
-    trigger_.node = static_cast<int>(kVictim);
-    trigger_.skip = 0;
-    trigger_.point =
-        static_cast<int>(TwoPhasePoint::kCoordinatorBeforeDecision);
+    trigger_.Arm(TwoPhasePoint::kCoordinatorBeforeDecision,
+                 static_cast<int>(kVictim), /*passes=*/0, /*wait=*/false);
     {
       // The same slot, its first transaction: fails before deciding.
       auto second = Session(kVictim);
