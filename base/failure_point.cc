@@ -3,11 +3,11 @@
 #include <atomic>
 
 namespace strand {
-namespace {
+namespace failure_point_internal {
 
-std::atomic<FailurePointHook> failure_point_hook{nullptr};
+std::atomic<FailurePointHook> hook{nullptr};
 
-}  // namespace
+}  // namespace failure_point_internal
 
 const char* FailurePointName(FailurePoint point) {
   switch (point) {
@@ -36,13 +36,7 @@ const char* FailurePointName(FailurePoint point) {
 }
 
 void SetFailurePointHookForTesting(FailurePointHook hook) {
-  failure_point_hook.store(hook, std::memory_order_release);
-}
-
-void ReachFailurePoint(uint32_t node, FailurePoint point) {
-  const FailurePointHook hook =
-      failure_point_hook.load(std::memory_order_acquire);
-  if (hook != nullptr) hook(node, point);
+  failure_point_internal::hook.store(hook, std::memory_order_release);
 }
 
 }  // namespace strand
