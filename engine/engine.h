@@ -214,7 +214,8 @@ class Engine {
   // node or peer and what is sent to it is lost, its log keeps what was
   // durable, and every call of its sessions fails from now on (NewSession
   // on it: Unavailable). The survivors declare it failed after its lease
-  // and one of them reclaims it. Loopback fabric only.
+  // and one of them reclaims it. The loopback fabric, or verbs with the
+  // whole deployment in this process (FabricOptions::in_process_address).
   absl::Status FailNode(rdma::ComputeNodeId node);
   // Blocks until `node` was reclaimed (DeadlineExceeded after `timeout`).
   absl::Status WaitReclaimed(rdma::ComputeNodeId node, absl::Duration timeout);

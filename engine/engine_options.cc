@@ -147,11 +147,13 @@ absl::Status EngineOptions::ValidateFailover(const OptionNaming& naming) const {
         "words name the holders; SEL's only count them): drop %s",
         naming.Name(kProtocol), naming.Name(kFailover)));
   }
-  if (fabric.kind != rdma::FabricKind::kLoopback) {
+  if (fabric.kind == rdma::FabricKind::kVerbs && !fabric.cluster_file.empty()) {
     return absl::UnimplementedError(absl::StrFormat(
-        "%s: fencing a failed node over verbs (its queue pairs to the error "
-        "state) is not built yet; failover runs on the loopback fabric only",
-        naming.Name(kFabricKind)));
+        "%s with %s: failover across processes is not built yet (a survivor "
+        "in another process does not fence the failed node's messages, and "
+        "a restarted process cannot rejoin); it runs on the loopback fabric "
+        "and on a verbs deployment hosted in one process",
+        naming.Name(kFailover), naming.Name(kFabricKind)));
   }
   if (!wal.dir.empty() && !wal.early_lock_release) {
     return absl::InvalidArgumentError(absl::StrFormat(

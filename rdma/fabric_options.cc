@@ -158,7 +158,8 @@ absl::Status FabricOptions::Validate(const OptionNaming& naming) const {
         "Gbit/s",
         naming.Setting(kNicGbps, nic_gbps)));
   }
-  if (kind == FabricKind::kVerbs && cluster_file.empty()) {
+  if (kind == FabricKind::kVerbs && cluster_file.empty() &&
+      in_process_address.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s needs %s, the cluster file (see README, \"Running on an RDMA "
         "cluster\")",
@@ -175,6 +176,10 @@ absl::StatusOr<std::unique_ptr<Fabric>> CreateFabric(
     case FabricKind::kLoopback:
       return loopback::LoopbackFabric::Create(options);
     case FabricKind::kVerbs:
+      if (options.cluster_file.empty()) {
+        return verbs::VerbsFabric::CreateInProcess(options,
+                                                   options.in_process_address);
+      }
       return verbs::VerbsFabric::Create(options);
   }
   return absl::InternalError("unknown fabric kind");

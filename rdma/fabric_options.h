@@ -95,6 +95,11 @@ struct FabricOptions {
   // Verbs: the cluster file and this process's node id in it.
   std::string cluster_file;
   int node_id = -1;
+  // Verbs without a cluster file: the whole deployment in this process
+  // (memory nodes served here, every compute node hosted) on this address
+  // of an RDMA device, as the verbs test runs use it
+  // (tests/testing/test_fabric.h).
+  std::string in_process_address;
 
   // Checks ranges and combinations. The message names the setting to
   // change as `naming` says (base/option_naming.h): by default as a field,

@@ -68,7 +68,8 @@ Listener::~Listener() {
     }
     thread_.join();
   }
-  for (rdma_cm_id* id : accepted_) DestroyAccepted(id);
+  absl::MutexLock lock(&mu_);
+  for (const auto& [id, owner] : accepted_) DestroyAccepted(id);
   if (listen_id_ != nullptr) rdma_destroy_id(listen_id_);
   if (channel_ != nullptr) rdma_destroy_event_channel(channel_);
   if (stop_fd_ >= 0) close(stop_fd_);
@@ -102,7 +103,7 @@ void Listener::Loop() {
       case RDMA_CM_EVENT_UNREACHABLE:
       case RDMA_CM_EVENT_REJECTED:
         // The peer is gone: free its queue pair now, not at shutdown.
-        if (accepted_.erase(id) > 0) DestroyAccepted(id);
+        if (Forget(id)) DestroyAccepted(id);
         break;
       case RDMA_CM_EVENT_DEVICE_REMOVAL:
         LOG(ERROR) << "RDMA device " << device_->name()
@@ -122,6 +123,15 @@ bool Listener::HandleRequest(rdma_cm_id* id, const rdma_conn_param& request) {
   if (!accept.ok()) {
     LOG(WARNING) << "rejecting an RDMA connection on port " << port_ << ": "
                  << accept.status();
+    rdma_reject(id, nullptr, 0);
+    return false;
+  }
+  // Held until the id is recorded: a Fence either refuses it here or finds
+  // it in accepted_.
+  absl::MutexLock lock(&mu_);
+  if (fenced_.contains(accept->owner)) {
+    LOG(WARNING) << "refusing a connection of fenced compute node "
+                 << accept->owner << " on port " << port_;
     rdma_reject(id, nullptr, 0);
     return false;
   }
@@ -154,8 +164,39 @@ bool Listener::HandleRequest(rdma_cm_id* id, const rdma_conn_param& request) {
     PLOG(ERROR) << "rdma_accept on port " << port_;
     return false;
   }
-  accepted_.insert(id);
+  accepted_.emplace(id, accept->owner);
   return true;
+}
+
+bool Listener::Forget(rdma_cm_id* id) {
+  absl::MutexLock lock(&mu_);
+  return accepted_.erase(id) > 0;
+}
+
+absl::StatusOr<int> Listener::Fence(int owner) {
+  absl::MutexLock lock(&mu_);
+  fenced_.insert(owner);
+  int stopped = 0;
+  for (const auto& [id, id_owner] : accepted_) {
+    if (id_owner != owner || id->qp == nullptr) continue;
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_ERR;
+    if (ibv_modify_qp(id->qp, &attr, IBV_QP_STATE) != 0) {
+      return absl::InternalError(absl::StrFormat(
+          "cannot move a queue pair of compute node %d on port %d to the "
+          "error state: %s",
+          owner, port_, ErrnoText(errno)));
+    }
+    // Tells a live peer at once; a paused one finds out when it resumes.
+    rdma_disconnect(id);
+    ++stopped;
+  }
+  return stopped;
+}
+
+void Listener::Unfence(int owner) {
+  absl::MutexLock lock(&mu_);
+  fenced_.erase(owner);
 }
 
 }  // namespace strand::rdma::verbs

@@ -8,6 +8,11 @@
 // them, so after the accept nothing here runs per operation. A thread waits
 // on the CM event channel (blocking, not spinning) to accept and to free
 // queue pairs whose peer disconnected.
+//
+// Fencing (docs/design/node_failure.md): Fence(owner) moves every accepted
+// queue pair of that compute node to the error state, so nothing it posts
+// afterwards executes here, and refuses its new connections until
+// Unfence(owner). A control-plane action, not per-operation work.
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -18,9 +23,12 @@
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "rdma/verbs/device.h"
 
 namespace strand::rdma::verbs {
@@ -31,6 +39,7 @@ class Listener {
     ibv_cq* cq = nullptr;    // for the queue pair's (absent) completions
     ibv_srq* srq = nullptr;  // receives go here if set
     std::string reply;       // private data of the accept
+    int owner = -1;          // the connecting compute node, if fenceable
   };
   // Called on the listener thread with the request's private data; an error
   // rejects the connection.
@@ -45,12 +54,21 @@ class Listener {
 
   uint16_t port() const { return port_; }
 
+  // Moves `owner`'s accepted queue pairs to the error state and refuses its
+  // connections from now on; returns how many queue pairs it stopped.
+  // Once it returns OK, no request `owner` posts later is executed here.
+  absl::StatusOr<int> Fence(int owner);
+  // Accepts `owner`'s connections again (its old queue pairs stay dead).
+  void Unfence(int owner);
+
  private:
   Listener(std::shared_ptr<Device> device, OnRequest on_request)
       : device_(std::move(device)), on_request_(std::move(on_request)) {}
   void Loop();
   // False: the id is to be destroyed once its event is acked.
   bool HandleRequest(rdma_cm_id* id, const rdma_conn_param& request);
+  // Drops a disconnected id from accepted_; false if it was not there.
+  bool Forget(rdma_cm_id* id);
 
   const std::shared_ptr<Device> device_;
   const OnRequest on_request_;
@@ -58,7 +76,11 @@ class Listener {
   rdma_cm_id* listen_id_ = nullptr;
   uint16_t port_ = 0;
   int stop_fd_ = -1;  // eventfd that wakes the thread to exit
-  absl::flat_hash_set<rdma_cm_id*> accepted_;  // owned by the thread
+  // Accepted ids and their owners: the thread adds and frees them, Fence
+  // stops them from another thread.
+  absl::Mutex mu_;
+  absl::flat_hash_map<rdma_cm_id*, int> accepted_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<int> fenced_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -56,14 +56,17 @@ absl::StatusOr<std::unique_ptr<MemoryNodeServer>> MemoryNodeServer::Start(
         if (r.magic != kWireMagic) {
           return absl::InvalidArgumentError("not a strand compute node");
         }
-        return Listener::Accept{cq, nullptr, reply_bytes};
+        return Listener::Accept{cq, nullptr, reply_bytes, r.compute_node};
       });
   if (!listener.ok()) return listener.status();
   server->listener_ = *std::move(listener);
+  server->fence_control_ =
+      std::make_unique<FenceControlPlane>(base, server->listener_.get());
   return server;
 }
 
 MemoryNodeServer::~MemoryNodeServer() {
+  fence_control_.reset();
   listener_.reset();
   if (cq_ != nullptr && ibv_destroy_cq(cq_) != 0) {
     LOG(ERROR) << "ibv_destroy_cq: " << ErrnoText(errno);

@@ -5,8 +5,9 @@
 // READ, WRITE and atomics, its header written by InitMemoryNodeRegion, and a
 // listener that accepts compute nodes' queue pairs and tells them where the
 // region is (wire.h). After an accept the server does nothing per operation:
-// all traffic is one-sided. strand_memnode runs one; tests run several in
-// the same process.
+// all traffic is one-sided. Its control plane fences a failed compute node
+// when asked through the region's header (fence_control.h). strand_memnode
+// runs one; tests run several in the same process.
 
 #include <cstdint>
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "rdma/verbs/device.h"
+#include "rdma/verbs/fence_control.h"
 #include "rdma/verbs/listener.h"
 
 namespace strand::rdma::verbs {
@@ -29,6 +31,7 @@ class MemoryNodeServer {
 
   uint16_t port() const { return listener_->port(); }
   uint64_t region_bytes() const { return region_bytes_; }
+  const FenceControlPlane& fence_control() const { return *fence_control_; }
 
  private:
   MemoryNodeServer(std::shared_ptr<Device> device, void* base,
@@ -40,7 +43,8 @@ class MemoryNodeServer {
   const uint64_t region_bytes_;
   MemoryRegion region_;
   ibv_cq* cq_ = nullptr;  // accepted queue pairs post nothing; it stays empty
-  std::unique_ptr<Listener> listener_;  // destroyed first (owns the QPs)
+  std::unique_ptr<Listener> listener_;  // destroyed early (owns the QPs)
+  std::unique_ptr<FenceControlPlane> fence_control_;  // uses the listener
 };
 
 }  // namespace strand::rdma::verbs

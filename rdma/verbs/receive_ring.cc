@@ -24,7 +24,7 @@ absl::StatusOr<std::unique_ptr<ReceiveRing>> ReceiveRing::Create(
       ring->slots_.get(), sizeof(Message) * kSlots, IBV_ACCESS_LOCAL_WRITE);
   if (!mr.ok()) return mr.status();
   ring->slots_mr_ = *std::move(mr);
-  ring->stop_fd_ = eventfd(0, EFD_CLOEXEC);
+  ring->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (ring->stop_fd_ < 0) return fail("eventfd");
   ring->channel_ = ibv_create_comp_channel(ring->device_->context());
   if (ring->channel_ == nullptr) return fail("ibv_create_comp_channel");
@@ -121,6 +121,21 @@ bool ReceiveRing::Next(Message* message) {
     }
   }
   return false;
+}
+
+int ReceiveRing::Restart() {
+  uint64_t pending = 0;
+  // Consume Stop's wake-up, so that poll() blocks again.
+  if (read(stop_fd_, &pending, sizeof(pending)) < 0 && errno != EAGAIN) {
+    PLOG(ERROR) << "cannot reset the receive ring's stop event";
+  }
+  int dropped = 0;
+  Message discarded;
+  for (int got; (got = PollOne(&discarded)) != 0;) {
+    if (got > 0) ++dropped;
+  }
+  stopped_.store(false, std::memory_order_release);
+  return dropped;
 }
 
 void ReceiveRing::Stop() {

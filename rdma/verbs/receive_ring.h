@@ -39,6 +39,9 @@ class ReceiveRing {
   bool Next(Message* message);
   // Wakes every thread blocked in Next(); later calls return false.
   void Stop();
+  // After Stop, once no thread is in Next(): discards the messages that
+  // arrived meanwhile (returns how many) and makes Next() wait again.
+  int Restart();
 
  private:
   explicit ReceiveRing(std::shared_ptr<Device> device)

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "glog/logging.h"
 #include "rdma/verbs/verbs_endpoint.h"
 #include "rdma/verbs/verbs_fabric.h"
 #include "rdma/verbs/wire.h"
@@ -46,7 +47,7 @@ absl::StatusOr<Listener::Accept> VerbsComputeNode::OnConnect(
     absl::MutexLock lock(&barrier_mu_);
     arrived_.insert(r.compute_node);
   }
-  return Listener::Accept{ring_->cq(), ring_->srq(), ""};
+  return Listener::Accept{ring_->cq(), ring_->srq(), "", r.compute_node};
 }
 
 absl::StatusOr<std::unique_ptr<Endpoint>> VerbsComputeNode::NewEndpoint() {
@@ -131,6 +132,26 @@ void VerbsComputeNode::StopHandlers() {
   handlers_stopped_.store(true, std::memory_order_release);
   if (ring_ != nullptr) ring_->Stop();
   handlers_.Join();
+}
+
+absl::Status VerbsComputeNode::ReopenHandlers() {
+  if (!handlers_stopped_.load(std::memory_order_acquire)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "compute node %d's handlers must stop before they restart", id_));
+  }
+  // Messages sent to the stopped incarnation are not the new one's.
+  const int dropped = ring_->Restart();
+  if (dropped > 0) {
+    LOG(INFO) << "compute node " << id_ << " restarts its handlers; " << dropped
+              << " message(s) to the stopped ones dropped";
+  }
+  handlers_stopped_.store(false, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::Status VerbsComputeNode::FenceIncoming(ComputeNodeId peer) {
+  absl::StatusOr<int> stopped = listener_->Fence(peer);
+  return stopped.ok() ? absl::OkStatus() : stopped.status();
 }
 
 absl::Status VerbsComputeNode::AwaitBarrier(

@@ -48,6 +48,12 @@ class VerbsComputeNode : public ComputeNode {
 
   uint16_t port() const { return listener_->port(); }
 
+  // Fencing (VerbsFabric::Fence): stops the queue pairs `peer`'s endpoints
+  // opened to this node and refuses new ones; AdmitIncoming accepts them
+  // again.
+  absl::Status FenceIncoming(ComputeNodeId peer);
+  void AdmitIncoming(ComputeNodeId peer) { listener_->Unfence(peer); }
+
   // True and the region's lkey if [p, p + length) lies in a registered
   // region. Lock-free: endpoints call it on the data path.
   bool LocalKey(const void* p, uint64_t length, uint32_t* lkey) const;
@@ -67,6 +73,7 @@ class VerbsComputeNode : public ComputeNode {
   VerbsComputeNode(VerbsFabric* fabric, ComputeNodeId id)
       : fabric_(fabric), id_(id) {}
   absl::StatusOr<Listener::Accept> OnConnect(absl::string_view request);
+  absl::Status ReopenHandlers() override;
 
   VerbsFabric* const fabric_;
   const ComputeNodeId id_;

@@ -59,6 +59,7 @@ absl::StatusOr<std::unique_ptr<VerbsEndpoint>> VerbsEndpoint::Create(
                             IBV_ACCESS_LOCAL_WRITE);
   if (!mr.ok()) return mr.status();
   ep->staging_mr_ = *std::move(mr);
+  ep->fences_seen_ = fabric->fence_count(node->id());
   ep->memory_qps_.resize(fabric->memory_node_count());
   ep->peer_qps_.resize(fabric->compute_node_count());
   return ep;
@@ -164,8 +165,36 @@ absl::Status VerbsEndpoint::Validate(const Batch& batch) const {
   return absl::OkStatus();
 }
 
+absl::Status VerbsEndpoint::CheckNotBlocked() {
+  if (!fabric_->blocked(node_->id())) {
+    const uint32_t fences = fabric_->fence_count(node_->id());
+    if (fences != fences_seen_) {
+      // Readmitted after a fence: the memory nodes and peers moved this
+      // endpoint's queue pairs to the error state; connect new ones.
+      fences_seen_ = fences;
+      posted_node_ = -1;
+      for (auto& qp : memory_qps_) qp.reset();
+      for (auto& qp : peer_qps_) qp.reset();
+    }
+    return absl::OkStatus();
+  }
+  return absl::UnavailableError(absl::StrFormat(
+      "compute node %d is fenced: it was declared failed, and its operations "
+      "no longer reach memory nodes or peers",
+      node_->id()));
+}
+
+absl::Status VerbsEndpoint::CheckReachable(ComputeNodeId peer, bool* lost) {
+  if (absl::Status s = CheckNotBlocked(); !s.ok()) return s;
+  *lost = fabric_->crashed(peer);
+  if (*lost || !fabric_->blocked(peer)) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrFormat(
+      "compute node %d is fenced (declared failed): nothing reaches it", peer));
+}
+
 absl::Status VerbsEndpoint::Execute(const Batch& batch) {
   if (batch.empty()) return absl::OkStatus();
+  if (absl::Status s = CheckNotBlocked(); !s.ok()) return s;
   // Everything is checked before anything is posted: a bad op fails the
   // whole batch with nothing done, as on loopback.
   if (absl::Status s = Validate(batch); !s.ok()) return s;
@@ -346,6 +375,10 @@ absl::Status VerbsEndpoint::PostWriteToPeer(const PeerAddress& dst,
                                             const void* src, uint32_t length) {
   if (length > kPostedBytes) return WriteToPeer(dst, src, length);
   if (absl::Status s = CheckPeerWrite(dst, length); !s.ok()) return s;
+  bool lost = false;
+  if (absl::Status s = CheckReachable(dst.node, &lost); !s.ok() || lost) {
+    return s;
+  }
   if (absl::Status s = CompletePosted(); !s.ok()) return s;
   if (posted_ == nullptr) {
     posted_.reset(new uint8_t[kPostedBytes]);
@@ -388,6 +421,10 @@ absl::Status VerbsEndpoint::PostWriteToPeer(const PeerAddress& dst,
 absl::Status VerbsEndpoint::WriteToPeer(const PeerAddress& dst, const void* src,
                                         uint32_t length) {
   if (absl::Status s = CheckPeerWrite(dst, length); !s.ok()) return s;
+  bool lost = false;
+  if (absl::Status s = CheckReachable(dst.node, &lost); !s.ok() || lost) {
+    return s;
+  }
   auto qp = PeerQp(dst.node);
   if (!qp.ok()) return qp.status();
   ibv_sge sge{};
@@ -432,6 +469,13 @@ absl::Status VerbsEndpoint::Send(ComputeNodeId dst, const Message& message) {
     return absl::InvalidArgumentError(
         absl::StrFormat("message to compute node %d, but there are %d", dst,
                         fabric_->compute_node_count()));
+  }
+  bool lost = false;
+  if (absl::Status s = CheckReachable(dst, &lost); !s.ok()) return s;
+  if (lost) {
+    // Sent into a process that died: lost, and the sender cannot tell.
+    counters_->AddMessageSent();
+    return absl::OkStatus();
   }
   if (VerbsComputeNode* local = fabric_->hosted(dst);
       local != nullptr && !local->accepts_messages()) {

@@ -13,7 +13,8 @@
 // than that buffer is registered for the duration of the call.
 //
 // After a failed completion or a timeout the queue pair is in the error
-// state or in doubt; it is dropped and the next call reconnects.
+// state or in doubt; it is dropped and the next call reconnects (refused
+// while its node is fenced, fence_control.h).
 
 #include <infiniband/verbs.h>
 
@@ -70,6 +71,12 @@ class VerbsEndpoint : public Endpoint {
       : fabric_(fabric), node_(node), counters_(std::move(counters)) {}
 
   absl::Status Validate(const Batch& batch) const;
+  // Fencing and crash injection (VerbsFabric::Fence, Crash): whether this
+  // endpoint's node may still act, and whether `peer` may be reached
+  // (*lost: it crashed, and what is sent to it vanishes).
+  // Also drops the queue pairs a fence killed since the last call.
+  absl::Status CheckNotBlocked();
+  absl::Status CheckReachable(ComputeNodeId peer, bool* lost);
   // The queue pair to a memory node or peer, connected on first use.
   absl::StatusOr<QueuePair*> MemoryNodeQp(MemoryNodeId id);
   absl::StatusOr<QueuePair*> PeerQp(ComputeNodeId id);
@@ -94,6 +101,7 @@ class VerbsEndpoint : public Endpoint {
   std::vector<std::unique_ptr<QueuePair>> memory_qps_;  // by memory node id
   std::vector<std::unique_ptr<QueuePair>> peer_qps_;    // by compute node id
   uint64_t next_wr_id_ = 1;
+  uint32_t fences_seen_ = 0;  // VerbsFabric::fence_count of its node
   // PostWriteToPeer: its staging, and the write in flight (node -1: none).
   std::unique_ptr<uint8_t[]> posted_;
   MemoryRegion posted_mr_;

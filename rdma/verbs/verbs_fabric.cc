@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "glog/logging.h"
+#include "rdma/verbs/fence_control.h"
 #include "rdma/verbs/verbs_compute_node.h"
 
 namespace strand::rdma::verbs {
@@ -129,6 +130,10 @@ VerbsFabric::~VerbsFabric() {
   for (auto& node : hosted_) {
     if (node != nullptr) node->StopHandlers();
   }
+  {
+    absl::MutexLock lock(&fence_mu_);
+    fence_endpoints_.clear();
+  }
   hosted_.clear();
   barrier_qps_.clear();
   if (barrier_cq_ != nullptr) ibv_destroy_cq(barrier_cq_);
@@ -155,6 +160,93 @@ absl::StatusOr<ComputeNode*> VerbsFabric::compute_node(ComputeNodeId id) {
                         id, config_.compute_nodes[id].ToString()));
   }
   return hosted_[id].get();
+}
+
+absl::StatusOr<Endpoint*> VerbsFabric::FenceEndpoint(ComputeNodeId node) {
+  fence_endpoints_.resize(hosted_.size());
+  for (size_t id = 0; id < hosted_.size(); ++id) {
+    if (hosted_[id] == nullptr || id == node || blocked(id)) continue;
+    if (fence_endpoints_[id] == nullptr) {
+      auto made = hosted_[id]->NewEndpoint();
+      if (!made.ok()) return made.status();
+      fence_endpoints_[id] = *std::move(made);
+    }
+    return fence_endpoints_[id].get();
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "cannot fence compute node %d from this process: it hosts no other "
+      "compute node that is not fenced",
+      node));
+}
+
+absl::Status VerbsFabric::RequestFenceEverywhere(Endpoint& endpoint,
+                                                 ComputeNodeId node,
+                                                 bool fenced) {
+  const absl::Time deadline = absl::Now() + kFenceTimeout;
+  for (MemoryNodeId mn = 0; mn < memory_nodes_.size(); ++mn) {
+    if (absl::Status s = RequestFence(endpoint, mn, node, fenced, deadline);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VerbsFabric::Fence(ComputeNodeId node) {
+  static_assert(std::tuple_size_v<decltype(fence_counts_)> >=
+                FabricOptions::kMaxComputeNodes);
+  if (node >= hosted_.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "fence of compute node %d, but there are %d", node, hosted_.size()));
+  }
+  absl::MutexLock lock(&fence_mu_);
+  absl::StatusOr<Endpoint*> endpoint = FenceEndpoint(node);
+  if (!endpoint.ok()) return endpoint.status();
+  // Hosted endpoints first: the node's own fail at once, and nothing here
+  // sends it anything while the memory nodes fence it.
+  blocked_.fetch_or(uint64_t{1} << node, std::memory_order_acq_rel);
+  fence_counts_[node].fetch_add(1, std::memory_order_acq_rel);
+  // Fenced, no longer merely crashed: what others send it now fails.
+  crashed_.fetch_and(~(uint64_t{1} << node), std::memory_order_acq_rel);
+  if (absl::Status s = RequestFenceEverywhere(**endpoint, node, true);
+      !s.ok()) {
+    return s;
+  }
+  for (const auto& peer : hosted_) {
+    if (peer == nullptr || peer->id() == node) continue;
+    if (absl::Status s = peer->FenceIncoming(node); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VerbsFabric::Unfence(ComputeNodeId node) {
+  if (node >= hosted_.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "unfence of compute node %d, but there are %d", node, hosted_.size()));
+  }
+  absl::MutexLock lock(&fence_mu_);
+  absl::StatusOr<Endpoint*> endpoint = FenceEndpoint(node);
+  if (!endpoint.ok()) return endpoint.status();
+  if (absl::Status s = RequestFenceEverywhere(**endpoint, node, false);
+      !s.ok()) {
+    return s;
+  }
+  for (const auto& peer : hosted_) {
+    if (peer != nullptr && peer->id() != node) peer->AdmitIncoming(node);
+  }
+  crashed_.fetch_and(~(uint64_t{1} << node), std::memory_order_acq_rel);
+  blocked_.fetch_and(~(uint64_t{1} << node), std::memory_order_acq_rel);
+  return absl::OkStatus();
+}
+
+absl::Status VerbsFabric::Crash(ComputeNodeId node) {
+  if (node >= hosted_.size() || hosted_[node] == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "crash of compute node %d: this process does not host it", node));
+  }
+  crashed_.fetch_or(uint64_t{1} << node, std::memory_order_acq_rel);
+  blocked_.fetch_or(uint64_t{1} << node, std::memory_order_acq_rel);
+  return absl::OkStatus();
 }
 
 }  // namespace strand::rdma::verbs

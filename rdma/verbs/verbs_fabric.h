@@ -12,13 +12,26 @@
 // process on one RDMA address: the memory nodes are served here and all
 // compute nodes are hosted here, so the fabric suites run unchanged on
 // verbs (tests/testing/test_fabric.h, STRAND_TEST_FABRIC=verbs).
+//
+// Fence(node) asks every memory node's control plane to move the node's
+// queue pairs to the error state (fence_control.h) and does the same for
+// the queue pairs it opened to the compute nodes hosted here; hosted
+// endpoints also refuse the node's operations and messages at once. A
+// process that hosts only some of the compute nodes fences only its own
+// listeners: the peers in other processes are not told (not built, see
+// docs/design/node_failure.md). Crash(node) is the in-process injection:
+// the node's hosted endpoints fail, what others send it is dropped.
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "rdma/fabric.h"
 #include "rdma/fabric_options.h"
 #include "rdma/verbs/bootstrap.h"
@@ -55,6 +68,26 @@ class VerbsFabric : public Fabric {
   uint64_t memory_node_bytes() const override { return region_bytes_; }
   uint64_t chunk_bytes() const override { return chunk_bytes_; }
 
+  absl::Status Fence(ComputeNodeId node) override;
+  absl::Status Unfence(ComputeNodeId node) override;
+  absl::Status Crash(ComputeNodeId node) override;
+  // How long Fence and Unfence wait for a memory node's control plane.
+  static constexpr absl::Duration kFenceTimeout = absl::Seconds(10);
+
+  // Endpoints' checks, one load each. Blocked: fenced or crashed; its
+  // operations fail. Crashed: messages sent to it are lost without error.
+  bool blocked(ComputeNodeId node) const {
+    return (blocked_.load(std::memory_order_acquire) >> node) & 1;
+  }
+  bool crashed(ComputeNodeId node) const {
+    return (crashed_.load(std::memory_order_acquire) >> node) & 1;
+  }
+  // How many times `node` was fenced: its endpoints' queue pairs opened
+  // before the last fence are dead at the memory nodes and peers.
+  uint32_t fence_count(ComputeNodeId node) const {
+    return fence_counts_[node].load(std::memory_order_acquire);
+  }
+
   // For endpoints and compute nodes.
   const Device& device() const { return *device_; }
   const std::shared_ptr<Device>& shared_device() const { return device_; }
@@ -73,6 +106,13 @@ class VerbsFabric : public Fabric {
   // the remote compute nodes at the barrier.
   absl::Status Start(const std::vector<int>& hosted,
                      absl::Duration startup_timeout);
+  // An endpoint of a hosted node other than `node`, not fenced itself.
+  absl::StatusOr<Endpoint*> FenceEndpoint(ComputeNodeId node)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(fence_mu_);
+  // Fences or readmits `node` at every memory node.
+  absl::Status RequestFenceEverywhere(Endpoint& endpoint, ComputeNodeId node,
+                                      bool fenced)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(fence_mu_);
 
   const std::shared_ptr<Device> device_;
   // Served in this process (CreateInProcess); outlive the compute nodes.
@@ -84,6 +124,14 @@ class VerbsFabric : public Fabric {
   ibv_cq* barrier_cq_ = nullptr;
   std::vector<std::unique_ptr<QueuePair>> barrier_qps_;
   std::vector<std::unique_ptr<VerbsComputeNode>> hosted_;  // by id
+
+  std::atomic<uint64_t> blocked_{0};  // bit per compute node
+  std::atomic<uint64_t> crashed_{0};
+  std::array<std::atomic<uint32_t>, 64> fence_counts_{};
+  absl::Mutex fence_mu_;  // one fence at a time; guards the endpoints
+  // An endpoint per hosted node, for fencing the others; made when needed.
+  std::vector<std::unique_ptr<Endpoint>> fence_endpoints_
+      ABSL_GUARDED_BY(fence_mu_);
 };
 
 }  // namespace strand::rdma::verbs

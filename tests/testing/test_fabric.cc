@@ -4,7 +4,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "rdma/verbs/verbs_fabric.h"
+#include "rdma/fabric_options.h"
 
 namespace strand::testing {
 namespace {
@@ -58,26 +58,24 @@ rdma::FabricOptions TestFabricOptions(int memory_nodes, int compute_nodes) {
   options.compute_nodes = compute_nodes;
   options.pool_bytes = 64 * rdma::FabricOptions::kMiB;
   options.chunk_bytes = 256 * 1024;
+  if (options.kind == rdma::FabricKind::kVerbs) {
+    options.in_process_address = Env("STRAND_TEST_RDMA_ADDRESS");
+    if (options.in_process_address.empty()) {
+      options.in_process_address = Env("RDMA_VM_IP");
+    }
+    if (options.in_process_address.empty()) {
+      ADD_FAILURE() << "STRAND_TEST_FABRIC=verbs needs "
+                       "STRAND_TEST_RDMA_ADDRESS, an address of this machine "
+                       "on an RDMA device";
+    }
+  }
   return options;
 }
 
 std::unique_ptr<rdma::Fabric> MakeTestFabric(
     const rdma::FabricOptions& options) {
-  absl::StatusOr<std::unique_ptr<rdma::Fabric>> fabric;
-  if (options.kind == rdma::FabricKind::kVerbs &&
-      options.cluster_file.empty()) {
-    std::string address = Env("STRAND_TEST_RDMA_ADDRESS");
-    if (address.empty()) address = Env("RDMA_VM_IP");
-    if (address.empty()) {
-      ADD_FAILURE() << "STRAND_TEST_FABRIC=verbs needs "
-                       "STRAND_TEST_RDMA_ADDRESS, an address of this machine "
-                       "on an RDMA device";
-      return nullptr;
-    }
-    fabric = rdma::verbs::VerbsFabric::CreateInProcess(options, address);
-  } else {
-    fabric = rdma::CreateFabric(options);
-  }
+  absl::StatusOr<std::unique_ptr<rdma::Fabric>> fabric =
+      rdma::CreateFabric(options);
   EXPECT_TRUE(fabric.ok()) << fabric.status();
   if (!fabric.ok()) return nullptr;
   return *std::move(fabric);

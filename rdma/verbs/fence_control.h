@@ -1,0 +1,81 @@
+#ifndef STRAND_RDMA_VERBS_FENCE_CONTROL_H_
+#define STRAND_RDMA_VERBS_FENCE_CONTROL_H_
+
+// Fencing a compute node at the memory nodes over verbs
+// (docs/design/node_failure.md, "Fencing"). A memory node does no work per
+// operation, but its process may act on its control plane: it owns the
+// queue pairs it accepted, and moving a compute node's queue pairs to the
+// error state is what makes the node unable to write, even if it only
+// paused and resumes without knowing it was declared failed.
+//
+// The request travels through the memory node's own header
+// (memory_node_layout.h), so no new channel is needed and a compute node
+// uses the one-sided operations it already has:
+//   - a compute node asks by moving the fenced node's `fence_requested`
+//     word to the next odd generation (fence) or even one (admit again), by
+//     CAS, and waits until `fence_applied` reaches it;
+//   - the memory node's FenceControlPlane reads the words every
+//     kPollInterval; for a new odd generation it moves the node's accepted
+//     queue pairs to the error state and refuses its connections
+//     (Listener::Fence), for an even one it accepts them again, and then
+//     stores the generation in `fence_applied`.
+// So once RequestFence returns OK, no operation the fenced node posts to
+// that memory node executes: a request already in the queue pair's path
+// when it moved to the error state is dropped, and a new connection is
+// refused. The cost when nothing fails is the control plane's poll of 64
+// local words every kPollInterval, on its own thread.
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "rdma/fabric.h"
+#include "rdma/verbs/listener.h"
+
+namespace strand::rdma::verbs {
+
+// The memory node's side: a thread that applies requested fences to
+// `listener`'s queue pairs. `region` is the memory node's region (its
+// header holds the words); both outlive the control plane.
+class FenceControlPlane {
+ public:
+  static constexpr absl::Duration kPollInterval = absl::Microseconds(500);
+
+  FenceControlPlane(void* region, Listener* listener);
+  ~FenceControlPlane();  // stops the thread
+
+  FenceControlPlane(const FenceControlPlane&) = delete;
+  FenceControlPlane& operator=(const FenceControlPlane&) = delete;
+
+  // How many fences it applied (tests).
+  int fences_applied() const {
+    return fences_applied_.load(std::memory_order_acquire);
+  }
+
+ private:
+  void Loop();
+  // Applies a changed request of `node`; false if it could not (retried at
+  // the next poll, never acknowledged meanwhile).
+  bool Apply(int node, uint64_t generation);
+
+  uint64_t* const requested_;
+  uint64_t* const applied_;
+  Listener* const listener_;
+  std::atomic<int> fences_applied_{0};
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+// The compute node's side, through `endpoint` (of a node other than
+// `node`): asks memory node `memory_node` to fence `node` (fenced) or to
+// admit it again (!fenced) and waits until it did. DeadlineExceeded names
+// the memory node if its control plane did not answer by `deadline`.
+absl::Status RequestFence(Endpoint& endpoint, MemoryNodeId memory_node,
+                          ComputeNodeId node, bool fenced, absl::Time deadline);
+
+}  // namespace strand::rdma::verbs
+
+#endif  // STRAND_RDMA_VERBS_FENCE_CONTROL_H_
