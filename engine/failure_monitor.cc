@@ -181,8 +181,14 @@ absl::Status FailureMonitor::Attach(rdma::ComputeNodeId node,
   // caches no longer steal from it) before it takes a latch.
   const absl::Time deadline = absl::Now() + 20 * membership_.lease();
   for (;;) {
-    absl::StatusOr<bool> all =
-        membership_.AllAcknowledged(endpoint, joined->live, joined->epoch);
+    absl::StatusOr<bool> all;
+    {
+      // The endpoint is the monitor's now, and an endpoint is one
+      // thread's at a time (a verbs endpoint's queue pairs and CQ are not
+      // shared): Look beats with it under look_mu_.
+      absl::MutexLock look(&look_mu_);
+      all = membership_.AllAcknowledged(endpoint, joined->live, joined->epoch);
+    }
     if (!all.ok()) return all.status();
     if (*all) return absl::OkStatus();
     if (absl::Now() > deadline) {

@@ -136,6 +136,14 @@ Node::~Node() {
     }
     b->txn.reset();
   }
+  // A failed node's partition node goes while its compute node stays (the
+  // rejoin makes a new one): no peer may write into the freed region.
+  if (local_.base != nullptr) {
+    if (absl::Status s = compute_node_->UnregisterLocalMemory(local_.base);
+        !s.ok()) {
+      LOG(ERROR) << "partition node " << config_.id << ": " << s;
+    }
+  }
 }
 
 absl::StatusOr<std::unique_ptr<Node>> Node::Start(const Config& config) {

@@ -165,9 +165,16 @@ class ComputeNode {
   virtual absl::StatusOr<std::unique_ptr<Endpoint>> NewEndpoint() = 0;
 
   // Makes [base, base + bytes) writable by peers (verbs: ibv_reg_mr with
-  // remote write access). The memory must outlive this compute node.
+  // remote write access). The memory must outlive this compute node, or be
+  // unregistered first.
   virtual absl::StatusOr<LocalRegion> RegisterLocalMemory(void* base,
                                                           uint64_t bytes) = 0;
+  // Undoes RegisterLocalMemory(base, ...): peers' writes there fail, and
+  // endpoints no longer use it in place (verbs: ibv_dereg_mr), so the
+  // memory may be freed (a failed node's cache, replaced at its rejoin).
+  // The caller makes sure no operation uses it any more. NotFound if
+  // `base` is not registered.
+  virtual absl::Status UnregisterLocalMemory(void* base) = 0;
 
   // Makes `handler` receive every message sent to this node, and starts
   // `threads` handler threads for the messages not delivered inline. Idle

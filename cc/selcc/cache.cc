@@ -35,11 +35,23 @@ Cache::Cache(uint64_t cache_bytes, uint32_t frame_bytes,
   free_count_ = frames_count_;
 }
 
-Cache::~Cache() { std::destroy_n(frames_, frames_count_); }
+Cache::~Cache() {
+  if (registered_with_ != nullptr) {
+    // A failed node's cache goes while its node stays (the rejoin makes a
+    // new one): no peer may write into the freed arena.
+    if (absl::Status s = registered_with_->UnregisterLocalMemory(arena_);
+        !s.ok()) {
+      LOG(ERROR) << "cache of compute node " << registered_with_->id() << ": "
+                 << s;
+    }
+  }
+  std::destroy_n(frames_, frames_count_);
+}
 
 absl::Status Cache::Register(rdma::ComputeNode& node) {
   auto region = node.RegisterLocalMemory(arena_, frames_count_ * frame_bytes_);
   if (!region.ok()) return region.status();
+  registered_with_ = &node;
   for (uint64_t i = 0; i < frames_count_; ++i) {
     frames_[i].peer = region->At(i * frame_bytes_);
   }

@@ -93,7 +93,7 @@ class Cache {
   // `identity_frames` as the header says.
   Cache(uint64_t cache_bytes, uint32_t frame_bytes,
         const FrameTable::Geometry& pool, bool identity_frames = false);
-  ~Cache();
+  ~Cache();  // unregisters the arena (the node outlives the cache)
 
   // Registers the arena with `node` so peers may forward into frames.
   absl::Status Register(rdma::ComputeNode& node);
@@ -254,6 +254,7 @@ class Cache {
   HugePageMemory arena_memory_;
   HugePageMemory frame_memory_;
   uint8_t* const arena_;
+  rdma::ComputeNode* registered_with_ = nullptr;  // by Register
   Frame* const frames_;
   std::unique_ptr<Shard[]> shards_;
   // Set and cleared under the shard lock of the GCL, read without it.

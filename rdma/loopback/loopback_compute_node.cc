@@ -45,8 +45,22 @@ absl::StatusOr<LocalRegion> LoopbackComputeNode::RegisterLocalMemory(
   region.peer_address.address = reinterpret_cast<uint64_t>(base);
   region.peer_address.key = static_cast<uint32_t>(index);
   region.peer_address.node = id_;
+  live_[index].store(true, std::memory_order_relaxed);
   region_count_.store(index + 1, std::memory_order_release);
   return region;
+}
+
+absl::Status LoopbackComputeNode::UnregisterLocalMemory(void* base) {
+  absl::MutexLock lock(&register_mu_);
+  const int count = region_count_.load(std::memory_order_relaxed);
+  for (int i = 0; i < count; ++i) {
+    if (regions_[i].base == base && live_[i].load(std::memory_order_relaxed)) {
+      live_[i].store(false, std::memory_order_release);
+      return absl::OkStatus();
+    }
+  }
+  return absl::NotFoundError(absl::StrFormat(
+      "compute node %d has no registered region at %p", id_, base));
 }
 
 absl::StatusOr<uint8_t*> LoopbackComputeNode::TranslatePeer(
@@ -55,6 +69,10 @@ absl::StatusOr<uint8_t*> LoopbackComputeNode::TranslatePeer(
   if (dst.key >= static_cast<uint32_t>(count)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "compute node %d has no registered region with key %d", id_, dst.key));
+  }
+  if (!live_[dst.key].load(std::memory_order_acquire)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "compute node %d unregistered its region with key %d", id_, dst.key));
   }
   const LocalRegion& region = regions_[dst.key];
   const uint64_t begin = region.peer_address.address;

@@ -32,7 +32,8 @@ class LoopbackFabric;
 
 class LoopbackComputeNode : public ComputeNode {
  public:
-  static constexpr int kMaxRegions = 64;
+  // Registered over the node's life, unregistered ones included.
+  static constexpr int kMaxRegions = 256;
   static constexpr size_t kInboxCapacity = 1 << 16;
   // Inline handlers nested on one thread (a request's handler sending the
   // reply is 2) beyond which messages go to the handler threads instead.
@@ -46,6 +47,7 @@ class LoopbackComputeNode : public ComputeNode {
   std::unique_ptr<LoopbackEndpoint> NewLoopbackEndpoint();
   absl::StatusOr<LocalRegion> RegisterLocalMemory(void* base,
                                                   uint64_t bytes) override;
+  absl::Status UnregisterLocalMemory(void* base) override;
   absl::Status StartHandlers(MessageHandler handler, int threads) override;
   void StopHandlers() override;
   FabricCounters Counters() const override { return counters_.Sum(); }
@@ -78,6 +80,8 @@ class LoopbackComputeNode : public ComputeNode {
   // so TranslatePeer reads it without a lock.
   absl::Mutex register_mu_;
   std::array<LocalRegion, kMaxRegions> regions_;
+  // Cleared, never set again, when a region is unregistered.
+  std::array<std::atomic<bool>, kMaxRegions> live_{};
   std::atomic<int> region_count_{0};
 
   absl::Mutex handler_mu_;  // StartHandlers and StopHandlers

@@ -79,15 +79,31 @@ absl::StatusOr<LocalRegion> VerbsComputeNode::RegisterLocalMemory(
   region.peer_address.node = id_;
   lkeys_[index] = (*mr)->lkey;
   mrs_.push_back(*std::move(mr));
+  live_[index].store(true, std::memory_order_relaxed);
   region_count_.store(index + 1, std::memory_order_release);
   return region;
+}
+
+absl::Status VerbsComputeNode::UnregisterLocalMemory(void* base) {
+  absl::MutexLock lock(&register_mu_);
+  const int count = region_count_.load(std::memory_order_relaxed);
+  for (int i = 0; i < count; ++i) {
+    if (regions_[i].base == base && live_[i].load(std::memory_order_relaxed)) {
+      live_[i].store(false, std::memory_order_release);
+      mrs_[i].reset();  // ibv_dereg_mr: peers' writes there now fail
+      return absl::OkStatus();
+    }
+  }
+  return absl::NotFoundError(absl::StrFormat(
+      "compute node %d has no registered region at %p", id_, base));
 }
 
 bool VerbsComputeNode::LocalKey(const void* p, uint64_t length,
                                 uint32_t* lkey) const {
   const auto address = reinterpret_cast<uint64_t>(p);
   const int count = region_count_.load(std::memory_order_acquire);
-  for (int i = 0; i < count; ++i) {
+  for (int i = count; i-- > 0;) {
+    if (!live_[i].load(std::memory_order_acquire)) continue;
     const uint64_t begin = regions_[i].peer_address.address;
     if (address >= begin && address - begin <= regions_[i].bytes &&
         length <= regions_[i].bytes - (address - begin)) {
@@ -103,7 +119,10 @@ absl::Status VerbsComputeNode::CheckPeerWrite(const PeerAddress& dst,
   const int count = region_count_.load(std::memory_order_acquire);
   for (int i = 0; i < count; ++i) {
     const LocalRegion& region = regions_[i];
-    if (region.peer_address.key != dst.key) continue;
+    if (region.peer_address.key != dst.key ||
+        !live_[i].load(std::memory_order_acquire)) {
+      continue;
+    }
     const uint64_t begin = region.peer_address.address;
     if (dst.address < begin || dst.address - begin > region.bytes ||
         length > region.bytes - (dst.address - begin)) {

@@ -31,7 +31,8 @@ class VerbsFabric;
 
 class VerbsComputeNode : public ComputeNode {
  public:
-  static constexpr int kMaxRegions = 64;
+  // Registered over the node's life, unregistered ones included.
+  static constexpr int kMaxRegions = 256;
 
   // Listens on `self`'s address and port (0 = any; see port()).
   static absl::StatusOr<std::unique_ptr<VerbsComputeNode>> Create(
@@ -42,6 +43,7 @@ class VerbsComputeNode : public ComputeNode {
   absl::StatusOr<std::unique_ptr<Endpoint>> NewEndpoint() override;
   absl::StatusOr<LocalRegion> RegisterLocalMemory(void* base,
                                                   uint64_t bytes) override;
+  absl::Status UnregisterLocalMemory(void* base) override;
   absl::Status StartHandlers(MessageHandler handler, int threads) override;
   void StopHandlers() override;
   FabricCounters Counters() const override { return counters_.Sum(); }
@@ -83,6 +85,8 @@ class VerbsComputeNode : public ComputeNode {
   // so lookups read it without a lock.
   absl::Mutex register_mu_;
   std::array<LocalRegion, kMaxRegions> regions_;
+  // Cleared, never set again, when a region is unregistered.
+  std::array<std::atomic<bool>, kMaxRegions> live_{};
   std::array<uint32_t, kMaxRegions> lkeys_{};
   std::vector<MemoryRegion> mrs_ ABSL_GUARDED_BY(register_mu_);
   std::atomic<int> region_count_{0};

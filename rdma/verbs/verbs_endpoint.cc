@@ -357,6 +357,9 @@ absl::Status VerbsEndpoint::CompletePosted() {
   if (posted_node_ < 0) return absl::OkStatus();
   const int node = posted_node_;
   posted_node_ = -1;
+  // Fenced: the peer's listener moved the queue pair to the error state,
+  // and no completion will come.
+  if (absl::Status s = CheckNotBlocked(); !s.ok()) return s;
   if (peer_qps_[node] == nullptr) {
     return absl::UnavailableError(absl::StrFormat(
         "the queue pair of a posted write to compute node %d failed", node));
