@@ -3,27 +3,22 @@
 
 // Fencing a compute node at the memory nodes over verbs
 // (docs/design/node_failure.md, "Fencing"). A memory node does no work per
-// operation, but its process may act on its control plane: it owns the
-// queue pairs it accepted, and moving a compute node's queue pairs to the
-// error state is what makes the node unable to write, even if it only
-// paused and resumes without knowing it was declared failed.
+// operation, but its process owns the queue pairs it accepted: moving a
+// compute node's queue pairs to the error state makes the node unable to
+// write, even if it only paused and resumes not knowing it was fenced.
 //
-// The request travels through the memory node's own header
-// (memory_node_layout.h), so no new channel is needed and a compute node
-// uses the one-sided operations it already has:
-//   - a compute node asks by moving the fenced node's `fence_requested`
-//     word to the next odd generation (fence) or even one (admit again), by
-//     CAS, and waits until `fence_applied` reaches it;
+// The request travels through the memory node's header
+// (memory_node_layout.h), by the one-sided operations compute nodes have:
+//   - a compute node moves the fenced node's `fence_requested` word to the
+//     next odd generation (fence) or even one (admit again) by CAS, and
+//     waits until `fence_applied` reaches it;
 //   - the memory node's FenceControlPlane reads the words every
-//     kPollInterval; for a new odd generation it moves the node's accepted
-//     queue pairs to the error state and refuses its connections
-//     (Listener::Fence), for an even one it accepts them again, and then
-//     stores the generation in `fence_applied`.
-// So once RequestFence returns OK, no operation the fenced node posts to
-// that memory node executes: a request already in the queue pair's path
-// when it moved to the error state is dropped, and a new connection is
-// refused. The cost when nothing fails is the control plane's poll of 64
-// local words every kPollInterval, on its own thread.
+//     kPollInterval and applies a new generation (Listener::Fence or
+//     Unfence), then stores it in `fence_applied`.
+// Once RequestFence returns OK, nothing the fenced node posts to that
+// memory node executes (the responder drops it) and its reconnections are
+// refused. When nothing fails, the cost is the poll of 64 local words
+// every kPollInterval on the control plane's own thread.
 
 #include <atomic>
 #include <cstdint>
