@@ -12,7 +12,10 @@
 //   - each line's counter is at least the number of its increments whose
 //     unlock returned OK (none lost) and at most that plus the increments
 //     whose unlock failed (none applied twice, none invented);
-// then the failed node rejoins with a new cache.
+// then the failed node rejoins with a new cache. The message-passing
+// litmus of tests/cc/selcc_litmus_test.cc runs the same way: each node
+// publishes data, then a flag, and no reader may see a flag newer than its
+// data, across failures too.
 
 #include <algorithm>
 #include <atomic>
@@ -175,6 +178,115 @@ class CoherenceFailureTest : public ::testing::Test {
     }
   }
 
+  // Message passing: node n publishes k in line 2n (data), then in line
+  // 2n + 1 (flag). Retries a latch until it is granted or `node` stops;
+  // false if it stopped or the unlock failed (its node failed).
+  bool Store(int node, cc::GclManager& manager, cc::ThreadContext& ctx,
+             int line, int64_t value) {
+    while (!stop_[node].load()) {
+      auto g = manager.XLock(ctx, lines_[line]);
+      if (!g.ok()) {
+        std::this_thread::yield();
+        continue;
+      }
+      std::memcpy(g->MutableRange(0, 8), &value, 8);
+      std::memcpy(g->MutableRange(payload_ - 8, 8), &value, 8);
+      return g->Unlock().ok();
+    }
+    return false;
+  }
+  // The line's value, or -1 once `node` stops.
+  int64_t Load(int node, cc::GclManager& manager, cc::ThreadContext& ctx,
+               int line) {
+    while (!stop_[node].load()) {
+      auto g = manager.SLock(ctx, lines_[line]);
+      if (!g.ok()) {
+        std::this_thread::yield();
+        continue;
+      }
+      int64_t first, last;
+      Read(g->data(), payload_, &first, &last);
+      if (!g->Unlock().ok()) return -1;
+      if (first != last) torn_.fetch_add(1);
+      return first;
+    }
+    return -1;
+  }
+  void Publish(int node, cc::GclManager& manager, cc::ThreadContext& ctx) {
+    // A rejoined node goes on from what memory holds: its last data may
+    // have landed although its unlock failed.
+    int64_t k = Load(node, manager, ctx, 2 * node);
+    while (k >= 0 && !stop_[node].load()) {
+      ++k;
+      if (!Store(node, manager, ctx, 2 * node, k)) return;
+      data_acked_[node].store(k);
+      if (!Store(node, manager, ctx, 2 * node + 1, k)) return;
+      flag_acked_[node].store(k);
+      ++writes_[node];
+    }
+  }
+  void Observe(int node, cc::GclManager& manager, cc::ThreadContext& ctx,
+               std::mt19937_64& rng) {
+    while (!stop_[node].load()) {
+      const int publisher = static_cast<int>(rng() % kNodes);
+      const int64_t flag = Load(node, manager, ctx, 2 * publisher + 1);
+      const int64_t data = Load(node, manager, ctx, 2 * publisher);
+      if (flag < 0 || data < 0) continue;
+      ++observed_;
+      if (data < flag) flag_before_data_.fetch_add(1);
+    }
+  }
+  void StartMessagePassing(int node) {
+    stop_[node] = false;
+    cc::GclManager* manager = Manager(node);
+    ASSERT_NE(manager, nullptr);
+    for (int role = 0; role < 2; ++role) {
+      auto ctx = manager->NewThreadContext();
+      ASSERT_TRUE(ctx.ok()) << ctx.status();
+      threads_[node].emplace_back(
+          [this, node, role, manager, ctx = *std::move(ctx)]() mutable {
+            std::mt19937_64 rng(node * 10 + role + 7 * seed_++);
+            if (role == 0) {
+              Publish(node, *manager, *ctx);
+            } else {
+              Observe(node, *manager, *ctx, rng);
+            }
+            ctx.reset();
+          });
+    }
+  }
+  // Through `node`: every publisher's data is at least its flag, and
+  // neither lost a store whose unlock returned OK.
+  void CheckPublished(int node) {
+    cc::GclManager* manager = Manager(node);
+    ASSERT_NE(manager, nullptr);
+    auto ctx = manager->NewThreadContext();
+    ASSERT_TRUE(ctx.ok()) << ctx.status();
+    for (int publisher = 0; publisher < kNodes; ++publisher) {
+      const int64_t flag_acked = flag_acked_[publisher].load();
+      const int64_t data_acked = data_acked_[publisher].load();
+      int64_t values[2];
+      for (int i = 0; i < 2; ++i) {
+        absl::StatusOr<cc::SharedGuard> g;
+        const absl::Time deadline = absl::Now() + kBound;
+        do {
+          g = manager->SLock(**ctx, lines_[2 * publisher + 1 - i]);
+        } while (!g.ok() && absl::Now() < deadline);
+        ASSERT_TRUE(g.ok()) << g.status();
+        int64_t last;
+        Read(g->data(), payload_, &values[i], &last);
+        EXPECT_EQ(values[i], last)
+            << "a line of node " << publisher << " is torn";
+        (void)g->Unlock();
+      }
+      const int64_t flag = values[0], data = values[1];
+      EXPECT_GE(data, flag)
+          << "node " << publisher << "'s flag is newer than its data";
+      EXPECT_GE(flag, flag_acked) << "node " << publisher << " lost a flag";
+      EXPECT_GE(data, data_acked) << "node " << publisher << " lost data";
+    }
+  }
+
   std::unique_ptr<Engine> engine_;
   std::vector<rdma::GlobalAddress> lines_;
   uint32_t payload_ = 0;  // bytes of a line's payload
@@ -183,6 +295,8 @@ class CoherenceFailureTest : public ::testing::Test {
   std::atomic<bool> stop_[kNodes] = {};
   std::atomic<int64_t> writes_[kNodes] = {};
   std::atomic<int64_t> torn_{0}, went_back_{0};
+  std::atomic<int64_t> data_acked_[kNodes] = {}, flag_acked_[kNodes] = {};
+  std::atomic<int64_t> observed_{0}, flag_before_data_{0};
   std::atomic<int> seed_{1};
 };
 
@@ -226,6 +340,40 @@ TEST_F(CoherenceFailureTest, NothingTornLostOrBackwardsAcrossFailures) {
     EXPECT_LE(first, counts_[line].acked.load() + counts_[line].unknown.load())
         << "line " << line << " holds increments nobody made";
   }
+}
+
+TEST_F(CoherenceFailureTest, MessagePassingNeverShowsAFlagBeforeItsData) {
+  static_assert(kLines >= 2 * kNodes, "a data and a flag line per node");
+  for (int n = 0; n < kNodes; ++n) StartMessagePassing(n);
+  std::mt19937_64 rng(5);
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    SCOPED_TRACE(absl::StrCat("cycle ", cycle));
+    absl::SleepFor(absl::Milliseconds(10 + rng() % 40));
+    const int victim = static_cast<int>(rng() % kNodes);
+    ASSERT_TRUE(engine_->FailNode(victim).ok());
+    for (int n = 0; n < kNodes; ++n) {
+      if (n == victim) continue;
+      const int64_t before = writes_[n].load();
+      const absl::Time deadline = absl::Now() + kBound;
+      while (writes_[n].load() <= before && absl::Now() < deadline) {
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+      EXPECT_GT(writes_[n].load(), before)
+          << "survivor " << n << " published nothing within " << kBound;
+    }
+    ASSERT_TRUE(engine_->WaitReclaimed(victim, absl::Seconds(10)).ok());
+    CheckPublished((victim + 1) % kNodes);
+    StopNode(victim);
+    ASSERT_TRUE(engine_->RejoinNode(victim).ok());
+    StartMessagePassing(victim);
+    if (HasFatalFailure()) return;
+  }
+  for (int n = 0; n < kNodes; ++n) StopNode(n);
+  EXPECT_GT(observed_.load(), 0);
+  EXPECT_EQ(flag_before_data_.load(), 0)
+      << "a reader saw a flag before the data it publishes";
+  EXPECT_EQ(torn_.load(), 0) << "a reader saw a torn line";
+  CheckPublished(0);
 }
 
 }  // namespace
