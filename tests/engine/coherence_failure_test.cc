@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -82,23 +83,29 @@ class CoherenceFailureTest : public ::testing::Test {
     std::memcpy(last, payload + size - 8, 8);
   }
 
-  void StartNode(int node) {
+  // A writer and a reader thread on `node`: the counters' stress, or the
+  // message-passing litmus.
+  void StartNode(int node, bool message_passing = false) {
     stop_[node] = false;
     cc::GclManager* manager = Manager(node);
     ASSERT_NE(manager, nullptr);
     for (int role = 0; role < 2; ++role) {
       auto ctx = manager->NewThreadContext();
       ASSERT_TRUE(ctx.ok()) << ctx.status();
-      threads_[node].emplace_back(
-          [this, node, role, manager, ctx = *std::move(ctx)]() mutable {
-            std::mt19937_64 rng(node * 10 + role + 7 * seed_++);
-            if (role == 0) {
-              Write(node, *manager, *ctx, rng);
-            } else {
-              ReadLoop(node, *manager, *ctx, rng);
-            }
-            ctx.reset();  // before the node's manager may go (a rejoin)
-          });
+      threads_[node].emplace_back([this, node, role, message_passing, manager,
+                                   ctx = *std::move(ctx)]() mutable {
+        std::mt19937_64 rng(node * 10 + role + 7 * seed_++);
+        if (role == 0 && message_passing) {
+          Publish(node, *manager, *ctx);
+        } else if (role == 0) {
+          Write(node, *manager, *ctx, rng);
+        } else if (message_passing) {
+          Observe(node, *manager, *ctx, rng);
+        } else {
+          ReadLoop(node, *manager, *ctx, rng);
+        }
+        ctx.reset();  // before the node's manager may go (a rejoin)
+      });
     }
   }
   void StopNode(int node) {
@@ -236,25 +243,6 @@ class CoherenceFailureTest : public ::testing::Test {
       if (data < flag) flag_before_data_.fetch_add(1);
     }
   }
-  void StartMessagePassing(int node) {
-    stop_[node] = false;
-    cc::GclManager* manager = Manager(node);
-    ASSERT_NE(manager, nullptr);
-    for (int role = 0; role < 2; ++role) {
-      auto ctx = manager->NewThreadContext();
-      ASSERT_TRUE(ctx.ok()) << ctx.status();
-      threads_[node].emplace_back(
-          [this, node, role, manager, ctx = *std::move(ctx)]() mutable {
-            std::mt19937_64 rng(node * 10 + role + 7 * seed_++);
-            if (role == 0) {
-              Publish(node, *manager, *ctx);
-            } else {
-              Observe(node, *manager, *ctx, rng);
-            }
-            ctx.reset();
-          });
-    }
-  }
   // Through `node`: every publisher's data is at least its flag, and
   // neither lost a store whose unlock returned OK.
   void CheckPublished(int node) {
@@ -287,6 +275,36 @@ class CoherenceFailureTest : public ::testing::Test {
     }
   }
 
+  // kCycles times: fails a random node while the threads `start` made
+  // run, waits until every survivor wrote again and the node is reclaimed,
+  // runs `check` through a survivor, rejoins the node and starts it again.
+  void RunCycles(uint64_t seed, const std::function<void(int)>& start,
+                 const std::function<void(int)>& check) {
+    std::mt19937_64 rng(seed);
+    for (int cycle = 0; cycle < kCycles; ++cycle) {
+      SCOPED_TRACE(absl::StrCat("cycle ", cycle));
+      absl::SleepFor(absl::Milliseconds(10 + rng() % 40));
+      const int victim = static_cast<int>(rng() % kNodes);
+      ASSERT_TRUE(engine_->FailNode(victim).ok());
+      for (int n = 0; n < kNodes; ++n) {
+        if (n == victim) continue;
+        const int64_t before = writes_[n].load();
+        const absl::Time deadline = absl::Now() + kBound;
+        while (writes_[n].load() <= before && absl::Now() < deadline) {
+          absl::SleepFor(absl::Milliseconds(1));
+        }
+        EXPECT_GT(writes_[n].load(), before)
+            << "survivor " << n << " wrote nothing within " << kBound;
+      }
+      ASSERT_TRUE(engine_->WaitReclaimed(victim, absl::Seconds(10)).ok());
+      check((victim + 1) % kNodes);
+      StopNode(victim);
+      ASSERT_TRUE(engine_->RejoinNode(victim).ok());
+      start(victim);
+      if (HasFatalFailure()) return;
+    }
+  }
+
   std::unique_ptr<Engine> engine_;
   std::vector<rdma::GlobalAddress> lines_;
   uint32_t payload_ = 0;  // bytes of a line's payload
@@ -302,29 +320,9 @@ class CoherenceFailureTest : public ::testing::Test {
 
 TEST_F(CoherenceFailureTest, NothingTornLostOrBackwardsAcrossFailures) {
   for (int n = 0; n < kNodes; ++n) StartNode(n);
-  std::mt19937_64 rng(3);
-  for (int cycle = 0; cycle < kCycles; ++cycle) {
-    SCOPED_TRACE(absl::StrCat("cycle ", cycle));
-    absl::SleepFor(absl::Milliseconds(10 + rng() % 40));
-    const int victim = static_cast<int>(rng() % kNodes);
-    ASSERT_TRUE(engine_->FailNode(victim).ok());
-    for (int n = 0; n < kNodes; ++n) {
-      if (n == victim) continue;
-      const int64_t before = writes_[n].load();
-      const absl::Time deadline = absl::Now() + kBound;
-      while (writes_[n].load() <= before && absl::Now() < deadline) {
-        absl::SleepFor(absl::Milliseconds(1));
-      }
-      EXPECT_GT(writes_[n].load(), before)
-          << "survivor " << n << " wrote nothing within " << kBound;
-    }
-    ASSERT_TRUE(engine_->WaitReclaimed(victim, absl::Seconds(10)).ok());
-    CheckLines((victim + 1) % kNodes);
-    StopNode(victim);
-    ASSERT_TRUE(engine_->RejoinNode(victim).ok());
-    StartNode(victim);
-    if (HasFatalFailure()) return;
-  }
+  RunCycles(/*seed=*/3, [this](int node) { StartNode(node); },
+            [this](int survivor) { CheckLines(survivor); });
+  if (HasFatalFailure()) return;
   for (int n = 0; n < kNodes; ++n) StopNode(n);
   EXPECT_EQ(torn_.load(), 0) << "a reader or writer saw a torn line";
   EXPECT_EQ(went_back_.load(), 0) << "a reader saw a counter go back";
@@ -344,30 +342,10 @@ TEST_F(CoherenceFailureTest, NothingTornLostOrBackwardsAcrossFailures) {
 
 TEST_F(CoherenceFailureTest, MessagePassingNeverShowsAFlagBeforeItsData) {
   static_assert(kLines >= 2 * kNodes, "a data and a flag line per node");
-  for (int n = 0; n < kNodes; ++n) StartMessagePassing(n);
-  std::mt19937_64 rng(5);
-  for (int cycle = 0; cycle < kCycles; ++cycle) {
-    SCOPED_TRACE(absl::StrCat("cycle ", cycle));
-    absl::SleepFor(absl::Milliseconds(10 + rng() % 40));
-    const int victim = static_cast<int>(rng() % kNodes);
-    ASSERT_TRUE(engine_->FailNode(victim).ok());
-    for (int n = 0; n < kNodes; ++n) {
-      if (n == victim) continue;
-      const int64_t before = writes_[n].load();
-      const absl::Time deadline = absl::Now() + kBound;
-      while (writes_[n].load() <= before && absl::Now() < deadline) {
-        absl::SleepFor(absl::Milliseconds(1));
-      }
-      EXPECT_GT(writes_[n].load(), before)
-          << "survivor " << n << " published nothing within " << kBound;
-    }
-    ASSERT_TRUE(engine_->WaitReclaimed(victim, absl::Seconds(10)).ok());
-    CheckPublished((victim + 1) % kNodes);
-    StopNode(victim);
-    ASSERT_TRUE(engine_->RejoinNode(victim).ok());
-    StartMessagePassing(victim);
-    if (HasFatalFailure()) return;
-  }
+  for (int n = 0; n < kNodes; ++n) StartNode(n, /*message_passing=*/true);
+  RunCycles(/*seed=*/5, [this](int node) { StartNode(node, true); },
+            [this](int survivor) { CheckPublished(survivor); });
+  if (HasFatalFailure()) return;
   for (int n = 0; n < kNodes; ++n) StopNode(n);
   EXPECT_GT(observed_.load(), 0);
   EXPECT_EQ(flag_before_data_.load(), 0)
