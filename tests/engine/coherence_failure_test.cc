@@ -146,17 +146,10 @@ class CoherenceFailureTest : public ::testing::Test {
     std::vector<int64_t> seen(kLines, 0);
     while (!stop_[node].load()) {
       const int line = static_cast<int>(rng() % kLines);
-      auto g = manager.SLock(ctx, lines_[line]);
-      if (!g.ok()) {
-        std::this_thread::yield();
-        continue;
-      }
-      int64_t first, last;
-      Read(g->data(), payload_, &first, &last);
-      (void)g->Unlock();
-      if (first != last) torn_.fetch_add(1);
-      if (first < seen[line]) went_back_.fetch_add(1);
-      seen[line] = std::max(seen[line], first);
+      const int64_t value = Load(node, manager, ctx, line);  // counts torn
+      if (value < 0) continue;
+      if (value < seen[line]) went_back_.fetch_add(1);
+      seen[line] = std::max(seen[line], value);
     }
   }
 
