@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "glog/logging.h"
 
 namespace strand::cc::selcc {
@@ -99,6 +101,26 @@ Frame* Cache::Lookup(rdma::GlobalAddress gcl, Mode mode, bool* latched) {
   if (!*latched) f->pins.fetch_add(1);
   f->MarkReferenced();
   return f;
+}
+
+std::string Cache::Describe(rdma::GlobalAddress gcl) {
+  Shard& s = ShardOf(gcl);
+  ShardLockGuard lock(&s.mu);
+  auto it = s.map.find(gcl);
+  if (it == s.map.end()) return "not cached";
+  Frame* f = it->second;
+  std::string memo = "unknown (latched)";
+  if (f->latch.TryLockIdle()) {
+    memo = absl::StrCat(MemoName(f->memo), f->dirty() ? ", dirty" : "");
+    f->latch.Unlock();
+  }
+  return absl::StrFormat(
+      "memo %s, local latch word 0x%x, %d pin(s), lease %s, starved "
+      "priority %d, handover memo 0x%x, %d read and %d write wait(s)",
+      memo, f->latch.word().load(), f->pins.load(),
+      f->lease_active.load() ? "active" : "inactive",
+      f->starved_priority.load(), f->handover_memo.load(), f->read_waits.load(),
+      f->write_waits.load());
 }
 
 Frame* Cache::LatchForHandler(rdma::GlobalAddress gcl, uint32_t priority,

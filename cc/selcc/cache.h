@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -102,6 +103,12 @@ class Cache {
   uint64_t free_frames() const {
     return free_count_.load(std::memory_order_relaxed);
   }
+
+  // For a lock timeout's message: what this cache holds of `gcl` (its
+  // memo if the frame's latch is idle, the latch word, pins, lease and
+  // handover state), or that it holds nothing. Latches nothing it cannot
+  // take at once.
+  std::string Describe(rdma::GlobalAddress gcl);
 
   // The frame caching `gcl`, or nullptr. When found, the latch is tried in
   // `mode` under the shard lock: on success *latched = true and the frame

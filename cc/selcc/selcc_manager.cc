@@ -5,9 +5,11 @@
 #include <random>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "base/thread_ledger.h"
 #include "cc/selcc/latch_word.h"
@@ -77,6 +79,24 @@ inline SelccManager::SelccThread* SelccManager::OwnThread(ThreadContext& ctx) {
 // The fabric refuses a deployment larger than the latch word can serve.
 static_assert(rdma::FabricOptions::kMaxComputeNodes <= LatchWord::kMaxNodes);
 
+namespace {
+
+// The managers of this process, by deployment (fabric) and node, so that a
+// lock timeout can say what the holder's cache holds of the line when the
+// holder runs in this process too (an embedded deployment): the only
+// evidence a rare timeout leaves (TimedOut).
+struct HostedManagers {
+  absl::Mutex mu;
+  absl::flat_hash_map<std::pair<const rdma::Fabric*, int>, SelccManager*> map
+      ABSL_GUARDED_BY(mu);
+};
+HostedManagers& Hosted() {
+  static auto* hosted = new HostedManagers;
+  return *hosted;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<GclManager>> SelccManager::Create(
     rdma::Fabric& fabric, rdma::ComputeNodeId node, const CcOptions& options) {
   if (absl::Status s = LatchWord::CheckNodeId(node); !s.ok()) return s;
@@ -90,6 +110,11 @@ absl::StatusOr<std::unique_ptr<GclManager>> SelccManager::Create(
   std::unique_ptr<SelccManager> manager(
       new SelccManager(fabric, *compute_node, options, *std::move(allocator)));
   if (absl::Status s = manager->Start(); !s.ok()) return s;
+  {
+    HostedManagers& hosted = Hosted();
+    absl::MutexLock lock(&hosted.mu);
+    hosted.map[{&fabric, static_cast<int>(node)}] = manager.get();
+  }
   return std::unique_ptr<GclManager>(std::move(manager));
 }
 
@@ -123,6 +148,12 @@ absl::Status SelccManager::Start() {
 }
 
 SelccManager::~SelccManager() {
+  {
+    HostedManagers& hosted = Hosted();
+    absl::MutexLock lock(&hosted.mu);
+    auto it = hosted.map.find({&fabric_, static_cast<int>(node_)});
+    if (it != hosted.map.end() && it->second == this) hosted.map.erase(it);
+  }
   evictor_.Stop();
   // Write back and release whatever this node still holds, so the pool is
   // left as if every line had been evicted. First while the handlers still
@@ -252,12 +283,26 @@ absl::Status SelccManager::TimedOut(SelccThread& t, const char* what,
   // (its node named) from a grant that was lost (free, or this node).
   uint64_t word = 0;
   const absl::Status read = t.endpoint().Read(gcl, &word, sizeof(word));
+  // And what the holder's cache says, if it runs in this process.
+  std::string holder_view;
+  const int holder = read.ok() ? LatchWord::Holder(word) : -1;
+  if (holder >= 0 && holder != static_cast<int>(node_)) {
+    HostedManagers& hosted = Hosted();
+    absl::MutexLock lock(&hosted.mu);
+    auto it = hosted.map.find({&fabric_, holder});
+    if (it != hosted.map.end()) {
+      holder_view =
+          absl::StrFormat("; compute node %d (in this process): %s", holder,
+                          it->second->state_->cache.Describe(gcl));
+    }
+  }
   return absl::DeadlineExceededError(absl::StrFormat(
       "%s of %s not granted within %s (compute node %d); its latch word "
-      "in memory: %s",
+      "in memory: %s%s",
       what, gcl.ToString(), absl::FormatDuration(options().lock_timeout), node_,
       read.ok() ? LatchWord::ToString(word)
-                : absl::StrCat("unreadable (", read.message(), ")")));
+                : absl::StrCat("unreadable (", read.message(), ")"),
+      holder_view));
 }
 
 absl::Status SelccManager::WrongContext(ThreadContext& ctx) const {

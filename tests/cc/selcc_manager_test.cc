@@ -292,6 +292,12 @@ TEST_F(SelccManagerTest, RunningHolderMakesNoWaitAbortAndOthersTimeOut) {
   EXPECT_THAT(z.status().message(),
               ::testing::HasSubstr("latch word in memory: (holder=0"))
       << z.status();
+  // And, node 0 running in this process, what its cache says: the frame
+  // is latched (x above), so its memo cannot be read.
+  EXPECT_THAT(z.status().message(),
+              ::testing::HasSubstr("compute node 0 (in this process): memo "
+                                   "unknown (latched), local latch word 0x"))
+      << z.status();
   EXPECT_EQ(m(1).Stats().lock_timeouts, 1u);
   EXPECT_GE(m(0).Stats().invalidations_dropped, 2u);
   // The words and memos did not move.
