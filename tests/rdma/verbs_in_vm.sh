@@ -49,7 +49,7 @@ fi
 # A compute node's failure on real verbs (docs/design/node_failure.md):
 # tests/engine/node_failure_test.cc with the whole deployment here, its
 # fences made by the memory node's control plane. All of it but TO's
-# survivors case, which failed 1 run in 3 here on a survivor's read (see
+# survivors case, which failed 1 run in 7 here on a survivor's read (see
 # the design note's status).
 echo "=== [verbs] failover: a compute node fails, is fenced and rejoins ($addr)"
 start=$(date +%s%N)
