@@ -38,23 +38,21 @@ void FenceControlPlane::Loop() {
   }
 }
 
-bool FenceControlPlane::Apply(int node, uint64_t generation) {
+void FenceControlPlane::Apply(int node, uint64_t generation) {
   if (generation % 2 == 1) {
     absl::StatusOr<int> stopped = listener_->Fence(node);
     if (!stopped.ok()) {
       LOG(ERROR) << "fence of compute node " << node
                  << " not applied (retrying): " << stopped.status();
-      return false;
+      return;
     }
     LOG(INFO) << "compute node " << node << " fenced: " << *stopped
               << " queue pair(s) moved to the error state";
-    fences_applied_.fetch_add(1, std::memory_order_acq_rel);
   } else {
     listener_->Unfence(node);
     LOG(INFO) << "compute node " << node << " admitted again";
   }
   __atomic_store_n(&applied_[node], generation, __ATOMIC_RELEASE);
-  return true;
 }
 
 absl::Status RequestFence(Endpoint& endpoint, MemoryNodeId memory_node,

@@ -20,7 +20,6 @@
 // refused. When nothing fails, the cost is the poll of 64 local words
 // every kPollInterval on the control plane's own thread.
 
-#include <atomic>
 #include <cstdint>
 #include <thread>
 
@@ -45,21 +44,15 @@ class FenceControlPlane {
   FenceControlPlane(const FenceControlPlane&) = delete;
   FenceControlPlane& operator=(const FenceControlPlane&) = delete;
 
-  // How many fences it applied (tests).
-  int fences_applied() const {
-    return fences_applied_.load(std::memory_order_acquire);
-  }
-
  private:
   void Loop();
-  // Applies a changed request of `node`; false if it could not (retried at
-  // the next poll, never acknowledged meanwhile).
-  bool Apply(int node, uint64_t generation);
+  // Applies a changed request of `node` and acknowledges it; one it could
+  // not apply stays unacknowledged and is tried again at the next poll.
+  void Apply(int node, uint64_t generation);
 
   uint64_t* const requested_;
   uint64_t* const applied_;
   Listener* const listener_;
-  std::atomic<int> fences_applied_{0};
   absl::Notification stop_;
   std::thread thread_;
 };

@@ -31,7 +31,6 @@ class MemoryNodeServer {
 
   uint16_t port() const { return listener_->port(); }
   uint64_t region_bytes() const { return region_bytes_; }
-  const FenceControlPlane& fence_control() const { return *fence_control_; }
 
  private:
   MemoryNodeServer(std::shared_ptr<Device> device, void* base,
