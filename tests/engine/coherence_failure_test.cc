@@ -153,6 +153,22 @@ class CoherenceFailureTest : public ::testing::Test {
     }
   }
 
+  // A line's counter through `manager`, its latch retried for up to
+  // kBound; its two copies must agree.
+  void ReadChecked(cc::GclManager& manager, cc::ThreadContext& ctx, int line,
+                   int64_t* value) {
+    absl::StatusOr<cc::SharedGuard> g;
+    const absl::Time deadline = absl::Now() + kBound;
+    do {
+      g = manager.SLock(ctx, lines_[line]);
+    } while (!g.ok() && absl::Now() < deadline);
+    ASSERT_TRUE(g.ok()) << g.status();
+    int64_t last;
+    Read(g->data(), payload_, value, &last);
+    EXPECT_EQ(*value, last) << "line " << line << " is torn";
+    (void)g->Unlock();
+  }
+
   // Reads every line through `node` and checks its counter against the
   // increments made.
   void CheckLines(int node) {
@@ -164,17 +180,10 @@ class CoherenceFailureTest : public ::testing::Test {
       // Counted before the read: every increment acknowledged by then is
       // in the line.
       const int64_t acked = counts_[line].acked.load();
-      absl::StatusOr<cc::SharedGuard> g;
-      const absl::Time deadline = absl::Now() + kBound;
-      do {
-        g = manager->SLock(**ctx, lines_[line]);
-      } while (!g.ok() && absl::Now() < deadline);
-      ASSERT_TRUE(g.ok()) << g.status();
-      int64_t first, last;
-      Read(g->data(), payload_, &first, &last);
-      EXPECT_EQ(first, last) << "line " << line << " is torn";
-      EXPECT_GE(first, acked) << "line " << line << " lost an increment";
-      (void)g->Unlock();
+      int64_t value;
+      ReadChecked(*manager, **ctx, line, &value);
+      if (HasFatalFailure()) return;
+      EXPECT_GE(value, acked) << "line " << line << " lost an increment";
     }
   }
 
@@ -246,21 +255,11 @@ class CoherenceFailureTest : public ::testing::Test {
     for (int publisher = 0; publisher < kNodes; ++publisher) {
       const int64_t flag_acked = flag_acked_[publisher].load();
       const int64_t data_acked = data_acked_[publisher].load();
-      int64_t values[2];
-      for (int i = 0; i < 2; ++i) {
-        absl::StatusOr<cc::SharedGuard> g;
-        const absl::Time deadline = absl::Now() + kBound;
-        do {
-          g = manager->SLock(**ctx, lines_[2 * publisher + 1 - i]);
-        } while (!g.ok() && absl::Now() < deadline);
-        ASSERT_TRUE(g.ok()) << g.status();
-        int64_t last;
-        Read(g->data(), payload_, &values[i], &last);
-        EXPECT_EQ(values[i], last)
-            << "a line of node " << publisher << " is torn";
-        (void)g->Unlock();
-      }
-      const int64_t flag = values[0], data = values[1];
+      int64_t flag, data;
+      ReadChecked(*manager, **ctx, 2 * publisher + 1, &flag);
+      if (HasFatalFailure()) return;
+      ReadChecked(*manager, **ctx, 2 * publisher, &data);
+      if (HasFatalFailure()) return;
       EXPECT_GE(data, flag)
           << "node " << publisher << "'s flag is newer than its data";
       EXPECT_GE(flag, flag_acked) << "node " << publisher << " lost a flag";
