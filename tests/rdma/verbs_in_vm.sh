@@ -18,7 +18,7 @@ echo "=== [verbs] fabric suites on an in-process verbs deployment ($addr)"
 export STRAND_TEST_FABRIC=verbs STRAND_TEST_RDMA_ADDRESS="$addr"
 for suite in fabric_ops_test messages_test block_allocator_test \
              fabric_options_test cluster_config_test verbs_fabric_test \
-             verbs_fence_test; do
+             fence_test verbs_fence_test; do
   start=$(date +%s%N)
   if out="$(timeout 300 "$build/tests/rdma/$suite" 2>&1)"; then
     elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
