@@ -12,10 +12,12 @@
 //   - each line's counter is at least the number of its increments whose
 //     unlock returned OK (none lost) and at most that plus the increments
 //     whose unlock failed (none applied twice, none invented);
-// then the failed node rejoins with a new cache. The message-passing
-// litmus of tests/cc/selcc_litmus_test.cc runs the same way: each node
-// publishes data, then a flag, and no reader may see a flag newer than its
-// data, across failures too.
+// then the failed node rejoins with a new cache. The litmus tests of
+// tests/cc/selcc_litmus_test.cc run the same way: message passing (each
+// node publishes data, then a flag, and no reader may see a flag newer
+// than its data) and store buffering (each node stores a round number in
+// its line, then reads the others': no two nodes may both miss each
+// other's store), across failures too.
 
 #include <algorithm>
 #include <atomic>
@@ -39,6 +41,16 @@ constexpr int kLines = 6;
 constexpr int kCycles = 20;
 constexpr absl::Duration kLease = absl::Milliseconds(40);
 constexpr absl::Duration kBound = absl::Seconds(5);
+
+// What the litmus each node runs is.
+enum class Litmus { kNone, kMessagePassing, kStoreBuffering };
+
+// One store-buffering round of a node: it stored `k` in its line, then read
+// `seen` in every node's line (its own: k).
+struct Round {
+  int64_t k;
+  int64_t seen[kNodes];
+};
 
 struct LineCounts {
   std::atomic<int64_t> acked{0};    // increments whose unlock returned OK
@@ -83,29 +95,31 @@ class CoherenceFailureTest : public ::testing::Test {
     std::memcpy(last, payload + size - 8, 8);
   }
 
-  // A writer and a reader thread on `node`: the counters' stress, or the
-  // message-passing litmus.
-  void StartNode(int node, bool message_passing = false) {
+  // A writer and a reader thread on `node`: the counters' stress, or a
+  // litmus.
+  void StartNode(int node, Litmus litmus = Litmus::kNone) {
     stop_[node] = false;
     cc::GclManager* manager = Manager(node);
     ASSERT_NE(manager, nullptr);
     for (int role = 0; role < 2; ++role) {
       auto ctx = manager->NewThreadContext();
       ASSERT_TRUE(ctx.ok()) << ctx.status();
-      threads_[node].emplace_back([this, node, role, message_passing, manager,
-                                   ctx = *std::move(ctx)]() mutable {
-        std::mt19937_64 rng(node * 10 + role + 7 * seed_++);
-        if (role == 0 && message_passing) {
-          Publish(node, *manager, *ctx);
-        } else if (role == 0) {
-          Write(node, *manager, *ctx, rng);
-        } else if (message_passing) {
-          Observe(node, *manager, *ctx, rng);
-        } else {
-          ReadLoop(node, *manager, *ctx, rng);
-        }
-        ctx.reset();  // before the node's manager may go (a rejoin)
-      });
+      threads_[node].emplace_back(
+          [this, node, role, litmus, manager, ctx = *std::move(ctx)]() mutable {
+            std::mt19937_64 rng(node * 10 + role + 7 * seed_++);
+            if (role == 0 && litmus == Litmus::kMessagePassing) {
+              Publish(node, *manager, *ctx);
+            } else if (role == 0 && litmus == Litmus::kStoreBuffering) {
+              StoreThenLoad(node, *manager, *ctx);
+            } else if (role == 0) {
+              Write(node, *manager, *ctx, rng);
+            } else if (litmus == Litmus::kMessagePassing) {
+              Observe(node, *manager, *ctx, rng);
+            } else {
+              ReadLoop(node, *manager, *ctx, rng);
+            }
+            ctx.reset();  // before the node's manager may go (a rejoin)
+          });
     }
   }
   void StopNode(int node) {
@@ -267,6 +281,75 @@ class CoherenceFailureTest : public ::testing::Test {
     }
   }
 
+  // Store buffering: node n stores round k in line n, then reads every
+  // other node's line. Rounds are recorded once complete; a rejoined node
+  // goes on from what memory holds, so a node's rounds only grow.
+  void StoreThenLoad(int node, cc::GclManager& manager,
+                     cc::ThreadContext& ctx) {
+    int64_t k = Load(node, manager, ctx, node);
+    while (k >= 0 && !stop_[node].load()) {
+      ++k;
+      if (!Store(node, manager, ctx, node, k)) return;
+      data_acked_[node].store(k);
+      Round round{.k = k, .seen = {}};
+      for (int other = 0; other < kNodes; ++other) {
+        round.seen[other] = other == node ? k : Load(node, manager, ctx, other);
+        if (round.seen[other] < 0) return;
+      }
+      rounds_[node].push_back(round);
+      ++writes_[node];
+    }
+  }
+  // Through `node`: no node's line lost a store whose unlock returned OK.
+  void CheckStored(int node) {
+    cc::GclManager* manager = Manager(node);
+    ASSERT_NE(manager, nullptr);
+    auto ctx = manager->NewThreadContext();
+    ASSERT_TRUE(ctx.ok()) << ctx.status();
+    for (int n = 0; n < kNodes; ++n) {
+      const int64_t acked = data_acked_[n].load();
+      int64_t value;
+      ReadChecked(*manager, **ctx, n, &value);
+      if (HasFatalFailure()) return;
+      EXPECT_GE(value, acked) << "node " << n << " lost a store";
+    }
+  }
+  // Under sequential consistency, if a's round saw b's line below b's
+  // round r (so it read before b stored r), b's round r cannot have seen
+  // a's line below a's round (b would have read before a stored it: a
+  // cycle with program order). b's rounds see a's line grow, so its first
+  // recorded round above what a saw is the one to check. Returns the
+  // forbidden outcomes found.
+  int64_t CountBothStoresMissed() const {
+    int64_t forbidden = 0;
+    for (int a = 0; a < kNodes; ++a) {
+      for (int b = 0; b < kNodes; ++b) {
+        if (a == b) continue;
+        const std::vector<Round>& of_b = rounds_[b];
+        for (const Round& ra : rounds_[a]) {
+          auto rb = std::upper_bound(
+              of_b.begin(), of_b.end(), ra.seen[b],
+              [](int64_t v, const Round& r) { return v < r.k; });
+          if (rb != of_b.end() && rb->seen[a] < ra.k) ++forbidden;
+        }
+      }
+    }
+    return forbidden;
+  }
+  // Each node's rounds store growing values and see every line grow.
+  int64_t CountRoundsGoingBack() const {
+    int64_t back = 0;
+    for (int n = 0; n < kNodes; ++n) {
+      for (size_t i = 1; i < rounds_[n].size(); ++i) {
+        const Round& r = rounds_[n][i];
+        const Round& before = rounds_[n][i - 1];
+        if (r.k <= before.k) ++back;
+        for (int m = 0; m < kNodes; ++m) back += r.seen[m] < before.seen[m];
+      }
+    }
+    return back;
+  }
+
   // kCycles times: fails a random node while the threads `start` made
   // run, waits until every survivor wrote again and the node is reclaimed,
   // runs `check` through a survivor, rejoins the node and starts it again.
@@ -307,6 +390,8 @@ class CoherenceFailureTest : public ::testing::Test {
   std::atomic<int64_t> torn_{0}, went_back_{0};
   std::atomic<int64_t> data_acked_[kNodes] = {}, flag_acked_[kNodes] = {};
   std::atomic<int64_t> observed_{0}, flag_before_data_{0};
+  // Written by node n's litmus thread (one at a time), read once stopped.
+  std::vector<Round> rounds_[kNodes];
   std::atomic<int> seed_{1};
 };
 
@@ -334,8 +419,9 @@ TEST_F(CoherenceFailureTest, NothingTornLostOrBackwardsAcrossFailures) {
 
 TEST_F(CoherenceFailureTest, MessagePassingNeverShowsAFlagBeforeItsData) {
   static_assert(kLines >= 2 * kNodes, "a data and a flag line per node");
-  for (int n = 0; n < kNodes; ++n) StartNode(n, /*message_passing=*/true);
-  RunCycles(/*seed=*/5, [this](int node) { StartNode(node, true); },
+  for (int n = 0; n < kNodes; ++n) StartNode(n, Litmus::kMessagePassing);
+  RunCycles(/*seed=*/5,
+            [this](int node) { StartNode(node, Litmus::kMessagePassing); },
             [this](int survivor) { CheckPublished(survivor); });
   if (HasFatalFailure()) return;
   for (int n = 0; n < kNodes; ++n) StopNode(n);
@@ -344,6 +430,24 @@ TEST_F(CoherenceFailureTest, MessagePassingNeverShowsAFlagBeforeItsData) {
       << "a reader saw a flag before the data it publishes";
   EXPECT_EQ(torn_.load(), 0) << "a reader saw a torn line";
   CheckPublished(0);
+}
+
+TEST_F(CoherenceFailureTest, StoreBufferingNeverMissesBothStores) {
+  for (int n = 0; n < kNodes; ++n) StartNode(n, Litmus::kStoreBuffering);
+  RunCycles(/*seed=*/7,
+            [this](int node) { StartNode(node, Litmus::kStoreBuffering); },
+            [this](int survivor) { CheckStored(survivor); });
+  if (HasFatalFailure()) return;
+  for (int n = 0; n < kNodes; ++n) StopNode(n);
+  int64_t rounds = 0;
+  for (int n = 0; n < kNodes; ++n) rounds += rounds_[n].size();
+  EXPECT_GT(rounds, 1000);
+  EXPECT_EQ(CountRoundsGoingBack(), 0) << "a node's stores or reads went back";
+  EXPECT_EQ(CountBothStoresMissed(), 0)
+      << "two nodes each read the other's line before the other's store";
+  EXPECT_EQ(torn_.load(), 0) << "a reader saw a torn line";
+  EXPECT_EQ(went_back_.load(), 0) << "a reader saw a line go back";
+  CheckStored(0);
 }
 
 }  // namespace

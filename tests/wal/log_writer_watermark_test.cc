@@ -33,10 +33,20 @@ class ScriptedObserver : public FlushObserver {
     marks_ = marks;
   }
   void set_wants_persisted(bool wants) { wants_ = wants; }
+  // The next `n` BeforeFlush calls fail, as when memory node 0 does not
+  // answer.
+  void fail_next(int n) {
+    absl::MutexLock lock(&mu_);
+    failures_left_ = n;
+  }
 
   absl::StatusOr<FlushMarks> BeforeFlush() override {
     absl::MutexLock lock(&mu_);
     ++before_;
+    if (failures_left_ > 0) {
+      --failures_left_;
+      return absl::UnavailableError("memory node 0 did not answer");
+    }
     return marks_;
   }
   bool WantsPersisted(const FlushMarks&) override { return wants_; }
@@ -70,6 +80,7 @@ class ScriptedObserver : public FlushObserver {
   mutable absl::Mutex mu_;
   FlushMarks marks_ ABSL_GUARDED_BY(mu_);
   int before_ ABSL_GUARDED_BY(mu_) = 0;
+  int failures_left_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<After> after_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> wants_{false};
   std::atomic<int> closed_{0}, failed_{0};
@@ -191,6 +202,40 @@ TEST(LogWriterWatermarkTest,
   bool persisted = false;
   for (const auto& a : observer.after()) persisted |= a.persisted;
   EXPECT_TRUE(persisted);
+}
+
+// A flush whose marks could not be read still makes its batch durable; the
+// marks then come with the next tick, with nothing more appended, so a node
+// whose last commits met a stalled atomic does not hold the cluster's
+// watermark back for good.
+TEST(LogWriterWatermarkTest, MarksAFlushCouldNotReadComeWithTheNextTick) {
+  TempDir dir;
+  ScriptedObserver observer;
+  auto writer =
+      LogWriter::Open(Options(dir.path(), &observer, absl::Milliseconds(1)));
+  ASSERT_TRUE(writer.ok());
+  observer.watch(writer->get());
+  observer.set_marks({.node = 20, .cluster = 10});
+  observer.fail_next(3);
+  auto lsn = (*writer)->Commit(1, 15, "redo");
+  ASSERT_TRUE(lsn.ok()) << lsn.status();
+  observer.set_wants_persisted(true);
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  auto reported = [&] {
+    for (const auto& a : observer.after()) {
+      if (a.persisted && a.marks.node == 20 && a.durable_lsn >= *lsn) {
+        return true;
+      }
+    }
+    return false;
+  };
+  while (!reported() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_TRUE(reported()) << "the marks of the commit's flush never came";
+  EXPECT_GE(observer.before(), 4);
+  ASSERT_TRUE((*writer)->Close().ok());
+  EXPECT_EQ(observer.failed(), 0);
 }
 
 TEST(LogWriterWatermarkTest, AFailedLogTellsTheObserverAndNeverCloses) {
