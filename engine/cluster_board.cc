@@ -74,6 +74,10 @@ rdma::GlobalAddress ClusterBoard::SlotAddress(rdma::ComputeNodeId node) {
   return rdma::GlobalAddress(0, cc::kClusterBoardOffset + node * sizeof(Slot));
 }
 
+bool ClusterBoard::Excused(rdma::ComputeNodeId node) const {
+  return options_.excused && options_.excused(node);
+}
+
 std::string ClusterBoard::Describe(rdma::ComputeNodeId node) const {
   if (options_.describe) return options_.describe(node);
   return absl::StrCat("compute node ", node);
@@ -124,6 +128,7 @@ absl::Status ClusterBoard::WaitUntil(uint64_t step, int only_node) {
     }
     for (int n = 0; n < nodes_; ++n) {
       if (only_node >= 0 && n != only_node) continue;
+      if (Excused(n)) continue;
       const uint64_t at = slots[n].step;
       if (at == kAborted) {
         return absl::UnavailableError(absl::StrFormat(
@@ -246,7 +251,7 @@ void ClusterBoard::Beat() {
     }
     const absl::Time now = absl::Now();
     for (int n = 0; n < nodes_; ++n) {
-      if (n == self_ || slots[n].step == kLeft) continue;
+      if (n == self_ || slots[n].step == kLeft || Excused(n)) continue;
       if (slots[n].step == kAborted) {
         Fail(absl::UnavailableError(absl::StrFormat(
             "%s gave up on an error (its output says which)", Describe(n))));

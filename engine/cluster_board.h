@@ -51,6 +51,10 @@ class ClusterBoard {
     absl::Duration heartbeat_interval = absl::Milliseconds(200);
     // A peer whose heartbeat has not moved for this long has failed.
     absl::Duration peer_timeout = absl::Seconds(10);
+    // A node the deployment goes on without (with failover, one declared
+    // failed): its silence is no failure, and waits do not wait for it.
+    // Empty: none.
+    std::function<bool(rdma::ComputeNodeId)> excused;
     // Names a node in errors ("compute node 1 (192.0.2.2:7100)"); empty:
     // "compute node 1".
     std::function<std::string(rdma::ComputeNodeId)> describe;
@@ -67,8 +71,8 @@ class ClusterBoard {
   // This node reached `step` (steps only grow; kLeft is Leave's).
   absl::Status Arrive(uint64_t step);
   // Waits until every compute node (this one too) reached `step`, or `node`
-  // did. Unavailable naming the node if one stops or aborts first, the
-  // board's error if it fails.
+  // did; an excused node counts as there. Unavailable naming the node if one
+  // stops or aborts first, the board's error if it fails.
   absl::Status WaitForAll(uint64_t step);
   absl::Status WaitFor(rdma::ComputeNodeId node, uint64_t step);
   // Publishes `bytes` for the others to Read (at most the fabric's chunk
@@ -92,6 +96,7 @@ class ClusterBoard {
 
   int nodes() const { return nodes_; }
   std::string Describe(rdma::ComputeNodeId node) const;
+  bool Excused(rdma::ComputeNodeId node) const;
 
  private:
   struct Slot {

@@ -235,8 +235,9 @@ class Engine {
   absl::Status PauseHeartbeats(rdma::ComputeNodeId node);
   absl::Status ResumeHeartbeats(rdma::ComputeNodeId node);
   // The reclaims this process ran, oldest first (engine/node_reclaim.h
-  // defines ReclaimReport), and when it declared `node` failed
-  // (InfinitePast: it did not, or the node is live again).
+  // defines ReclaimReport), and when it first saw `node` declared failed,
+  // by itself or another process (InfinitePast: it did not, or the node is
+  // live again).
   std::vector<ReclaimReport> ReclaimReports() const;
   absl::Time DeclaredFailedAt(rdma::ComputeNodeId node) const;
 

@@ -52,6 +52,9 @@ absl::Status EngineImpl::StartFailover() {
       *membership_,
       [this](rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed) {
         return Reclaim(reclaimer, failed);
+      },
+      [fabric = fabric_.get()](rdma::ComputeNodeId node, bool fenced) {
+        return fenced ? fabric->FenceHere(node) : fabric->UnfenceHere(node);
       });
   for (auto& node : nodes_) {
     if (node == nullptr) continue;

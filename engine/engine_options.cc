@@ -147,12 +147,14 @@ absl::Status EngineOptions::ValidateFailover(const OptionNaming& naming) const {
         "words name the holders; SEL's only count them): drop %s",
         naming.Name(kProtocol), naming.Name(kFailover)));
   }
-  if (fabric.kind == rdma::FabricKind::kVerbs && !fabric.cluster_file.empty()) {
+  if (fabric.kind == rdma::FabricKind::kVerbs && !fabric.cluster_file.empty() &&
+      mode == EngineMode::kPartitioned) {
     return absl::UnimplementedError(absl::StrFormat(
-        "%s with %s: failover across processes is not built yet (a survivor "
-        "in another process does not fence the failed node's messages, and "
-        "a restarted process cannot rejoin); it runs on the loopback fabric "
-        "and on a verbs deployment hosted in one process",
+        "%s with %s across processes: partitioned mode's failover is not "
+        "built there yet (the reclaimer ends the failed node's branches on "
+        "every survivor's partition node, which must be in its process); it "
+        "runs across processes in shared mode, and in partitioned mode on "
+        "the loopback fabric or a verbs deployment hosted in one process",
         naming.Name(kFailover), naming.Name(kFabricKind)));
   }
   if (!wal.dir.empty() && !wal.early_lock_release) {

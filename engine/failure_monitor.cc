@@ -9,9 +9,10 @@
 namespace strand::engine {
 
 FailureMonitor::FailureMonitor(const txn::Membership& membership,
-                               Reclaim reclaim)
+                               Reclaim reclaim, FenceHere fence_here)
     : membership_(membership),
       reclaim_(std::move(reclaim)),
+      fence_here_(std::move(fence_here)),
       declared_at_(membership.compute_nodes(), absl::InfinitePast()) {
   thread_ = std::thread([this] { Loop(); });
 }
@@ -81,13 +82,15 @@ void FailureMonitor::Look() {
   }
   const uint64_t fenced = view->fenced & ~view->live;
   const uint64_t stealable = view->stealable & ~view->live;
+  // Acknowledged only once the fences hold here too.
+  const bool fences_applied = ApplyFences(fenced);
   for (Attached* a : nodes) {
     a->manager->SetPeerStates(fenced, stealable);
     // Paused here, or in a process of its own that still looks.
     if (((fenced >> a->node) & 1) != 0) TellDeclaredFailed(*a);
   }
   for (Attached* a : nodes) {
-    if (a->paused) continue;
+    if (a->paused || !fences_applied) continue;
     absl::Status s =
         membership_.Acknowledge(a->ctx->endpoint(), a->node, view->epoch);
     LOG_IF_EVERY_N(WARNING, !s.ok(), 100) << s;
@@ -97,6 +100,9 @@ void FailureMonitor::Look() {
     const auto id = static_cast<rdma::ComputeNodeId>(n);
     if (txn::Membership::IsLive(view->live, id)) {
       declared_at_[n] = absl::InfinitePast();
+    } else if (((fenced >> n) & 1) != 0 &&
+               declared_at_[n] == absl::InfinitePast()) {
+      declared_at_[n] = now;  // declared by another process
     }
   }
   reclaimed_ = view->reclaimed;
@@ -122,6 +128,23 @@ void FailureMonitor::Look() {
       StartReclaim(observer->node, failed);
     }
   }
+}
+
+bool FailureMonitor::ApplyFences(uint64_t fenced) {
+  if (fence_here_ == nullptr) return true;
+  for (int n = 0; n < membership_.compute_nodes(); ++n) {
+    const uint64_t bit = uint64_t{1} << n;
+    const bool want = (fenced & bit) != 0;
+    if (want == ((fenced_here_ & bit) != 0)) continue;
+    if (absl::Status s = fence_here_(static_cast<rdma::ComputeNodeId>(n), want);
+        !s.ok()) {
+      LOG_EVERY_T(WARNING, 1) << (want ? "fencing" : "readmitting")
+                              << " compute node " << n << " here: " << s;
+      return false;
+    }
+    fenced_here_ ^= bit;
+  }
+  return true;
 }
 
 void FailureMonitor::TellDeclaredFailed(Attached& a) {

@@ -4,9 +4,11 @@
 // FailureMonitor: one per process, for the compute nodes it hosts
 // (docs/design/node_failure.md). Every lease / 8 it
 //   - beats for each attached node (txn/membership.h);
-//   - reads the membership words and hands every attached node's cache
-//     the fenced and stealable peers (cc::GclManager::SetPeerStates),
-//     then acknowledges the epoch it applied for each of them;
+//   - reads the membership words, fences here every node that a reclaimer
+//     fenced (fence_here: this process's listeners drop its messages),
+//     hands every attached node's cache the fenced and stealable peers
+//     (cc::GclManager::SetPeerStates), then acknowledges the epoch it
+//     applied for each of them (a reclaimer waits for every member's);
 //   - declares failed every member whose lease expired and that no
 //     attached node is (DeclareFailed: one survivor in the cluster wins),
 //     and reclaims those it won on a thread of their own (node_reclaim.h)
@@ -45,7 +47,13 @@ class FailureMonitor {
   using Reclaim = std::function<absl::StatusOr<ReclaimReport>(
       rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed)>;
 
-  FailureMonitor(const txn::Membership& membership, Reclaim reclaim);
+  // Makes a node that another process fenced fenced in this one too, or
+  // readmits it (rdma::Fabric::FenceHere, UnfenceHere).
+  using FenceHere =
+      std::function<absl::Status(rdma::ComputeNodeId node, bool fenced)>;
+
+  FailureMonitor(const txn::Membership& membership, Reclaim reclaim,
+                 FenceHere fence_here = nullptr);
   // Stops the thread and waits for reclaims under way.
   ~FailureMonitor();
 
@@ -77,8 +85,8 @@ class FailureMonitor {
   absl::Status WaitReclaimed(rdma::ComputeNodeId node, absl::Duration timeout);
   // The reclaims this process ran, oldest first.
   std::vector<ReclaimReport> reports() const;
-  // When this process first saw each node declared failed (InfinitePast:
-  // never), by node id.
+  // When this process first saw each node declared failed, by itself or
+  // (fenced) by another process (InfinitePast: never, or live again).
   absl::Time declared_at(rdma::ComputeNodeId node) const;
 
  private:
@@ -93,6 +101,9 @@ class FailureMonitor {
   void Loop();
   // Beats, looks, applies, declares (see above). Holds look_mu_.
   void Look();
+  // Fences here the nodes of `fenced` not fenced yet, readmits those no
+  // longer in it; false if one failed (the look acknowledges nothing).
+  bool ApplyFences(uint64_t fenced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(look_mu_);
   // Calls a->declared_failed, once. Holds look_mu_.
   void TellDeclaredFailed(Attached& a);
   void StartReclaim(rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed)
@@ -100,9 +111,11 @@ class FailureMonitor {
 
   const txn::Membership membership_;
   const Reclaim reclaim_;
+  const FenceHere fence_here_;
 
   absl::Mutex look_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // one Look at a time
   txn::Membership::Tracker tracker_ ABSL_GUARDED_BY(look_mu_);
+  uint64_t fenced_here_ ABSL_GUARDED_BY(look_mu_) = 0;  // bitmap
 
   mutable absl::Mutex mu_;
   absl::CondVar changed_;

@@ -19,6 +19,9 @@ namespace {
 
 using Stage = txn::Membership::Stage;
 
+// How long, beyond 8 leases, the survivors get to acknowledge a fence.
+constexpr absl::Duration kFenceAckBound = absl::Seconds(30);
+
 absl::Status Publish(const ReclaimContext& c, rdma::ComputeNodeId failed,
                      Stage stage) {
   if (absl::Status s = c.membership->Publish(*c.endpoint, failed, stage);
@@ -169,6 +172,17 @@ absl::StatusOr<ReclaimReport> ReclaimNode(const ReclaimContext& c,
 
   if (absl::Status s = c.fabric->Fence(failed); !s.ok()) return s;
   if (absl::Status s = Publish(c, failed, Stage::kFenced); !s.ok()) return s;
+  // Every survivor's process applied the fence before anything of the
+  // failed node is taken over: their listeners drop its messages, their
+  // caches wait for its answers no more and hand it nothing (a survivor in
+  // another process learns of the fence from the membership words alone).
+  // A survivor that neither acknowledges nor beats is declared failed
+  // after its lease and stops counting.
+  if (absl::Status s = c.membership->WaitAcknowledged(
+          endpoint, absl::Now() + kFenceAckBound + 8 * c.membership->lease());
+      !s.ok()) {
+    return s;
+  }
   absl::StatusOr<std::vector<txn::RedoRing::Record>> records =
       txn::RedoRing::Read(endpoint, failed);
   if (!records.ok()) return records.status();

@@ -246,6 +246,20 @@ class Fabric {
   // armed it; otherwise, and on fabrics that cannot, Unimplemented.
   virtual absl::Status Fence(ComputeNodeId node);
   virtual absl::Status Unfence(ComputeNodeId node);
+  // Another process fenced `node` (Fence there): makes it true in this
+  // one too, so that no listener here takes `node`'s messages and nothing
+  // here is sent to it; UnfenceHere undoes it (it rejoined). The failure
+  // monitor calls them on the views it reads. Nothing to do (the default)
+  // where Fence reaches every process: the loopback, a deployment in one
+  // process, and a node this process hosts.
+  virtual absl::Status FenceHere(ComputeNodeId node) {
+    (void)node;
+    return absl::OkStatus();
+  }
+  virtual absl::Status UnfenceHere(ComputeNodeId node) {
+    (void)node;
+    return absl::OkStatus();
+  }
   // Failure injection (docs/design/node_failure.md): once Crash(node)
   // returns OK, `node` is as a process that died: its operations fail and
   // what others send it is lost without an error, until Fence (then they

@@ -11,9 +11,11 @@
 # launchers assume). Every process's output goes to one results directory;
 # compute node 0's report is printed at the end. The first process that
 # fails (a compute process that exits non-zero, a memory node that dies)
-# stops all others; memory nodes are stopped when the compute processes
-# are done. Exit status: 0 if every process succeeded, 1 if any failed, 2
-# on a usage error.
+# stops all others, except, with --failover among the program's flags, a
+# compute process killed by a signal: the others reclaim its node and go
+# on. Memory nodes are stopped when the compute processes are done. Exit
+# status: 0 if every process succeeded (or, with --failover, every one not
+# killed), 1 if any failed, 2 on a usage error.
 set -u -o pipefail
 
 usage() {
@@ -49,6 +51,11 @@ Launcher flags:
 
 Program flags, after --, are passed to every compute process, e.g.
   scripts/launch.sh --cluster=cluster.txt -- --warehouses=4 --threads=2
+With --failover among them (tpcc, shared mode), a compute process killed by
+a signal (kill -9) does not stop the others: they declare its node failed,
+reclaim it and finish the run; the exit status then counts only the
+processes not killed. Compute node 0 combines and checks the run, so it
+must survive. A killed process cannot rejoin the running deployment yet.
 Every check (flags, the cluster file's lines) is made before anything
 starts; a misuse exits 2 naming the flag or the line.
 
@@ -267,6 +274,16 @@ done
 
 # Wait for the compute processes; the first failure stops everything (the
 # compute processes first get --grace_s to name the failed peer themselves).
+# With --failover among the program's flags, a compute process killed by a
+# signal is a lost node, not a failure: the survivors reclaim it and go on.
+survives_loss=0
+for f in "${program_flags[@]+"${program_flags[@]}"}"; do
+  case "$f" in
+    --failover | --failover=true | --failover=1) survives_loss=1 ;;
+    --failover=false | --failover=0 | --nofailover) survives_loss=0 ;;
+  esac
+done
+lost=0
 declare -A status_of
 stop_deadline=0 stopped=0
 fail() {
@@ -281,7 +298,11 @@ while [ $remaining -gt 0 ]; do
     wait "$p"
     status_of[$p]=$?
     remaining=$((remaining - 1))
-    if [ "${status_of[$p]}" != 0 ] && [ $failed = 0 ]; then
+    if [ "${status_of[$p]}" -gt 128 ] && [ $survives_loss = 1 ] &&
+      [ $failed = 0 ]; then
+      say "LOST: ${name_of[$p]} was killed (status ${status_of[$p]}); with --failover the others reclaim it and go on"
+      lost=$((lost + 1))
+    elif [ "${status_of[$p]}" != 0 ] && [ $failed = 0 ]; then
       say "FAILED: ${name_of[$p]} exited with status ${status_of[$p]}; the others get ${grace}s to report it and exit"
       fail
     fi
@@ -331,6 +352,7 @@ if [ -n "$start_line" ]; then
   say "launch to first measured transaction: $(awk -v a="${start_line##* }" \
     -v b="$launch_time" 'BEGIN { printf "%.1f", a - b }') s"
 fi
+[ $lost -gt 0 ] && say "$lost compute process(es) killed and reclaimed; the others finished the run"
 echo "=== compute node 0's report ($results/compute-0.out)"
 cat "$results/compute-0.out"
 exit $failed

@@ -321,6 +321,7 @@ void AddJsonReport(const RunConfig& c, const LoadResult& l, const RunResult& r,
   c.options.AddJson(j);
   j.Add("scope", c.scope)
       .Add("processes", c.processes)
+      .Add("failed_processes", c.failed_processes)
       .Add("cache_mb", c.cache_mb)
       .Add("epochs", c.epochs)
       .Add("load_seconds", l.seconds)

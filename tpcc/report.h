@@ -27,8 +27,9 @@ namespace strand::tpcc {
 // deployment's fabric settings from rdma::AddFabricJson.
 struct RunConfig {
   TpccOptions options;
-  int compute_nodes = 0;  // of the deployment, as served
-  int processes = 1;      // compute processes of the deployment
+  int compute_nodes = 0;     // of the deployment, as served
+  int processes = 1;         // compute processes of the deployment
+  int failed_processes = 0;  // of them, failed during the run (--failover)
   // Whose figures: the whole deployment, or (each compute process of a
   // verbs deployment prints its own) "compute node N".
   std::string scope = "deployment";

@@ -202,11 +202,14 @@ DEFINE_bool(epochs_in_pool, kDefaults.epochs_in_pool,
             "to measure what that protocol costs");
 DEFINE_bool(failover, kDefaults.failover,
             "Survive a compute node's failure (docs/design/node_failure.md; "
-            "loopback fabric, SELCC): every commit writes its lines through "
-            "to memory behind a record in its node's redo ring, the nodes "
-            "renew leases, and a survivor fences and reclaims a node whose "
-            "lease expired while the others go on. With --wal=on it needs "
-            "early lock release (the default pipelining has it)");
+            "SELCC): every commit writes its lines through to memory behind "
+            "a record in its node's redo ring, the nodes renew leases, and a "
+            "survivor fences and reclaims a node whose lease expired while "
+            "the others go on. In one process (--fail_node injects the "
+            "failure), or over verbs across processes in shared mode (kill "
+            "one; compute node 0 must survive; scripts/launch.sh keeps the "
+            "others). With --wal=on it needs early lock release (the "
+            "default pipelining has it)");
 DEFINE_int32(node_lease_ms, kDefaults.node_lease_ms,
              "With --failover: a compute node that has not renewed its lease "
              "for this many ms is declared failed (8 to 60000)");

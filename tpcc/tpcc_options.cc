@@ -392,13 +392,21 @@ absl::Status CheckFailover(const TpccOptions& o, const OptionNaming& naming) {
       CheckInRange(naming, kNodeLease, o.node_lease_ms, 8, 60000, "ms"));
   STRAND_RETURN_IF_ERROR(CheckInRange(naming, kRedoRing, o.redo_ring_mb, 1,
                                       1024, "MiB per compute node"));
-  if (o.over_verbs()) {
+  if (o.over_verbs() && o.mode == "partitioned") {
     return absl::InvalidArgumentError(absl::StrCat(
         naming.Name(kFailover),
-        " runs on the loopback fabric only: fencing a failed node over "
-        "verbs (its queue pairs to the error state) is not built yet; drop "
-        "--fabric=verbs or ",
+        " across processes runs in shared mode only: partitioned mode's "
+        "reclaim of a failed process is not built yet; drop --mode=partitioned "
+        "or ",
         naming.Name(kFailover)));
+  }
+  if (o.over_verbs() && !o.fail_node.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        naming.Name(kFailNode),
+        " injects a failure into a node of this process; across processes, "
+        "kill a compute process instead (scripts/launch.sh keeps the others "
+        "running with ",
+        naming.Name(kFailover), ")"));
   }
   if (o.logging() && !o.ResolvedWal().early_lock_release) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -72,6 +72,9 @@ class TpccRun {
   absl::Status Drive();
   // Node 0 of a verbs deployment: every node's figures, summed.
   absl::Status Gather();
+  // With failover across processes: what this node committed after each
+  // peer was declared failed during the run.
+  void ReportPeersLost();
   void ReportPool();
   // --memory_breakdown, on the node that leads: every table's and index's
   // GCLs, against `pool_bytes` of the pool in use.

@@ -1,6 +1,8 @@
 #include "txn/membership.h"
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "cc/root_words.h"
 #include "rdma/batch.h"
 #include "rdma/fabric_options.h"
@@ -188,6 +190,33 @@ absl::StatusOr<bool> Membership::AllAcknowledged(rdma::Endpoint& endpoint,
     if (IsLive(members, n) && seen[n] < epoch) return false;
   }
   return true;
+}
+
+absl::Status Membership::WaitAcknowledged(rdma::Endpoint& endpoint,
+                                          absl::Time deadline) const {
+  absl::StatusOr<uint64_t> epoch = endpoint.FetchAndAdd(Word(kEpochOffset), 0);
+  if (!epoch.ok()) return epoch.status();
+  std::vector<uint64_t> seen(compute_nodes_);
+  for (;;) {
+    absl::StatusOr<uint64_t> live = endpoint.FetchAndAdd(Word(kLiveOffset), 0);
+    if (!live.ok()) return live.status();
+    if (absl::Status s = seen_.ReadAll(endpoint, absl::MakeSpan(seen));
+        !s.ok()) {
+      return s;
+    }
+    std::vector<int> behind;
+    for (int n = 0; n < compute_nodes_; ++n) {
+      if (IsLive(*live, n) && seen[n] < *epoch) behind.push_back(n);
+    }
+    if (behind.empty()) return absl::OkStatus();
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "membership epoch %d not acknowledged in time by compute node(s) "
+          "%s, still members",
+          *epoch, absl::StrJoin(behind, ", ")));
+    }
+    absl::SleepFor(lease_ / 16);
+  }
 }
 
 }  // namespace strand::txn

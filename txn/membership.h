@@ -15,7 +15,8 @@
 //
 // Cost in round trips: Join 3 + lost races, Leave, DeclareFailed,
 // Publish 2 (+1 per lost race); Beat 1; Scan 1 (every word in one batch);
-// Acknowledge 1; AllAcknowledged 1. Thread-safe: each call uses the
+// Acknowledge 1; AllAcknowledged 1; WaitAcknowledged 1 + 2 per look.
+// Thread-safe: each call uses the
 // endpoint it is given; Scan's lease bookkeeping is the caller's to
 // serialize (one monitor thread).
 
@@ -86,6 +87,13 @@ class Membership {
   // Whether every node of `members` acknowledged `epoch` or later.
   absl::StatusOr<bool> AllAcknowledged(rdma::Endpoint& endpoint,
                                        uint64_t members, uint64_t epoch) const;
+
+  // Reads the epoch, then waits until every member acknowledged it (so
+  // every process applied each view up to it: a reclaimer's fence reached
+  // them all) or stopped being one; DeadlineExceeded by `deadline`,
+  // naming the members that did neither.
+  absl::Status WaitAcknowledged(rdma::Endpoint& endpoint,
+                                absl::Time deadline) const;
 
   static bool IsLive(uint64_t live, rdma::ComputeNodeId node) {
     return (live >> node) & 1;

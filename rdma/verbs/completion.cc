@@ -8,7 +8,8 @@
 
 namespace strand::rdma::verbs {
 
-absl::Status AwaitCompletion(ibv_cq* cq, uint64_t wr_id, absl::Time deadline) {
+absl::Status AwaitCompletion(ibv_cq* cq, uint64_t wr_id, absl::Time deadline,
+                             const std::function<bool()>& give_up) {
   // Spinning briefly catches a fast NIC's completion with no syscall; after
   // that, yielding lets a software device (rxe runs in the kernel) and the
   // other threads on a small machine make progress.
@@ -32,6 +33,10 @@ absl::Status AwaitCompletion(ibv_cq* cq, uint64_t wr_id, absl::Time deadline) {
     }
     if (n > 0) continue;
     if (++empty < kSpinsBeforeYield) continue;
+    if (give_up && give_up()) {
+      return absl::UnavailableError(
+          "no completion: the peer was fenced (declared failed) meanwhile");
+    }
     if (absl::Now() > deadline) {
       return absl::DeadlineExceededError(absl::StrFormat(
           "no completion within the deadline%s",

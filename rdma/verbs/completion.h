@@ -6,6 +6,7 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -17,8 +18,11 @@ namespace strand::rdma::verbs {
 // complete too, before the flushed rest of their chain: the Status reports
 // the first failure's status ("remote access error", "transport retry
 // counter exceeded"), which leaves the queue pair in the error state.
-// The caller adds what was posted and to whom.
-absl::Status AwaitCompletion(ibv_cq* cq, uint64_t wr_id, absl::Time deadline);
+// The caller adds what was posted and to whom. If `give_up` is given and
+// returns true while the wait idles (the peer was fenced: no completion
+// will come before the transport's retries run out), Unavailable.
+absl::Status AwaitCompletion(ibv_cq* cq, uint64_t wr_id, absl::Time deadline,
+                             const std::function<bool()>& give_up = nullptr);
 
 }  // namespace strand::rdma::verbs
 

@@ -123,18 +123,22 @@ absl::StatusOr<QueuePair*> VerbsEndpoint::PeerQp(ComputeNodeId id) {
 
 absl::Status VerbsEndpoint::PostAndWait(std::unique_ptr<QueuePair>& slot,
                                         ibv_send_wr* first, uint64_t wr_id,
-                                        absl::string_view what) {
+                                        absl::string_view what, int peer) {
   absl::Status s = slot->Post(first);
   if (s.ok()) {
-    s = AwaitCompletion(cq_, wr_id, absl::Now() + kCompletionTimeout);
+    // A peer whose process died answers nothing, and its queue pair's
+    // retries take seconds to run out: stop waiting once it is fenced.
+    std::function<bool()> fenced;
+    if (peer >= 0) fenced = [this, peer] { return fabric_->blocked(peer); };
+    s = AwaitCompletion(cq_, wr_id, absl::Now() + kCompletionTimeout, fenced);
   }
   if (s.ok()) return s;
-  const std::string peer = slot->peer().ToString();
+  const std::string to = slot->peer().ToString();
   // In the error state (or with requests in doubt after a timeout) the
   // queue pair is useless; the next call connects a fresh one.
   slot.reset();
-  return absl::Status(s.code(), absl::StrFormat("%s on %s failed: %s", what,
-                                                peer, s.message()));
+  return absl::Status(
+      s.code(), absl::StrFormat("%s on %s failed: %s", what, to, s.message()));
 }
 
 absl::Status VerbsEndpoint::Validate(const Batch& batch) const {
@@ -371,7 +375,7 @@ absl::Status VerbsEndpoint::CompletePosted() {
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = posted_dst_.address;
   wr.wr.rdma.rkey = posted_dst_.key;
-  return PostAndWait(peer_qps_[node], &wr, wr.wr_id, "posted peer WRITE");
+  return PostAndWait(peer_qps_[node], &wr, wr.wr_id, "posted peer WRITE", node);
 }
 
 absl::Status VerbsEndpoint::PostWriteToPeer(const PeerAddress& dst,
@@ -457,8 +461,8 @@ absl::Status VerbsEndpoint::WriteToPeer(const PeerAddress& dst, const void* src,
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = dst.address;
   wr.wr.rdma.rkey = dst.key;
-  if (absl::Status s =
-          PostAndWait(peer_qps_[dst.node], &wr, wr.wr_id, "peer WRITE");
+  if (absl::Status s = PostAndWait(peer_qps_[dst.node], &wr, wr.wr_id,
+                                   "peer WRITE", dst.node);
       !s.ok()) {
     return s;
   }
@@ -506,7 +510,7 @@ absl::Status VerbsEndpoint::Send(ComputeNodeId dst, const Message& message) {
   // completion completes it, and the peer handles the SEND after the
   // WRITE's data is in place (fabric.h, PostWriteToPeer).
   if (posted_node_ == static_cast<int>(dst)) posted_node_ = -1;
-  if (absl::Status s = PostAndWait(peer_qps_[dst], &wr, wr.wr_id, "SEND");
+  if (absl::Status s = PostAndWait(peer_qps_[dst], &wr, wr.wr_id, "SEND", dst);
       !s.ok()) {
     return s;
   }

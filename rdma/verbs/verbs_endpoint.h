@@ -81,9 +81,11 @@ class VerbsEndpoint : public Endpoint {
   absl::StatusOr<QueuePair*> MemoryNodeQp(MemoryNodeId id);
   absl::StatusOr<QueuePair*> PeerQp(ComputeNodeId id);
   // Posts `first`'s chain (its last request signalled with `wr_id`) and
-  // waits. On failure drops the queue pair held in `slot`.
+  // waits. On failure drops the queue pair held in `slot`. `peer`: the
+  // compute node it goes to (-1: a memory node), whose fence ends the wait.
   absl::Status PostAndWait(std::unique_ptr<QueuePair>& slot, ibv_send_wr* first,
-                           uint64_t wr_id, absl::string_view what);
+                           uint64_t wr_id, absl::string_view what,
+                           int peer = -1);
   // Waits for the posted write still in flight, if any (a signalled empty
   // WRITE behind it on the same queue pair).
   absl::Status CompletePosted();

@@ -239,6 +239,38 @@ absl::Status VerbsFabric::Unfence(ComputeNodeId node) {
   return absl::OkStatus();
 }
 
+absl::Status VerbsFabric::FenceHere(ComputeNodeId node) {
+  if (node >= hosted_.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "fence of compute node %d, but there are %d", node, hosted_.size()));
+  }
+  // A hosted node is fenced by this process's own Fence or Crash.
+  if (hosted_[node] != nullptr) return absl::OkStatus();
+  absl::MutexLock lock(&fence_mu_);
+  const uint64_t bit = uint64_t{1} << node;
+  blocked_.fetch_or(bit, std::memory_order_acq_rel);
+  crashed_.fetch_and(~bit, std::memory_order_acq_rel);
+  for (const auto& peer : hosted_) {
+    if (peer == nullptr) continue;
+    if (absl::Status s = peer->FenceIncoming(node); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VerbsFabric::UnfenceHere(ComputeNodeId node) {
+  if (node >= hosted_.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "unfence of compute node %d, but there are %d", node, hosted_.size()));
+  }
+  if (hosted_[node] != nullptr) return absl::OkStatus();
+  absl::MutexLock lock(&fence_mu_);
+  for (const auto& peer : hosted_) {
+    if (peer != nullptr) peer->AdmitIncoming(node);
+  }
+  blocked_.fetch_and(~(uint64_t{1} << node), std::memory_order_acq_rel);
+  return absl::OkStatus();
+}
+
 absl::Status VerbsFabric::Crash(ComputeNodeId node) {
   if (node >= hosted_.size() || hosted_[node] == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -71,6 +71,8 @@ class VerbsFabric : public Fabric {
   absl::Status Fence(ComputeNodeId node) override;
   absl::Status Unfence(ComputeNodeId node) override;
   absl::Status Crash(ComputeNodeId node) override;
+  absl::Status FenceHere(ComputeNodeId node) override;
+  absl::Status UnfenceHere(ComputeNodeId node) override;
   // How long Fence and Unfence wait for a memory node's control plane.
   static constexpr absl::Duration kFenceTimeout = absl::Seconds(10);
 

@@ -19,7 +19,9 @@
 #  5. the memory node killed mid-run: the launcher names it, and every
 #     process is gone within the bounded wait;
 #  6. partitioned with the WAL on, one compute process killed, recovered
-#     and checked (tpcc_node_crash_in_vm.sh, 2 rounds: each node once).
+#     and checked (tpcc_node_crash_in_vm.sh, 2 rounds: each node once);
+#  7. with --failover, 3 compute processes, one killed: the other two
+#     reclaim it and finish (tpcc_failover_in_vm.sh).
 # Usage: tests/tpcc/tpcc_cluster_in_vm.sh BUILD_DIR [ADDRESS]
 set -uo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -204,6 +206,9 @@ check "memory node killed: within the bounded wait (< 60 s)" [ $waited -lt 60 ]
 
 stage "partitioned, WAL on: one compute process killed (each once)"
 "$here/tests/tpcc/tpcc_node_crash_in_vm.sh" "$build" 2 "$addr" || failed=1
+
+stage "failover across processes: 3 compute processes, one killed, the others finish"
+"$here/tests/tpcc/tpcc_failover_in_vm.sh" "$build" "$addr" || failed=1
 
 [ $failed = 0 ] && echo "tpcc cluster: PASS" || echo "tpcc cluster: FAIL"
 exit $failed

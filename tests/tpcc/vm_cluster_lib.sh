@@ -12,13 +12,14 @@ show_tails() {
   done
 }
 
-# write_cluster FILE ADDRESS: 1 memory node and 2 compute nodes on ADDRESS.
+# write_cluster FILE ADDRESS [COMPUTE]: 1 memory node and COMPUTE compute
+# nodes (default 2) on ADDRESS.
 write_cluster() {
-  cat >"$1" <<CLUSTER
-memory   0  $2  7000
-compute  0  $2  7100
-compute  1  $2  7101
-CLUSTER
+  echo "memory   0  $2  7000" >"$1"
+  local n
+  for ((n = 0; n < ${3:-2}; n++)); do
+    echo "compute  $n  $2  $((7100 + n))" >>"$1"
+  done
 }
 
 # kill_mid_run RESULTS DELAY PATTERN LAUNCH_ARGS...: starts scripts/launch.sh

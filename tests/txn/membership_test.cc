@@ -134,5 +134,45 @@ TEST_F(MembershipTest, ARejoinedNodesLeaseStartsAtItsJoin) {
   EXPECT_EQ(later->expired, std::vector<rdma::ComputeNodeId>{2});
 }
 
+// A reclaimer's WaitAcknowledged returns once every member applied the
+// epoch it read, and not before; a member that never does stops counting
+// once it is declared failed; with one that neither acknowledges nor is
+// declared, it fails by its deadline, naming it.
+TEST_F(MembershipTest, WaitAcknowledgedWaitsForEveryMemberOrItsFailure) {
+  Membership::Tracker tracker;
+  auto v = membership_->Scan(*ep_[0], tracker, absl::Now());
+  ASSERT_TRUE(v.ok());
+  ASSERT_TRUE(membership_->Acknowledge(*ep_[0], 0, v->epoch).ok());
+  ASSERT_TRUE(membership_->Acknowledge(*ep_[1], 1, v->epoch).ok());
+  // Node 2 has not acknowledged: a short wait fails and names it.
+  absl::Status s =
+      membership_->WaitAcknowledged(*ep_[0], absl::Now() + kLease / 2);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_NE(s.message().find("compute node(s) 2,"), std::string::npos) << s;
+  // It acknowledges while the reclaimer waits.
+  std::thread late([&] {
+    absl::SleepFor(kLease / 2);
+    ASSERT_TRUE(membership_->Acknowledge(*ep_[2], 2, v->epoch).ok());
+  });
+  const absl::Time start = absl::Now();
+  EXPECT_TRUE(
+      membership_->WaitAcknowledged(*ep_[0], absl::Now() + absl::Seconds(10))
+          .ok());
+  EXPECT_GE(absl::Now() - start, kLease / 2 - absl::Milliseconds(5));
+  late.join();
+  // A new epoch (node 1 declared failed): node 1 never acknowledges it,
+  // but it is no member; 0 and 2 are enough.
+  auto won = membership_->DeclareFailed(*ep_[0], 1);
+  ASSERT_TRUE(won.ok() && *won);
+  auto after = membership_->Scan(*ep_[0], tracker, absl::Now());
+  ASSERT_TRUE(after.ok());
+  EXPECT_GT(after->epoch, v->epoch);
+  ASSERT_TRUE(membership_->Acknowledge(*ep_[0], 0, after->epoch).ok());
+  ASSERT_TRUE(membership_->Acknowledge(*ep_[2], 2, after->epoch).ok());
+  EXPECT_TRUE(
+      membership_->WaitAcknowledged(*ep_[0], absl::Now() + absl::Seconds(10))
+          .ok());
+}
+
 }  // namespace
 }  // namespace strand::txn

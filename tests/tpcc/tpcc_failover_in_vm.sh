@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Failover across processes (docs/design/node_failure.md): TPC-C in shared
+# mode with --failover, 1 memory node and 3 compute processes started by
+# scripts/launch.sh on one RDMA address (CI runs it in the Soft-RoCE VM).
+# Compute node 2's process is killed (SIGKILL) while all measure; the
+# other two must reclaim it and finish their run: the launcher exits 0
+# naming the lost process, a survivor reclaimed node 2, node 0's report
+# counts one failed process and no errors, each survivor committed after
+# node 2 was declared failed, and the consistency check over the whole
+# database passed. Once without the log,
+# once with the WAL on (pipelined, tpcc's default).
+# Usage: tests/tpcc/tpcc_failover_in_vm.sh BUILD_DIR [ADDRESS]
+set -uo pipefail
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+build="$(cd "${1:?usage: tpcc_failover_in_vm.sh BUILD_DIR [ADDRESS]}" && pwd)"
+addr="${2:-${RDMA_VM_IP:-}}"
+[ -n "$addr" ] || { echo "tpcc_failover_in_vm.sh: no RDMA address" >&2; exit 2; }
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+source "$here/tests/tpcc/vm_cluster_lib.sh"
+write_cluster "$work/cluster.txt" "$addr" 3
+# A scaled-down load, one warehouse per node; a lease long enough that the
+# emulated guest's stalls do not expire a live node's.
+small=(--warehouses=3 --items=2000 --customers=60 --threads=1 --cc=2pl
+       --protocol=selcc --warmup_s=0.5 --failover --node_lease_ms=1000)
+failed=0
+check() {  # check NAME CONDITION...
+  local name="$1"
+  shift
+  if "$@"; then echo "ok: $name"; else echo "FAILED: $name"; failed=1; fi
+}
+
+# one_round NAME FLAGS...: the kill and its checks.
+one_round() {
+  local name="$1"
+  shift
+  echo "=== [tpcc failover] $name (at $SECONDS s)"
+  local results="$work/$name"
+  kill_mid_run "$results" 3 \
+    "tpcc --fabric=verbs --cluster=$work/cluster.txt --node_id=2" \
+    --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
+    --timeout_s=600 --grace_s=60 -- "${small[@]}" --duration_s=25 \
+    --peer_timeout_s=30 --json "$@"
+  cat "$results/launch.txt"
+  check "$name: launcher exit status 0" [ "$launch_status" = 0 ]
+  check "$name: the launcher names the lost process" \
+    grep -q "LOST: compute node 2 ($addr:7102) was killed" "$results/launch.txt"
+  grep -h "compute node 2 reclaimed by node\|compute node 2's lease" \
+    "$results/compute-0.err" "$results/compute-1.err"
+  check "$name: a survivor reclaimed compute node 2" \
+    grep -qh "compute node 2 reclaimed by node" "$results/compute-0.err" \
+    "$results/compute-1.err"
+  local json
+  json="$(grep '^{' "$results/compute-0.out" | tail -1)"
+  report() {
+    python3 -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' \
+      "$json" "$1" 2>/dev/null
+  }
+  check "$name: node 0 counts one failed process" \
+    [ "$(report failed_processes)" = 1 ]
+  check "$name: consistency ok" [ "$(report consistency_ok)" = True ]
+  check "$name: no errors" [ "$(report errors)" = 0 ]
+  echo "txn/s by node: $(report txn_per_sec_by_node)"
+  check "$name: both survivors committed" python3 -c '
+import json, sys
+rates = json.loads(sys.argv[1])["txn_per_sec_by_node"]
+sys.exit(0 if rates[0] > 0 and rates[1] > 0 else 1)' "$json"
+  # Each survivor's own report: what it committed after the failure.
+  local node after
+  for node in 0 1; do
+    grep -h "failover: compute node 2 was declared failed" \
+      "$results/compute-$node.err"
+    after="$(sed -n 's/.*compute node '$node' committed \([0-9]*\) transactions after.*/\1/p' \
+      "$results/compute-$node.err" | head -1)"
+    check "$name: survivor $node committed after the failure" \
+      [ "${after:-0}" -gt 0 ]
+  done
+  if [ $failed != 0 ]; then
+    show_tails "$results" 30 compute-0.err compute-1.err compute-2.err \
+      memory-0.out
+  fi
+}
+
+one_round nolog --wal=off
+one_round wal --wal=on --wal_dir="$work/wal"
+
+[ $failed = 0 ] && echo "tpcc failover: PASS" || echo "tpcc failover: FAIL"
+exit $failed
