@@ -13,11 +13,13 @@
 
 namespace strand::rdma::verbs {
 
-// Polls `cq` until the completion of work request `wr_id` arrives or
-// `deadline` passes (DeadlineExceeded). Unsignalled requests that failed
-// complete too, before the flushed rest of their chain: the Status reports
-// the first failure's status ("remote access error", "transport retry
-// counter exceeded"), which leaves the queue pair in the error state.
+// Polls `cq` until a completion with id `wr_id` arrives or `deadline`
+// passes (DeadlineExceeded). Every request of a chain carries the chain's
+// id: an unsignalled one that failed completes too, before the flushed
+// rest of its chain, and the Status reports its failure ("remote access
+// error", "transport retry counter exceeded"), which leaves the queue pair
+// in the error state. Completions with other ids (earlier chains whose
+// waits gave up) are dropped: they must not fail this one.
 // The caller adds what was posted and to whom. If `give_up` is given and
 // returns true while the wait idles (the peer was fenced: no completion
 // will come before the transport's retries run out), Unavailable.

@@ -306,7 +306,9 @@ absl::Status VerbsEndpoint::RunChain(const Batch& batch, size_t begin,
   *end = i;
   ibv_send_wr& last = wrs[n - 1];
   last.send_flags |= IBV_SEND_SIGNALED;
-  last.wr_id = next_wr_id_++;
+  // One id for the chain: a request of it that fails completes with it.
+  const uint64_t chain = next_wr_id_++;
+  for (int k = 0; k < n; ++k) wrs[k].wr_id = chain;
   const std::string what = n == 1 ? std::string(OpName(batch[begin].kind))
                                   : absl::StrFormat("batch of %d ops", n);
   if (absl::Status s = PostAndWait(memory_qps_[node], wrs, last.wr_id, what);
