@@ -9,14 +9,12 @@
 //     hands every attached node's cache the fenced and stealable peers
 //     (cc::GclManager::SetPeerStates), then acknowledges the epoch it
 //     applied for each of them (a reclaimer waits for every member's);
-//   - declares failed every member whose lease expired and that no
-//     attached node is (DeclareFailed: one survivor in the cluster wins),
-//     and reclaims those it won on a thread of their own (node_reclaim.h)
-//     with the `reclaim` callback, which the engine gives it.
+//   - declares failed every expired member not attached here (one
+//     survivor in the cluster wins) and reclaims those it won on a thread
+//     of their own (node_reclaim.h) with the engine's `reclaim` callback.
 // So a node that stops beating is declared failed after its lease plus at
 // most lease / 8, and each stage of its reclaim reaches this process's
 // caches at once (Refresh) and other processes' within lease / 8.
-//
 // A node attached here that finds itself declared failed (it paused past
 // its lease) stops being beaten for; its operations fail already (fenced)
 // or soon will. The monitor tells it once, when its Beat is refused or a

@@ -284,14 +284,7 @@ class AnomalyFailureTest
       const int victim = static_cast<int>(rng() % kNodes);
       ASSERT_TRUE(engine_->FailNode(victim).ok());
       stop_[victim] = true;
-      std::vector<int> survivors;
-      std::vector<int64_t> before;
-      for (int n = 0; n < kNodes; ++n) {
-        if (n == victim) continue;
-        survivors.push_back(n);
-        before.push_back(acked_[n].load());
-      }
-      ExpectProgress(survivors, before);
+      const std::vector<int> survivors = ExpectSurvivorsProgress(victim);
       ASSERT_TRUE(engine_->WaitReclaimed(victim, absl::Seconds(10)).ok());
       check(survivors.front());
       if (HasFatalFailure()) return;

@@ -342,6 +342,20 @@ class FailoverBank : public ::testing::Test {
     }
   }
 
+  // Right after `victim` failed: every other node commits again within
+  // kRecoveryBound. Returns them.
+  std::vector<int> ExpectSurvivorsProgress(int victim) {
+    std::vector<int> survivors;
+    std::vector<int64_t> before;
+    for (int n = 0; n < kNodes; ++n) {
+      if (n == victim) continue;
+      survivors.push_back(n);
+      before.push_back(acked_[n].load());
+    }
+    ExpectProgress(survivors, before);
+    return survivors;
+  }
+
   // Stops a failed node's workers (within kRecoveryBound: none waits for
   // an answer its crash lost), rejoins it and waits until it commits again.
   void Rejoin(int node) {
@@ -387,14 +401,7 @@ class FailoverBank : public ::testing::Test {
   void SurviveAndRejoin(int victim) {
     const absl::Time failed = absl::Now();
     stop_[victim] = true;  // joined by Rejoin
-    std::vector<int> survivors;
-    std::vector<int64_t> before;
-    for (int n = 0; n < kNodes; ++n) {
-      if (n == victim) continue;
-      survivors.push_back(n);
-      before.push_back(acked_[n].load());
-    }
-    ExpectProgress(survivors, before);
+    const std::vector<int> survivors = ExpectSurvivorsProgress(victim);
     ASSERT_TRUE(engine_->WaitReclaimed(victim, absl::Seconds(10)).ok());
     EXPECT_LT(absl::Now() - failed, kRecoveryBound);
     Check(survivors.front());
