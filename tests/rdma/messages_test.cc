@@ -140,9 +140,12 @@ TEST_P(MessagesTest, IdleHandlersDoNotSpin) {
   const double cpu_before = ProcessCpuSeconds();
   absl::SleepFor(absl::Milliseconds(500));
   const double cpu_used = ProcessCpuSeconds() - cpu_before;
-  // Eight spinning threads would burn >= 0.5 s of CPU (both cores).
-  EXPECT_LT(cpu_used, 0.05)
-      << "idle handler threads used " << cpu_used << " s of CPU in 0.5 s";
+  // Eight spinning threads would burn >= 0.5 s of CPU (both cores). On
+  // verbs the process also hosts the memory node, whose fence control
+  // plane polls its header every 0.5 ms: in the emulated VM that alone
+  // came to 0.054 s.
+  EXPECT_LT(cpu_used, 0.1) << "idle handler threads used " << cpu_used
+                           << " s of CPU in 0.5 s";
 }
 
 TEST_P(MessagesTest, MessageAfterPeerWriteSeesTheData) {
