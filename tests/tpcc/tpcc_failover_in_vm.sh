@@ -39,7 +39,7 @@ one_round() {
   kill_mid_run "$results" 3 \
     "tpcc --fabric=verbs --cluster=$work/cluster.txt --node_id=2" \
     --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
-    --timeout_s=600 --grace_s=60 -- "${small[@]}" --duration_s=25 \
+    --timeout_s=600 --grace_s=60 -- "${small[@]}" --duration_s=12 \
     --peer_timeout_s=30 --json "$@"
   cat "$results/launch.txt"
   check "$name: launcher exit status 0" [ "$launch_status" = 0 ]
