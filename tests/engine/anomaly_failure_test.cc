@@ -186,7 +186,7 @@ class AnomalyFailureTest
               // Paced: a survivor's list of a whole group must get through
               // (and the pool hold the rows) when appends are fast (no log).
               absl::SleepFor(absl::Microseconds(200));
-              if (hold_appends_.load()) continue;
+              if (hold_.load()) continue;
               const int64_t group = static_cast<int64_t>(rng() % kGroups);
               auto r = session->Call(append_, group);
               absl::MutexLock lock(&mu_);
@@ -197,6 +197,10 @@ class AnomalyFailureTest
               } else {
                 ++appends_failed_;
               }
+              continue;
+            }
+            if (hold_.load()) {
+              absl::SleepFor(absl::Microseconds(200));
               continue;
             }
             const int64_t shift = static_cast<int64_t>(rng() % kShifts);
@@ -218,9 +222,9 @@ class AnomalyFailureTest
   // acknowledged is missing, none invented. New appends wait meanwhile: a
   // list of a whole group under 2PL no-wait would rarely get through them.
   void CheckAppends(int survivor) {
-    hold_appends_ = true;
+    hold_ = true;
     CheckAppendsHeld(survivor);
-    hold_appends_ = false;
+    hold_ = false;
   }
   void CheckAppendsHeld(int survivor) {
     auto session = engine_->NewSession(survivor);
@@ -255,8 +259,15 @@ class AnomalyFailureTest
     EXPECT_LE(total, appends_acked_ + appends_failed_) << "appends nobody made";
   }
 
-  // Through `survivor`: no shift has fewer than kMinOnCall doctors.
+  // Through `survivor`: no shift has fewer than kMinOnCall doctors. New
+  // toggles wait meanwhile, as appends do for CheckAppends (under TO a
+  // count racing them ran out of retries for 5 s under ASan).
   void CheckShifts(int survivor) {
+    hold_ = true;
+    CheckShiftsHeld(survivor);
+    hold_ = false;
+  }
+  void CheckShiftsHeld(int survivor) {
     auto session = engine_->NewSession(survivor);
     ASSERT_TRUE(session.ok()) << session.status();
     for (int64_t s = 0; s < kShifts; ++s) {
@@ -310,7 +321,7 @@ class AnomalyFailureTest
   int64_t appends_acked_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t appends_failed_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<int64_t> skewed_{0};
-  std::atomic<bool> hold_appends_{false};
+  std::atomic<bool> hold_{false};  // workers start no new call
 };
 
 TEST_P(AnomalyFailureTest, AppendsNeverReuseOrLoseASequenceNumber) {
