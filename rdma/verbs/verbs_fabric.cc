@@ -212,11 +212,7 @@ absl::Status VerbsFabric::Fence(ComputeNodeId node) {
       !s.ok()) {
     return s;
   }
-  for (const auto& peer : hosted_) {
-    if (peer == nullptr || peer->id() == node) continue;
-    if (absl::Status s = peer->FenceIncoming(node); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return FenceListeners(node);
 }
 
 absl::Status VerbsFabric::Unfence(ComputeNodeId node) {
@@ -231,9 +227,7 @@ absl::Status VerbsFabric::Unfence(ComputeNodeId node) {
       !s.ok()) {
     return s;
   }
-  for (const auto& peer : hosted_) {
-    if (peer != nullptr && peer->id() != node) peer->AdmitIncoming(node);
-  }
+  AdmitToListeners(node);
   crashed_.fetch_and(~(uint64_t{1} << node), std::memory_order_acq_rel);
   blocked_.fetch_and(~(uint64_t{1} << node), std::memory_order_acq_rel);
   return absl::OkStatus();
@@ -250,11 +244,7 @@ absl::Status VerbsFabric::FenceHere(ComputeNodeId node) {
   const uint64_t bit = uint64_t{1} << node;
   blocked_.fetch_or(bit, std::memory_order_acq_rel);
   crashed_.fetch_and(~bit, std::memory_order_acq_rel);
-  for (const auto& peer : hosted_) {
-    if (peer == nullptr) continue;
-    if (absl::Status s = peer->FenceIncoming(node); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return FenceListeners(node);
 }
 
 absl::Status VerbsFabric::UnfenceHere(ComputeNodeId node) {
@@ -264,11 +254,23 @@ absl::Status VerbsFabric::UnfenceHere(ComputeNodeId node) {
   }
   if (hosted_[node] != nullptr) return absl::OkStatus();
   absl::MutexLock lock(&fence_mu_);
-  for (const auto& peer : hosted_) {
-    if (peer != nullptr) peer->AdmitIncoming(node);
-  }
+  AdmitToListeners(node);
   blocked_.fetch_and(~(uint64_t{1} << node), std::memory_order_acq_rel);
   return absl::OkStatus();
+}
+
+absl::Status VerbsFabric::FenceListeners(ComputeNodeId node) {
+  for (const auto& peer : hosted_) {
+    if (peer == nullptr || peer->id() == node) continue;
+    if (absl::Status s = peer->FenceIncoming(node); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+void VerbsFabric::AdmitToListeners(ComputeNodeId node) {
+  for (const auto& peer : hosted_) {
+    if (peer != nullptr && peer->id() != node) peer->AdmitIncoming(node);
+  }
 }
 
 absl::Status VerbsFabric::Crash(ComputeNodeId node) {

@@ -111,6 +111,12 @@ class VerbsFabric : public Fabric {
   // An endpoint of a hosted node other than `node`, not fenced itself.
   absl::StatusOr<Endpoint*> FenceEndpoint(ComputeNodeId node)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(fence_mu_);
+  // The listeners of the other compute nodes hosted here drop `node`'s
+  // queue pairs and refuse its connections, or accept them again.
+  absl::Status FenceListeners(ComputeNodeId node)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(fence_mu_);
+  void AdmitToListeners(ComputeNodeId node)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(fence_mu_);
   // Fences or readmits `node` at every memory node.
   absl::Status RequestFenceEverywhere(Endpoint& endpoint, ComputeNodeId node,
                                       bool fenced)
