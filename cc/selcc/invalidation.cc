@@ -264,7 +264,8 @@ ReplyResult InvalidationHandler::Act(Frame* f,
     // Case 3: give our share back; the writer retries its CAS.
     if (st.options.spin_wait && request.priority >= kStarvedPriority) {
       const int64_t hold_off =
-          int64_t{request.priority} * 4 * st.rtt_ns.load() + 1000;
+          std::min(int64_t{request.priority} * 4 * st.rtt_ns.load() + 1000,
+                   kMaxHoldOffNanos);
       f->readers_hold_off_until_ns.store(SteadyNowNanos() + hold_off);
     }
     return release();

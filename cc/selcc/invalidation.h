@@ -62,6 +62,14 @@ inline void TsanAfterReceive(int) {}
 
 // Retries after which a requester counts as starved (spin-wait).
 inline constexpr uint32_t kStarvedPriority = 4;
+// The longest a fairness hold-off keeps this node's threads off a line
+// (spin-wait's readers for a starved writer, this node for a starved peer's
+// turn). The starved node retries at once after the reply that lets it in,
+// so a few round trips are all it needs; its priority and the RTT estimate
+// (which a descheduled thread inflates) scale the wait only up to this.
+// Unbounded, a writer with thousands of retries times an RTT estimate of a
+// few milliseconds held readers off for longer than their lock timeout.
+inline constexpr int64_t kMaxHoldOffNanos = 10'000'000;
 // Retries after which a peer's dropped request ends the holder's lease at
 // its next unlock, whatever gamma (unless gamma is infinite).
 inline constexpr uint32_t kLeaseBreakPriority = 16;

@@ -1,5 +1,6 @@
 #include "cc/selcc/selcc_manager.h"
 
+#include <algorithm>
 #include <bit>
 #include <optional>
 #include <random>
@@ -90,6 +91,12 @@ struct HostedManagers {
   absl::flat_hash_map<std::pair<const rdma::Fabric*, int>, SelccManager*> map
       ABSL_GUARDED_BY(mu);
 };
+// What a fairness hold-off waits for (WaitUntil, TimedOut's message).
+constexpr absl::string_view kStarvedPeersTurn =
+    "for a starved peer's turn at the line";
+constexpr absl::string_view kStarvedWritersTurn =
+    "while this node's readers step aside for a starved writer";
+
 HostedManagers& Hosted() {
   static auto* hosted = new HostedManagers;
   return *hosted;
@@ -277,7 +284,8 @@ absl::Status SelccManager::Aborted(SelccThread& t, const char* what,
 }
 
 absl::Status SelccManager::TimedOut(SelccThread& t, const char* what,
-                                    rdma::GlobalAddress gcl) {
+                                    rdma::GlobalAddress gcl,
+                                    absl::string_view waiting) {
   AtomicStats::Bump(t.stats->lock_timeouts);
   // What memory's latch word says now tells a holder that kept the line
   // (its node named) from a grant that was lost (free, or this node).
@@ -297,9 +305,10 @@ absl::Status SelccManager::TimedOut(SelccThread& t, const char* what,
     }
   }
   return absl::DeadlineExceededError(absl::StrFormat(
-      "%s of %s not granted within %s (compute node %d); its latch word "
-      "in memory: %s%s",
+      "%s of %s not granted within %s (compute node %d, waiting %s); its "
+      "latch word in memory: %s%s",
       what, gcl.ToString(), absl::FormatDuration(options().lock_timeout), node_,
+      waiting,
       read.ok() ? LatchWord::ToString(word)
                 : absl::StrCat("unreadable (", read.message(), ")"),
       holder_view));
@@ -342,7 +351,7 @@ absl::StatusOr<SelccManager::Frame*> SelccManager::LatchFrame(
                             ? f->latch.LockSharedUntil(deadline)
                             : f->latch.LockUntil(deadline);
         Cache::Unpin(f);
-        if (!ok) return TimedOut(t, what, gcl);
+        if (!ok) return TimedOut(t, what, gcl, "for this node's own threads");
         if (f->gcl != gcl || !f->in_map) {  // freed while we waited
           mode == Cache::Mode::kShared ? f->latch.UnlockShared()
                                        : f->latch.Unlock();
@@ -388,7 +397,7 @@ absl::StatusOr<SelccManager::Frame*> SelccManager::LatchFrame(
     // hold it for an instant (it then sees the GCL changed and lets go).
     if (!fresh->latch.LockUntil(deadline)) {
       cache.PutFree(fresh);
-      return TimedOut(t, what, gcl);
+      return TimedOut(t, what, gcl, "for a free frame's last user");
     }
     fresh->memo = Memo::kInvalid;
     fresh->ClearDirty();
@@ -405,7 +414,9 @@ absl::StatusOr<SelccManager::Frame*> SelccManager::LatchFrame(
         // Our own eviction of this GCL is releasing it: one round trip.
         fresh->latch.Unlock();
         cache.PutFree(fresh);
-        if (absl::Now() > deadline) return TimedOut(t, what, gcl);
+        if (absl::Now() > deadline) {
+          return TimedOut(t, what, gcl, "for this node's eviction of it");
+        }
         std::this_thread::yield();
         continue;
     }
@@ -496,7 +507,10 @@ absl::Status SelccManager::BackOff(SelccThread& t, uint32_t attempt,
                                    absl::Time deadline, const char* what,
                                    rdma::GlobalAddress gcl) {
   AtomicStats::Bump(t.stats->lock_retries);
-  if (absl::Now() > deadline) return TimedOut(t, what, gcl);
+  if (absl::Now() > deadline) {
+    return TimedOut(t, what, gcl,
+                    absl::StrFormat("to retry, after %d attempts", attempt));
+  }
   // T = C * RTT / N_r (5.1.2), with +-50% jitter so two symmetric
   // requesters (e.g. two upgraders) fall out of step.
   const int64_t base =
@@ -517,7 +531,8 @@ absl::Status SelccManager::BackOff(SelccThread& t, uint32_t attempt,
 absl::Status SelccManager::WaitUntil(SelccThread& t,
                                      const std::atomic<int64_t>& until_ns,
                                      absl::Time deadline, const char* what,
-                                     rdma::GlobalAddress gcl) {
+                                     rdma::GlobalAddress gcl,
+                                     absl::string_view waiting) {
   const int64_t until = until_ns.load(std::memory_order_relaxed);
   const int64_t start = selcc::SteadyNowNanos();
   if (start >= until) return absl::OkStatus();
@@ -529,7 +544,7 @@ absl::Status SelccManager::WaitUntil(SelccThread& t,
     }
   } charge{start};
   while (selcc::SteadyNowNanos() < until) {
-    if (absl::Now() > deadline) return TimedOut(t, what, gcl);
+    if (absl::Now() > deadline) return TimedOut(t, what, gcl, waiting);
     std::this_thread::yield();
   }
   return absl::OkStatus();
@@ -540,7 +555,7 @@ absl::Status SelccManager::AcquireShared(SelccThread& t, Frame* f,
                                          absl::Time deadline) {
   const rdma::GlobalAddress gcl = f->gcl;
   if (absl::Status s = WaitUntil(t, f->local_hold_off_until_ns, deadline,
-                                 "shared latch", gcl);
+                                 "shared latch", gcl, kStarvedPeersTurn);
       !s.ok()) {
     return s;
   }
@@ -549,7 +564,7 @@ absl::Status SelccManager::AcquireShared(SelccThread& t, Frame* f,
     if (options().spin_wait) {
       // A starved writer asked this node to step aside (5.3.2).
       if (absl::Status s = WaitUntil(t, f->readers_hold_off_until_ns, deadline,
-                                     "shared latch", gcl);
+                                     "shared latch", gcl, kStarvedWritersTurn);
           !s.ok()) {
         return s;
       }
@@ -616,7 +631,7 @@ absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,
                                             absl::Time deadline) {
   const rdma::GlobalAddress gcl = f->gcl;
   if (absl::Status s = WaitUntil(t, f->local_hold_off_until_ns, deadline,
-                                 "exclusive latch", gcl);
+                                 "exclusive latch", gcl, kStarvedPeersTurn);
       !s.ok()) {
     return s;
   }
@@ -835,8 +850,8 @@ absl::Status SelccManager::ReleaseGlobal(SelccThread& t, Frame* f) {
       selcc::kLeaseBreakPriority) {
     // Keep our own threads off the latch long enough for the starved
     // peer's next retry (its back-off is below C * RTT / 16).
-    const int64_t window =
-        std::max<int64_t>(50'000, 16 * state_->rtt_ns.load());
+    const int64_t window = std::clamp<int64_t>(16 * state_->rtt_ns.load(),
+                                               50'000, selcc::kMaxHoldOffNanos);
     f->local_hold_off_until_ns.store(selcc::SteadyNowNanos() + window);
   }
   // Priority handover (5.3.2, invalidation.h): the most urgent writer we

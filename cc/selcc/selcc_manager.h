@@ -27,6 +27,7 @@
 #include <atomic>
 #include <memory>
 
+#include "absl/strings/string_view.h"
 #include "cc/gcl_manager.h"
 #include "cc/selcc/evictor.h"
 #include "cc/selcc/frame.h"
@@ -152,10 +153,11 @@ class SelccManager final : public GclManager {
   absl::Status BackOff(SelccThread& t, uint32_t attempt, absl::Time deadline,
                        const char* what, rdma::GlobalAddress gcl);
   absl::Status Execute(SelccThread& t, const rdma::Batch& b);
-  // Yields until the steady clock passes `until_ns` (a fairness hold-off).
+  // Yields until the steady clock passes `until_ns` (a fairness hold-off,
+  // which `waiting` names for TimedOut).
   absl::Status WaitUntil(SelccThread& t, const std::atomic<int64_t>& until_ns,
                          absl::Time deadline, const char* what,
-                         rdma::GlobalAddress gcl);
+                         rdma::GlobalAddress gcl, absl::string_view waiting);
   // Lease of 5.3.1: true when local threads kept the line long enough while
   // a peer was asking for it.
   bool LeaseExpired(const Frame& f) const;
@@ -178,8 +180,10 @@ class SelccManager final : public GclManager {
   absl::Status WriteThrough(SelccThread& t, Frame* f);
   absl::Status Aborted(SelccThread& t, const char* what,
                        rdma::GlobalAddress gcl);
+  // `waiting` says for what the deadline passed ("for this node's own
+  // threads", ...): a timeout is rare and its message is all the evidence.
   absl::Status TimedOut(SelccThread& t, const char* what,
-                        rdma::GlobalAddress gcl);
+                        rdma::GlobalAddress gcl, absl::string_view waiting);
 
   rdma::Fabric& fabric_;
   rdma::ComputeNode* const compute_node_;

@@ -544,6 +544,36 @@ TEST_F(SelccManagerTest, PeerIsNotStarvedByBusyLocalThreads) {
   EXPECT_EQ(served, 5);
 }
 
+TEST_F(SelccManagerTest, AStarvedWritersHoldOffOnReadersIsBounded) {
+  // Spin-wait (5.3.2): a starved writer's request makes the node it asks
+  // hold its readers off for a time that grows with the writer's retries.
+  // A writer that retried a billion times must not keep them off for
+  // longer than a lock timeout (300 ms here): it retries at once after the
+  // reply that lets it in.
+  Write(0, 7);
+  ASSERT_EQ(Read(1), 7u);  // node 1 caches the line shared
+  selcc::InvalidationRequest request;
+  request.gcl = gcl_.raw();
+  request.slot = selcc::ReplySlots::kMaxSlots - 1;  // its reply is stale
+  request.priority = 1u << 30;
+  request.want = selcc::Want::kExclusive;
+  rdma::Message message;
+  message.type = selcc::kRequestMessage;
+  message.Store(request);
+  auto writer = (*cluster_->fabric().compute_node(2))->NewEndpoint();
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Send(1, message).ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (MemoOf(1) == Memo::kShared && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_EQ(MemoOf(1), Memo::kInvalid) << "node 1 kept its copy";
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(Read(1), 7u);
+  EXPECT_LT(absl::Now() - start, absl::Nanoseconds(selcc::kMaxHoldOffNanos) +
+                                     absl::Milliseconds(250));
+}
+
 TEST_F(SelccManagerTest, FreeInvalidatesOtherCopiesAndReturnsAZeroedBlock) {
   Write(1, 99);
   Read(2);
