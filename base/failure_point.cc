@@ -31,6 +31,10 @@ const char* FailurePointName(FailurePoint point) {
       return "invalidation_served";
     case FailurePoint::kEvictionStaged:
       return "eviction_staged";
+    case FailurePoint::kReclaimFenced:
+      return "reclaim_fenced";
+    case FailurePoint::kReclaimStealable:
+      return "reclaim_stealable";
   }
   return "unknown";
 }

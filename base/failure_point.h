@@ -44,6 +44,12 @@ enum class FailurePoint {
   // The evictor's releases staged and their frames freed, not executed:
   // memory's latch words still name this node.
   kEvictionStaged,
+  // A survivor reclaiming a failed node (engine/node_reclaim.h), reached
+  // by the reclaimer: the failed node fenced and every member's
+  // acknowledgement in, nothing redone; its ring redone and stage
+  // kStealable published, its latches not yet scanned.
+  kReclaimFenced,
+  kReclaimStealable,
 };
 
 const char* FailurePointName(FailurePoint point);

@@ -94,6 +94,15 @@ inline constexpr uint64_t kDecisionBoardBytes = 64 * kDecisionBoardSlots * 8;
 static_assert(kDecisionBoardOffset + kDecisionBoardBytes <=
               rdma::kRootAreaOffset + rdma::kRootAreaBytes);
 
+// txn/membership.h: one 8-byte word per compute node, by node id, the
+// survivor that claimed the reclaim of that node's last failure, plus one
+// (0: nobody yet).
+inline constexpr uint64_t kReclaimersOffset =
+    kDecisionBoardOffset + kDecisionBoardBytes;
+inline constexpr uint64_t kReclaimersBytes = 512;
+static_assert(kReclaimersOffset + kReclaimersBytes <=
+              rdma::kRootAreaOffset + rdma::kRootAreaBytes);
+
 }  // namespace strand::cc
 
 #endif  // STRAND_CC_ROOT_WORDS_H_

@@ -219,6 +219,11 @@ absl::Status EngineImpl::RejoinNode(rdma::ComputeNodeId node,
   if (absl::Status s = monitor_->WaitReclaimed(node, timeout); !s.ok()) {
     return s;
   }
+  // It may have failed while reclaiming another node: that reclaim runs
+  // on its runtime (failing now) until it notices.
+  if (absl::Status s = monitor_->WaitReclaimsBy(node, timeout); !s.ok()) {
+    return s;
+  }
   // The checkpointer reads through compute node 0's cache: it goes with
   // the dead incarnation and starts again with the new one, as it would
   // in a restarted process (which knows none of the earlier checkpoints

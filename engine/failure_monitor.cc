@@ -13,6 +13,8 @@ FailureMonitor::FailureMonitor(const txn::Membership& membership,
     : membership_(membership),
       reclaim_(std::move(reclaim)),
       fence_here_(std::move(fence_here)),
+      reclaimer_of_(membership.compute_nodes(), -1),
+      retry_at_(membership.compute_nodes(), absl::InfinitePast()),
       declared_at_(membership.compute_nodes(), absl::InfinitePast()) {
   thread_ = std::thread([this] { Loop(); });
 }
@@ -113,7 +115,8 @@ void FailureMonitor::Look() {
           return a->node == failed && !a->paused;
         });
     if (ours) continue;  // beaten just now: an observer's clock hiccup
-    absl::StatusOr<bool> won = membership_.DeclareFailed(endpoint, failed);
+    absl::StatusOr<bool> won =
+        membership_.DeclareFailed(endpoint, failed, observer->node);
     if (!won.ok()) {
       LOG(WARNING) << "declaring compute node " << failed
                    << " failed: " << won.status();
@@ -127,6 +130,59 @@ void FailureMonitor::Look() {
                    << " reclaims it";
       StartReclaim(observer->node, failed);
     }
+  }
+  AdoptOrphans(*view, *observer, nodes, now);
+}
+
+void FailureMonitor::AdoptOrphans(const txn::Membership::View& view,
+                                  Attached& observer,
+                                  const std::vector<Attached*>& nodes,
+                                  absl::Time now) {
+  rdma::Endpoint& endpoint = observer.ctx->endpoint();
+  for (int n = 0; n < membership_.compute_nodes(); ++n) {
+    const auto failed = static_cast<rdma::ComputeNodeId>(n);
+    const uint64_t bit = uint64_t{1} << n;
+    const int claimant = view.reclaimer[n];
+    if (claimant < 0 || ((view.reclaimed | reclaiming_) & bit) != 0) continue;
+    const bool live = txn::Membership::IsLive(view.live, failed);
+    const bool mine =
+        std::any_of(nodes.begin(), nodes.end(), [claimant](const Attached* a) {
+          return a->node == claimant && !a->paused;
+        });
+    if (mine) {
+      // Ended in an error here: run again.
+      if (!live && now >= retry_at_[n]) StartReclaim(claimant, failed);
+      continue;
+    }
+    // A claimant that is still a member, or not yet fenced, may be at it.
+    if (txn::Membership::IsLive(view.live, claimant) ||
+        ((view.fenced >> claimant) & 1) == 0) {
+      continue;
+    }
+    const bool expired = std::find(view.expired.begin(), view.expired.end(),
+                                   failed) != view.expired.end();
+    if (live && !expired) {
+      // It claimed a node that is well (its own clock hiccuped) and
+      // failed before removing it: drop the claim, or nobody could
+      // declare this node failed later.
+      (void)membership_.Claim(endpoint, failed, claimant, -1);
+      continue;
+    }
+    absl::StatusOr<bool> won =
+        membership_.Claim(endpoint, failed, claimant, observer.node);
+    if (!won.ok() || !*won) continue;
+    if (live) {
+      // The claimant failed between claiming and removing it.
+      if (absl::Status s = membership_.Remove(endpoint, failed).status();
+          !s.ok()) {
+        LOG(WARNING) << "removing compute node " << n << ": " << s;
+      }
+      declared_at_[n] = now;
+    }
+    LOG(WARNING) << "compute node " << claimant
+                 << " failed while reclaiming compute node " << n
+                 << ": compute node " << observer.node << " takes it over";
+    StartReclaim(observer.node, failed);
   }
 }
 
@@ -161,20 +217,42 @@ void FailureMonitor::TellDeclaredFailed(Attached& a) {
 void FailureMonitor::StartReclaim(rdma::ComputeNodeId reclaimer,
                                   rdma::ComputeNodeId failed) {
   reclaiming_ |= uint64_t{1} << failed;
+  reclaimer_of_[failed] = reclaimer;
   reclaimers_.emplace_back([this, reclaimer, failed] {
     absl::StatusOr<ReclaimReport> report = reclaim_(reclaimer, failed);
     if (report.ok()) {
       LOG(WARNING) << report->ToString();
     } else {
-      LOG(ERROR) << "reclaiming compute node " << failed << ": "
-                 << report.status();
+      LOG(ERROR) << "reclaiming compute node " << failed << " (run again in "
+                 << absl::FormatDuration(membership_.lease())
+                 << " while compute node " << reclaimer
+                 << " is up, else taken over): " << report.status();
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      if (report.ok()) reports_.push_back(*report);
+      if (!report.ok()) retry_at_[failed] = absl::Now() + membership_.lease();
+      reclaiming_ &= ~(uint64_t{1} << failed);
+      reclaimer_of_[failed] = -1;
+      changed_.SignalAll();
     }
     Refresh();
-    absl::MutexLock lock(&mu_);
-    if (report.ok()) reports_.push_back(*report);
-    reclaiming_ &= ~(uint64_t{1} << failed);
-    changed_.SignalAll();
   });
+}
+
+absl::Status FailureMonitor::WaitReclaimsBy(rdma::ComputeNodeId node,
+                                            absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::MutexLock lock(&mu_);
+  while (std::find(reclaimer_of_.begin(), reclaimer_of_.end(),
+                   static_cast<int>(node)) != reclaimer_of_.end()) {
+    if (changed_.WaitWithDeadline(&mu_, deadline)) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "a reclaim run by compute node %d did not end within %s", node,
+          absl::FormatDuration(timeout)));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status FailureMonitor::Attach(rdma::ComputeNodeId node,

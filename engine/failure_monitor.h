@@ -11,7 +11,11 @@
 //     applied for each of them (a reclaimer waits for every member's);
 //   - declares failed every expired member not attached here (one
 //     survivor in the cluster wins) and reclaims those it won on a thread
-//     of their own (node_reclaim.h) with the engine's `reclaim` callback.
+//     of their own (node_reclaim.h) with the engine's `reclaim` callback;
+//   - takes over a reclaim whose claimant failed too, once that one is
+//     fenced, and runs again, a lease later, one of its own that ended in
+//     an error (ReclaimNode resumes from the stages published), so a
+//     failed node is reclaimed while any survivor is left.
 // So a node that stops beating is declared failed after its lease plus at
 // most lease / 8, and each stage of its reclaim reaches this process's
 // caches at once (Refresh) and other processes' within lease / 8.
@@ -78,6 +82,10 @@ class FailureMonitor {
   // One look now (the reclaimer calls it after each stage).
   void Refresh();
 
+  // Blocks until no reclaim on behalf of hosted node `node` runs here (it
+  // failed while reclaiming another: its runtime must outlive that
+  // reclaim) or `timeout`; DeadlineExceeded then.
+  absl::Status WaitReclaimsBy(rdma::ComputeNodeId node, absl::Duration timeout);
   // Blocks until `node` was reclaimed (by anyone, as the membership words
   // say) or `timeout`; DeadlineExceeded then.
   absl::Status WaitReclaimed(rdma::ComputeNodeId node, absl::Duration timeout);
@@ -106,6 +114,11 @@ class FailureMonitor {
   void TellDeclaredFailed(Attached& a);
   void StartReclaim(rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The orphans of `view` (see the top): reclaims nobody runs that this
+  // process runs again or takes over through `observer`.
+  void AdoptOrphans(const txn::Membership::View& view, Attached& observer,
+                    const std::vector<Attached*>& nodes, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const txn::Membership membership_;
   const Reclaim reclaim_;
@@ -120,6 +133,10 @@ class FailureMonitor {
   std::vector<std::unique_ptr<Attached>> attached_ ABSL_GUARDED_BY(mu_);
   uint64_t reclaimed_ ABSL_GUARDED_BY(mu_) = 0;   // bitmap, as last seen
   uint64_t reclaiming_ ABSL_GUARDED_BY(mu_) = 0;  // by this process
+  // Per failed node: who reclaims it here (-1: nobody), and when a reclaim
+  // of it that failed here may run again.
+  std::vector<int> reclaimer_of_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Time> retry_at_ ABSL_GUARDED_BY(mu_);
   std::vector<ReclaimReport> reports_ ABSL_GUARDED_BY(mu_);
   std::vector<absl::Time> declared_at_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> reclaimers_ ABSL_GUARDED_BY(mu_);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/failure_point.h"
 #include "cc/root_words.h"
 #include "partition/decision_board.h"
 #include "rdma/batch.h"
@@ -183,6 +184,16 @@ absl::StatusOr<ReclaimReport> ReclaimNode(const ReclaimContext& c,
       !s.ok()) {
     return s;
   }
+  ReachFailurePoint(c.self, FailurePoint::kReclaimFenced);
+  // Resumed (an earlier claimant failed, or this reclaim ended in an
+  // error): past kStealable, survivors may have taken its latches and
+  // written the lines since, so its ring must not be redone again.
+  txn::Membership::Tracker scratch;
+  absl::StatusOr<txn::Membership::View> view =
+      c.membership->Scan(endpoint, scratch, absl::Now());
+  if (!view.ok()) return view.status();
+  const bool redone =
+      (((view->stealable | view->reclaimed) >> failed) & 1) != 0;
   absl::StatusOr<std::vector<txn::RedoRing::Record>> records =
       txn::RedoRing::Read(endpoint, failed);
   if (!records.ok()) return records.status();
@@ -214,12 +225,18 @@ absl::StatusOr<ReclaimReport> ReclaimNode(const ReclaimContext& c,
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = Reapply(endpoint, *records, report); !s.ok()) return s;
+  if (!redone) {
+    if (absl::Status s = Reapply(endpoint, *records, report); !s.ok()) {
+      return s;
+    }
+  }
   if (absl::Status s = Publish(c, failed, Stage::kStealable); !s.ok()) return s;
+  ReachFailurePoint(c.self, FailurePoint::kReclaimStealable);
   const absl::Time ring_done = absl::Now();
   report.ring_time = ring_done - fenced;
 
-  if (c.log != nullptr) {
+  // A mark of kClosed: an earlier claimant's relog is durable already.
+  if (c.log != nullptr && report.node_mark != txn::CommitWatermark::kClosed) {
     if (absl::Status s = Relog(c, failed, *records, report); !s.ok()) return s;
   }
   const absl::Time relogged = absl::Now();

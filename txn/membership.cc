@@ -47,7 +47,10 @@ absl::StatusOr<Membership> Membership::Open(int compute_nodes,
   absl::StatusOr<NodeWords> seen =
       NodeWords::At(cc::kSeenEpochsOffset, cc::kSeenEpochsBytes, compute_nodes);
   if (!seen.ok()) return seen.status();
-  return Membership(compute_nodes, lease, *beats, *seen);
+  absl::StatusOr<NodeWords> reclaimers =
+      NodeWords::At(cc::kReclaimersOffset, cc::kReclaimersBytes, compute_nodes);
+  if (!reclaimers.ok()) return reclaimers.status();
+  return Membership(compute_nodes, lease, *beats, *seen, *reclaimers);
 }
 
 absl::StatusOr<uint64_t> Membership::Change(
@@ -75,12 +78,13 @@ absl::Status Membership::Join(rdma::Endpoint& endpoint,
     return absl::InvalidArgumentError(absl::StrFormat(
         "compute node %d joins a deployment of %d", node, compute_nodes_));
   }
-  // Stage bits first: nobody reads them for a member.
+  // Stage bits and claim first: nobody reads them for a member.
   for (uint64_t stage : {kFencedOffset, kStealableOffset, kReclaimedOffset}) {
     if (auto s = Change(endpoint, Word(stage), &ClearBit, node); !s.ok()) {
       return s.status();
     }
   }
+  if (absl::Status s = reclaimers_.Set(endpoint, node, 0); !s.ok()) return s;
   absl::StatusOr<uint64_t> before =
       Change(endpoint, Word(kLiveOffset), &SetBit, node);
   if (!before.ok()) return before.status();
@@ -118,6 +122,7 @@ absl::StatusOr<Membership::View> Membership::Scan(rdma::Endpoint& endpoint,
                                                   absl::Time now) const {
   View view;
   std::vector<uint64_t> beats(compute_nodes_);
+  std::vector<uint64_t> claims(compute_nodes_);
   rdma::Batch batch;
   batch.FetchAndAdd(Word(kLiveOffset), 0, &view.live);
   batch.FetchAndAdd(Word(kEpochOffset), 0, &view.epoch);
@@ -129,6 +134,13 @@ absl::StatusOr<Membership::View> Membership::Scan(rdma::Endpoint& endpoint,
                       &beats[n]);
   }
   if (absl::Status s = endpoint.Execute(batch); !s.ok()) return s;
+  if (absl::Status s = reclaimers_.ReadAll(endpoint, absl::MakeSpan(claims));
+      !s.ok()) {
+    return s;
+  }
+  for (uint64_t claim : claims) {
+    view.reclaimer.push_back(static_cast<int>(claim) - 1);
+  }
   if (tracker.beat.size() != beats.size()) {
     tracker.beat = beats;
     tracker.since.assign(beats.size(), now);
@@ -146,14 +158,38 @@ absl::StatusOr<Membership::View> Membership::Scan(rdma::Endpoint& endpoint,
   return view;
 }
 
-absl::StatusOr<bool> Membership::DeclareFailed(rdma::Endpoint& endpoint,
-                                               rdma::ComputeNodeId node) const {
+absl::StatusOr<bool> Membership::DeclareFailed(
+    rdma::Endpoint& endpoint, rdma::ComputeNodeId node,
+    rdma::ComputeNodeId claimant) const {
+  absl::StatusOr<bool> claimed = Claim(endpoint, node, -1, claimant);
+  if (!claimed.ok() || !*claimed) return claimed;
+  absl::StatusOr<bool> removed = Remove(endpoint, node);
+  if (removed.ok() && !*removed) {
+    // It left in good order: nothing to reclaim.
+    absl::StatusOr<bool> dropped = Claim(endpoint, node, claimant, -1);
+    if (!dropped.ok()) return dropped.status();
+  }
+  return removed;
+}
+
+absl::StatusOr<bool> Membership::Remove(rdma::Endpoint& endpoint,
+                                        rdma::ComputeNodeId node) const {
   absl::StatusOr<uint64_t> before =
       Change(endpoint, Word(kLiveOffset), &ClearBit, node);
   if (!before.ok()) return before.status();
   if (!IsLive(*before, node)) return false;
   if (absl::Status s = AdvanceEpoch(endpoint); !s.ok()) return s;
   return true;
+}
+
+absl::StatusOr<bool> Membership::Claim(rdma::Endpoint& endpoint,
+                                       rdma::ComputeNodeId node, int from,
+                                       int to) const {
+  const uint64_t expected = static_cast<uint64_t>(from + 1);
+  absl::StatusOr<uint64_t> old = endpoint.CompareAndSwap(
+      reclaimers_.word(node), expected, static_cast<uint64_t>(to + 1));
+  if (!old.ok()) return old.status();
+  return *old == expected;
 }
 
 absl::Status Membership::Publish(rdma::Endpoint& endpoint,

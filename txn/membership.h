@@ -9,11 +9,14 @@
 // not moved for a lease has expired; DeclareFailed clears its bit with one
 // CAS, so exactly one survivor wins and reclaims it, publishing each
 // stage. A paused node learns on its next Beat that it is out. A rejoin
-// waits until every member acknowledged its epoch.
+// waits until every member acknowledged its epoch. `reclaimer[n]` names
+// the survivor that claimed n's reclaim: a reclaim whose claimant failed
+// too (fenced) is claimed again by another survivor (Claim), which
+// resumes it from the stages published.
 // Design: docs/design/node_failure.md ("Membership", "Membership
 // acknowledgements").
 //
-// Cost in round trips: Join 3 + lost races, Leave, DeclareFailed,
+// Cost in round trips: Join 4 + lost races, Leave, DeclareFailed 4, Claim,
 // Publish 2 (+1 per lost race); Beat 1; Scan 1 (every word in one batch);
 // Acknowledge 1; AllAcknowledged 1; WaitAcknowledged 1 + 2 per look.
 // Thread-safe: each call uses the
@@ -40,8 +43,8 @@ class Membership {
   int compute_nodes() const { return compute_nodes_; }
   absl::Duration lease() const { return lease_; }
 
-  // Sets `node`'s live bit (whatever it was), clears its stage bits, and
-  // advances the epoch.
+  // Sets `node`'s live bit (whatever it was), clears its stage bits and
+  // reclaimer, and advances the epoch.
   absl::Status Join(rdma::Endpoint& endpoint, rdma::ComputeNodeId node) const;
   // Clears it: the node left in good order (nothing to reclaim).
   absl::Status Leave(rdma::Endpoint& endpoint, rdma::ComputeNodeId node) const;
@@ -56,6 +59,8 @@ class Membership {
     uint64_t stealable = 0;
     uint64_t reclaimed = 0;
     uint64_t epoch = 0;
+    // Per node, who claimed its last reclaim (-1: nobody).
+    std::vector<int> reclaimer;
     // Members whose heartbeat did not move for a lease (by this observer's
     // clock, since it first saw the value).
     std::vector<rdma::ComputeNodeId> expired;
@@ -69,11 +74,25 @@ class Membership {
   absl::StatusOr<View> Scan(rdma::Endpoint& endpoint, Tracker& tracker,
                             absl::Time now) const;
 
-  // Clears `node`'s bit if it is set: true if this call did (the caller
-  // reclaims the node), false if it was not a member (someone else
-  // declared it, or it left).
+  // Claims `node`'s reclaim for `claimant`, then clears its bit: true if
+  // this call did both (the caller reclaims the node); false if someone
+  // else claimed it first, or it was not a member (it left: the claim is
+  // dropped again). Claiming first means a failed node is never out of
+  // the membership with nobody named to reclaim it.
   absl::StatusOr<bool> DeclareFailed(rdma::Endpoint& endpoint,
-                                     rdma::ComputeNodeId node) const;
+                                     rdma::ComputeNodeId node,
+                                     rdma::ComputeNodeId claimant) const;
+  // Moves the claim on `node`'s reclaim from `from` to `to` (-1: nobody);
+  // true if this call did. For a claimant that failed too, once it is
+  // fenced (it can write no more): another survivor takes its reclaim
+  // over, or drops the claim if `node` is well after all.
+  absl::StatusOr<bool> Claim(rdma::Endpoint& endpoint, rdma::ComputeNodeId node,
+                             int from, int to) const;
+  // Clears a member's bit for a survivor that took its claim over (the
+  // claimant failed between DeclareFailed's two steps); true if this call
+  // did.
+  absl::StatusOr<bool> Remove(rdma::Endpoint& endpoint,
+                              rdma::ComputeNodeId node) const;
 
   // The reclaimer of failed node `node` reached `stage` (the words above).
   // kReclaimed also clears its stealable bit.
@@ -101,11 +120,12 @@ class Membership {
 
  private:
   Membership(int compute_nodes, absl::Duration lease, NodeWords beats,
-             NodeWords seen)
+             NodeWords seen, NodeWords reclaimers)
       : compute_nodes_(compute_nodes),
         lease_(lease),
         beats_(beats),
-        seen_(seen) {}
+        seen_(seen),
+        reclaimers_(reclaimers) {}
   // Applies `change` to the word at `word` (CAS loop); returns its value
   // before the change. Does not advance the epoch.
   absl::StatusOr<uint64_t> Change(rdma::Endpoint& endpoint,
@@ -118,6 +138,7 @@ class Membership {
   absl::Duration lease_;
   NodeWords beats_;
   NodeWords seen_;
+  NodeWords reclaimers_;
 };
 
 }  // namespace strand::txn

@@ -18,6 +18,11 @@
 // and no acknowledged transfer is lost; then it rejoins. With a log, a
 // fresh pool recovered from the logs at the end holds exactly what the
 // survivors saw: every balance and counter.
+//
+// ReclaimerFailureTest: the survivor reclaiming a failed node fails too, at
+// a point of that reclaim (fenced, nothing redone; redone and stealable,
+// latches not scanned). The last survivor must reclaim both, taking the
+// first reclaim over where it stopped, and go on committing.
 
 #include <atomic>
 #include <random>
@@ -51,8 +56,18 @@ std::atomic<FailurePoint> armed_point{FailurePoint::kCommitApplied};
 std::atomic<int> armed_node{-1};
 std::atomic<int> skip{0};
 std::atomic<bool> fired{false};
+// A second arm, for ReclaimerFailureTest: whichever node reaches
+// `reclaim_point` first (the reclaimer, which the test cannot name ahead).
+std::atomic<FailurePoint> reclaim_point{FailurePoint::kReclaimFenced};
+std::atomic<bool> reclaim_armed{false};
+std::atomic<int> reclaimer_failed{-1};
 
 void FailHere(uint32_t node, FailurePoint point) {
+  if (point == reclaim_point.load() && reclaim_armed.exchange(false)) {
+    EXPECT_TRUE(hook_engine.load()->FailNode(node).ok());
+    reclaimer_failed = static_cast<int>(node);
+    return;
+  }
   if (point != armed_point.load() ||
       static_cast<int>(node) != armed_node.load()) {
     return;
@@ -91,11 +106,14 @@ class ForcedFailureTest : public FailoverBank,
     hook_engine = nullptr;
   }
 
-  // Arms `victim` and waits until it failed at the point.
+  // Arms `victim` and waits until it failed at `point`.
   void FailAtPoint(int victim, int passes) {
+    FailAtPoint(victim, passes, GetParam().point);
+  }
+  void FailAtPoint(int victim, int passes, FailurePoint point) {
     fired = false;
     skip = passes;
-    armed_point = GetParam().point;
+    armed_point = point;
     armed_node = victim;
     const absl::Time deadline = absl::Now() + kReachBound;
     while (!fired.load() && absl::Now() < deadline) {
@@ -108,7 +126,7 @@ class ForcedFailureTest : public FailoverBank,
     }
     ASSERT_TRUE(fired.load())
         << "compute node " << victim << " did not reach "
-        << FailurePointName(GetParam().point) << " within " << kReachBound;
+        << FailurePointName(point) << " within " << kReachBound;
   }
 };
 
@@ -128,6 +146,53 @@ TEST_P(ForcedFailureTest, SurvivorsRecoverEverythingAcknowledged) {
   StopAll();
   Check(0);
   EXPECT_EQ(engine_->ReclaimReports().size(), static_cast<size_t>(kCycles));
+  if (GetParam().config.log) ExpectRecoveredAsSeen();
+}
+
+using ReclaimerFailureTest = ForcedFailureTest;
+
+// The victim fails half-way through writing a commit through, so its ring
+// holds a record to redo; its reclaimer fails at the point. Past
+// kStealable the survivor may write the victim's lines at once, so a
+// takeover that redid that record again would overwrite its writes.
+TEST_P(ReclaimerFailureTest, TheLastSurvivorReclaimsBoth) {
+  if (GetParam().config.log) TakeCheckpoint();
+  for (int n = 0; n < kNodes; ++n) StartNode(n);
+  std::mt19937_64 rng(static_cast<uint64_t>(GetParam().point) * 7 +
+                      GetParam().config.log);
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    SCOPED_TRACE(absl::StrCat("cycle ", cycle));
+    const int victim = static_cast<int>(rng() % kNodes);
+    reclaimer_failed = -1;
+    reclaim_point = GetParam().point;
+    reclaim_armed = true;
+    const absl::Time failed = absl::Now();
+    FailAtPoint(victim, static_cast<int>(rng() % 8),
+                FailurePoint::kCommitPartlyWrittenThrough);
+    stop_[victim] = true;  // joined by Rejoin
+    if (HasFatalFailure()) return;
+    while (reclaimer_failed.load() < 0 && absl::Now() < failed + kReachBound) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    reclaim_armed = false;
+    const int reclaimer = reclaimer_failed.load();
+    ASSERT_GE(reclaimer, 0) << "no reclaimer reached the point";
+    ASSERT_NE(reclaimer, victim);
+    stop_[reclaimer] = true;
+    const int survivor = kNodes - victim - reclaimer;
+    ExpectProgress({survivor}, {acked_[survivor].load()});
+    for (int node : {victim, reclaimer}) {
+      absl::Status reclaimed = engine_->WaitReclaimed(node, absl::Seconds(10));
+      ASSERT_TRUE(reclaimed.ok()) << "node " << node << ": " << reclaimed;
+    }
+    EXPECT_LT(absl::Now() - failed, kRecoveryBound);
+    Check(survivor);
+    Rejoin(victim);
+    Rejoin(reclaimer);
+    if (HasFatalFailure()) return;
+  }
+  StopAll();
+  Check(0);
   if (GetParam().config.log) ExpectRecoveredAsSeen();
 }
 
@@ -163,6 +228,14 @@ INSTANTIATE_TEST_SUITE_P(
         ForcedCase{FailurePoint::kInvalidationServed, k2plLog},
         ForcedCase{FailurePoint::kEvictionStaged, k2plNoLog},
         ForcedCase{FailurePoint::kEvictionStaged, k2plLog}),
+    ForcedCaseName);
+
+INSTANTIATE_TEST_SUITE_P(
+    Points, ReclaimerFailureTest,
+    ::testing::Values(ForcedCase{FailurePoint::kReclaimFenced, k2plNoLog},
+                      ForcedCase{FailurePoint::kReclaimFenced, k2plLog},
+                      ForcedCase{FailurePoint::kReclaimStealable, k2plNoLog},
+                      ForcedCase{FailurePoint::kReclaimStealable, k2plLog}),
     ForcedCaseName);
 
 }  // namespace

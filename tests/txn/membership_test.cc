@@ -2,7 +2,8 @@
 // beating members never expire; one that stops expires after a lease, by
 // every observer's clock; of two survivors declaring it failed exactly one
 // succeeds; the declared node learns it on its next beat; it can rejoin;
-// every change advances the epoch.
+// every change advances the epoch; a reclaim's claim moves only from the
+// claimant named.
 // Runs on the backend of STRAND_TEST_FABRIC (tests/testing/test_fabric.h).
 
 #include "txn/membership.h"
@@ -70,11 +71,11 @@ TEST_F(MembershipTest, AStoppedNodeExpiresAndIsDeclaredFailedOnce) {
   // Both survivors declare it at once: exactly one wins.
   std::atomic<int> won{0};
   std::thread other([&] {
-    auto r = membership_->DeclareFailed(*ep_[1], 2);
+    auto r = membership_->DeclareFailed(*ep_[1], 2, 1);
     ASSERT_TRUE(r.ok());
     if (*r) ++won;
   });
-  auto r = membership_->DeclareFailed(*ep_[0], 2);
+  auto r = membership_->DeclareFailed(*ep_[0], 2, 0);
   other.join();
   ASSERT_TRUE(r.ok());
   if (*r) ++won;
@@ -106,16 +107,19 @@ TEST_F(MembershipTest, ALeavingNodeNeverExpires) {
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->live, 0b101u);
   EXPECT_TRUE(v->expired.empty());
-  auto again = membership_->DeclareFailed(*ep_[0], 1);
+  auto again = membership_->DeclareFailed(*ep_[0], 1, 0);
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(*again);
+  v = membership_->Scan(*ep_[0], t, start + 3 * kLease);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->reclaimer[1], -1) << "a claim on a node that left stayed";
 }
 
 TEST_F(MembershipTest, ARejoinedNodesLeaseStartsAtItsJoin) {
   Membership::Tracker t;
   const absl::Time start = absl::Now();
   ASSERT_TRUE(membership_->Scan(*ep_[0], t, start).ok());
-  auto declared = membership_->DeclareFailed(*ep_[0], 2);
+  auto declared = membership_->DeclareFailed(*ep_[0], 2, 0);
   ASSERT_TRUE(declared.ok() && *declared);
   // Out for several leases, its heartbeat unchanged all along.
   ASSERT_TRUE(membership_->Scan(*ep_[0], t, start + 3 * kLease).ok());
@@ -132,6 +136,37 @@ TEST_F(MembershipTest, ARejoinedNodesLeaseStartsAtItsJoin) {
   auto later = membership_->Scan(*ep_[0], t, start + 5 * kLease);
   ASSERT_TRUE(later.ok());
   EXPECT_EQ(later->expired, std::vector<rdma::ComputeNodeId>{2});
+}
+
+// The winner of DeclareFailed is named the reclaimer; another survivor
+// takes the claim over only from the claimant it names (one that failed
+// too), and a rejoin clears it.
+TEST_F(MembershipTest, AReclaimIsClaimedByOneSurvivorAtATime) {
+  Membership::Tracker t;
+  auto won = membership_->DeclareFailed(*ep_[1], 2, 1);
+  ASSERT_TRUE(won.ok() && *won);
+  auto v = membership_->Scan(*ep_[0], t, absl::Now());
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->reclaimer, (std::vector<int>{-1, -1, 1}));
+  // Node 0 believes nobody claimed it, or node 0 did: both lose.
+  for (int from : {-1, 0}) {
+    auto stolen = membership_->Claim(*ep_[0], 2, from, 0);
+    ASSERT_TRUE(stolen.ok());
+    EXPECT_FALSE(*stolen) << "claimed from " << from;
+  }
+  // From node 1 (say it failed too), once.
+  auto taken = membership_->Claim(*ep_[0], 2, 1, 0);
+  ASSERT_TRUE(taken.ok() && *taken);
+  auto again = membership_->Claim(*ep_[1], 2, 1, 1);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+  v = membership_->Scan(*ep_[0], t, absl::Now());
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->reclaimer[2], 0);
+  ASSERT_TRUE(membership_->Join(*ep_[2], 2).ok());
+  v = membership_->Scan(*ep_[0], t, absl::Now());
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->reclaimer[2], -1);
 }
 
 // A reclaimer's WaitAcknowledged returns once every member applied the
@@ -162,7 +197,7 @@ TEST_F(MembershipTest, WaitAcknowledgedWaitsForEveryMemberOrItsFailure) {
   late.join();
   // A new epoch (node 1 declared failed): node 1 never acknowledges it,
   // but it is no member; 0 and 2 are enough.
-  auto won = membership_->DeclareFailed(*ep_[0], 1);
+  auto won = membership_->DeclareFailed(*ep_[0], 1, 0);
   ASSERT_TRUE(won.ok() && *won);
   auto after = membership_->Scan(*ep_[0], tracker, absl::Now());
   ASSERT_TRUE(after.ok());
