@@ -95,6 +95,9 @@ struct FabricOptions {
   // Verbs: the cluster file and this process's node id in it.
   std::string cluster_file;
   int node_id = -1;
+  // Verbs: node_id joins a deployment that runs already (it restarts after
+  // a failure, and the others were reclaiming it): no start-up barrier.
+  bool join_running = false;
   // Verbs without a cluster file: the whole deployment in this process
   // (memory nodes served here, every compute node hosted) on this address
   // of an RDMA device, as the verbs test runs use it

@@ -36,10 +36,12 @@ absl::StatusOr<std::unique_ptr<QueuePair>> ConnectWithRetry(
   }
 }
 
-std::string RequestBytes(ConnectRequest::Kind kind, ComputeNodeId node) {
+std::string RequestBytes(ConnectRequest::Kind kind, ComputeNodeId node,
+                         uint64_t incarnation) {
   ConnectRequest request;
   request.kind = kind;
   request.compute_node = node;
+  request.incarnation = incarnation;
   return std::string(reinterpret_cast<const char*>(&request), sizeof(request));
 }
 
@@ -51,6 +53,8 @@ struct CqDeleter {
 
 absl::StatusOr<RemoteMemoryNode> ProbeMemoryNode(const Device& device,
                                                  const ClusterNode& node,
+                                                 ComputeNodeId self,
+                                                 uint64_t incarnation,
                                                  absl::Time deadline) {
   std::unique_ptr<ibv_cq, CqDeleter> cq(
       ibv_create_cq(device.context(), 4, nullptr, nullptr, 0));
@@ -63,7 +67,8 @@ absl::StatusOr<RemoteMemoryNode> ProbeMemoryNode(const Device& device,
   if (!mr.ok()) return mr.status();
   QueuePair::Options options;
   options.cq = cq.get();
-  options.private_data = RequestBytes(ConnectRequest::kEndpoint, 0);
+  options.private_data =
+      RequestBytes(ConnectRequest::kEndpoint, self, incarnation);
   std::string reply;
   auto qp = ConnectWithRetry(device, node, options, &reply, deadline);
   if (!qp.ok()) return qp.status();
@@ -113,11 +118,13 @@ absl::StatusOr<RemoteMemoryNode> ProbeMemoryNode(const Device& device,
 absl::StatusOr<std::unique_ptr<QueuePair>> ArriveAtPeer(const Device& device,
                                                         ibv_cq* cq,
                                                         ComputeNodeId self,
+                                                        uint64_t incarnation,
                                                         const ClusterNode& peer,
                                                         absl::Time deadline) {
   QueuePair::Options options;
   options.cq = cq;
-  options.private_data = RequestBytes(ConnectRequest::kBootstrap, self);
+  options.private_data =
+      RequestBytes(ConnectRequest::kBootstrap, self, incarnation);
   return ConnectWithRetry(device, peer, options, nullptr, deadline);
 }
 

@@ -32,8 +32,11 @@ struct RemoteMemoryNode {
   uint64_t chunk_bytes = 0;  // from the header
 };
 
+// Connects as incarnation `incarnation` of compute node `self`.
 absl::StatusOr<RemoteMemoryNode> ProbeMemoryNode(const Device& device,
                                                  const ClusterNode& node,
+                                                 ComputeNodeId self,
+                                                 uint64_t incarnation,
                                                  absl::Time deadline);
 
 // The arrive half of the barrier: a connection from compute node `self` to
@@ -41,6 +44,7 @@ absl::StatusOr<RemoteMemoryNode> ProbeMemoryNode(const Device& device,
 absl::StatusOr<std::unique_ptr<QueuePair>> ArriveAtPeer(const Device& device,
                                                         ibv_cq* cq,
                                                         ComputeNodeId self,
+                                                        uint64_t incarnation,
                                                         const ClusterNode& peer,
                                                         absl::Time deadline);
 

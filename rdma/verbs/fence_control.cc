@@ -49,8 +49,10 @@ void FenceControlPlane::Apply(int node, uint64_t generation) {
     LOG(INFO) << "compute node " << node << " fenced: " << *stopped
               << " queue pair(s) moved to the error state";
   } else {
-    listener_->Unfence(node);
-    LOG(INFO) << "compute node " << node << " admitted again";
+    // Nothing to undo: its later incarnations are admitted anyway
+    // (Listener::Fence); the even generation lets the next fence of it
+    // be applied.
+    LOG(INFO) << "compute node " << node << " may be fenced again";
   }
   __atomic_store_n(&applied_[node], generation, __ATOMIC_RELEASE);
 }

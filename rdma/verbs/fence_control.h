@@ -10,14 +10,16 @@
 // The request travels through the memory node's header
 // (memory_node_layout.h), by the one-sided operations compute nodes have:
 //   - a compute node moves the fenced node's `fence_requested` word to the
-//     next odd generation (fence) or even one (admit again) by CAS, and
-//     waits until `fence_applied` reaches it;
+//     next odd generation (fence) or even one (its next incarnation
+//     rejoined: it may be fenced again) by CAS, and waits until
+//     `fence_applied` reaches it;
 //   - the memory node's FenceControlPlane reads the words every
-//     kPollInterval and applies a new generation (Listener::Fence or
-//     Unfence), then stores it in `fence_applied`.
-// Once RequestFence returns OK, nothing the fenced node posts to that
-// memory node executes (the responder drops it) and its reconnections are
-// refused. When nothing fails, the cost is the poll of 64 local words
+//     kPollInterval and applies a new odd generation (Listener::Fence),
+//     then stores it in `fence_applied`.
+// Once RequestFence returns OK, nothing the fenced incarnation posts to
+// that memory node executes (the responder drops it) and its
+// reconnections are refused; a later incarnation is admitted
+// (listener.h). When nothing fails, the cost is the poll of 64 local words
 // every kPollInterval on the control plane's own thread.
 
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "rdma/verbs/listener.h"
 
+#include <algorithm>
+
 #include <arpa/inet.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -8,6 +10,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "glog/logging.h"
 
 namespace strand::rdma::verbs {
@@ -129,9 +132,11 @@ bool Listener::HandleRequest(rdma_cm_id* id, const rdma_conn_param& request) {
   // Held until the id is recorded: a Fence either refuses it here or finds
   // it in accepted_.
   absl::MutexLock lock(&mu_);
-  if (fenced_.contains(accept->owner)) {
-    LOG(WARNING) << "refusing a connection of fenced compute node "
-                 << accept->owner << " on port " << port_;
+  if (auto floor = admitted_from_.find(accept->owner);
+      floor != admitted_from_.end() && accept->incarnation < floor->second) {
+    LOG(WARNING) << "refusing a connection of compute node " << accept->owner
+                 << " on port " << port_ << ": its incarnation "
+                 << accept->incarnation << " was fenced";
     rdma_reject(id, nullptr, 0);
     return false;
   }
@@ -165,6 +170,8 @@ bool Listener::HandleRequest(rdma_cm_id* id, const rdma_conn_param& request) {
     return false;
   }
   accepted_.emplace(id, accept->owner);
+  uint64_t& latest = latest_[accept->owner];
+  latest = std::max(latest, accept->incarnation);
   return true;
 }
 
@@ -175,7 +182,11 @@ bool Listener::Forget(rdma_cm_id* id) {
 
 absl::StatusOr<int> Listener::Fence(int owner) {
   absl::MutexLock lock(&mu_);
-  fenced_.insert(owner);
+  // Incarnations are their start times (VerbsFabric::incarnation): one
+  // that started before now is refused even if it never connected here.
+  uint64_t& floor = admitted_from_[owner];
+  floor = std::max({floor, latest_[owner] + 1,
+                    static_cast<uint64_t>(absl::GetCurrentTimeNanos())});
   int stopped = 0;
   for (const auto& [id, id_owner] : accepted_) {
     if (id_owner != owner || id->qp == nullptr) continue;
@@ -192,11 +203,6 @@ absl::StatusOr<int> Listener::Fence(int owner) {
     ++stopped;
   }
   return stopped;
-}
-
-void Listener::Unfence(int owner) {
-  absl::MutexLock lock(&mu_);
-  fenced_.erase(owner);
 }
 
 }  // namespace strand::rdma::verbs

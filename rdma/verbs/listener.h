@@ -11,8 +11,12 @@
 //
 // Fencing (docs/design/node_failure.md): Fence(owner) moves every accepted
 // queue pair of that compute node to the error state, so nothing it posts
-// afterwards executes here, and refuses its new connections until
-// Unfence(owner). A control-plane action, not per-operation work.
+// afterwards executes here, and from then on refuses the connections of
+// every incarnation of it up to the fence: those it accepted and any that
+// started before the fence by this host's clock. A later incarnation (the
+// node restarted, or rejoined in its process) is accepted. So a paused
+// incarnation that resumes never gets back in, and no one has to admit
+// the next one. A control-plane action, not per-operation work.
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -40,6 +44,7 @@ class Listener {
     ibv_srq* srq = nullptr;  // receives go here if set
     std::string reply;       // private data of the accept
     int owner = -1;          // the connecting compute node, if fenceable
+    uint64_t incarnation = 0;  // which life of it (wire.h)
   };
   // Called on the listener thread with the request's private data; an error
   // rejects the connection.
@@ -54,12 +59,11 @@ class Listener {
 
   uint16_t port() const { return port_; }
 
-  // Moves `owner`'s accepted queue pairs to the error state and refuses its
-  // connections from now on; returns how many queue pairs it stopped.
-  // Once it returns OK, no request `owner` posts later is executed here.
+  // Moves `owner`'s accepted queue pairs to the error state and refuses the
+  // connections of its incarnations up to now from now on; returns how
+  // many queue pairs it stopped. Once it returns OK, no request those
+  // incarnations post later is executed here.
   absl::StatusOr<int> Fence(int owner);
-  // Accepts `owner`'s connections again (its old queue pairs stay dead).
-  void Unfence(int owner);
 
  private:
   Listener(std::shared_ptr<Device> device, OnRequest on_request)
@@ -80,7 +84,10 @@ class Listener {
   // stops them from another thread.
   absl::Mutex mu_;
   absl::flat_hash_map<rdma_cm_id*, int> accepted_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<int> fenced_ ABSL_GUARDED_BY(mu_);
+  // Per owner: the largest incarnation accepted, and the first one admitted
+  // (Fence raises it).
+  absl::flat_hash_map<int, uint64_t> latest_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<int, uint64_t> admitted_from_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -56,7 +56,8 @@ absl::StatusOr<std::unique_ptr<MemoryNodeServer>> MemoryNodeServer::Start(
         if (r.magic != kWireMagic) {
           return absl::InvalidArgumentError("not a strand compute node");
         }
-        return Listener::Accept{cq, nullptr, reply_bytes, r.compute_node};
+        return Listener::Accept{cq, nullptr, reply_bytes, r.compute_node,
+                                r.incarnation};
       });
   if (!listener.ok()) return listener.status();
   server->listener_ = *std::move(listener);

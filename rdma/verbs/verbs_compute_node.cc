@@ -47,7 +47,8 @@ absl::StatusOr<Listener::Accept> VerbsComputeNode::OnConnect(
     absl::MutexLock lock(&barrier_mu_);
     arrived_.insert(r.compute_node);
   }
-  return Listener::Accept{ring_->cq(), ring_->srq(), "", r.compute_node};
+  return Listener::Accept{ring_->cq(), ring_->srq(), "", r.compute_node,
+                          r.incarnation};
 }
 
 absl::StatusOr<std::unique_ptr<Endpoint>> VerbsComputeNode::NewEndpoint() {

@@ -51,10 +51,8 @@ class VerbsComputeNode : public ComputeNode {
   uint16_t port() const { return listener_->port(); }
 
   // Fencing (VerbsFabric::Fence): stops the queue pairs `peer`'s endpoints
-  // opened to this node and refuses new ones; AdmitIncoming accepts them
-  // again.
+  // opened to this node and refuses new ones of its fenced incarnations.
   absl::Status FenceIncoming(ComputeNodeId peer);
-  void AdmitIncoming(ComputeNodeId peer) { listener_->Unfence(peer); }
 
   // True and the region's lkey if [p, p + length) lies in a registered
   // region. Lock-free: endpoints call it on the data path.

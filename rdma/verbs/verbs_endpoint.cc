@@ -31,10 +31,11 @@ const char* OpName(Batch::Kind kind) {
   return "?";
 }
 
-std::string ConnectRequestBytes(ComputeNodeId node) {
+std::string ConnectRequestBytes(ComputeNodeId node, uint64_t incarnation) {
   ConnectRequest request;
   request.kind = ConnectRequest::kEndpoint;
   request.compute_node = node;
+  request.incarnation = incarnation;
   return std::string(reinterpret_cast<const char*>(&request), sizeof(request));
 }
 
@@ -62,6 +63,11 @@ absl::StatusOr<std::unique_ptr<VerbsEndpoint>> VerbsEndpoint::Create(
   ep->fences_seen_ = fabric->fence_count(node->id());
   ep->memory_qps_.resize(fabric->memory_node_count());
   ep->peer_qps_.resize(fabric->compute_node_count());
+  ep->peer_admissions_seen_.resize(fabric->compute_node_count());
+  for (int n = 0; n < fabric->compute_node_count(); ++n) {
+    ep->peer_admissions_seen_[n] =
+        fabric->admission_count(static_cast<ComputeNodeId>(n));
+  }
   return ep;
 }
 
@@ -86,7 +92,8 @@ absl::StatusOr<QueuePair*> VerbsEndpoint::MemoryNodeQp(MemoryNodeId id) {
   QueuePair::Options options;
   options.cq = cq_;
   options.max_send_wr = kMaxChain;
-  options.private_data = ConnectRequestBytes(node_->id());
+  options.private_data =
+      ConnectRequestBytes(node_->id(), fabric_->incarnation(node_->id()));
   std::string reply;
   auto qp = QueuePair::Connect(fabric_->device(), mn.node, options, &reply);
   if (!qp.ok()) return qp.status();
@@ -109,11 +116,20 @@ absl::StatusOr<QueuePair*> VerbsEndpoint::MemoryNodeQp(MemoryNodeId id) {
 
 absl::StatusOr<QueuePair*> VerbsEndpoint::PeerQp(ComputeNodeId id) {
   std::unique_ptr<QueuePair>& slot = peer_qps_[id];
+  if (const uint32_t admitted = fabric_->admission_count(id);
+      admitted != peer_admissions_seen_[id]) {
+    // It rejoined (perhaps a new process on the same port): the queue pair
+    // opened to its earlier incarnation leads nowhere.
+    peer_admissions_seen_[id] = admitted;
+    if (posted_node_ == static_cast<int>(id)) posted_node_ = -1;
+    slot.reset();
+  }
   if (slot != nullptr) return slot.get();
   QueuePair::Options options;
   options.cq = cq_;
   options.max_send_wr = kMaxChain;
-  options.private_data = ConnectRequestBytes(node_->id());
+  options.private_data =
+      ConnectRequestBytes(node_->id(), fabric_->incarnation(node_->id()));
   auto qp = QueuePair::Connect(
       fabric_->device(), fabric_->compute_node_address(id), options, nullptr);
   if (!qp.ok()) return qp.status();

@@ -102,6 +102,8 @@ class VerbsEndpoint : public Endpoint {
   MemoryRegion staging_mr_;
   std::vector<std::unique_ptr<QueuePair>> memory_qps_;  // by memory node id
   std::vector<std::unique_ptr<QueuePair>> peer_qps_;    // by compute node id
+  // VerbsFabric::admission_count of each peer when its queue pair was made.
+  std::vector<uint32_t> peer_admissions_seen_;
   uint64_t next_wr_id_ = 1;
   uint32_t fences_seen_ = 0;  // VerbsFabric::fence_count of its node
   // PostWriteToPeer: its staging, and the write in flight (node -1: none).

@@ -1,5 +1,7 @@
 #include "rdma/verbs/verbs_fabric.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "glog/logging.h"
@@ -27,7 +29,8 @@ absl::StatusOr<std::unique_ptr<Fabric>> VerbsFabric::Create(
   if (!device.ok()) return device.status();
   std::unique_ptr<VerbsFabric> fabric(
       new VerbsFabric(*std::move(config), *std::move(device)));
-  if (absl::Status s = fabric->Start({options.node_id}, startup_timeout);
+  if (absl::Status s = fabric->Start({options.node_id}, startup_timeout,
+                                     options.join_running);
       !s.ok())
     return s;
   return std::unique_ptr<Fabric>(std::move(fabric));
@@ -61,23 +64,29 @@ absl::StatusOr<std::unique_ptr<Fabric>> VerbsFabric::CreateInProcess(
   std::unique_ptr<VerbsFabric> fabric(
       new VerbsFabric(std::move(config), *std::move(device)));
   fabric->local_memory_nodes_ = std::move(servers);
-  if (absl::Status s = fabric->Start(hosted, kStartupTimeout); !s.ok())
+  if (absl::Status s = fabric->Start(hosted, kStartupTimeout,
+                                     /*join_running=*/false);
+      !s.ok())
     return s;
   return std::unique_ptr<Fabric>(std::move(fabric));
 }
 
 absl::Status VerbsFabric::Start(const std::vector<int>& hosted,
-                                absl::Duration startup_timeout) {
+                                absl::Duration startup_timeout,
+                                bool join_running) {
   const absl::Time deadline = absl::Now() + startup_timeout;
   hosted_.resize(config_.compute_nodes.size());
   for (int id : hosted) {
+    incarnations_[id].store(absl::GetCurrentTimeNanos(),
+                            std::memory_order_release);
     auto node = VerbsComputeNode::Create(this, config_.compute_nodes[id]);
     if (!node.ok()) return node.status();
     config_.compute_nodes[id].port = (*node)->port();
     hosted_[id] = *std::move(node);
   }
   for (const ClusterNode& node : config_.memory_nodes) {
-    auto remote = ProbeMemoryNode(*device_, node, deadline);
+    auto remote = ProbeMemoryNode(*device_, node, hosted.front(),
+                                  incarnation(hosted.front()), deadline);
     if (!remote.ok()) return remote.status();
     memory_nodes_.push_back(*remote);
   }
@@ -100,6 +109,12 @@ absl::Status VerbsFabric::Start(const std::vector<int>& hosted,
     if (hosted_[node.id] == nullptr) remote_peers.push_back(node);
   }
   if (remote_peers.empty()) return absl::OkStatus();
+  if (join_running) {
+    LOG(INFO) << "verbs fabric: " << memory_nodes_.size()
+              << " memory node(s); compute node " << hosted.front()
+              << " joins the running deployment (no start-up barrier)";
+    return absl::OkStatus();
+  }
   barrier_cq_ = ibv_create_cq(device_->context(), 4, nullptr, nullptr, 0);
   if (barrier_cq_ == nullptr) {
     return absl::UnavailableError(
@@ -108,7 +123,8 @@ absl::Status VerbsFabric::Start(const std::vector<int>& hosted,
   for (int id : hosted) {
     for (const ClusterNode& peer : remote_peers) {
       auto qp = ArriveAtPeer(*device_, barrier_cq_,
-                             static_cast<ComputeNodeId>(id), peer, deadline);
+                             static_cast<ComputeNodeId>(id), incarnation(id),
+                             peer, deadline);
       if (!qp.ok()) return qp.status();
       barrier_qps_.push_back(*std::move(qp));
     }
@@ -227,7 +243,14 @@ absl::Status VerbsFabric::Unfence(ComputeNodeId node) {
       !s.ok()) {
     return s;
   }
-  AdmitToListeners(node);
+  // A new life: the listeners, here and elsewhere, refuse the fenced one.
+  if (hosted_[node] != nullptr) {
+    incarnations_[node].store(
+        std::max<uint64_t>(absl::GetCurrentTimeNanos(),
+                           incarnations_[node].load() + 1),
+        std::memory_order_release);
+  }
+  admission_counts_[node].fetch_add(1, std::memory_order_acq_rel);
   crashed_.fetch_and(~(uint64_t{1} << node), std::memory_order_acq_rel);
   blocked_.fetch_and(~(uint64_t{1} << node), std::memory_order_acq_rel);
   return absl::OkStatus();
@@ -254,7 +277,7 @@ absl::Status VerbsFabric::UnfenceHere(ComputeNodeId node) {
   }
   if (hosted_[node] != nullptr) return absl::OkStatus();
   absl::MutexLock lock(&fence_mu_);
-  AdmitToListeners(node);
+  admission_counts_[node].fetch_add(1, std::memory_order_acq_rel);
   blocked_.fetch_and(~(uint64_t{1} << node), std::memory_order_acq_rel);
   return absl::OkStatus();
 }
@@ -265,12 +288,6 @@ absl::Status VerbsFabric::FenceListeners(ComputeNodeId node) {
     if (absl::Status s = peer->FenceIncoming(node); !s.ok()) return s;
   }
   return absl::OkStatus();
-}
-
-void VerbsFabric::AdmitToListeners(ComputeNodeId node) {
-  for (const auto& peer : hosted_) {
-    if (peer != nullptr && peer->id() != node) peer->AdmitIncoming(node);
-  }
 }
 
 absl::Status VerbsFabric::Crash(ComputeNodeId node) {

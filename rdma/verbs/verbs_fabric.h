@@ -8,7 +8,8 @@
 //
 // Create() hosts compute node --node_id of --cluster and returns once every
 // memory node answered and every compute node reached the start-up barrier
-// (bootstrap.h). CreateInProcess() builds a whole deployment in this
+// (bootstrap.h), or, with FabricOptions::join_running (a process restarted
+// after its node failed), once every memory node answered. CreateInProcess() builds a whole deployment in this
 // process on one RDMA address: the memory nodes are served here and all
 // compute nodes are hosted here, so the fabric suites run unchanged on
 // verbs (tests/testing/test_fabric.h, STRAND_TEST_FABRIC=verbs).
@@ -89,6 +90,19 @@ class VerbsFabric : public Fabric {
   uint32_t fence_count(ComputeNodeId node) const {
     return fence_counts_[node].load(std::memory_order_acquire);
   }
+  // How many times peer `node` was admitted again here (UnfenceHere): the
+  // queue pairs endpoints opened to it before lead to a dead incarnation.
+  uint32_t admission_count(ComputeNodeId node) const {
+    return admission_counts_[node].load(std::memory_order_acquire);
+  }
+  // Which life of hosted compute node `node` this is, sent with every
+  // connection (wire.h): the wall clock in ns when this process started it
+  // or readmitted it (Unfence). Listeners refuse a fenced node's
+  // incarnations that started before the fence, by their own clock, so
+  // the hosts' clocks must agree within the time a restart takes.
+  uint64_t incarnation(ComputeNodeId node) const {
+    return incarnations_[node].load(std::memory_order_acquire);
+  }
 
   // For endpoints and compute nodes.
   const Device& device() const { return *device_; }
@@ -107,15 +121,13 @@ class VerbsFabric : public Fabric {
   // Starts the compute nodes in `hosted`, probes the memory nodes and meets
   // the remote compute nodes at the barrier.
   absl::Status Start(const std::vector<int>& hosted,
-                     absl::Duration startup_timeout);
+                     absl::Duration startup_timeout, bool join_running);
   // An endpoint of a hosted node other than `node`, not fenced itself.
   absl::StatusOr<Endpoint*> FenceEndpoint(ComputeNodeId node)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(fence_mu_);
   // The listeners of the other compute nodes hosted here drop `node`'s
-  // queue pairs and refuse its connections, or accept them again.
+  // queue pairs and refuse its fenced incarnations' connections.
   absl::Status FenceListeners(ComputeNodeId node)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(fence_mu_);
-  void AdmitToListeners(ComputeNodeId node)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(fence_mu_);
   // Fences or readmits `node` at every memory node.
   absl::Status RequestFenceEverywhere(Endpoint& endpoint, ComputeNodeId node,
@@ -136,6 +148,8 @@ class VerbsFabric : public Fabric {
   std::atomic<uint64_t> blocked_{0};  // bit per compute node
   std::atomic<uint64_t> crashed_{0};
   std::array<std::atomic<uint32_t>, 64> fence_counts_{};
+  std::array<std::atomic<uint32_t>, 64> admission_counts_{};
+  std::array<std::atomic<uint64_t>, 64> incarnations_{};
   absl::Mutex fence_mu_;  // one fence at a time; guards the endpoints
   // An endpoint per hosted node, for fencing the others; made when needed.
   std::vector<std::unique_ptr<Endpoint>> fence_endpoints_

@@ -20,6 +20,9 @@ struct ConnectRequest {
   uint32_t magic = kWireMagic;
   uint16_t kind = kEndpoint;
   uint16_t compute_node = 0;  // the connecting compute node
+  // Which life of that node (VerbsFabric::incarnation): a fenced node's
+  // later incarnations are admitted, its earlier ones never again.
+  uint64_t incarnation = 0;
 };
 
 // A memory node's accept: where its region is and how to reach it.
