@@ -139,6 +139,15 @@ void FailureMonitor::AdoptOrphans(const txn::Membership::View& view,
                                   const std::vector<Attached*>& nodes,
                                   absl::Time now) {
   rdma::Endpoint& endpoint = observer.ctx->endpoint();
+  // Whether `n`'s reclaim is over now: `view` may predate the last stage
+  // of a reclaim that ended since (a reclaimer publishes kReclaimed before
+  // it clears its bit in reclaiming_ under mu_, which this holds), and a
+  // second reclaim of a node that may have rejoined meanwhile would take
+  // its live reader bits out of latch words.
+  auto reclaimed_now = [&](int n) {
+    absl::StatusOr<uint64_t> reclaimed = membership_.Reclaimed(endpoint);
+    return !reclaimed.ok() || ((*reclaimed >> n) & 1) != 0;
+  };
   for (int n = 0; n < membership_.compute_nodes(); ++n) {
     const auto failed = static_cast<rdma::ComputeNodeId>(n);
     const uint64_t bit = uint64_t{1} << n;
@@ -151,7 +160,10 @@ void FailureMonitor::AdoptOrphans(const txn::Membership::View& view,
         });
     if (mine) {
       // Ended in an error here: run again.
-      if (!live && now >= retry_at_[n]) StartReclaim(claimant, failed);
+      if (!live && retry_at_[n] != absl::InfinitePast() &&
+          now >= retry_at_[n] && !reclaimed_now(n)) {
+        StartReclaim(claimant, failed);
+      }
       continue;
     }
     // A claimant that is still a member, or not yet fenced, may be at it.
@@ -168,6 +180,7 @@ void FailureMonitor::AdoptOrphans(const txn::Membership::View& view,
       (void)membership_.Claim(endpoint, failed, claimant, -1);
       continue;
     }
+    if (reclaimed_now(n)) continue;
     absl::StatusOr<bool> won =
         membership_.Claim(endpoint, failed, claimant, observer.node);
     if (!won.ok() || !*won) continue;
@@ -231,7 +244,8 @@ void FailureMonitor::StartReclaim(rdma::ComputeNodeId reclaimer,
     {
       absl::MutexLock lock(&mu_);
       if (report.ok()) reports_.push_back(*report);
-      if (!report.ok()) retry_at_[failed] = absl::Now() + membership_.lease();
+      retry_at_[failed] = report.ok() ? absl::InfinitePast()
+                                      : absl::Now() + membership_.lease();
       reclaiming_ &= ~(uint64_t{1} << failed);
       reclaimer_of_[failed] = -1;
       changed_.SignalAll();

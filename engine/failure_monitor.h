@@ -12,21 +12,19 @@
 //   - declares failed every expired member not attached here (one
 //     survivor in the cluster wins) and reclaims those it won on a thread
 //     of their own (node_reclaim.h) with the engine's `reclaim` callback;
-//   - takes over a reclaim whose claimant failed too, once that one is
-//     fenced, and runs again, a lease later, one of its own that ended in
-//     an error (ReclaimNode resumes from the stages published), so a
-//     failed node is reclaimed while any survivor is left.
+//   - takes over a reclaim whose claimant failed too (once fenced), and
+//     reruns its own that failed (docs/design/node_failure.md, "A
+//     reclaimer that fails too").
 // So a node that stops beating is declared failed after its lease plus at
 // most lease / 8, and each stage of its reclaim reaches this process's
 // caches at once (Refresh) and other processes' within lease / 8.
+
 // A node attached here that finds itself declared failed (it paused past
-// its lease) stops being beaten for; its operations fail already (fenced)
-// or soon will. The monitor tells it once, when its Beat is refused or a
-// view shows it fenced (Attach's `declared_failed`: its waits for an
-// acknowledgement end), and its cache's own waits on peers end with the
-// view (its own bit in GclManager::SetPeerStates).
-//
-// Thread-safe.
+// its lease) stops being beaten for; its operations fail (fenced). The
+// monitor tells it once, when its Beat is refused or a view shows it
+// fenced (Attach's `declared_failed`: its waits for an acknowledgement
+// end); its cache's waits on peers end with the view (its own bit in
+// GclManager::SetPeerStates). Thread-safe.
 
 #include <functional>
 #include <memory>
@@ -134,7 +132,7 @@ class FailureMonitor {
   uint64_t reclaimed_ ABSL_GUARDED_BY(mu_) = 0;   // bitmap, as last seen
   uint64_t reclaiming_ ABSL_GUARDED_BY(mu_) = 0;  // by this process
   // Per failed node: who reclaims it here (-1: nobody), and when a reclaim
-  // of it that failed here may run again.
+  // of it that failed here may run again (InfinitePast: none failed).
   std::vector<int> reclaimer_of_ ABSL_GUARDED_BY(mu_);
   std::vector<absl::Time> retry_at_ ABSL_GUARDED_BY(mu_);
   std::vector<ReclaimReport> reports_ ABSL_GUARDED_BY(mu_);

@@ -19,12 +19,9 @@
 //   4. take its holder field and reader bits out of every latch word
 //      (cc/selcc/latch_scan.h); stage kReclaimed: it may rejoin.
 // A paused node that resumes finds every operation failing (fenced).
-// ReclaimNode may run again on a node whose reclaim stopped part-way (its
-// claimant failed too, or it ended in an error; FailureMonitor): it then
-// fences again and waits for the acknowledgements, redoes the ring only if
-// stage kStealable was not reached (before it, the failed node's latches
-// kept everyone off its lines), logs again only if its mark is not closed
-// yet (recovery drops duplicates by commit timestamp), and scans again.
+// Run again on a reclaim that stopped part-way, it resumes: no redo past
+// kStealable, no relog once the mark is closed (docs/design/
+// node_failure.md, "A reclaimer that fails too").
 
 // Partitioned mode: once it is fenced, the survivors' branches of its
 // transactions are resolved from its decision words (resolve_branches;

@@ -172,6 +172,10 @@ absl::StatusOr<bool> Membership::DeclareFailed(
   return removed;
 }
 
+absl::StatusOr<uint64_t> Membership::Reclaimed(rdma::Endpoint& endpoint) const {
+  return endpoint.FetchAndAdd(Word(kReclaimedOffset), 0);
+}
+
 absl::StatusOr<bool> Membership::Remove(rdma::Endpoint& endpoint,
                                         rdma::ComputeNodeId node) const {
   absl::StatusOr<uint64_t> before =

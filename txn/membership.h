@@ -88,6 +88,8 @@ class Membership {
   // over, or drops the claim if `node` is well after all.
   absl::StatusOr<bool> Claim(rdma::Endpoint& endpoint, rdma::ComputeNodeId node,
                              int from, int to) const;
+  // The `reclaimed` bitmap as it is now (a Scan's may be older).
+  absl::StatusOr<uint64_t> Reclaimed(rdma::Endpoint& endpoint) const;
   // Clears a member's bit for a survivor that took its claim over (the
   // claimant failed between DeclareFailed's two steps); true if this call
   // did.

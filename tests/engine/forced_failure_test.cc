@@ -17,12 +17,8 @@
 // again within a bound, the failed node is reclaimed, the total is exact
 // and no acknowledged transfer is lost; then it rejoins. With a log, a
 // fresh pool recovered from the logs at the end holds exactly what the
-// survivors saw: every balance and counter.
-//
-// ReclaimerFailureTest: the survivor reclaiming a failed node fails too, at
-// a point of that reclaim (fenced, nothing redone; redone and stealable,
-// latches not scanned). The last survivor must reclaim both, taking the
-// first reclaim over where it stopped, and go on committing.
+// survivors saw: every balance and counter. ReclaimerFailureTest, below:
+// the reclaimer fails too.
 
 #include <atomic>
 #include <random>
@@ -151,6 +147,10 @@ TEST_P(ForcedFailureTest, SurvivorsRecoverEverythingAcknowledged) {
 
 using ReclaimerFailureTest = ForcedFailureTest;
 
+// ReclaimerFailureTest: the survivor reclaiming a failed node fails too, at
+// a point of that reclaim (fenced, nothing redone; redone and stealable,
+// latches not scanned); the last survivor must reclaim both, taking the
+// first reclaim over where it stopped, and go on committing.
 // The victim fails half-way through writing a commit through, so its ring
 // holds a record to redo; its reclaimer fails at the point. Past
 // kStealable the survivor may write the victim's lines at once, so a
