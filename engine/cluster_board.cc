@@ -43,7 +43,8 @@ absl::StatusOr<std::unique_ptr<ClusterBoard>> ClusterBoard::Open(
         s.code(), absl::StrCat("reading the cluster board on memory node 0: ",
                                s.message()));
   }
-  if (mine.heartbeat != 0 || mine.step != 0 || mine.result_bytes != 0) {
+  if (!board->options_.rejoin &&
+      (mine.heartbeat != 0 || mine.step != 0 || mine.result_bytes != 0)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "memory node 0 holds the cluster board of an earlier run (%s reached "
         "step %d there): start the memory nodes afresh for every run (the "
@@ -174,6 +175,21 @@ absl::Status ClusterBoard::Publish(std::string_view bytes) {
                           where, sizeof(where));
 }
 
+absl::StatusOr<uint64_t> ClusterBoard::Step(rdma::ComputeNodeId node) {
+  if (node >= nodes_) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("no compute node %d on the board", node));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t step = 0;
+  if (absl::Status s = endpoint_->Read(SlotAddress(node) + offsetof(Slot, step),
+                                       &step, sizeof(step));
+      !s.ok()) {
+    return s;
+  }
+  return step;
+}
+
 absl::StatusOr<std::string> ClusterBoard::Read(rdma::ComputeNodeId node) {
   if (node >= nodes_) {
     return absl::InvalidArgumentError(
@@ -251,7 +267,13 @@ void ClusterBoard::Beat() {
     }
     const absl::Time now = absl::Now();
     for (int n = 0; n < nodes_; ++n) {
-      if (n == self_ || slots[n].step == kLeft || Excused(n)) continue;
+      if (n == self_ || slots[n].step == kLeft) continue;
+      if (Excused(n)) {
+        // Its timeout starts again if it rejoins, not at its last beat.
+        last[n] = slots[n].heartbeat;
+        moved[n] = now;
+        continue;
+      }
       if (slots[n].step == kAborted) {
         Fail(absl::UnavailableError(absl::StrFormat(
             "%s gave up on an error (its output says which)", Describe(n))));

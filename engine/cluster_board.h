@@ -55,6 +55,10 @@ class ClusterBoard {
     // failed): its silence is no failure, and waits do not wait for it.
     // Empty: none.
     std::function<bool(rdma::ComputeNodeId)> excused;
+    // This node restarts after its process died (its node was declared
+    // failed and reclaimed, and it rejoins): it takes over the slot its
+    // earlier incarnation left, step and all.
+    bool rejoin = false;
     // Names a node in errors ("compute node 1 (192.0.2.2:7100)"); empty:
     // "compute node 1".
     std::function<std::string(rdma::ComputeNodeId)> describe;
@@ -62,7 +66,7 @@ class ClusterBoard {
 
   // Joins the board as compute node `self` (hosted by this process) and
   // starts its heartbeat. FailedPrecondition if the slot holds an earlier
-  // run's state.
+  // run's state, unless Options::rejoin.
   static absl::StatusOr<std::unique_ptr<ClusterBoard>> Open(
       rdma::Fabric& fabric, rdma::ComputeNodeId self, Options options);
   // Stops the heartbeat; does not Leave (peers then see this node fail).
@@ -80,6 +84,8 @@ class ClusterBoard {
   absl::Status Publish(std::string_view bytes);
   // What `node` published last; NotFound if nothing yet.
   absl::StatusOr<std::string> Read(rdma::ComputeNodeId node);
+  // The last step `node` reached.
+  absl::StatusOr<uint64_t> Step(rdma::ComputeNodeId node);
   // Leaves the board: peers no longer expect heartbeats from this node.
   absl::Status Leave();
   // Gives up (this process is about to exit on an error): peers waiting

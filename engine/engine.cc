@@ -172,4 +172,8 @@ absl::Time Engine::DeclaredFailedAt(rdma::ComputeNodeId node) const {
   return impl_->DeclaredFailedAt(node);
 }
 
+absl::Time Engine::LastDeclaredFailedAt(rdma::ComputeNodeId node) const {
+  return impl_->LastDeclaredFailedAt(node);
+}
+
 }  // namespace strand::engine

@@ -240,6 +240,8 @@ class Engine {
   // live again).
   std::vector<ReclaimReport> ReclaimReports() const;
   absl::Time DeclaredFailedAt(rdma::ComputeNodeId node) const;
+  // The last time it was seen declared failed, even if it rejoined since.
+  absl::Time LastDeclaredFailedAt(rdma::ComputeNodeId node) const;
 
   // Writes the pool image (engine/image.h) to `path` and CLOSES the
   // engine: every log is closed (all appended records durable), every

@@ -39,15 +39,63 @@ absl::Status EngineImpl::OpenRing(NodeRuntime& node) {
   return absl::OkStatus();
 }
 
-absl::Status EngineImpl::StartFailover() {
-  for (auto& node : nodes_) {
-    if (node == nullptr) continue;
-    if (absl::Status s = OpenRing(*node); !s.ok()) return s;
+absl::Status EngineImpl::WaitEarlierIncarnation(NodeRuntime& node) {
+  const rdma::ComputeNodeId id = node.id();
+  const absl::Duration lease = options_.failover.node_lease;
+  // The survivors declare it after a lease; the reclaim takes its fence's
+  // acknowledgements (bounded by 30 s plus 8 leases) and a latch scan.
+  const absl::Duration bound = absl::Seconds(60) + 20 * lease;
+  const absl::Time deadline = absl::Now() + bound;
+  txn::Membership::Tracker scratch;
+  bool told = false;
+  for (;;) {
+    absl::StatusOr<txn::Membership::View> view;
+    {
+      absl::MutexLock admin(&node.admin_mu());
+      view = membership_->Scan(node.admin().endpoint(), scratch, absl::Now());
+    }
+    if (!view.ok()) return view.status();
+    const bool live = txn::Membership::IsLive(view->live, id);
+    const bool reclaimed = ((view->reclaimed >> id) & 1) != 0;
+    // Not a member and not being reclaimed: it left in good order, or
+    // never joined.
+    if (!live && (reclaimed || view->reclaimer[id] < 0))
+      return absl::OkStatus();
+    if (!told) {
+      LOG(WARNING) << "compute node " << id << " rejoins: waiting until the "
+                   << "others "
+                   << (live ? "declare its earlier incarnation failed"
+                            : "finish reclaiming its earlier incarnation");
+      told = true;
+    }
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "compute node %d's earlier incarnation was %s within %s: is it "
+          "still running somewhere, or are the other compute processes "
+          "without --failover?",
+          id, live ? "not declared failed" : "not reclaimed",
+          absl::FormatDuration(bound)));
+    }
+    absl::SleepFor(lease / 8);
   }
+}
+
+absl::Status EngineImpl::StartFailover() {
   absl::StatusOr<txn::Membership> membership = txn::Membership::Open(
       fabric_->compute_node_count(), options_.failover.node_lease);
   if (!membership.ok()) return membership.status();
   membership_.emplace(*membership);
+  for (auto& node : nodes_) {
+    if (node == nullptr) continue;
+    if (options_.fabric.join_running) {
+      if (absl::Status s = WaitEarlierIncarnation(*node); !s.ok()) return s;
+      // Its fence words back to even: a failure of this incarnation is
+      // fenced again (the memory nodes admit it already, rdma/verbs/
+      // listener.h).
+      if (absl::Status s = fabric_->Unfence(node->id()); !s.ok()) return s;
+    }
+    if (absl::Status s = OpenRing(*node); !s.ok()) return s;
+  }
   monitor_ = std::make_unique<FailureMonitor>(
       *membership_,
       [this](rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed) {
@@ -336,6 +384,11 @@ std::vector<ReclaimReport> EngineImpl::ReclaimReports() const {
 absl::Time EngineImpl::DeclaredFailedAt(rdma::ComputeNodeId node) const {
   if (monitor_ == nullptr) return absl::InfinitePast();
   return monitor_->declared_at(node);
+}
+
+absl::Time EngineImpl::LastDeclaredFailedAt(rdma::ComputeNodeId node) const {
+  if (monitor_ == nullptr) return absl::InfinitePast();
+  return monitor_->last_declared_at(node);
 }
 
 void EngineImpl::StopFailover() {

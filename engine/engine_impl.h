@@ -144,6 +144,7 @@ class EngineImpl {
   absl::Status ResumeHeartbeats(rdma::ComputeNodeId node);
   std::vector<ReclaimReport> ReclaimReports() const;
   absl::Time DeclaredFailedAt(rdma::ComputeNodeId node) const;
+  absl::Time LastDeclaredFailedAt(rdma::ComputeNodeId node) const;
   // Whether `node` failed (FailNode) or learned it was declared failed, and
   // has not rejoined: its sessions stop retrying, for a conflict on a
   // failed node may never clear (latches its aborts could not release).
@@ -211,6 +212,10 @@ class EngineImpl {
   absl::Status StartFailover();
   void StopFailover();
   absl::Status OpenRing(NodeRuntime& node);
+  // A process restarted after its node failed (FabricOptions::
+  // join_running): waits until the survivors reclaimed the node's earlier
+  // incarnation, which its redo ring and latch words still belong to.
+  absl::Status WaitEarlierIncarnation(NodeRuntime& node);
   // FailureMonitor::Attach's `declared_failed` for `node`.
   std::function<void(const absl::Status&)> OnDeclaredFailed(NodeRuntime& node);
   absl::StatusOr<ReclaimReport> Reclaim(rdma::ComputeNodeId reclaimer,

@@ -127,6 +127,12 @@ absl::Status EngineOptions::Validate(const OptionNaming& naming) const {
 }
 
 absl::Status EngineOptions::ValidateFailover(const OptionNaming& naming) const {
+  if (fabric.join_running && !failover.enabled) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "joining a running deployment needs %s: its node's earlier "
+        "incarnation must have been reclaimed by the others",
+        naming.Name(kFailover)));
+  }
   if (!failover.enabled) return absl::OkStatus();
   if (failover.node_lease < absl::Milliseconds(8) ||
       failover.node_lease > absl::Seconds(60)) {
@@ -156,6 +162,13 @@ absl::Status EngineOptions::ValidateFailover(const OptionNaming& naming) const {
         "runs across processes in shared mode, and in partitioned mode on "
         "the loopback fabric or a verbs deployment hosted in one process",
         naming.Name(kFailover), naming.Name(kFabricKind)));
+  }
+  if (fabric.join_running && !wal.dir.empty()) {
+    return absl::UnimplementedError(
+        "a compute process that rejoins a running deployment "
+        "(FabricOptions::join_running, tpcc --rejoin) cannot log yet: its "
+        "node's log would have to go on after the records its reclaimer "
+        "excluded; rejoin without a log");
   }
   if (!wal.dir.empty() && !wal.early_lock_release) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -15,7 +15,8 @@ FailureMonitor::FailureMonitor(const txn::Membership& membership,
       fence_here_(std::move(fence_here)),
       reclaimer_of_(membership.compute_nodes(), -1),
       retry_at_(membership.compute_nodes(), absl::InfinitePast()),
-      declared_at_(membership.compute_nodes(), absl::InfinitePast()) {
+      declared_at_(membership.compute_nodes(), absl::InfinitePast()),
+      last_declared_at_(membership.compute_nodes(), absl::InfinitePast()) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -104,7 +105,7 @@ void FailureMonitor::Look() {
       declared_at_[n] = absl::InfinitePast();
     } else if (((fenced >> n) & 1) != 0 &&
                declared_at_[n] == absl::InfinitePast()) {
-      declared_at_[n] = now;  // declared by another process
+      MarkDeclared(n, now);  // declared by another process
     }
   }
   reclaimed_ = view->reclaimed;
@@ -122,7 +123,7 @@ void FailureMonitor::Look() {
                    << " failed: " << won.status();
       continue;
     }
-    declared_at_[failed] = now;
+    MarkDeclared(failed, now);
     if (*won) {
       LOG(WARNING) << "compute node " << failed << "'s lease of "
                    << absl::FormatDuration(membership_.lease())
@@ -190,7 +191,7 @@ void FailureMonitor::AdoptOrphans(const txn::Membership::View& view,
           !s.ok()) {
         LOG(WARNING) << "removing compute node " << n << ": " << s;
       }
-      declared_at_[n] = now;
+      MarkDeclared(n, now);
     }
     LOG(WARNING) << "compute node " << claimant
                  << " failed while reclaiming compute node " << n
@@ -371,6 +372,17 @@ absl::Status FailureMonitor::WaitReclaimed(rdma::ComputeNodeId node,
 std::vector<ReclaimReport> FailureMonitor::reports() const {
   absl::MutexLock lock(&mu_);
   return reports_;
+}
+
+void FailureMonitor::MarkDeclared(int node, absl::Time now) {
+  declared_at_[node] = now;
+  last_declared_at_[node] = now;
+}
+
+absl::Time FailureMonitor::last_declared_at(rdma::ComputeNodeId node) const {
+  absl::MutexLock lock(&mu_);
+  return node < last_declared_at_.size() ? last_declared_at_[node]
+                                         : absl::InfinitePast();
 }
 
 absl::Time FailureMonitor::declared_at(rdma::ComputeNodeId node) const {

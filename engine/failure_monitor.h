@@ -92,6 +92,8 @@ class FailureMonitor {
   // When this process first saw each node declared failed, by itself or
   // (fenced) by another process (InfinitePast: never, or live again).
   absl::Time declared_at(rdma::ComputeNodeId node) const;
+  // The last time it was, even if it is live again since.
+  absl::Time last_declared_at(rdma::ComputeNodeId node) const;
 
  private:
   struct Attached {
@@ -110,6 +112,8 @@ class FailureMonitor {
   bool ApplyFences(uint64_t fenced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(look_mu_);
   // Calls a->declared_failed, once. Holds look_mu_.
   void TellDeclaredFailed(Attached& a);
+  void MarkDeclared(int node, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartReclaim(rdma::ComputeNodeId reclaimer, rdma::ComputeNodeId failed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The orphans of `view` (see the top): reclaims nobody runs that this
@@ -137,6 +141,7 @@ class FailureMonitor {
   std::vector<absl::Time> retry_at_ ABSL_GUARDED_BY(mu_);
   std::vector<ReclaimReport> reports_ ABSL_GUARDED_BY(mu_);
   std::vector<absl::Time> declared_at_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Time> last_declared_at_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> reclaimers_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;

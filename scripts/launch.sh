@@ -13,7 +13,7 @@
 # fails (a compute process that exits non-zero, a memory node that dies)
 # stops all others, except, with --failover among the program's flags, a
 # compute process killed by a signal: the others reclaim its node and go
-# on. Memory nodes are stopped when the compute processes are done. Exit
+# on, and with --restart_after_s it is started again and rejoins. Memory nodes are stopped when the compute processes are done. Exit
 # status: 0 if every process succeeded (or, with --failover, every one not
 # killed), 1 if any failed, 2 on a usage error.
 set -u -o pipefail
@@ -43,6 +43,11 @@ Launcher flags:
   --grace_s=S          after the first failure, how long the other compute
                        processes get to report it and exit before they are
                        stopped (default 20)
+  --restart_after_s=S  with --failover among the program's flags (tpcc):
+                       start a killed compute process again S seconds
+                       later with --rejoin, to run until the others' measured
+                       run ends (default 0: never); its output goes to
+                       compute-N.rejoin.out/.err
   --ssh=CMD            how to run a command on another host (default
                        "ssh -tt -o BatchMode=yes"; -tt so that stopping the
                        launcher stops the remote process too)
@@ -55,7 +60,10 @@ With --failover among them (tpcc, shared mode), a compute process killed by
 a signal (kill -9) does not stop the others: they declare its node failed,
 reclaim it and finish the run; the exit status then counts only the
 processes not killed. Compute node 0 combines and checks the run, so it
-must survive. A killed process cannot rejoin the running deployment yet.
+must survive. With --restart_after_s the killed process is started again
+with --rejoin: it waits until the others reclaimed its node, joins them
+with an empty cache and runs to the end of their measured run (without a
+log: tpcc --rejoin refuses --wal=on).
 Every check (flags, the cluster file's lines) is made before anything
 starts; a misuse exits 2 naming the flag or the line.
 
@@ -76,6 +84,7 @@ usage_error() {
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cluster="" program="tpcc" pool_mb=1024 bin="$here/build" results=""
 start_timeout=60 timeout=0 grace=20 ssh_cmd="ssh -tt -o BatchMode=yes" remote_all=0
+restart_after=0
 program_flags=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -87,6 +96,7 @@ while [ $# -gt 0 ]; do
     --start_timeout_s=*) start_timeout="${1#*=}" ;;
     --timeout_s=*) timeout="${1#*=}" ;;
     --grace_s=*) grace="${1#*=}" ;;
+    --restart_after_s=*) restart_after="${1#*=}" ;;
     --ssh=*) ssh_cmd="${1#*=}" ;;
     --remote_all) remote_all=1 ;;
     -h | --help) usage; exit 0 ;;
@@ -115,12 +125,23 @@ whole_number pool_mb "$pool_mb" 1 1048576
 whole_number start_timeout_s "$start_timeout" 1 86400
 whole_number timeout_s "$timeout" 0 604800
 whole_number grace_s "$grace" 0 3600
+whole_number restart_after_s "$restart_after" 0 3600
+# With --failover among the program's flags, a compute process killed by a
+# signal is a lost node, not a failure: the survivors reclaim it and go on.
+survives_loss=0 duration_s=10
 for f in "${program_flags[@]+"${program_flags[@]}"}"; do
   case "$f" in
-    --fabric=* | --cluster=* | --node_id=*)
-      usage_error "$f: the launcher sets --fabric, --cluster and --node_id" ;;
+    --fabric=* | --cluster=* | --node_id=* | --rejoin | --rejoin=*)
+      usage_error "$f: the launcher sets --fabric, --cluster, --node_id and --rejoin" ;;
+    --failover | --failover=true | --failover=1) survives_loss=1 ;;
+    --failover=false | --failover=0 | --nofailover) survives_loss=0 ;;
+    --duration_s=*) duration_s="${f#*=}" ;;
   esac
 done
+if [ "$restart_after" -gt 0 ]; then
+  [ "$program" = tpcc ] && [ $survives_loss = 1 ] ||
+    usage_error "--restart_after_s needs --program=tpcc and --failover among the program's flags"
+fi
 memnode_path="$bin/rdma/strand_memnode"
 for b in "$memnode_path" "$program_path"; do
   [ -x "$b" ] || usage_error "$b is not built (scripts/build.sh, or --bin)"
@@ -274,16 +295,34 @@ done
 
 # Wait for the compute processes; the first failure stops everything (the
 # compute processes first get --grace_s to name the failed peer themselves).
-# With --failover among the program's flags, a compute process killed by a
-# signal is a lost node, not a failure: the survivors reclaim it and go on.
-survives_loss=0
-for f in "${program_flags[@]+"${program_flags[@]}"}"; do
-  case "$f" in
-    --failover | --failover=true | --failover=1) survives_loss=1 ;;
-    --failover=false | --failover=0 | --nofailover) survives_loss=0 ;;
-  esac
-done
-lost=0
+lost=0 restarted=0
+declare -A restart_at
+# restart ID: starts compute node ID again with --rejoin, to run until the
+# end of compute node 0's measured run (its "measuring starts" line plus
+# --duration_s), if more than a second of it is left.
+restart() {
+  local id="$1" line address port start_line left
+  line="$(printf '%s\n' "${compute[@]}" | awk -v id="$id" '$2 == id')"
+  read -r _ _ address port <<<"$line"
+  start_line="$(grep -ho 'measuring starts at unix time [0-9.]*' \
+    "$results/compute-0.err" "$results/compute-0.out" 2>/dev/null | head -1)"
+  left="$(awk -v a="${start_line##* }" -v d="$duration_s" \
+    -v now="$(date +%s.%N)" 'BEGIN { printf "%d", a + d - now - 1 }')"
+  if [ -z "$start_line" ] || [ "$left" -lt 1 ]; then
+    say "not restarting compute node $id: less than a second of the measured run is left"
+    return
+  fi
+  start "$address" "$results/compute-$id.rejoin" "$program_path" \
+    --fabric=verbs --cluster="$cluster" --node_id="$id" \
+    "${program_flags[@]+"${program_flags[@]}"}" --rejoin --warmup_s=0 \
+    --duration_s="$left"
+  computes+=("$started")
+  pid_of["compute-$id-rejoin"]=$started
+  name_of[$started]="compute node $id ($address:$port), restarted"
+  remaining=$((remaining + 1))
+  restarted=$((restarted + 1))
+  say "RESTARTED: compute node $id rejoins for the last ${left}s of the run (output: compute-$id.rejoin.out)"
+}
 declare -A status_of
 stop_deadline=0 stopped=0
 fail() {
@@ -291,7 +330,7 @@ fail() {
   stop_deadline=$((SECONDS + grace))
 }
 remaining=${#computes[@]}
-while [ $remaining -gt 0 ]; do
+while [ $remaining -gt 0 ] || [ ${#restart_at[@]} -gt 0 ]; do
   for p in "${computes[@]}"; do
     [ -n "${status_of[$p]+x}" ] && continue
     kill -0 "$p" 2>/dev/null && continue
@@ -302,6 +341,12 @@ while [ $remaining -gt 0 ]; do
       [ $failed = 0 ]; then
       say "LOST: ${name_of[$p]} was killed (status ${status_of[$p]}); with --failover the others reclaim it and go on"
       lost=$((lost + 1))
+      if [ "$restart_after" -gt 0 ]; then
+        for key in "${!pid_of[@]}"; do
+          [ "${pid_of[$key]}" = "$p" ] && [[ "$key" =~ ^compute-([0-9]+)$ ]] &&
+            restart_at[${BASH_REMATCH[1]}]=$((SECONDS + restart_after))
+        done
+      fi
     elif [ "${status_of[$p]}" != 0 ] && [ $failed = 0 ]; then
       say "FAILED: ${name_of[$p]} exited with status ${status_of[$p]}; the others get ${grace}s to report it and exit"
       fail
@@ -313,6 +358,12 @@ while [ $remaining -gt 0 ]; do
     if [ $failed = 0 ] && ! kill -0 "$p" 2>/dev/null; then
       say "FAILED: ${name_of[$p]} died during the run; the compute processes get ${grace}s to report it and exit"
       fail
+    fi
+  done
+  for id in "${!restart_at[@]}"; do
+    if [ $failed = 0 ] && [ $SECONDS -ge "${restart_at[$id]}" ]; then
+      unset "restart_at[$id]"
+      restart "$id"
     fi
   done
   if [ "$timeout" -gt 0 ] && [ $failed = 0 ] &&
@@ -330,7 +381,7 @@ while [ $remaining -gt 0 ]; do
     done
     stopped=1
   fi
-  [ $remaining -gt 0 ] && sleep 0.2
+  { [ $remaining -gt 0 ] || [ ${#restart_at[@]} -gt 0 ]; } && sleep 0.2
 done
 
 # Memory nodes exit when the run ends.
@@ -345,6 +396,9 @@ for line in "${compute[@]}"; do
   p=${pid_of["compute-$id"]}
   say "${name_of[$p]}: exit status ${status_of[$p]:-killed}" \
     "(output: compute-$id.out, compute-$id.err)"
+  p=${pid_of["compute-$id-rejoin"]:-}
+  [ -n "$p" ] && say "${name_of[$p]}: exit status ${status_of[$p]:-killed}" \
+    "(output: compute-$id.rejoin.out, compute-$id.rejoin.err)"
 done
 start_line="$(grep -ho 'measuring starts at unix time [0-9.]*' \
   "$results/compute-0.err" "$results/compute-0.out" 2>/dev/null | head -1)"
@@ -352,7 +406,7 @@ if [ -n "$start_line" ]; then
   say "launch to first measured transaction: $(awk -v a="${start_line##* }" \
     -v b="$launch_time" 'BEGIN { printf "%.1f", a - b }') s"
 fi
-[ $lost -gt 0 ] && say "$lost compute process(es) killed and reclaimed; the others finished the run"
+[ $lost -gt 0 ] && say "$lost compute process(es) killed and reclaimed, $restarted restarted; the others finished the run"
 echo "=== compute node 0's report ($results/compute-0.out)"
 cat "$results/compute-0.out"
 exit $failed

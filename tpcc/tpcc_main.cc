@@ -229,6 +229,13 @@ DEFINE_double(rejoin_after_s, kDefaults.rejoin_after_s,
               "With --fail_node: the failed node rejoins (empty cache, its "
               "threads open new sessions) this many seconds after its "
               "failure; 0: never");
+DEFINE_bool(rejoin, kDefaults.rejoin,
+            "With --failover over verbs: this process restarts compute node "
+            "--node_id (not 0) of a deployment that is running, after its "
+            "process was killed: it waits until the others reclaimed the "
+            "node, joins without a start-up barrier or a load, runs "
+            "--duration_s and reports to compute node 0 "
+            "(scripts/launch.sh --restart_after_s does it). Without a log");
 DEFINE_string(check_image, kDefaults.check_image.c_str(),
               "Instead of loading and running: open this pool image (a "
               "recovered one: strand_recover --out_image), check the "
@@ -299,6 +306,7 @@ TpccOptions OptionsFromFlags() {
   o.memory_breakdown = FLAGS_memory_breakdown;
   o.check_image = FLAGS_check_image;
   o.failover = FLAGS_failover;
+  o.rejoin = FLAGS_rejoin;
   o.node_lease_ms = FLAGS_node_lease_ms;
   o.redo_ring_mb = FLAGS_redo_ring_mb;
   o.fail_node = FLAGS_fail_node;

@@ -57,6 +57,7 @@ constexpr OptionSetting kNodeLease{"node_lease_ms", "node_lease_ms"};
 constexpr OptionSetting kRedoRing{"redo_ring_mb", "redo_ring_mb"};
 constexpr OptionSetting kFailNode{"fail_node", "fail_node"};
 constexpr OptionSetting kRejoinAfter{"rejoin_after_s", "rejoin_after_s"};
+constexpr OptionSetting kRejoin{"rejoin", "rejoin"};
 
 // The driver's cap on --warehouses, below what the schema's int16
 // warehouse numbers hold.
@@ -140,7 +141,8 @@ constexpr absl::string_view kRunOnlyFlags[] = {"threads",
                                                "node_lease_ms",
                                                "redo_ring_mb",
                                                "fail_node",
-                                               "rejoin_after_s"};
+                                               "rejoin_after_s",
+                                               "rejoin"};
 
 // Pool bytes a load of `warehouses` takes, generously (measured: see the
 // README), plus room for the rows a run inserts: `run_bytes`, at least
@@ -380,7 +382,7 @@ absl::Status CheckFailover(const TpccOptions& o, const OptionNaming& naming) {
         absl::StrCat(naming.Name(kRejoinAfter), " needs ",
                      naming.Name(kFailNode), "=N@T (the failure it ends)"));
   }
-  for (const OptionSetting& s : {kNodeLease, kRedoRing, kFailNode}) {
+  for (const OptionSetting& s : {kNodeLease, kRedoRing, kFailNode, kRejoin}) {
     if (!o.failover && o.given.contains(std::string(s.flag))) {
       return absl::InvalidArgumentError(absl::StrCat(
           naming.Name(s), " needs ", naming.Name(kFailover),
@@ -407,6 +409,27 @@ absl::Status CheckFailover(const TpccOptions& o, const OptionNaming& naming) {
         "kill a compute process instead (scripts/launch.sh keeps the others "
         "running with ",
         naming.Name(kFailover), ")"));
+  }
+  if (o.rejoin) {
+    if (!o.over_verbs()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          naming.Name(kRejoin),
+          " restarts a compute process of a verbs deployment (--fabric=verbs "
+          "--cluster); in one process, --fail_node with --rejoin_after_s"));
+    }
+    if (o.fabric.node_id == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          naming.Name(kRejoin),
+          " with --node_id=0: compute node 0 creates, combines and checks "
+          "the run, and its process must survive"));
+    }
+    if (o.logging()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          naming.Name(kRejoin),
+          " with --wal=on: a rejoined node's log would go on after the "
+          "records its reclaimer excluded, which recovery does not read yet; "
+          "rejoin without a log"));
+    }
   }
   if (o.logging() && !o.ResolvedWal().early_lock_release) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -587,6 +610,7 @@ void TpccOptions::SizePool() {
 engine::EngineOptions TpccOptions::EngineOptionsForRun() const {
   engine::EngineOptions options;
   options.fabric = fabric;
+  options.fabric.join_running = rejoin;
   options.cc.protocol = coherence();
   options.cc.gcl_size = gcl_size;
   options.cc.prefetch = cpu_path.prefetch;
@@ -678,7 +702,8 @@ void TpccOptions::AddJson(JsonLine& json) const {
       .Add("node_lease_ms", node_lease_ms)
       .Add("redo_ring_mb", redo_ring_mb)
       .Add("fail_node", fail_node)
-      .Add("rejoin_after_s", rejoin_after_s);
+      .Add("rejoin_after_s", rejoin_after_s)
+      .Add("rejoin", rejoin);
 }
 
 }  // namespace strand::tpcc

@@ -96,6 +96,11 @@ struct TpccOptions {
       static_cast<int>(engine::FailoverOptions().redo_ring_bytes >> 20);
   std::string fail_node;
   double rejoin_after_s = 0;
+  // This process restarts a compute node of a running verbs deployment
+  // after its process was killed (scripts/launch.sh --restart_after_s): it
+  // joins once the others reclaimed the node, without a barrier or a
+  // load, runs --duration_s and reports to compute node 0.
+  bool rejoin = false;
 
   // Side files and extra reports.
   std::string acked_log;

@@ -105,7 +105,16 @@ TpccRun::TpccRun(const TpccOptions& options, RunOutput& output)
 int TpccRun::Run() {
   OpenSideFiles();
   if (absl::Status s = Open(); !s.ok()) return member_.Fail(s.message());
-  if (absl::Status s = Load(); !s.ok()) return member_.Fail(s.message());
+  if (options_.rejoin) {
+    absl::StatusOr<bool> runs = Rejoin();
+    if (!runs.ok()) return member_.Fail(runs.status().message());
+    if (!*runs) {
+      (void)member_.board->Leave();
+      return 0;
+    }
+  } else if (absl::Status s = Load(); !s.ok()) {
+    return member_.Fail(s.message());
+  }
   if (absl::Status s = StartLogging(); !s.ok()) {
     return member_.Fail(s.message());
   }
@@ -215,6 +224,7 @@ absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
       rdma::verbs::ClusterConfig::Load(options_.fabric.cluster_file));
   engine::ClusterBoard::Options board;
   board.peer_timeout = absl::Seconds(options_.peer_timeout_s);
+  board.rejoin = options_.rejoin;
   if (options_.failover) {
     // The survivors go on without a node declared failed (its lease, far
     // shorter than the board's timeout, expires first).
@@ -298,6 +308,29 @@ absl::Status TpccRun::Load() {
               "and absent-key lookups are not serializable in this run\n";
   }
   return PrintMemory(load_.pool_bytes_used, /*after_run=*/false);
+}
+
+absl::StatusOr<bool> TpccRun::Rejoin() {
+  // Engine::Open joined once the others reclaimed this node's earlier
+  // incarnation, and returned once every member saw it live: from then on
+  // compute node 0 waits for its figures, unless it gathered before.
+  STRAND_ASSIGN_OR_RETURN(const uint64_t lead, member_.board->Step(0));
+  if (lead >= kRan && lead != engine::ClusterBoard::kAborted) {
+    human_ << "cluster: compute node " << member_.self
+           << " rejoined after the deployment finished measuring: nothing to "
+              "run\n";
+    return false;
+  }
+  if (auto used = PoolBytesTaken(db_->engine()); used.ok()) {
+    load_.pool_bytes_used = *used;
+  }
+  human_ << absl::StrFormat(
+      "cluster: compute node %d rejoined the running deployment with an "
+      "empty cache (its earlier incarnation was reclaimed by the others); "
+      "measuring for %.1f s\n",
+      member_.self, options_.duration_s);
+  human_ << std::flush;
+  return true;
 }
 
 absl::Status TpccRun::Resume() {
@@ -396,7 +429,7 @@ absl::Status TpccRun::StartLogging() {
             ? " (with every compute node's node-<id>/ gathered there)"
             : "");
   }
-  if (member_.board != nullptr) {
+  if (member_.board != nullptr && !options_.rejoin) {
     human_ << absl::StrFormat(
         "cluster: compute node %d loaded its share of the warehouses; all %d "
         "compute processes are loaded%s, measuring starts at unix time %.3f "
@@ -479,7 +512,7 @@ void TpccRun::ReportPeersLost() {
   const uint64_t total = commits_at(run_.per_second.back());
   for (int n = 0; n < member_.processes; ++n) {
     const auto id = static_cast<rdma::ComputeNodeId>(n);
-    const absl::Time declared = db_->engine().DeclaredFailedAt(id);
+    const absl::Time declared = db_->engine().LastDeclaredFailedAt(id);
     if (id == member_.self || declared == absl::InfinitePast()) continue;
     const double at_s = absl::ToDoubleSeconds(declared - run_.window_start);
     uint64_t before = 0;

@@ -68,6 +68,10 @@ class TpccRun {
   absl::Status Load();
   // Instead of the load: reports the earlier run the engine recovered.
   absl::Status Resume();
+  // Instead of the load, in a restarted process (--rejoin): false if the
+  // deployment finished measuring before this node rejoined (it then
+  // leaves without running).
+  absl::StatusOr<bool> Rejoin();
   absl::Status StartLogging();
   absl::Status Drive();
   // Node 0 of a verbs deployment: every node's figures, summed.

@@ -115,12 +115,9 @@ absl::StatusOr<RemoteMemoryNode> ProbeMemoryNode(const Device& device,
   return remote;
 }
 
-absl::StatusOr<std::unique_ptr<QueuePair>> ArriveAtPeer(const Device& device,
-                                                        ibv_cq* cq,
-                                                        ComputeNodeId self,
-                                                        uint64_t incarnation,
-                                                        const ClusterNode& peer,
-                                                        absl::Time deadline) {
+absl::StatusOr<std::unique_ptr<QueuePair>> ArriveAtPeer(
+    const Device& device, ibv_cq* cq, ComputeNodeId self, uint64_t incarnation,
+    const ClusterNode& peer, absl::Time deadline) {
   QueuePair::Options options;
   options.cq = cq;
   options.private_data =

@@ -41,12 +41,9 @@ absl::StatusOr<RemoteMemoryNode> ProbeMemoryNode(const Device& device,
 
 // The arrive half of the barrier: a connection from compute node `self` to
 // `peer`, kept open until the fabric goes away.
-absl::StatusOr<std::unique_ptr<QueuePair>> ArriveAtPeer(const Device& device,
-                                                        ibv_cq* cq,
-                                                        ComputeNodeId self,
-                                                        uint64_t incarnation,
-                                                        const ClusterNode& peer,
-                                                        absl::Time deadline);
+absl::StatusOr<std::unique_ptr<QueuePair>> ArriveAtPeer(
+    const Device& device, ibv_cq* cq, ComputeNodeId self, uint64_t incarnation,
+    const ClusterNode& peer, absl::Time deadline);
 
 }  // namespace strand::rdma::verbs
 

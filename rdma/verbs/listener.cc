@@ -1,12 +1,11 @@
 #include "rdma/verbs/listener.h"
 
-#include <algorithm>
-
 #include <arpa/inet.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "absl/strings/str_format.h"

@@ -40,10 +40,10 @@ namespace strand::rdma::verbs {
 class Listener {
  public:
   struct Accept {
-    ibv_cq* cq = nullptr;    // for the queue pair's (absent) completions
-    ibv_srq* srq = nullptr;  // receives go here if set
-    std::string reply;       // private data of the accept
-    int owner = -1;          // the connecting compute node, if fenceable
+    ibv_cq* cq = nullptr;      // for the queue pair's (absent) completions
+    ibv_srq* srq = nullptr;    // receives go here if set
+    std::string reply;         // private data of the accept
+    int owner = -1;            // the connecting compute node, if fenceable
     uint64_t incarnation = 0;  // which life of it (wire.h)
   };
   // Called on the listener thread with the request's private data; an error

@@ -122,9 +122,9 @@ absl::Status VerbsFabric::Start(const std::vector<int>& hosted,
   }
   for (int id : hosted) {
     for (const ClusterNode& peer : remote_peers) {
-      auto qp = ArriveAtPeer(*device_, barrier_cq_,
-                             static_cast<ComputeNodeId>(id), incarnation(id),
-                             peer, deadline);
+      auto qp =
+          ArriveAtPeer(*device_, barrier_cq_, static_cast<ComputeNodeId>(id),
+                       incarnation(id), peer, deadline);
       if (!qp.ok()) return qp.status();
       barrier_qps_.push_back(*std::move(qp));
     }
@@ -238,6 +238,18 @@ absl::Status VerbsFabric::Unfence(ComputeNodeId node) {
   }
   absl::MutexLock lock(&fence_mu_);
   absl::StatusOr<Endpoint*> endpoint = FenceEndpoint(node);
+  if (!endpoint.ok() && hosted_[node] != nullptr && !blocked(node)) {
+    // A process restarted as `node` (join_running) readmits itself once its
+    // earlier incarnation was reclaimed: the memory nodes admitted this
+    // incarnation already; the words go back to even so that a failure of
+    // this one is fenced again.
+    if (fence_endpoints_[node] == nullptr) {
+      auto made = hosted_[node]->NewEndpoint();
+      if (!made.ok()) return made.status();
+      fence_endpoints_[node] = *std::move(made);
+    }
+    endpoint = fence_endpoints_[node].get();
+  }
   if (!endpoint.ok()) return endpoint.status();
   if (absl::Status s = RequestFenceEverywhere(**endpoint, node, false);
       !s.ok()) {

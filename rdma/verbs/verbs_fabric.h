@@ -9,10 +9,11 @@
 // Create() hosts compute node --node_id of --cluster and returns once every
 // memory node answered and every compute node reached the start-up barrier
 // (bootstrap.h), or, with FabricOptions::join_running (a process restarted
-// after its node failed), once every memory node answered. CreateInProcess() builds a whole deployment in this
-// process on one RDMA address: the memory nodes are served here and all
-// compute nodes are hosted here, so the fabric suites run unchanged on
-// verbs (tests/testing/test_fabric.h, STRAND_TEST_FABRIC=verbs).
+// after its node failed), once every memory node answered. CreateInProcess()
+// builds a whole deployment in this process on one RDMA address: the memory
+// nodes are served here and all compute nodes are hosted here, so the fabric
+// suites run unchanged on verbs (tests/testing/test_fabric.h,
+// STRAND_TEST_FABRIC=verbs).
 //
 // Fence(node) asks every memory node's control plane to move the node's
 // queue pairs to the error state (fence_control.h) and does the same for
