@@ -123,6 +123,58 @@ TEST_F(ClusterBoardTest, AnEarlierRunsBoardIsRefused) {
   EXPECT_NE(again.status().message().find("earlier run"), std::string::npos);
 }
 
+// With failover: a node declared failed is excused while it is out; its
+// process restarts, takes its slot over (Options::rejoin) and comes back.
+// The others must not count the silence of its earlier incarnation against
+// it, and wait for its later steps.
+TEST_F(ClusterBoardTest, AnExcusedNodeRejoinsWithAFreshTimeout) {
+  std::atomic<bool> out{false};
+  ClusterBoard::Options watching = Fast();
+  watching.excused = [&](rdma::ComputeNodeId n) { return n == 1 && out; };
+  auto zero = ClusterBoard::Open(*fabric_, 0, watching);
+  ASSERT_TRUE(zero.ok());
+  {
+    auto one = ClusterBoard::Open(*fabric_, 1, Fast());
+    ASSERT_TRUE(one.ok());
+    ASSERT_TRUE((*one)->Arrive(2).ok());
+  }  // its process died: no Leave
+  // Node 0 sees its last beat, still within the timeout, then it is
+  // declared failed.
+  absl::SleepFor(watching.peer_timeout / 3);
+  ASSERT_TRUE((*zero)->failure().ok()) << (*zero)->failure();
+  out = true;
+  // Out for longer than the timeout.
+  absl::SleepFor(3 * watching.peer_timeout);
+  EXPECT_TRUE((*zero)->failure().ok()) << (*zero)->failure();
+  ASSERT_TRUE((*zero)->Arrive(5).ok());
+  EXPECT_TRUE((*zero)->WaitForAll(5).ok()) << "an excused node was waited for";
+  // Without rejoin, the slot is an earlier run's.
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      ClusterBoard::Open(*fabric_, 1, Fast()).status()));
+  // It is a member again (its engine joined) a moment before its board
+  // beats again.
+  out = false;
+  absl::SleepFor(watching.peer_timeout / 3);
+  ClusterBoard::Options rejoining = Fast();
+  rejoining.rejoin = true;
+  auto again = ClusterBoard::Open(*fabric_, 1, rejoining);
+  ASSERT_TRUE(again.ok()) << again.status();
+  absl::SleepFor(2 * watching.peer_timeout);
+  EXPECT_TRUE((*zero)->failure().ok())
+      << "the rejoined node was timed from its earlier incarnation's last "
+         "beat: "
+      << (*zero)->failure();
+  std::atomic<bool> passed{false};
+  std::thread waiter([&] {
+    EXPECT_TRUE((*zero)->WaitFor(1, 5).ok());
+    passed = true;
+  });
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(passed.load()) << "the rejoined node's step was not awaited";
+  ASSERT_TRUE((*again)->Arrive(5).ok());
+  waiter.join();
+}
+
 TEST_F(ClusterBoardTest, PublishingMoreThanAChunkIsRefused) {
   auto zero = ClusterBoard::Open(*fabric_, 0, Fast());
   ASSERT_TRUE(zero.ok());
