@@ -36,11 +36,6 @@ write_cluster "$work/cluster.txt" "$addr"
 small=(--warehouses=2 --items=2000 --customers=60 --threads=1 --cc=2pl
        --protocol=selcc --warmup_s=0.5)
 failed=0
-check() {  # check NAME CONDITION...
-  local name="$1"
-  shift
-  if "$@"; then echo "ok: $name"; else echo "FAILED: $name"; failed=1; fi
-}
 stage() {  # stage TITLE: a heading with the time taken so far
   echo "=== [tpcc cluster] $1 (at $SECONDS s)"
 }

@@ -26,11 +26,6 @@ write_cluster "$work/cluster.txt" "$addr" 3
 small=(--warehouses=3 --items=2000 --customers=60 --threads=1 --cc=2pl
        --protocol=selcc --warmup_s=0.5 --failover --node_lease_ms=1000)
 failed=0
-check() {  # check NAME CONDITION...
-  local name="$1"
-  shift
-  if "$@"; then echo "ok: $name"; else echo "FAILED: $name"; failed=1; fi
-}
 
 # one_round NAME RESTART_AFTER_S FLAGS...: the kill and its checks; node 2
 # restarted RESTART_AFTER_S seconds after the kill (0: never).

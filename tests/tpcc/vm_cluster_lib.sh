@@ -1,6 +1,14 @@
 # Shared by the scripts that run TPC-C as a verbs cluster in the Soft-RoCE
 # VM (source it; needs $here, the repository root).
 
+# check NAME CONDITION...: runs CONDITION and prints "ok: NAME", or
+# "FAILED: NAME" and sets failed=1.
+check() {
+  local name="$1"
+  shift
+  if "$@"; then echo "ok: $name"; else echo "FAILED: $name"; failed=1; fi
+}
+
 # show_tails DIR LINES FILE...: the last LINES lines of each FILE in DIR
 # (a run's outputs), each under its name.
 show_tails() {
