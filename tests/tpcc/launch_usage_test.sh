@@ -60,6 +60,11 @@ expect_usage_error "--warehouses=4" "${ok[@]}" --warehouses=4
 expect_usage_error "--pool-mb=4" "${ok[@]}" --pool-mb=4
 expect_usage_error "--node_id" "${ok[@]}" -- --node_id=3
 expect_usage_error "--fabric" "${ok[@]}" -- --fabric=loopback
+expect_usage_error "--rejoin" "${ok[@]}" -- --failover --rejoin
+expect_usage_error "--restart_after_s=soon" "${ok[@]}" --restart_after_s=soon
+expect_usage_error "--restart_after_s needs" "${ok[@]}" --restart_after_s=2
+expect_usage_error "--restart_after_s needs" "${ok[@]}" --restart_after_s=2 \
+  --program=bank -- --failover
 expect_usage_error "not built" --cluster="$work/ok.txt" --bin="$work/nothing-built-here"
 "$launch" --help | grep -q -- "--cluster=FILE" ||
   { echo "FAIL: --help does not explain --cluster"; failed=1; }
