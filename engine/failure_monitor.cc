@@ -142,7 +142,7 @@ void FailureMonitor::AdoptOrphans(const txn::Membership::View& view,
   rdma::Endpoint& endpoint = observer.ctx->endpoint();
   // Whether `n`'s reclaim is over now: `view` may predate the last stage
   // of a reclaim that ended since (a reclaimer publishes kReclaimed before
-  // it clears its bit in reclaiming_ under mu_, which this holds), and a
+  // it clears its entry in reclaimer_of_ under mu_, which this holds), and a
   // second reclaim of a node that may have rejoined meanwhile would take
   // its live reader bits out of latch words.
   auto reclaimed_now = [&](int n) {
@@ -153,7 +153,10 @@ void FailureMonitor::AdoptOrphans(const txn::Membership::View& view,
     const auto failed = static_cast<rdma::ComputeNodeId>(n);
     const uint64_t bit = uint64_t{1} << n;
     const int claimant = view.reclaimer[n];
-    if (claimant < 0 || ((view.reclaimed | reclaiming_) & bit) != 0) continue;
+    if (claimant < 0 || ((view.reclaimed & bit) != 0) ||
+        reclaimer_of_[n] >= 0) {
+      continue;
+    }
     const bool live = txn::Membership::IsLive(view.live, failed);
     const bool mine =
         std::any_of(nodes.begin(), nodes.end(), [claimant](const Attached* a) {
@@ -230,7 +233,6 @@ void FailureMonitor::TellDeclaredFailed(Attached& a) {
 
 void FailureMonitor::StartReclaim(rdma::ComputeNodeId reclaimer,
                                   rdma::ComputeNodeId failed) {
-  reclaiming_ |= uint64_t{1} << failed;
   reclaimer_of_[failed] = reclaimer;
   reclaimers_.emplace_back([this, reclaimer, failed] {
     absl::StatusOr<ReclaimReport> report = reclaim_(reclaimer, failed);
@@ -247,7 +249,6 @@ void FailureMonitor::StartReclaim(rdma::ComputeNodeId reclaimer,
       if (report.ok()) reports_.push_back(*report);
       retry_at_[failed] = report.ok() ? absl::InfinitePast()
                                       : absl::Now() + membership_.lease();
-      reclaiming_ &= ~(uint64_t{1} << failed);
       reclaimer_of_[failed] = -1;
       changed_.SignalAll();
     }

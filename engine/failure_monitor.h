@@ -133,10 +133,10 @@ class FailureMonitor {
   mutable absl::Mutex mu_;
   absl::CondVar changed_;
   std::vector<std::unique_ptr<Attached>> attached_ ABSL_GUARDED_BY(mu_);
-  uint64_t reclaimed_ ABSL_GUARDED_BY(mu_) = 0;   // bitmap, as last seen
-  uint64_t reclaiming_ ABSL_GUARDED_BY(mu_) = 0;  // by this process
-  // Per failed node: who reclaims it here (-1: nobody), and when a reclaim
-  // of it that failed here may run again (InfinitePast: none failed).
+  uint64_t reclaimed_ ABSL_GUARDED_BY(mu_) = 0;  // bitmap, as last seen
+  // Per failed node: who reclaims it in this process (-1: nobody), and
+  // when a reclaim of it that failed here may run again (InfinitePast:
+  // none failed).
   std::vector<int> reclaimer_of_ ABSL_GUARDED_BY(mu_);
   std::vector<absl::Time> retry_at_ ABSL_GUARDED_BY(mu_);
   std::vector<ReclaimReport> reports_ ABSL_GUARDED_BY(mu_);

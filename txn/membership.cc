@@ -130,14 +130,11 @@ absl::StatusOr<Membership::View> Membership::Scan(rdma::Endpoint& endpoint,
   batch.FetchAndAdd(Word(kStealableOffset), 0, &view.stealable);
   batch.FetchAndAdd(Word(kReclaimedOffset), 0, &view.reclaimed);
   for (int n = 0; n < compute_nodes_; ++n) {
-    batch.FetchAndAdd(beats_.word(static_cast<rdma::ComputeNodeId>(n)), 0,
-                      &beats[n]);
+    const auto id = static_cast<rdma::ComputeNodeId>(n);
+    batch.FetchAndAdd(beats_.word(id), 0, &beats[n]);
+    batch.FetchAndAdd(reclaimers_.word(id), 0, &claims[n]);
   }
   if (absl::Status s = endpoint.Execute(batch); !s.ok()) return s;
-  if (absl::Status s = reclaimers_.ReadAll(endpoint, absl::MakeSpan(claims));
-      !s.ok()) {
-    return s;
-  }
   for (uint64_t claim : claims) {
     view.reclaimer.push_back(static_cast<int>(claim) - 1);
   }

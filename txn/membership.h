@@ -6,11 +6,11 @@
 // member), `epoch` (advanced on every change), the reclaim stages
 // `fenced`, `stealable` and `reclaimed` (bit n: n reached that stage), and
 // `beat[n]` (n's heartbeat, every lease / 8). A node whose heartbeat has
-// not moved for a lease has expired; DeclareFailed clears its bit with one
-// CAS, so exactly one survivor wins and reclaims it, publishing each
-// stage. A paused node learns on its next Beat that it is out. A rejoin
-// waits until every member acknowledged its epoch. `reclaimer[n]` names
-// the survivor that claimed n's reclaim: a reclaim whose claimant failed
+// not moved for a lease has expired; DeclareFailed claims its reclaim with
+// one CAS, so exactly one survivor wins, clears its bit and reclaims it,
+// publishing each stage. A paused node learns on its next Beat that it is out.
+// A rejoin waits until every member acknowledged its epoch. `reclaimer[n]`
+// names the survivor that claimed n's reclaim: a reclaim whose claimant failed
 // too (fenced) is claimed again by another survivor (Claim), which
 // resumes it from the stages published.
 // Design: docs/design/node_failure.md ("Membership", "Membership
