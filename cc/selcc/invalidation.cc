@@ -64,6 +64,7 @@ bool ReplySlot::Wait(absl::Time deadline, const std::atomic<uint64_t>& fenced,
     }
     if ((pending_ & ~fenced.load(std::memory_order_acquire)) == 0) {
       pending_ = 0;  // their replies, if any, are stale now
+      outcome_.unanswered = true;
       break;
     }
     if (absl::Now() >= deadline) return false;
@@ -76,6 +77,7 @@ void ReplySlot::Forget(uint64_t nodes) {
   std::lock_guard<std::mutex> lock(mu_);
   if ((pending_ & nodes) == 0) return;
   pending_ &= ~nodes;  // their replies, if any, are stale now
+  outcome_.unanswered = true;
   if (pending_ == 0) done_.notify_all();
 }
 

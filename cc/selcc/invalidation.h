@@ -119,6 +119,10 @@ class ReplySlot {
     bool granted_exclusive = false;
     bool released = false;
     bool busy = false;  // kBusy: a running holder
+    // A node was fenced before it answered. It may have acted first (a
+    // downgrade adds the requester's reader bit, a handover names it
+    // holder): only the latch word tells.
+    bool unanswered = false;
     uint32_t dirty_begin = 0, dirty_end = 0;
   };
 

@@ -477,8 +477,10 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
   // One multicast: the requests to several holders overlap.
   absl::InlinedVector<absl::Status, 4> sent(to.size());
   t.endpoint().Multicast(to, m, absl::MakeSpan(sent));
+  bool send_failed = false;
   for (size_t i = 0; i < to.size(); ++i) {
     if (!sent[i].ok()) {
+      send_failed = true;  // maybe sent all the same (verbs)
       LOG(ERROR) << "invalidation of " << f->gcl << " to node " << to[i] << ": "
                  << sent[i];
       selcc::InvalidationReply none;
@@ -500,6 +502,7 @@ absl::StatusOr<ReplySlot::Outcome> SelccManager::Invalidate(
         "a peer stopped handling messages",
         f->gcl.ToString(), absl::FormatDuration(kReplyGrace)));
   }
+  outcome.unanswered |= send_failed;
   return outcome;
 }
 
@@ -605,7 +608,13 @@ absl::Status SelccManager::AcquireShared(SelccThread& t, Frame* f,
                                 attempt, flags);
       if (!outcome.ok()) return outcome.status();
       invalidated = true;
-      if (outcome->granted_shared) {
+      bool granted = outcome->granted_shared;
+      if (!granted && outcome->unanswered) {
+        auto kept = HasShare(t, f);
+        if (!kept.ok()) return kept.status();
+        granted = *kept;
+      }
+      if (granted) {
         f->memo = Memo::kShared;
         AtomicStats::Bump(t.stats->invalidating_locks);
         return absl::OkStatus();
@@ -624,6 +633,17 @@ absl::Status SelccManager::AcquireShared(SelccThread& t, Frame* f,
       return s;
     }
   }
+}
+
+absl::StatusOr<bool> SelccManager::HasShare(SelccThread& t, Frame* f) {
+  // Only a holder's downgrade for us adds our bit while we hold no share
+  // (the frame is latched exclusively here), and it flushed the line in
+  // the FAA's batch: memory has the line, and our bit keeps writers out.
+  uint64_t word = 0;
+  rdma::Batch b;
+  b.Read(f->gcl, &word, 8).Read(f->gcl + 8, f->data, state_->payload_bytes);
+  if (absl::Status s = Execute(t, b); !s.ok()) return s;
+  return (LatchWord::Readers(word) & LatchWord::Reader(node_)) != 0;
 }
 
 absl::Status SelccManager::AcquireExclusive(SelccThread& t, Frame* f,

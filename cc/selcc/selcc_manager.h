@@ -139,6 +139,10 @@ class SelccManager final : public GclManager {
   // Global acquisitions; `f` is latched exclusive and keeps its latch.
   absl::Status AcquireShared(SelccThread& t, Frame* f, LockOptions lock,
                              absl::Time deadline);
+  // After an invalidation a failed holder never answered: whether its
+  // downgrade gave us the line before it failed (our reader bit is in the
+  // word). Reads the line into `f` too.
+  absl::StatusOr<bool> HasShare(SelccThread& t, Frame* f);
   absl::Status AcquireExclusive(SelccThread& t, Frame* f, LockOptions lock,
                                 absl::Time deadline);
   // Sends an invalidation to every node in `targets` (a reader bitmap) and

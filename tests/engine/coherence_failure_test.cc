@@ -17,7 +17,8 @@
 // node publishes data, then a flag, and no reader may see a flag newer
 // than its data) and store buffering (each node stores a round number in
 // its line, then reads the others': no two nodes may both miss each
-// other's store), across failures too.
+// other's store), across failures too. LostAnswerTest, below: a holder
+// fails after serving a request, before answering it.
 
 #include <algorithm>
 #include <atomic>
@@ -29,6 +30,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/failure_point.h"
 #include "engine/engine_internals.h"
 #include "gtest/gtest.h"
 #include "tests/engine/txn_test_db.h"
@@ -448,6 +450,112 @@ TEST_F(CoherenceFailureTest, StoreBufferingNeverMissesBothStores) {
   EXPECT_EQ(torn_.load(), 0) << "a reader saw a torn line";
   EXPECT_EQ(went_back_.load(), 0) << "a reader saw a line go back";
   CheckStored(0);
+}
+
+// A holder that serves a peer's invalidation and fails before it answers
+// (FailurePoint::kInvalidationServed): the requester hears nothing, yet the
+// holder's FAA may have granted it the line (a downgrade adds its reader
+// bit, a handover names it holder). It must find that out from the latch
+// word, not take the line a second time (a second reader bit carries into
+// the next node's). Deterministic: one request, inline on the requester's
+// thread, the holder failing at the point.
+std::atomic<Engine*> served_engine{nullptr};
+std::atomic<int> fail_when_served{-1};
+
+void FailWhenServed(uint32_t node, FailurePoint point) {
+  int expected = static_cast<int>(node);
+  if (point == FailurePoint::kInvalidationServed &&
+      fail_when_served.compare_exchange_strong(expected, -1)) {
+    EXPECT_TRUE(served_engine.load()->FailNode(node).ok());
+  }
+}
+
+class LostAnswerTest : public CoherenceFailureTest {
+ protected:
+  void SetUp() override {
+    CoherenceFailureTest::SetUp();
+    served_engine = engine_.get();
+    SetFailurePointHookForTesting(&FailWhenServed);
+  }
+  void TearDown() override {
+    SetFailurePointHookForTesting(nullptr);
+    fail_when_served = -1;
+    served_engine = nullptr;
+    CoherenceFailureTest::TearDown();
+  }
+
+  // `holder` writes `value` to line 0 and keeps it (memo M), then fails
+  // when it serves `requester`'s request for it (shared or exclusive).
+  // After the reclaim, the third node must write the line within the lock
+  // timeout (a stray reader bit would keep it out), and the requester
+  // must then read that write (a copy it believes shared without its bit
+  // in the word would never be invalidated).
+  void HolderFailsBeforeAnswering(int holder, int requester, bool exclusive) {
+    const int third = 3 - holder - requester;
+    constexpr int64_t kValue = 41;
+    {
+      auto ctx = Manager(holder)->NewThreadContext();
+      ASSERT_TRUE(ctx.ok()) << ctx.status();
+      auto g = Manager(holder)->XLock(**ctx, lines_[0]);
+      ASSERT_TRUE(g.ok()) << g.status();
+      std::memcpy(g->MutableRange(0, 8), &kValue, 8);
+      std::memcpy(g->MutableRange(payload_ - 8, 8), &kValue, 8);
+      ASSERT_TRUE(g->Unlock().ok());
+    }
+    fail_when_served = holder;
+    {
+      cc::GclManager* manager = Manager(requester);
+      auto ctx = manager->NewThreadContext();
+      ASSERT_TRUE(ctx.ok()) << ctx.status();
+      int64_t first, last;
+      if (exclusive) {
+        auto g = manager->XLock(**ctx, lines_[0]);
+        ASSERT_TRUE(g.ok()) << g.status();
+        Read(g->data(), payload_, &first, &last);
+        ASSERT_TRUE(g->Unlock().ok());
+      } else {
+        auto g = manager->SLock(**ctx, lines_[0]);
+        ASSERT_TRUE(g.ok()) << g.status();
+        Read(g->data(), payload_, &first, &last);
+        ASSERT_TRUE(g->Unlock().ok());
+      }
+      EXPECT_EQ(first, kValue);
+      EXPECT_EQ(last, kValue);
+    }
+    ASSERT_EQ(fail_when_served.load(), -1)
+        << "node " << holder << " was never asked for the line";
+    ASSERT_TRUE(engine_->WaitReclaimed(holder, absl::Seconds(10)).ok());
+    constexpr int64_t kNext = 42;
+    {
+      auto ctx = Manager(third)->NewThreadContext();
+      ASSERT_TRUE(ctx.ok()) << ctx.status();
+      auto g = Manager(third)->XLock(**ctx, lines_[0]);
+      ASSERT_TRUE(g.ok()) << g.status();
+      std::memcpy(g->MutableRange(0, 8), &kNext, 8);
+      std::memcpy(g->MutableRange(payload_ - 8, 8), &kNext, 8);
+      ASSERT_TRUE(g->Unlock().ok());
+    }
+    auto ctx = Manager(requester)->NewThreadContext();
+    ASSERT_TRUE(ctx.ok()) << ctx.status();
+    int64_t value;
+    ReadChecked(*Manager(requester), **ctx, 0, &value);
+    EXPECT_EQ(value, kNext) << "node " << requester << " read a stale copy";
+    ctx->reset();
+    ASSERT_TRUE(engine_->RejoinNode(holder).ok());
+  }
+};
+
+TEST_F(LostAnswerTest, ADowngradeWhoseAnswerWasLostIsNotTakenTwice) {
+  HolderFailsBeforeAnswering(/*holder=*/0, /*requester=*/1, false);
+}
+
+TEST_F(LostAnswerTest, ADowngradeToTheLastNodeWhoseAnswerWasLost) {
+  // The carry of a second bit would name node 3, which does not exist.
+  HolderFailsBeforeAnswering(/*holder=*/1, /*requester=*/2, false);
+}
+
+TEST_F(LostAnswerTest, AHandoverWhoseAnswerWasLostIsKept) {
+  HolderFailsBeforeAnswering(/*holder=*/0, /*requester=*/1, true);
 }
 
 }  // namespace
