@@ -22,6 +22,8 @@
 // (tpcc --delivery_results=FILE), one line per executed Delivery in a
 // result file (DeliveryResultFile).
 
+#include <atomic>
+#include <cstddef>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -47,6 +49,12 @@ class DeliveryQueue {
  private:
   std::mutex mu_;
   std::deque<QueuedDelivery> queue_;
+  // queue_.size(), read without the lock: every worker polls once per
+  // card, and most find nothing (no Delivery in the mix, or none queued),
+  // which then costs a load of a line that stays shared between cores
+  // instead of a lock and unlock that move it (0.7% of the CPU at 2
+  // threads). A Push it misses is popped at the next card.
+  std::atomic<size_t> size_{0};
 };
 
 }  // namespace strand::tpcc
