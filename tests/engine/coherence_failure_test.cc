@@ -484,6 +484,18 @@ class LostAnswerTest : public CoherenceFailureTest {
     CoherenceFailureTest::TearDown();
   }
 
+  // Writes `value` to both copies of line 0's counter through `node`,
+  // which keeps the line (memo M).
+  void WriteLine(int node, int64_t value) {
+    auto ctx = Manager(node)->NewThreadContext();
+    ASSERT_TRUE(ctx.ok()) << ctx.status();
+    auto g = Manager(node)->XLock(**ctx, lines_[0]);
+    ASSERT_TRUE(g.ok()) << g.status();
+    std::memcpy(g->MutableRange(0, 8), &value, 8);
+    std::memcpy(g->MutableRange(payload_ - 8, 8), &value, 8);
+    ASSERT_TRUE(g->Unlock().ok());
+  }
+
   // `holder` writes `value` to line 0 and keeps it (memo M), then fails
   // when it serves `requester`'s request for it (shared or exclusive).
   // After the reclaim, the third node must write the line within the lock
@@ -493,15 +505,8 @@ class LostAnswerTest : public CoherenceFailureTest {
   void HolderFailsBeforeAnswering(int holder, int requester, bool exclusive) {
     const int third = 3 - holder - requester;
     constexpr int64_t kValue = 41;
-    {
-      auto ctx = Manager(holder)->NewThreadContext();
-      ASSERT_TRUE(ctx.ok()) << ctx.status();
-      auto g = Manager(holder)->XLock(**ctx, lines_[0]);
-      ASSERT_TRUE(g.ok()) << g.status();
-      std::memcpy(g->MutableRange(0, 8), &kValue, 8);
-      std::memcpy(g->MutableRange(payload_ - 8, 8), &kValue, 8);
-      ASSERT_TRUE(g->Unlock().ok());
-    }
+    WriteLine(holder, kValue);
+    if (HasFatalFailure()) return;
     fail_when_served = holder;
     {
       cc::GclManager* manager = Manager(requester);
@@ -526,15 +531,8 @@ class LostAnswerTest : public CoherenceFailureTest {
         << "node " << holder << " was never asked for the line";
     ASSERT_TRUE(engine_->WaitReclaimed(holder, absl::Seconds(10)).ok());
     constexpr int64_t kNext = 42;
-    {
-      auto ctx = Manager(third)->NewThreadContext();
-      ASSERT_TRUE(ctx.ok()) << ctx.status();
-      auto g = Manager(third)->XLock(**ctx, lines_[0]);
-      ASSERT_TRUE(g.ok()) << g.status();
-      std::memcpy(g->MutableRange(0, 8), &kNext, 8);
-      std::memcpy(g->MutableRange(payload_ - 8, 8), &kNext, 8);
-      ASSERT_TRUE(g->Unlock().ok());
-    }
+    WriteLine(third, kNext);
+    if (HasFatalFailure()) return;
     auto ctx = Manager(requester)->NewThreadContext();
     ASSERT_TRUE(ctx.ok()) << ctx.status();
     int64_t value;
