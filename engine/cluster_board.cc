@@ -235,12 +235,18 @@ absl::Status ClusterBoard::failure() const {
   return failure_;
 }
 
-void ClusterBoard::Fail(const absl::Status& status) {
+bool ClusterBoard::unreachable() const {
+  std::lock_guard<std::mutex> lock(failure_mu_);
+  return unreachable_;
+}
+
+void ClusterBoard::Fail(const absl::Status& status, bool unreachable) {
   std::function<void(const absl::Status&)> callback;
   {
     std::lock_guard<std::mutex> lock(failure_mu_);
     if (!failure_.ok()) return;
     failure_ = status;
+    unreachable_ = unreachable;
     if (!on_failure_) return;
     reported_ = true;
     callback = on_failure_;
@@ -257,12 +263,14 @@ void ClusterBoard::Beat() {
   do {
     if (auto beat = heartbeat_endpoint_->FetchAndAdd(mine, 1); !beat.ok()) {
       Fail(absl::UnavailableError(
-          absl::StrCat("the cluster board on memory node 0 is unreachable: ",
-                       beat.status().message())));
+               absl::StrCat("the cluster board on memory node 0 is "
+                            "unreachable: ",
+                            beat.status().message())),
+           /*unreachable=*/true);
       continue;
     }
     if (absl::Status s = ReadSlots(*heartbeat_endpoint_, slots); !s.ok()) {
-      Fail(s);
+      Fail(s, /*unreachable=*/true);
       continue;
     }
     const absl::Time now = absl::Now();

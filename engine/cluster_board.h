@@ -99,6 +99,10 @@ class ClusterBoard {
   void OnFailure(std::function<void(const absl::Status&)> callback);
   // The first failure seen so far (OK if none).
   absl::Status failure() const;
+  // Whether that failure was this node's own access to the board failing
+  // (memory node 0 unreachable, or this node fenced: with failover, it was
+  // declared failed, or will be once its lease runs out).
+  bool unreachable() const;
 
   int nodes() const { return nodes_; }
   std::string Describe(rdma::ComputeNodeId node) const;
@@ -118,7 +122,8 @@ class ClusterBoard {
   // Waits until node `only_node` (every node if -1) reached `step`.
   absl::Status WaitUntil(uint64_t step, int only_node);
   void Beat();
-  void Fail(const absl::Status& status);
+  // `unreachable`: this node's own access failed (ClusterBoard::unreachable).
+  void Fail(const absl::Status& status, bool unreachable = false);
 
   rdma::Fabric& fabric_;
   const rdma::ComputeNodeId self_;
@@ -131,8 +136,9 @@ class ClusterBoard {
   std::mutex mu_;  // guards endpoint_ (the callers' endpoint)
   std::unique_ptr<rdma::Endpoint> endpoint_;
 
-  mutable std::mutex failure_mu_;  // guards the three below
+  mutable std::mutex failure_mu_;  // guards the four below
   absl::Status failure_;
+  bool unreachable_ = false;
   std::function<void(const absl::Status&)> on_failure_;
   bool reported_ = false;
 

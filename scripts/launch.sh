@@ -44,7 +44,7 @@ Launcher flags:
                        processes get to report it and exit before they are
                        stopped (default 20)
   --restart_after_s=S  with --failover among the program's flags (tpcc):
-                       start a killed compute process again S seconds
+                       start a lost compute process again S seconds
                        later with --rejoin, to run until the others' measured
                        run ends (default 0: never); its output goes to
                        compute-N.rejoin.out/.err
@@ -57,9 +57,10 @@ Launcher flags:
 Program flags, after --, are passed to every compute process, e.g.
   scripts/launch.sh --cluster=cluster.txt -- --warehouses=4 --threads=2
 With --failover among them (tpcc, shared mode), a compute process killed by
-a signal (kill -9) does not stop the others: they declare its node failed,
-reclaim it and finish the run; the exit status then counts only the
-processes not killed. Compute node 0 combines and checks the run, so it
+a signal (kill -9), or one that stops with status 3 (it paused past its
+lease and found itself fenced), does not stop the others: they declare its
+node failed, reclaim it and finish the run; the exit status then counts
+only the processes not lost so. Compute node 0 combines and checks the run, so it
 must survive. With --restart_after_s the killed process is started again
 with --rejoin: it waits until the others reclaimed its node, joins them
 with an empty cache and runs to the end of their measured run (without a
@@ -296,7 +297,7 @@ done
 # Wait for the compute processes; the first failure stops everything (the
 # compute processes first get --grace_s to name the failed peer themselves).
 lost=0 restarted=0
-declare -A restart_at
+declare -A restart_at=()
 # restart ID: starts compute node ID again with --rejoin, to run until the
 # end of compute node 0's measured run (its "measuring starts" line plus
 # --duration_s), if more than a second of it is left.
@@ -337,9 +338,15 @@ while [ $remaining -gt 0 ] || [ ${#restart_at[@]} -gt 0 ]; do
     wait "$p"
     status_of[$p]=$?
     remaining=$((remaining - 1))
-    if [ "${status_of[$p]}" -gt 128 ] && [ $survives_loss = 1 ] &&
-      [ $failed = 0 ]; then
-      say "LOST: ${name_of[$p]} was killed (status ${status_of[$p]}); with --failover the others reclaim it and go on"
+    # Killed (status > 128), or it found itself declared failed and
+    # fenced (3: tpcc's kExitDeclaredFailed, after a pause past its lease).
+    if { [ "${status_of[$p]}" -gt 128 ] || [ "${status_of[$p]}" = 3 ]; } &&
+      [ $survives_loss = 1 ] && [ $failed = 0 ]; then
+      if [ "${status_of[$p]}" = 3 ]; then
+        say "LOST: ${name_of[$p]} stopped: it was declared failed and fenced (status 3); with --failover the others reclaim it and go on"
+      else
+        say "LOST: ${name_of[$p]} was killed (status ${status_of[$p]}); with --failover the others reclaim it and go on"
+      fi
       lost=$((lost + 1))
       if [ "$restart_after" -gt 0 ]; then
         for key in "${!pid_of[@]}"; do

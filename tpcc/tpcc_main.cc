@@ -208,7 +208,9 @@ DEFINE_bool(failover, kDefaults.failover,
             "the others go on. In one process (--fail_node injects the "
             "failure), or over verbs across processes in shared mode (kill "
             "one; compute node 0 must survive; scripts/launch.sh keeps the "
-            "others, and with --restart_after_s restarts it: --rejoin). "
+            "others, and with --restart_after_s restarts it: --rejoin; a "
+            "process that paused past its lease finds itself fenced and "
+            "stops with exit status 3, which the launcher treats alike). "
             "With --wal=on it needs early lock release (the "
             "default pipelining has it)");
 DEFINE_int32(node_lease_ms, kDefaults.node_lease_ms,

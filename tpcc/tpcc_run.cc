@@ -247,12 +247,27 @@ absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
   };
   // Without failover a run cannot go on without any of its compute nodes
   // (they hold latches and cached lines of the shared data): stop, naming
-  // it. With failover, only a node not declared failed is missed so.
-  member_.board->OnFailure([](const absl::Status& s) {
-    std::cerr << "tpcc: " << s.message() << "; stopping this compute process"
-              << std::endl;
-    std::_Exit(1);
-  });
+  // it. With failover, only a node not declared failed is missed so, and
+  // a process that cannot reach the board any more (it paused past its
+  // lease and was fenced, or lost memory node 0) leaves as a failed node,
+  // which the others reclaim: kExitDeclaredFailed tells the launcher so.
+  member_.board->OnFailure(
+      [board = member_.board.get(), self = member_.self,
+       failover = options_.failover](const absl::Status& s) {
+        if (failover && board->unreachable()) {
+          std::cerr << "tpcc: " << s.message() << "; compute node " << self
+                    << " cannot take part any more (it paused or was cut off "
+                       "past its lease: it is declared failed and fenced, or "
+                       "will be; nothing it did since its last acknowledgement "
+                       "counts): the others reclaim it; stopping with exit "
+                       "status "
+                    << kExitDeclaredFailed << std::endl;
+          std::_Exit(kExitDeclaredFailed);
+        }
+        std::cerr << "tpcc: " << s.message()
+                  << "; stopping this compute process" << std::endl;
+        std::_Exit(1);
+      });
   const uint64_t served =
       fabric.memory_node_bytes() * fabric.memory_node_count();
   const uint64_t need = options_.PoolBytesNeeded();

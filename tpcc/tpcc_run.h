@@ -37,6 +37,13 @@
 
 namespace strand::tpcc {
 
+// A compute process of a deployment with --failover that lost its access
+// to the cluster board (paused or cut off past its lease, so fenced)
+// stops with this status: it counts as a failed node, which the others
+// reclaim (scripts/launch.sh treats it as a killed one), not as a run that
+// failed (1) or a misuse (2).
+inline constexpr int kExitDeclaredFailed = 3;
+
 // This process's part in a deployment whose compute nodes are separate
 // processes (verbs): its node and the cluster board it meets the others on.
 // No board when one process hosts every compute node (loopback).

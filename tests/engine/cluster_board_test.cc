@@ -96,6 +96,34 @@ TEST_F(ClusterBoardTest, APeerThatStopsBeatingIsNamedWithinTheTimeout) {
   }
   EXPECT_EQ(callbacks.load(), 1);
   EXPECT_NE(seen.find("node 1 (test)"), std::string::npos) << seen;
+  EXPECT_FALSE((*zero)->unreachable()) << "node 0 itself reached the board";
+}
+
+// A node fenced while it ran (it paused past its lease and was declared
+// failed) finds its own heartbeat failing: its board says so apart from a
+// peer's silence (tpcc then stops with kExitDeclaredFailed).
+TEST_F(ClusterBoardTest, AFencedNodesOwnBoardReportsItUnreachable) {
+  rdma::FabricOptions options;
+  options.compute_nodes = 2;
+  options.pool_bytes = 16 * rdma::FabricOptions::kMiB;
+  options.fencing = true;
+  fabric_ = *rdma::CreateFabric(options);
+  auto zero = ClusterBoard::Open(*fabric_, 0, Fast());
+  auto one = ClusterBoard::Open(*fabric_, 1, Fast());
+  ASSERT_TRUE(zero.ok() && one.ok());
+  std::atomic<int> callbacks{0};
+  (*one)->OnFailure([&](const absl::Status&) { ++callbacks; });
+  ASSERT_TRUE(fabric_->Fence(1).ok());
+  for (int i = 0; i < 500 && callbacks.load() == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(callbacks.load(), 1);
+  EXPECT_TRUE((*one)->unreachable());
+  EXPECT_NE((*one)->failure().message().find("is unreachable"),
+            std::string::npos)
+      << (*one)->failure();
+  // Node 1's board went first, before node 0's timeout could name it.
+  EXPECT_FALSE((*zero)->unreachable());
 }
 
 TEST_F(ClusterBoardTest, APeerThatAbortsFailsTheWaitAtOnce) {
