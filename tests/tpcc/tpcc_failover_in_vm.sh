@@ -10,7 +10,9 @@
 # the launcher restarts the killed process (--restart_after_s): it rejoins
 # (tpcc --rejoin), commits, exits 0, and node 0 counts its figures. With
 # the WAL on (pipelined, tpcc's default; a rejoin cannot log yet) node 2
-# stays out and node 0 counts one failed process.
+# stays out and node 0 counts one failed process. Last, node 2's process
+# is paused (SIGSTOP) past its lease and resumed: it must find itself
+# fenced and stop with status 3, and the same checks hold.
 # Usage: tests/tpcc/tpcc_failover_in_vm.sh BUILD_DIR [ADDRESS]
 set -uo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -27,22 +29,33 @@ small=(--warehouses=3 --items=2000 --customers=60 --threads=1 --cc=2pl
        --protocol=selcc --warmup_s=0.5 --failover --node_lease_ms=1000)
 failed=0
 
-# one_round NAME RESTART_AFTER_S FLAGS...: the kill and its checks; node 2
-# restarted RESTART_AFTER_S seconds after the kill (0: never).
+# one_round NAME HOW RESTART_AFTER_S FLAGS...: node 2's failure and its
+# checks. HOW: kill (SIGKILL), or pause (SIGSTOP for 4 leases, then SIGCONT:
+# it must find itself fenced and stop with status 3 on its own). Node 2 is
+# restarted RESTART_AFTER_S seconds after it is lost (0: never).
 one_round() {
-  local name="$1" restart="$2"
-  shift 2
+  local name="$1" how="$2" restart="$3"
+  shift 3
   echo "=== [tpcc failover] $name (at $SECONDS s)"
   local results="$work/$name"
-  kill_mid_run "$results" 3 \
+  local failure=(kill_mid_run)
+  [ "$how" = pause ] && failure=(pause_mid_run 4)
+  "${failure[@]}" "$results" 3 \
     "tpcc --fabric=verbs --cluster=$work/cluster.txt --node_id=2 " \
     --cluster="$work/cluster.txt" --bin="$build" --pool_mb=1024 \
     --timeout_s=600 --grace_s=60 --restart_after_s="$restart" -- \
     "${small[@]}" --peer_timeout_s=30 --json "$@"
   cat "$results/launch.txt"
   check "$name: launcher exit status 0" [ "$launch_status" = 0 ]
-  check "$name: the launcher names the lost process" \
-    grep -q "LOST: compute node 2 ($addr:7102) was killed" "$results/launch.txt"
+  if [ "$how" = pause ]; then
+    grep -h "cannot take part any more" "$results/compute-2.err"
+    check "$name: the resumed node 2 stopped itself, fenced (status 3)" \
+      grep -q "LOST: compute node 2 ($addr:7102) stopped: it was declared failed and fenced (status 3)" \
+      "$results/launch.txt"
+  else
+    check "$name: the launcher names the lost process" \
+      grep -q "LOST: compute node 2 ($addr:7102) was killed" "$results/launch.txt"
+  fi
   grep -h "compute node 2 reclaimed by node\|compute node 2's lease" \
     "$results/compute-0.err" "$results/compute-1.err"
   check "$name: a survivor reclaimed compute node 2" \
@@ -101,8 +114,12 @@ sys.exit(0 if rates[0] > 0 and rates[1] > 0 else 1)' "$json"
 # registered memory) and the restarted one seconds to connect and join;
 # with the log, the reclaim's relog waited up to 7 s for node 0's log
 # (fdatasync on the guest's tmpfs, its vCPUs busy with retrying workers).
-one_round nolog_restart 1 --wal=off --duration_s=20
-one_round wal 0 --wal=on --wal_dir="$work/wal" --duration_s=20
+one_round nolog_restart kill 1 --wal=off --duration_s=20
+one_round wal kill 0 --wal=on --wal_dir="$work/wal" --duration_s=20
+# Paused past its lease: on resuming, its operations fail (fenced) and it
+# must stop by itself, not write on or hang; it takes up to the verbs
+# endpoint's 10-s completion timeout to notice.
+one_round nolog_pause pause 0 --wal=off --duration_s=20
 
 [ $failed = 0 ] && echo "tpcc failover: PASS" || echo "tpcc failover: FAIL"
 exit $failed

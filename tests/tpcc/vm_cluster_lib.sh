@@ -37,8 +37,18 @@ write_cluster() {
 # Sets launch_status (the launcher's exit status) and waited (seconds from
 # the kill to the launcher's exit).
 kill_mid_run() {
-  local results="$1" delay="$2" pattern="$3"
-  shift 3
+  signal_mid_run kill "$@"
+}
+
+# pause_mid_run SECONDS RESULTS DELAY PATTERN LAUNCH_ARGS...: the same, but
+# the processes are stopped (SIGSTOP) for SECONDS, then continued.
+pause_mid_run() {
+  signal_mid_run "pause:$1" "${@:2}"
+}
+
+signal_mid_run() {
+  local action="$1" results="$2" delay="$3" pattern="$4"
+  shift 4
   "$here/scripts/launch.sh" --results="$results" "$@" &
   local launcher=$!
   until grep -qs "measuring starts" "$results"/compute-0.* &&
@@ -47,10 +57,16 @@ kill_mid_run() {
     sleep 0.5
   done
   sleep "$delay"
-  pkill -KILL -f -- "$pattern"
+  if [ "$action" = kill ]; then
+    pkill -KILL -f -- "$pattern"
+  else
+    pkill -STOP -f -- "$pattern"
+    sleep "${action#pause:}"
+    pkill -CONT -f -- "$pattern"
+  fi
   local killed_at=$SECONDS
   wait $launcher
   launch_status=$?
   waited=$((SECONDS - killed_at))
-  echo "(launcher exited $launch_status, ${waited}s after the kill)"
+  echo "(launcher exited $launch_status, ${waited}s after the $action)"
 }
