@@ -58,10 +58,10 @@ Program flags, after --, are passed to every compute process, e.g.
   scripts/launch.sh --cluster=cluster.txt -- --warehouses=4 --threads=2
 With --failover among them (tpcc, shared mode), a compute process killed by
 a signal (kill -9), or one that stops with status 3 (it paused past its
-lease and found itself fenced), does not stop the others: they declare its
-node failed, reclaim it and finish the run; the exit status then counts
-only the processes not lost so. Compute node 0 combines and checks the run, so it
-must survive. With --restart_after_s the killed process is started again
+lease and found itself fenced), is lost, not failed: the others declare
+its node failed, reclaim it and finish the run, and the exit status counts
+only the processes not lost. Compute node 0 combines and checks the run,
+so it must survive. With --restart_after_s a lost process is started again
 with --rejoin: it waits until the others reclaimed its node, joins them
 with an empty cache and runs to the end of their measured run (without a
 log: tpcc --rejoin refuses --wal=on).
