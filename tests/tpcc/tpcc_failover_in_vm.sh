@@ -117,9 +117,11 @@ sys.exit(0 if rates[0] > 0 and rates[1] > 0 else 1)' "$json"
 one_round nolog_restart kill 1 --wal=off --duration_s=20
 one_round wal kill 0 --wal=on --wal_dir="$work/wal" --duration_s=20
 # Paused past its lease: on resuming, its operations fail (fenced) and it
-# must stop by itself, not write on or hang; it takes up to the verbs
-# endpoint's 10-s completion timeout to notice.
-one_round nolog_pause pause 0 --wal=off --duration_s=20
+# must stop by itself, not write on or hang. It notices when its board's
+# heartbeat fails, after the verbs endpoint's 10-s completion timeout: 25 s
+# so that this comes well before its run's end (where it would fail to
+# report, status 1).
+one_round nolog_pause pause 0 --wal=off --duration_s=25
 
 [ $failed = 0 ] && echo "tpcc failover: PASS" || echo "tpcc failover: FAIL"
 exit $failed
