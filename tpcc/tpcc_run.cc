@@ -89,6 +89,17 @@ std::vector<AckedNewOrder> ReadAckedLogs(const std::string& path) {
   return acked;
 }
 
+// Why a compute process with --failover that lost its access to memory
+// node 0 stops with kExitDeclaredFailed.
+std::string LeavesAsFailed(rdma::ComputeNodeId self, absl::string_view why) {
+  return absl::StrFormat(
+      "tpcc: %s; compute node %d cannot take part any more (it paused or was "
+      "cut off past its lease: it is declared failed and fenced, or will be; "
+      "nothing it did since its last acknowledgement counts): the others "
+      "reclaim it; stopping with exit status %d",
+      why, self, kExitDeclaredFailed);
+}
+
 }  // namespace
 
 int ClusterMember::Fail(absl::string_view message) {
@@ -128,6 +139,12 @@ int TpccRun::Run() {
     absl::Status s =
         member_.board->Publish(EncodeNodeRun(member_.self, load_, run_));
     if (s.ok()) s = member_.board->Arrive(kRan);
+    if (!s.ok() && options_.failover && !member_.leads() &&
+        (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s))) {
+      // Its run ended before its board's heartbeat noticed the fence.
+      std::cerr << LeavesAsFailed(member_.self, s.message()) << std::endl;
+      return kExitDeclaredFailed;
+    }
     if (!s.ok()) return member_.Fail(s.message());
     if (!member_.leads()) return FinishFollower();
     if (absl::Status s = Gather(); !s.ok()) return member_.Fail(s.message());
@@ -255,13 +272,7 @@ absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
       [board = member_.board.get(), self = member_.self,
        failover = options_.failover](const absl::Status& s) {
         if (failover && board->unreachable()) {
-          std::cerr << "tpcc: " << s.message() << "; compute node " << self
-                    << " cannot take part any more (it paused or was cut off "
-                       "past its lease: it is declared failed and fenced, or "
-                       "will be; nothing it did since its last acknowledgement "
-                       "counts): the others reclaim it; stopping with exit "
-                       "status "
-                    << kExitDeclaredFailed << std::endl;
+          std::cerr << LeavesAsFailed(self, s.message()) << std::endl;
           std::_Exit(kExitDeclaredFailed);
         }
         std::cerr << "tpcc: " << s.message()
