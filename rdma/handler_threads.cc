@@ -11,7 +11,7 @@ bool OnMessageHandlerThread() { return on_handler_thread; }
 
 absl::Status HandlerThreads::Start(ComputeNode& node, MessageHandler handler,
                                    int threads, NextMessage next,
-                                   CountReceived count) {
+                                   CountReceived count, Finished finished) {
   if (threads < 1) {
     return absl::InvalidArgumentError("a compute node needs >= 1 handler");
   }
@@ -24,6 +24,7 @@ absl::Status HandlerThreads::Start(ComputeNode& node, MessageHandler handler,
   handler_ = std::move(handler);
   next_ = std::move(next);
   count_ = std::move(count);
+  finished_ = std::move(finished);
   for (int i = 0; i < threads; ++i) {
     auto endpoint = node.NewEndpoint();
     if (!endpoint.ok()) return endpoint.status();
@@ -36,6 +37,7 @@ absl::Status HandlerThreads::Start(ComputeNode& node, MessageHandler handler,
       while (next_(&message)) {
         count_(*ep);
         handler_(message, *ep);
+        if (finished_) finished_(message);
       }
     });
   }

@@ -26,11 +26,15 @@ class HandlerThreads {
   using NextMessage = std::function<bool(Message* message)>;
   // Counts a received message on the handler thread's own endpoint.
   using CountReceived = std::function<void(Endpoint& endpoint)>;
+  // After the handler returned from a message NextMessage gave (the
+  // backend's admission of it ends; may be null).
+  using Finished = std::function<void(const Message& message)>;
 
   // Starts `threads` threads with endpoints from `node`. InvalidArgument for
   // fewer than one thread, FailedPrecondition if already started.
   absl::Status Start(ComputeNode& node, MessageHandler handler, int threads,
-                     NextMessage next, CountReceived count);
+                     NextMessage next, CountReceived count,
+                     Finished finished = nullptr);
   // Joins the threads; the caller has first made NextMessage return false.
   // Idempotent.
   void Join();
@@ -41,6 +45,7 @@ class HandlerThreads {
   MessageHandler handler_;
   NextMessage next_;
   CountReceived count_;
+  Finished finished_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
 };

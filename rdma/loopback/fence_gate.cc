@@ -7,6 +7,7 @@ namespace strand::rdma::loopback {
 bool FenceGate::Close(std::atomic<bool>& flag) {
   if (!armed_) return false;
   flag.store(true, std::memory_order_seq_cst);
+  generation_.fetch_add(1, std::memory_order_seq_cst);
   // The seats taken before the flag; one taken after it never gets in
   // (Enter reads the flag). The wait runs outside mu_: a thread inside the
   // gate may need to Sit before it leaves (an inline handler answering
@@ -20,6 +21,10 @@ bool FenceGate::Close(std::atomic<bool>& flag) {
     while (seat->busy.load(std::memory_order_seq_cst)) {
       std::this_thread::yield();
     }
+  }
+  // Handlers never wait (rdma/fabric.h): this ends within one's run.
+  while (handlers_.load(std::memory_order_seq_cst) > 0) {
+    std::this_thread::yield();
   }
   return true;
 }

@@ -15,8 +15,14 @@
 // Enter stores the endpoint's own busy flag, then reads the fence flag;
 // Fence stores the fence flag, then reads every busy flag, both sequentially
 // consistent: either the endpoint sees the fence, or Fence sees it busy and
-// waits for its Leave. Costs nothing unless armed (FabricOptions::fencing):
-// a deployment in which no node can fail needs no gate.
+// waits for its Leave.
+//
+// A peer's handler serving this node's message (handler threads) counts
+// too (EnterHandler; verbs: rdma/verbs/listener.h): admitted only if the
+// message was sent in the current generation, which Fence and Kill
+// advance, and they wait for admitted handlers. Costs nothing unless armed
+// (FabricOptions::fencing): a deployment in which no node can fail needs
+// no gate.
 
 #include <atomic>
 #include <memory>
@@ -65,6 +71,27 @@ class FenceGate {
     if (armed_) seat.busy.store(false, std::memory_order_release);
   }
 
+  // The generation a message sent now is stamped with.
+  uint64_t generation() const {
+    return generation_.load(std::memory_order_acquire);
+  }
+  // False: drop the message (sent by a fenced or killed incarnation); true:
+  // handle it, then ExitHandler.
+  bool EnterHandler(uint64_t sent_in_generation) {
+    if (!armed_) return true;
+    handlers_.fetch_add(1, std::memory_order_seq_cst);
+    if (fenced_.load(std::memory_order_seq_cst) ||
+        killed_.load(std::memory_order_seq_cst) ||
+        generation_.load(std::memory_order_seq_cst) != sent_in_generation) {
+      handlers_.fetch_sub(1, std::memory_order_release);
+      return false;
+    }
+    return true;
+  }
+  void ExitHandler() {
+    if (armed_) handlers_.fetch_sub(1, std::memory_order_release);
+  }
+
   bool fenced() const { return fenced_.load(std::memory_order_acquire); }
   bool killed() const { return killed_.load(std::memory_order_acquire); }
   // Return once no operation is inside; false if the gate is not armed.
@@ -82,6 +109,8 @@ class FenceGate {
   const bool armed_;
   std::atomic<bool> fenced_{false};
   std::atomic<bool> killed_{false};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> handlers_{0};  // admitted by EnterHandler
   absl::Mutex mu_;
   std::vector<std::shared_ptr<Seat>> seats_ ABSL_GUARDED_BY(mu_);
 };

@@ -101,19 +101,30 @@ absl::Status LoopbackComputeNode::StartHandlers(MessageHandler handler,
       *this, std::move(handler), threads,
       [this](Message* message) {
         MessageInbox::Entry entry;
-        if (!inbox_.Pop(&entry)) return false;
-        // The cost model delays delivery by half a round trip.
-        if (!fabric_->cost_model().is_free()) {
-          CostModel::SpinUntil(entry.deliver_at_ns);
+        for (;;) {
+          if (!inbox_.Pop(&entry)) return false;
+          // The cost model delays delivery by half a round trip.
+          if (!fabric_->cost_model().is_free()) {
+            CostModel::SpinUntil(entry.deliver_at_ns);
+          }
+          // Its sender fenced since (fence_gate.h): as if lost on the way.
+          if (SenderGate(entry.message).EnterHandler(entry.sender_generation)) {
+            break;
+          }
         }
         *message = entry.message;
         return true;
       },
       [](Endpoint& endpoint) {
         static_cast<LoopbackEndpoint&>(endpoint).CountReceived();
-      });
+      },
+      [this](const Message& message) { SenderGate(message).ExitHandler(); });
   if (started.ok()) accepting_.store(true, std::memory_order_seq_cst);
   return started;
+}
+
+FenceGate& LoopbackComputeNode::SenderGate(const Message& message) const {
+  return fabric_->node(message.source).gate();
 }
 
 const MessageHandler* LoopbackComputeNode::BeginInline() {

@@ -69,6 +69,9 @@ class LoopbackComputeNode : public ComputeNode {
   absl::Status ReopenHandlers() override;
 
  private:
+  // The gate of the node that sent `message`, which admits its handling.
+  FenceGate& SenderGate(const Message& message) const;
+
   LoopbackFabric* const fabric_;
   const ComputeNodeId id_;
   CounterRegistry counters_;

@@ -218,7 +218,7 @@ absl::Status LoopbackEndpoint::Deliver(ComputeNodeId dst,
       return absl::OkStatus();
     }
   }
-  MessageInbox::Entry entry{message, 0};
+  MessageInbox::Entry entry{message, 0, gate_->generation()};
   if (!cost.is_free()) {
     entry.deliver_at_ns = CostModel::NowNanos() + cost.OneWayNanos();
   }

@@ -29,6 +29,8 @@ class MessageInbox {
   struct Entry {
     Message message;
     int64_t deliver_at_ns;  // cost model: not to be handled before this
+    // The sender's FenceGate::generation when it sent the message.
+    uint64_t sender_generation = 0;
   };
 
   MessageInbox(size_t capacity, absl::Duration full_timeout)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -169,6 +170,7 @@ bool Listener::HandleRequest(rdma_cm_id* id, const rdma_conn_param& request) {
     return false;
   }
   accepted_.emplace(id, accept->owner);
+  senders_[id->qp->qp_num] = Sender{accept->owner, accept->incarnation};
   uint64_t& latest = latest_[accept->owner];
   latest = std::max(latest, accept->incarnation);
   return true;
@@ -179,7 +181,43 @@ bool Listener::Forget(rdma_cm_id* id) {
   return accepted_.erase(id) > 0;
 }
 
+bool Listener::EnterHandler(uint32_t qp_num, int* owner) {
+  absl::ReaderMutexLock lock(&mu_);
+  *owner = -1;
+  auto sender = senders_.find(qp_num);
+  if (sender == senders_.end() || sender->second.owner < 0 ||
+      sender->second.owner >= kOwners) {
+    return true;  // not a fenceable compute node's
+  }
+  const int o = sender->second.owner;
+  if (auto floor = admitted_from_.find(o);
+      floor != admitted_from_.end() &&
+      sender->second.incarnation < floor->second) {
+    return false;
+  }
+  // Under mu_: a Fence either saw this count (it locked after us) or we
+  // saw its floor (we locked after it).
+  handlers_[o].fetch_add(1, std::memory_order_relaxed);
+  *owner = o;
+  return true;
+}
+
+void Listener::ExitHandler(int owner) {
+  if (owner >= 0) handlers_[owner].fetch_sub(1, std::memory_order_release);
+}
+
 absl::StatusOr<int> Listener::Fence(int owner) {
+  absl::StatusOr<int> stopped = FenceQueuePairs(owner);
+  if (!stopped.ok() || owner < 0 || owner >= kOwners) return stopped;
+  // Handlers never wait long (what they send the fenced node fails at
+  // once): this ends within one's run.
+  while (handlers_[owner].load(std::memory_order_acquire) > 0) {
+    std::this_thread::yield();
+  }
+  return stopped;
+}
+
+absl::StatusOr<int> Listener::FenceQueuePairs(int owner) {
   absl::MutexLock lock(&mu_);
   // Incarnations are their start times (VerbsFabric::incarnation): one
   // that started before now is refused even if it never connected here.

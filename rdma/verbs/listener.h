@@ -21,6 +21,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -65,12 +67,24 @@ class Listener {
   // incarnations post later is executed here.
   absl::StatusOr<int> Fence(int owner);
 
+  // A handler thread's admission of a message that arrived on queue pair
+  // `qp_num` (the contract of rdma/loopback/fence_gate.h, over verbs):
+  // false if its sender's incarnation is fenced here (drop the message);
+  // true otherwise, and ExitHandler(*owner) must follow once it is
+  // handled. Fence waits for admitted handlers of the owner it fences, so
+  // once it returns no handler here acts on a message of those
+  // incarnations, not even one received before and handled after.
+  bool EnterHandler(uint32_t qp_num, int* owner);
+  void ExitHandler(int owner);
+
  private:
   Listener(std::shared_ptr<Device> device, OnRequest on_request)
       : device_(std::move(device)), on_request_(std::move(on_request)) {}
   void Loop();
   // False: the id is to be destroyed once its event is acked.
   bool HandleRequest(rdma_cm_id* id, const rdma_conn_param& request);
+  // Fence's first part: the floor raised and the queue pairs stopped.
+  absl::StatusOr<int> FenceQueuePairs(int owner);
   // Drops a disconnected id from accepted_; false if it was not there.
   bool Forget(rdma_cm_id* id);
 
@@ -88,6 +102,15 @@ class Listener {
   // (Fence raises it).
   absl::flat_hash_map<int, uint64_t> latest_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<int, uint64_t> admitted_from_ ABSL_GUARDED_BY(mu_);
+  // Per accepted queue pair number, its owner and incarnation; kept after
+  // the queue pair is gone, as its messages may still wait in the ring.
+  struct Sender {
+    int owner;
+    uint64_t incarnation;
+  };
+  absl::flat_hash_map<uint32_t, Sender> senders_ ABSL_GUARDED_BY(mu_);
+  static constexpr int kOwners = 64;
+  std::array<std::atomic<int>, kOwners> handlers_{};  // admitted, per owner
   std::thread thread_;
 };
 

@@ -77,7 +77,7 @@ absl::Status ReceiveRing::PostSlot(uint64_t slot) {
   return absl::OkStatus();
 }
 
-int ReceiveRing::PollOne(Message* message) {
+int ReceiveRing::PollOne(Message* message, uint32_t* qp_num) {
   ibv_wc wc;
   if (ibv_poll_cq(cq_, 1, &wc) <= 0) return 0;
   if (wc.status != IBV_WC_SUCCESS) {
@@ -88,6 +88,7 @@ int ReceiveRing::PollOne(Message* message) {
     }
   } else {
     *message = slots_[wc.wr_id];
+    *qp_num = wc.qp_num;
   }
   if (absl::Status s = PostSlot(wc.wr_id); !s.ok()) {
     LOG(ERROR) << "receive slot lost: " << s;
@@ -95,9 +96,9 @@ int ReceiveRing::PollOne(Message* message) {
   return wc.status == IBV_WC_SUCCESS ? 1 : -1;
 }
 
-bool ReceiveRing::Next(Message* message) {
+bool ReceiveRing::Next(Message* message, uint32_t* qp_num) {
   while (!stopped_.load(std::memory_order_acquire)) {
-    int got = PollOne(message);
+    int got = PollOne(message, qp_num);
     if (got > 0) return true;
     if (got < 0) continue;
     // Arm, then look again: a completion that arrived after the empty poll
@@ -105,7 +106,7 @@ bool ReceiveRing::Next(Message* message) {
     if (ibv_req_notify_cq(cq_, 0) != 0) {
       LOG(ERROR) << "ibv_req_notify_cq: " << ErrnoText(errno);
     }
-    got = PollOne(message);
+    got = PollOne(message, qp_num);
     if (got > 0) return true;
     if (got < 0) continue;
     pollfd fds[2] = {{channel_->fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
@@ -131,7 +132,8 @@ int ReceiveRing::Restart() {
   }
   int dropped = 0;
   Message discarded;
-  for (int got; (got = PollOne(&discarded)) != 0;) {
+  uint32_t qp_num = 0;
+  for (int got; (got = PollOne(&discarded, &qp_num)) != 0;) {
     if (got > 0) ++dropped;
   }
   stopped_.store(false, std::memory_order_release);

@@ -34,9 +34,10 @@ class ReceiveRing {
   ibv_srq* srq() const { return srq_; }
   ibv_cq* cq() const { return cq_; }
 
-  // Blocks until a message arrives (true) or Stop() is called (false).
-  // Thread-safe: several handler threads share the ring.
-  bool Next(Message* message);
+  // Blocks until a message arrives (true) or Stop() is called (false);
+  // `*qp_num`: the queue pair it came on. Thread-safe: several handler
+  // threads share the ring.
+  bool Next(Message* message, uint32_t* qp_num);
   // Wakes every thread blocked in Next(); later calls return false.
   void Stop();
   // After Stop, once no thread is in Next(): discards the messages that
@@ -49,7 +50,7 @@ class ReceiveRing {
   absl::Status PostSlot(uint64_t slot);
   // One completion, if any: 1 = a message in *message, 0 = none, -1 = a
   // failed receive (already logged).
-  int PollOne(Message* message);
+  int PollOne(Message* message, uint32_t* qp_num);
 
   const std::shared_ptr<Device> device_;
   std::unique_ptr<Message[]> slots_;

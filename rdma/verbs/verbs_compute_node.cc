@@ -10,6 +10,11 @@
 #include "rdma/verbs/wire.h"
 
 namespace strand::rdma::verbs {
+namespace {
+// The owner Listener::EnterHandler admitted this handler thread's current
+// message for.
+thread_local int admitted_owner = -1;
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<VerbsComputeNode>> VerbsComputeNode::Create(
     VerbsFabric* fabric, const ClusterNode& self) {
@@ -142,10 +147,18 @@ absl::Status VerbsComputeNode::StartHandlers(MessageHandler handler,
                                              int threads) {
   return handlers_.Start(
       *this, std::move(handler), threads,
-      [this](Message* message) { return ring_->Next(message); },
+      [this](Message* message) {
+        uint32_t qp_num = 0;
+        while (ring_->Next(message, &qp_num)) {
+          // Its sender's incarnation was fenced since: as if lost.
+          if (listener_->EnterHandler(qp_num, &admitted_owner)) return true;
+        }
+        return false;
+      },
       [](Endpoint& endpoint) {
         static_cast<VerbsEndpoint&>(endpoint).CountReceived();
-      });
+      },
+      [this](const Message&) { listener_->ExitHandler(admitted_owner); });
 }
 
 void VerbsComputeNode::StopHandlers() {

@@ -169,6 +169,18 @@ class CoherenceFailureTest : public ::testing::Test {
     }
   }
 
+  // Writes `value` to both copies of line 0's counter through `node`,
+  // which keeps the line (memo M).
+  void WriteLine(int node, int64_t value) {
+    auto ctx = Manager(node)->NewThreadContext();
+    ASSERT_TRUE(ctx.ok()) << ctx.status();
+    auto g = Manager(node)->XLock(**ctx, lines_[0]);
+    ASSERT_TRUE(g.ok()) << g.status();
+    std::memcpy(g->MutableRange(0, 8), &value, 8);
+    std::memcpy(g->MutableRange(payload_ - 8, 8), &value, 8);
+    ASSERT_TRUE(g->Unlock().ok());
+  }
+
   // A line's counter through `manager`, its latch retried for up to
   // kBound; its two copies must agree.
   void ReadChecked(cc::GclManager& manager, cc::ThreadContext& ctx, int line,
@@ -482,18 +494,6 @@ class LostAnswerTest : public CoherenceFailureTest {
     fail_when_served = -1;
     served_engine = nullptr;
     CoherenceFailureTest::TearDown();
-  }
-
-  // Writes `value` to both copies of line 0's counter through `node`,
-  // which keeps the line (memo M).
-  void WriteLine(int node, int64_t value) {
-    auto ctx = Manager(node)->NewThreadContext();
-    ASSERT_TRUE(ctx.ok()) << ctx.status();
-    auto g = Manager(node)->XLock(**ctx, lines_[0]);
-    ASSERT_TRUE(g.ok()) << g.status();
-    std::memcpy(g->MutableRange(0, 8), &value, 8);
-    std::memcpy(g->MutableRange(payload_ - 8, 8), &value, 8);
-    ASSERT_TRUE(g->Unlock().ok());
   }
 
   // `holder` writes `value` to line 0 and keeps it (memo M), then fails

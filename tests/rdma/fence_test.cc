@@ -1,6 +1,7 @@
 // Fabric::Fence: a fenced compute node's operations, peer writes and
 // messages fail, nothing reaches it, the others go on, Unfence readmits it,
-// on the loopback and on verbs. On the loopback (its fence gate,
+// and no peer's handler acts on its messages once the fence returned, on
+// the loopback and on verbs. On the loopback (its fence gate,
 // rdma/loopback/fence_gate.h) also: Fence returns only once an operation
 // the node had in flight is done, and that operation may open another
 // endpoint of the node meanwhile; unarmed, Fence is Unimplemented and
@@ -108,6 +109,64 @@ TEST(FenceTest, AFencedNodeReachesNothingAndNothingReachesIt) {
   EXPECT_TRUE(a.ep->Send(1, Message{}).ok());
   EXPECT_EQ(value(0), 2u);
   EXPECT_EQ(value(1), 1u);
+  b.node->StopHandlers();
+}
+
+// A message of the node is one of its operations too: a peer's handler
+// thread serving it when the node is fenced delays the fence until it
+// returns, and one queued behind it, handled after the fence, is dropped,
+// even once the node is readmitted (its new incarnation's are not). So no
+// survivor ever acts late on a failed node's request (the latch word of
+// docs/design/node_failure.md, "served late"). Handler threads: the
+// loopback's kThreads delivery, or verbs.
+TEST(FenceTest, AHandlerOfTheNodesMessageIsWaitedForAndLaterOnesDropped) {
+  FabricOptions options = testing::TestFabricOptions(/*memory_nodes=*/1,
+                                                     /*compute_nodes=*/2);
+  options.pool_bytes = 16 << 20;
+  options.fencing = true;
+  options.message_delivery = MessageDelivery::kThreads;
+  std::unique_ptr<Fabric> fabric = testing::MakeTestFabric(options);
+  ASSERT_NE(fabric, nullptr);
+  Node a = Open(*fabric, 0), b = Open(*fabric, 1);
+  absl::Notification first_in, release_first;
+  std::atomic<int> handled{0};
+  ASSERT_TRUE(b.node
+                  ->StartHandlers(
+                      [&](const Message& m, Endpoint&) {
+                        if (m.type == 1) {
+                          first_in.Notify();
+                          release_first.WaitForNotification();
+                        }
+                        ++handled;
+                      },
+                      /*threads=*/1)
+                  .ok());
+  Message first;
+  first.type = 1;
+  ASSERT_TRUE(a.ep->Send(1, first).ok());
+  ASSERT_TRUE(first_in.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(a.ep->Send(1, Message{}).ok());  // queued behind the first
+  absl::Notification fenced;
+  std::thread fencing([&] {
+    EXPECT_TRUE(fabric->Fence(0).ok());
+    fenced.Notify();
+  });
+  EXPECT_FALSE(fenced.WaitForNotificationWithTimeout(absl::Milliseconds(300)))
+      << "the fence returned while a handler of the node's message ran";
+  release_first.Notify();
+  fencing.join();
+  EXPECT_EQ(handled.load(), 1);
+  ASSERT_TRUE(fabric->Unfence(0).ok());
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(handled.load(), 1) << "a message of the fenced incarnation, "
+                                  "handled after the fence, was served";
+  // The readmitted node's messages are served.
+  Node again = Open(*fabric, 0);
+  ASSERT_TRUE(again.ep->Send(1, Message{}).ok());
+  for (int i = 0; i < 1000 && handled.load() < 2; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(handled.load(), 2);
   b.node->StopHandlers();
 }
 
