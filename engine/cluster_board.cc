@@ -261,6 +261,13 @@ void ClusterBoard::Beat() {
   const rdma::GlobalAddress mine =
       SlotAddress(self_) + offsetof(Slot, heartbeat);
   do {
+    if (options_.lease_lost && options_.lease_lost()) {
+      Fail(absl::UnavailableError(
+               "this node's lease ran out (its process was stopped or "
+               "starved past it)"),
+           /*unreachable=*/true);
+      continue;
+    }
     if (auto beat = heartbeat_endpoint_->FetchAndAdd(mine, 1); !beat.ok()) {
       Fail(absl::UnavailableError(
                absl::StrCat("the cluster board on memory node 0 is "

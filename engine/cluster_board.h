@@ -55,6 +55,11 @@ class ClusterBoard {
     // failed): its silence is no failure, and waits do not wait for it.
     // Empty: none.
     std::function<bool(rdma::ComputeNodeId)> excused;
+    // With failover: whether this node's lease ran out (its process was
+    // stopped or starved past it). Checked before each heartbeat: the
+    // board then fails as unreachable at once, not after its first
+    // operation's timeout.
+    std::function<bool()> lease_lost;
     // This node restarts after its process died (its node was declared
     // failed and reclaimed, and it rejoins): it takes over the slot its
     // earlier incarnation left, step and all.

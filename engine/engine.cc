@@ -176,4 +176,8 @@ absl::Time Engine::LastDeclaredFailedAt(rdma::ComputeNodeId node) const {
   return impl_->LastDeclaredFailedAt(node);
 }
 
+absl::Time Engine::LeaseRenewedAt(rdma::ComputeNodeId node) const {
+  return impl_->LeaseRenewedAt(node);
+}
+
 }  // namespace strand::engine

@@ -242,6 +242,11 @@ class Engine {
   absl::Time DeclaredFailedAt(rdma::ComputeNodeId node) const;
   // The last time it was seen declared failed, even if it rejoined since.
   absl::Time LastDeclaredFailedAt(rdma::ComputeNodeId node) const;
+  // When hosted node `node` last renewed its lease (InfiniteFuture: it
+  // holds none, e.g. failover is off). Far behind now means this process
+  // was stopped or starved past its lease: the others declared the node
+  // failed and fenced it, whatever its own operations say yet.
+  absl::Time LeaseRenewedAt(rdma::ComputeNodeId node) const;
 
   // Writes the pool image (engine/image.h) to `path` and CLOSES the
   // engine: every log is closed (all appended records durable), every

@@ -391,6 +391,11 @@ absl::Time EngineImpl::LastDeclaredFailedAt(rdma::ComputeNodeId node) const {
   return monitor_->last_declared_at(node);
 }
 
+absl::Time EngineImpl::LeaseRenewedAt(rdma::ComputeNodeId node) const {
+  if (monitor_ == nullptr) return absl::InfiniteFuture();
+  return monitor_->lease_renewed_at(node);
+}
+
 void EngineImpl::StopFailover() {
   if (monitor_ == nullptr) return;
   // Nodes that close leave in good order: nothing to reclaim.

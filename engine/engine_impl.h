@@ -145,6 +145,7 @@ class EngineImpl {
   std::vector<ReclaimReport> ReclaimReports() const;
   absl::Time DeclaredFailedAt(rdma::ComputeNodeId node) const;
   absl::Time LastDeclaredFailedAt(rdma::ComputeNodeId node) const;
+  absl::Time LeaseRenewedAt(rdma::ComputeNodeId node) const;
   // Whether `node` failed (FailNode) or learned it was declared failed, and
   // has not rejoined: its sessions stop retrying, for a conflict on a
   // failed node may never clear (latches its aborts could not release).

@@ -58,7 +58,11 @@ void FailureMonitor::Look() {
   Attached* observer = nullptr;
   for (Attached* a : nodes) {
     if (a->paused) continue;
+    const int64_t beat_start_ns = absl::GetCurrentTimeNanos();
     absl::Status beat = membership_.Beat(a->ctx->endpoint(), a->node);
+    if (beat.ok() && a->node < renewed_at_ns_.size()) {
+      renewed_at_ns_[a->node].store(beat_start_ns, std::memory_order_relaxed);
+    }
     if (absl::IsFailedPrecondition(beat)) {
       // Declared failed while it paused: it is fenced already; it stays
       // out until it rejoins.
@@ -278,7 +282,11 @@ absl::Status FailureMonitor::Attach(rdma::ComputeNodeId node,
       manager.NewThreadContext();
   if (!ctx.ok()) return ctx.status();
   rdma::Endpoint& endpoint = (*ctx)->endpoint();
+  const int64_t join_start_ns = absl::GetCurrentTimeNanos();
   if (absl::Status s = membership_.Join(endpoint, node); !s.ok()) return s;
+  if (node < renewed_at_ns_.size()) {
+    renewed_at_ns_[node].store(join_start_ns, std::memory_order_relaxed);
+  }
   txn::Membership::Tracker scratch;
   absl::StatusOr<txn::Membership::View> joined =
       membership_.Scan(endpoint, scratch, absl::Now());
@@ -321,6 +329,7 @@ absl::Status FailureMonitor::Attach(rdma::ComputeNodeId node,
 void FailureMonitor::Detach(rdma::ComputeNodeId node) {
   absl::MutexLock look(&look_mu_);
   absl::MutexLock lock(&mu_);
+  if (node < renewed_at_ns_.size()) renewed_at_ns_[node].store(0);
   std::erase_if(attached_, [node](const std::unique_ptr<Attached>& a) {
     return a->node == node;
   });
@@ -329,6 +338,7 @@ void FailureMonitor::Detach(rdma::ComputeNodeId node) {
 absl::Status FailureMonitor::Leave(rdma::ComputeNodeId node) {
   absl::MutexLock look(&look_mu_);
   absl::MutexLock lock(&mu_);
+  if (node < renewed_at_ns_.size()) renewed_at_ns_[node].store(0);
   for (auto it = attached_.begin(); it != attached_.end(); ++it) {
     if ((*it)->node != node) continue;
     absl::Status s = membership_.Leave((*it)->ctx->endpoint(), node);
@@ -389,6 +399,13 @@ absl::Time FailureMonitor::last_declared_at(rdma::ComputeNodeId node) const {
 absl::Time FailureMonitor::declared_at(rdma::ComputeNodeId node) const {
   absl::MutexLock lock(&mu_);
   return node < declared_at_.size() ? declared_at_[node] : absl::InfinitePast();
+}
+
+absl::Time FailureMonitor::lease_renewed_at(rdma::ComputeNodeId node) const {
+  const int64_t ns = node < renewed_at_ns_.size()
+                         ? renewed_at_ns_[node].load(std::memory_order_relaxed)
+                         : 0;
+  return ns == 0 ? absl::InfiniteFuture() : absl::FromUnixNanos(ns);
 }
 
 }  // namespace strand::engine

@@ -26,6 +26,8 @@
 // end); its cache's waits on peers end with the view (its own bit in
 // GclManager::SetPeerStates). Thread-safe.
 
+#include <array>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -94,6 +96,11 @@ class FailureMonitor {
   absl::Time declared_at(rdma::ComputeNodeId node) const;
   // The last time it was, even if it is live again since.
   absl::Time last_declared_at(rdma::ComputeNodeId node) const;
+  // When attached node `node` last renewed its lease (the start of its
+  // last heartbeat that succeeded, or of its joining); InfiniteFuture if
+  // it holds none here. A process stopped past its lease sees this fall
+  // behind before any of its operations fails.
+  absl::Time lease_renewed_at(rdma::ComputeNodeId node) const;
 
  private:
   struct Attached {
@@ -141,6 +148,8 @@ class FailureMonitor {
   std::vector<absl::Time> retry_at_ ABSL_GUARDED_BY(mu_);
   std::vector<ReclaimReport> reports_ ABSL_GUARDED_BY(mu_);
   std::vector<absl::Time> declared_at_ ABSL_GUARDED_BY(mu_);
+  // lease_renewed_at, in Unix ns; 0: no lease held here.
+  std::array<std::atomic<int64_t>, 64> renewed_at_ns_{};
   std::vector<absl::Time> last_declared_at_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> reclaimers_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -248,6 +248,12 @@ absl::Status TpccRun::JoinCluster(std::unique_ptr<engine::Engine> engine) {
     board.excused = [e = engine.get()](rdma::ComputeNodeId n) {
       return e->DeclaredFailedAt(n) != absl::InfinitePast();
     };
+    // Past two leases without renewing its own, the others have declared
+    // this node failed (after one lease, looking every eighth of one).
+    board.lease_lost = [e = engine.get(), self = member_.self,
+                        lease = absl::Milliseconds(options_.node_lease_ms)] {
+      return absl::Now() - e->LeaseRenewedAt(self) > 2 * lease;
+    };
   }
   board.describe = [nodes = cluster.compute_nodes](rdma::ComputeNodeId n) {
     return n < nodes.size() ? nodes[n].ToString()

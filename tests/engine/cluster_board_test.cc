@@ -126,6 +126,31 @@ TEST_F(ClusterBoardTest, AFencedNodesOwnBoardReportsItUnreachable) {
   EXPECT_FALSE((*zero)->unreachable());
 }
 
+// A node whose lease ran out while its process was stopped stops at its
+// board's next beat, before any operation of it fails (which over verbs
+// takes the endpoint's completion timeout).
+TEST_F(ClusterBoardTest, ANodeWhoseLeaseRanOutReportsItUnreachableAtOnce) {
+  std::atomic<bool> lost{false};
+  ClusterBoard::Options options = Fast();
+  options.lease_lost = [&] { return lost.load(); };
+  auto zero = ClusterBoard::Open(*fabric_, 0, Fast());
+  auto one = ClusterBoard::Open(*fabric_, 1, options);
+  ASSERT_TRUE(zero.ok() && one.ok());
+  std::atomic<int> callbacks{0};
+  (*one)->OnFailure([&](const absl::Status&) { ++callbacks; });
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(callbacks.load(), 0) << "failed with its lease held";
+  lost = true;
+  for (int i = 0; i < 500 && callbacks.load() == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(callbacks.load(), 1);
+  EXPECT_TRUE((*one)->unreachable());
+  EXPECT_NE((*one)->failure().message().find("lease ran out"),
+            std::string::npos)
+      << (*one)->failure();
+}
+
 TEST_F(ClusterBoardTest, APeerThatAbortsFailsTheWaitAtOnce) {
   ClusterBoard::Options slow = Fast();
   slow.peer_timeout = absl::Seconds(60);

@@ -149,5 +149,26 @@ TEST_F(FailureMonitorTest, TheReclaimWaitsUntilEveryProcessFencedTheNode) {
   EXPECT_EQ(monitors_[1]->declared_at(2), absl::InfinitePast());
 }
 
+// The lease a node renews: it stays within a fraction of a lease of now
+// while the monitor beats for it, falls behind once it stops (as in a
+// process that was stopped: tpcc then leaves as declared failed,
+// ClusterBoard::Options::lease_lost), and is held by nobody after Detach.
+TEST_F(FailureMonitorTest, ALeaseIsRenewedWhileBeatenAndFallsBehindOnceNot) {
+  bool fresh = false;  // seen within half a lease of now, at some point
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(5);
+       !fresh && absl::Now() < deadline;
+       absl::SleepFor(absl::Milliseconds(1))) {
+    fresh = absl::Now() - monitors_[0]->lease_renewed_at(0) <= kLease / 2;
+  }
+  EXPECT_TRUE(fresh) << "the monitor renewed node 0's lease too seldom";
+  EXPECT_EQ(monitors_[0]->lease_renewed_at(1), absl::InfiniteFuture())
+      << "node 1 is attached to the other monitor";
+  monitors_[0]->Pause(0);
+  absl::SleepFor(3 * kLease);
+  EXPECT_GT(absl::Now() - monitors_[0]->lease_renewed_at(0), 2 * kLease);
+  monitors_[0]->Detach(0);
+  EXPECT_EQ(monitors_[0]->lease_renewed_at(0), absl::InfiniteFuture());
+}
+
 }  // namespace
 }  // namespace strand::engine
