@@ -49,6 +49,8 @@ one_round() {
   check "$name: launcher exit status 0" [ "$launch_status" = 0 ]
   if [ "$how" = pause ]; then
     grep -h "cannot take part any more" "$results/compute-2.err"
+    check "$name: node 2 saw its lease had run out" \
+      grep -q "lease ran out" "$results/compute-2.err"
     check "$name: the resumed node 2 stopped itself, fenced (status 3)" \
       grep -q "LOST: compute node 2 ($addr:7102) stopped: it was declared failed and fenced (status 3)" \
       "$results/launch.txt"
@@ -117,9 +119,8 @@ sys.exit(0 if rates[0] > 0 and rates[1] > 0 else 1)' "$json"
 one_round nolog_restart kill 1 --wal=off --duration_s=20
 one_round wal kill 0 --wal=on --wal_dir="$work/wal" --duration_s=20
 # Paused past its lease: on resuming, its operations fail (fenced) and it
-# must stop by itself, not write on or hang. It notices when its board's
-# heartbeat fails, after the verbs endpoint's 10-s completion timeout, or,
-# if its run ends first, when its report fails: status 3 either way.
+# must stop by itself, not write on or hang: at its board's next beat,
+# which sees its lease ran out (or, later, when an operation fails).
 one_round nolog_pause pause 0 --wal=off --duration_s=20
 
 [ $failed = 0 ] && echo "tpcc failover: PASS" || echo "tpcc failover: FAIL"
