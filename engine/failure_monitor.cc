@@ -16,7 +16,8 @@ FailureMonitor::FailureMonitor(const txn::Membership& membership,
       reclaimer_of_(membership.compute_nodes(), -1),
       retry_at_(membership.compute_nodes(), absl::InfinitePast()),
       declared_at_(membership.compute_nodes(), absl::InfinitePast()),
-      last_declared_at_(membership.compute_nodes(), absl::InfinitePast()) {
+      last_declared_at_(membership.compute_nodes(), absl::InfinitePast()),
+      renewed_at_ns_(membership.compute_nodes()) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -60,7 +61,7 @@ void FailureMonitor::Look() {
     if (a->paused) continue;
     const int64_t beat_start_ns = absl::GetCurrentTimeNanos();
     absl::Status beat = membership_.Beat(a->ctx->endpoint(), a->node);
-    if (beat.ok() && a->node < renewed_at_ns_.size()) {
+    if (beat.ok()) {
       renewed_at_ns_[a->node].store(beat_start_ns, std::memory_order_relaxed);
     }
     if (absl::IsFailedPrecondition(beat)) {
@@ -284,9 +285,8 @@ absl::Status FailureMonitor::Attach(rdma::ComputeNodeId node,
   rdma::Endpoint& endpoint = (*ctx)->endpoint();
   const int64_t join_start_ns = absl::GetCurrentTimeNanos();
   if (absl::Status s = membership_.Join(endpoint, node); !s.ok()) return s;
-  if (node < renewed_at_ns_.size()) {
-    renewed_at_ns_[node].store(join_start_ns, std::memory_order_relaxed);
-  }
+  // Join checked `node`.
+  renewed_at_ns_[node].store(join_start_ns, std::memory_order_relaxed);
   txn::Membership::Tracker scratch;
   absl::StatusOr<txn::Membership::View> joined =
       membership_.Scan(endpoint, scratch, absl::Now());

@@ -26,7 +26,6 @@
 // end); its cache's waits on peers end with the view (its own bit in
 // GclManager::SetPeerStates). Thread-safe.
 
-#include <array>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -148,9 +147,10 @@ class FailureMonitor {
   std::vector<absl::Time> retry_at_ ABSL_GUARDED_BY(mu_);
   std::vector<ReclaimReport> reports_ ABSL_GUARDED_BY(mu_);
   std::vector<absl::Time> declared_at_ ABSL_GUARDED_BY(mu_);
-  // lease_renewed_at, in Unix ns; 0: no lease held here.
-  std::array<std::atomic<int64_t>, 64> renewed_at_ns_{};
   std::vector<absl::Time> last_declared_at_ ABSL_GUARDED_BY(mu_);
+  // lease_renewed_at, in Unix ns; 0: no lease held here. Read without mu_
+  // (by a process's board, every heartbeat).
+  std::vector<std::atomic<int64_t>> renewed_at_ns_;
   std::vector<std::thread> reclaimers_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
