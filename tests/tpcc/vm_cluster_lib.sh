@@ -46,6 +46,8 @@ pause_mid_run() {
   signal_mid_run "pause:$1" "${@:2}"
 }
 
+# signal_mid_run ACTION RESULTS DELAY PATTERN LAUNCH_ARGS...: the two
+# above; ACTION: kill, or pause:SECONDS.
 signal_mid_run() {
   local action="$1" results="$2" delay="$3" pattern="$4"
   shift 4
@@ -68,5 +70,5 @@ signal_mid_run() {
   wait $launcher
   launch_status=$?
   waited=$((SECONDS - killed_at))
-  echo "(launcher exited $launch_status, ${waited}s after the $action)"
+  echo "(launcher exited $launch_status, ${waited}s after the ${action%%:*})"
 }
